@@ -1,0 +1,223 @@
+/* vkds/context.h: the context, its devices and their queues as resources.
+ *
+ * A context owns (or adopts) one VkInstance and a VkDevice per chosen physical device,
+ * and exposes every compute-capable VkQueue of those devices as a vkds_resource. It is
+ * the root object: everything else (policies, kernels, buffers) belongs to one context.
+ */
+#ifndef VKDS_CONTEXT_H
+#define VKDS_CONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan_core.h>
+
+#include "vkds/export.h"
+#include "vkds/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkds_context vkds_context;
+typedef struct vkds_resource vkds_resource;
+
+/* ---- embedding: building a context over the application's own Vulkan objects ------ */
+
+/* One of the application's queues. */
+typedef struct vkds_embed_queue {
+  VkQueue queue;   /* REQUIRED */
+  uint32_t family; /* the queue family it was created in; must support compute */
+  uint32_t index;  /* its index within that family */
+} vkds_embed_queue;
+
+/* One of the application's devices and the queues vkds may use on it. */
+typedef struct vkds_embed_device {
+  VkPhysicalDevice physical_device; /* REQUIRED */
+  VkDevice device;                  /* REQUIRED; vkds never destroys it */
+  uint32_t queue_count;             /* REQUIRED, > 0 */
+  const vkds_embed_queue *queues;
+  /* The features the application enabled when it created `device`, as the pNext chain
+   * of a VkPhysicalDeviceFeatures2 (Vulkan11/12/13 feature structs are read from it).
+   * NULL: vkds assumes none of the features it uses are enabled. vkds needs
+   * timelineSemaphore (Vulkan 1.2 core): a device without it is VKDS_ERROR_UNSUPPORTED.
+   * Buffer device address, 64-bit atomics and float64 are used where enabled. */
+  const VkPhysicalDeviceFeatures2 *enabled_features;
+  /* The device extensions the application enabled (for push descriptors and
+   * VK_EXT_external_memory_host). */
+  uint32_t enabled_extension_count;
+  const char *const *enabled_extensions;
+  /* Queues submitted to by the application outside vkds must be locked against vkds's
+   * own submissions: give a lock (or leave NULL if only vkds submits to them). */
+  void (*queue_lock)(void *user, VkQueue queue);
+  void (*queue_unlock)(void *user, VkQueue queue);
+  void *queue_lock_user;
+} vkds_embed_device;
+
+typedef struct vkds_embed_info {
+  VkInstance instance;                         /* REQUIRED; vkds never destroys it */
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* NULL: the system loader's */
+  uint32_t api_version; /* the instance's apiVersion; 0: VK_API_VERSION_1_2 assumed */
+  /* true when the application enabled VK_EXT_debug_utils on the instance (then vkds
+   * labels its work for RenderDoc and Nsight). */
+  bool debug_utils;
+  uint32_t device_count; /* REQUIRED, > 0 */
+  const vkds_embed_device *devices;
+} vkds_embed_info;
+
+/* ---- creation ---------------------------------------------------------------------- */
+
+/* Zero-initialised means: every device, every compute queue, no validation unless
+ * VKDS_VALIDATION=1, warnings and errors to no one (see vkds_last_error_message). */
+typedef struct vkds_context_info {
+  /* Which physical devices to use, e.g. "gpu", "!cpu", "0,2", "name=llvmpipe",
+   * "vendor=0x10de". Comma-separated terms; a term is an index, a type (gpu, cpu,
+   * discrete, integrated, virtual, other), vendor=ID (decimal or 0x hex) or
+   * name=SUBSTRING (case-insensitive); '!' in front excludes. A device is used when it
+   * matches any positive term (or there is none) and no negative term. The
+   * VKDS_DEVICES environment variable, same syntax, further restricts the choice unless
+   * ignore_env is set. NULL or "": no restriction. */
+  const char *devices;
+  /* At most this many queues per compute-capable queue family; 0: all of them. */
+  uint32_t max_queues_per_family;
+  /* Enable the Khronos validation layer and route its messages to the logger (also
+   * enabled by VKDS_VALIDATION=1 in the environment). Asking for it when the layer is
+   * not installed fails with VKDS_ERROR_UNSUPPORTED. */
+  bool validation;
+  /* Ignore VKDS_DEVICES and VKDS_VALIDATION. */
+  bool ignore_env;
+  /* The logger, its user pointer, and the least severe level it receives. */
+  vkds_log_fn log;
+  void *log_user;
+  vkds_log_level log_level;
+  /* The Vulkan loader to open; NULL: "libvulkan.so.1" (then "libvulkan.so"). */
+  const char *vulkan_library;
+  /* The application name given to the VkInstance; NULL: "vkds". */
+  const char *app_name;
+  /* Build the context over the application's Vulkan objects instead of creating its
+   * own; `devices`, `max_queues_per_family`, `validation` and `vulkan_library` are then
+   * ignored (the application chose them). */
+  const vkds_embed_info *embed;
+} vkds_context_info;
+
+/* Creates a context. Returns VKDS_SUCCESS and sets *out, or: VKDS_ERROR_INVALID_ARGUMENT
+ * (NULL pointers, a malformed device filter, a bad embed description),
+ * VKDS_ERROR_NO_VULKAN (no loader), VKDS_ERROR_NO_DEVICE (no device matched: the
+ * message lists what was found), VKDS_ERROR_UNSUPPORTED (validation asked for but not
+ * installed), VKDS_ERROR_VULKAN and the out-of-memory errors. On failure *out is NULL. */
+VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **out);
+
+/* Waits for the context's queues to finish, then destroys everything vkds created.
+ * Objects it adopted (embedding) are left alone. NULL is a no-op. Every object made
+ * from the context must be destroyed first. */
+VKDS_API void vkds_context_destroy(vkds_context *ctx);
+
+/* Number of resources (compute queues) in the context; 0 for NULL. */
+VKDS_API uint32_t vkds_context_resource_count(const vkds_context *ctx);
+
+/* The i-th resource, ordered by device, then family, then queue index; NULL when i is
+ * out of range or ctx is NULL. Resources live as long as their context. */
+VKDS_API vkds_resource *vkds_context_resource(const vkds_context *ctx, uint32_t i);
+
+/* Number of VkDevices in the context; 0 for NULL. */
+VKDS_API uint32_t vkds_context_device_count(const vkds_context *ctx);
+
+/* Whether the validation layer is active on this context. */
+VKDS_API bool vkds_context_validation_enabled(const vkds_context *ctx);
+
+/* The context's VkInstance (created or adopted); VK_NULL_HANDLE for NULL. */
+VKDS_API VkInstance vkds_context_vk_instance(const vkds_context *ctx);
+
+/* ---- resources --------------------------------------------------------------------- */
+
+typedef enum vkds_device_type {
+  VKDS_DEVICE_OTHER = 0,
+  VKDS_DEVICE_INTEGRATED = 1,
+  VKDS_DEVICE_DISCRETE = 2,
+  VKDS_DEVICE_VIRTUAL = 3,
+  VKDS_DEVICE_CPU = 4,
+} vkds_device_type; /* same values as VkPhysicalDeviceType */
+
+/* A short name for a device type: "other", "integrated", "discrete", "virtual", "cpu". */
+VKDS_API const char *vkds_device_type_str(vkds_device_type type);
+
+#define VKDS_MAX_HEAPS 16
+
+typedef struct vkds_heap_info {
+  uint64_t size;
+  bool device_local;
+} vkds_heap_info;
+
+/* What a resource is: its queue and the facts of the device the queue belongs to. */
+typedef struct vkds_resource_info {
+  uint32_t index;        /* in the context */
+  uint32_t device_index; /* the context's device it belongs to */
+  bool adopted;          /* the VkDevice came from the application (embedding) */
+
+  /* device identity */
+  char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+  vkds_device_type device_type;
+  uint32_t vendor_id, device_id;
+  uint8_t device_uuid[VK_UUID_SIZE];
+  uint8_t driver_uuid[VK_UUID_SIZE];
+  uint32_t driver_id; /* VkDriverId */
+  char driver_name[VK_MAX_DRIVER_NAME_SIZE];
+  char driver_info[VK_MAX_DRIVER_INFO_SIZE];
+  uint32_t api_version;    /* of the physical device */
+  uint32_t driver_version; /* vendor-encoded */
+
+  /* the queue */
+  uint32_t queue_family, queue_index;
+  VkQueueFlags queue_flags;
+  uint32_t family_queue_count; /* queues in the family on this device */
+  bool timestamps;             /* the family supports timestamp queries */
+  uint32_t timestamp_valid_bits;
+  float timestamp_period_ns; /* nanoseconds per timestamp tick */
+
+  /* memory */
+  uint32_t heap_count;
+  vkds_heap_info heaps[VKDS_MAX_HEAPS];
+  bool device_local_host_visible; /* a memory type both device-local and host-visible */
+
+  /* compute limits */
+  uint32_t max_work_group_count[3];
+  uint32_t max_work_group_size[3];
+  uint32_t max_work_group_invocations;
+  uint32_t max_push_constants_size;
+  uint32_t max_storage_buffer_range;
+  uint32_t max_shared_memory_size;
+  uint32_t subgroup_size;
+  VkSubgroupFeatureFlags subgroup_operations; /* supported in compute shaders */
+
+  /* features: each is true only when the device has it *and* it is enabled */
+  bool buffer_device_address;
+  bool timeline_semaphore;
+  bool shader_int64;
+  bool shader_buffer_int64_atomics;
+  bool shader_float64;
+  bool external_memory_host; /* VK_EXT_external_memory_host */
+  bool push_descriptor;      /* VK_KHR_push_descriptor */
+} vkds_resource_info;
+
+/* Fills *out with the resource's facts. VKDS_ERROR_INVALID_ARGUMENT for NULL. */
+VKDS_API vkds_result vkds_resource_get_info(const vkds_resource *res, vkds_resource_info *out);
+
+/* The raw Vulkan handles behind a resource, for applications that record their own
+ * work. Any pointer may be NULL. VKDS_ERROR_INVALID_ARGUMENT for a NULL resource.
+ * The queue must not be submitted to outside vkds without vkds_resource_lock_queue. */
+VKDS_API vkds_result vkds_resource_vk_handles(const vkds_resource *res,
+                                              VkPhysicalDevice *physical_device,
+                                              VkDevice *device, VkQueue *queue);
+
+/* Lock and unlock the resource's VkQueue (Vulkan queues are externally synchronized);
+ * for applications that submit to a vkds-created queue themselves. */
+VKDS_API void vkds_resource_lock_queue(vkds_resource *res);
+VKDS_API void vkds_resource_unlock_queue(vkds_resource *res);
+
+/* The context a resource belongs to; NULL for NULL. */
+VKDS_API vkds_context *vkds_resource_context(const vkds_resource *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

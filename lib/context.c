@@ -1,0 +1,265 @@
+/* lib/context.c: creating and destroying a context, over vkds's own Vulkan objects or
+ * over the application's (embedding). */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool env_true(const char *name) {
+  const char *v = vkds__getenv(name);
+  return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "off") != 0;
+}
+
+/* Adds resources for `count` queues of `family` on `dev`. */
+static void add_resources(vkds_context *ctx, vkds__device *dev, uint32_t family,
+                          const VkQueue *queues, uint32_t count) {
+  for (uint32_t q = 0; q < count; ++q) {
+    vkds_resource *r = &ctx->resources[ctx->resource_count];
+    *r = (vkds_resource){.dev = dev, .index = ctx->resource_count, .family = family, .queue_index = q};
+    if (queues) {
+      r->queue = queues[q];
+    } else {
+      dev->vk.vkGetDeviceQueue(dev->device, family, q, &r->queue);
+    }
+    mtx_init(&r->queue_lock, mtx_plain);
+    ++ctx->resource_count;
+  }
+}
+
+static uint32_t compute_queue_total(const vkds__device_facts *f, uint32_t cap) {
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < f->family_count; ++i)
+    if (f->families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+      total += (cap && f->families[i].queueCount > cap) ? cap : f->families[i].queueCount;
+  return total;
+}
+
+/* Why a physical device cannot be used, or NULL when it can. */
+static const char *unusable(const vkds__device_facts *f) {
+  if (f->props.properties.apiVersion < VK_API_VERSION_1_2) return "Vulkan < 1.2";
+  if (compute_queue_total(f, 0) == 0) return "no compute queue";
+  if (!f->features12.timelineSemaphore) return "no timeline semaphores";
+  return NULL;
+}
+
+static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...) {
+  size_t used = strlen(buf);
+  if (used + 1 >= size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + used, size - used, fmt, ap);
+  va_end(ap);
+}
+
+static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) {
+  bool use_env = !info->ignore_env;
+  bool validation = info->validation || (use_env && env_true("VKDS_VALIDATION"));
+  const char *env_filter = use_env ? vkds__getenv("VKDS_DEVICES") : NULL;
+
+  /* parse both filters before touching Vulkan: a typo is the caller's error */
+  vkds__filter *filters[2] = {NULL, NULL};
+  vkds_result r = vkds__filter_parse(ctx, info->devices ? info->devices : "", &filters[0]);
+  if (r == VKDS_SUCCESS && env_filter) r = vkds__filter_parse(ctx, env_filter, &filters[1]);
+  if (r != VKDS_SUCCESS) goto done;
+
+  r = vkds__loader_open(ctx, info->vulkan_library, &ctx->loader, &ctx->fn);
+  if (r != VKDS_SUCCESS) goto done;
+  r = vkds__instance_create(ctx, info, validation);
+  if (r != VKDS_SUCCESS) goto done;
+
+  uint32_t phys_count = 0;
+  VkResult vr = ctx->fn.EnumeratePhysicalDevices(ctx->instance, &phys_count, NULL);
+  if (vr != VK_SUCCESS) { r = vkds__vk_fail(ctx, vr, "vkEnumeratePhysicalDevices"); goto done; }
+  VkPhysicalDevice *phys = calloc(phys_count ? phys_count : 1, sizeof *phys);
+  ctx->devices = calloc(phys_count ? phys_count : 1, sizeof *ctx->devices);
+  if (!phys || !ctx->devices) {
+    free(phys);
+    r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "device list");
+    goto done;
+  }
+  vr = ctx->fn.EnumeratePhysicalDevices(ctx->instance, &phys_count, phys);
+  if (vr != VK_SUCCESS && vr != VK_INCOMPLETE) {
+    free(phys);
+    r = vkds__vk_fail(ctx, vr, "vkEnumeratePhysicalDevices");
+    goto done;
+  }
+
+  char found[1024] = "";
+  uint32_t total_queues = 0;
+  for (uint32_t i = 0; i < phys_count && r == VKDS_SUCCESS; ++i) {
+    vkds__device *dev = &ctx->devices[ctx->device_count];
+    *dev = (vkds__device){.ctx = ctx, .index = ctx->device_count, .physical = phys[i]};
+    r = vkds__device_query(ctx, phys[i], &dev->facts);
+    if (r != VKDS_SUCCESS) {
+      vkds__device_facts_free(&dev->facts);
+      break;
+    }
+    const VkPhysicalDeviceProperties *p = &dev->facts.props.properties;
+    const char *why = unusable(&dev->facts);
+    bool wanted = vkds__filter_match(filters[0], i, p) && vkds__filter_match(filters[1], i, p);
+    append(found, sizeof found, "%s[%u] %s (%s, vendor=0x%04x)%s%s", i ? "; " : "", i,
+           p->deviceName, vkds_device_type_str((vkds_device_type)p->deviceType), p->vendorID,
+           why ? ": unusable, " : "", why ? why : "");
+    if (!wanted || why) {
+      if (wanted) vkds__log(ctx, VKDS_LOG_WARN, "skipping device %u (%s): %s", i, p->deviceName, why);
+      vkds__device_facts_free(&dev->facts);
+      continue;
+    }
+    total_queues += compute_queue_total(&dev->facts, info->max_queues_per_family);
+    ++ctx->device_count;
+  }
+  free(phys);
+  if (r != VKDS_SUCCESS) goto done;
+  if (ctx->device_count == 0) {
+    r = vkds__fail(ctx, VKDS_ERROR_NO_DEVICE, VK_SUCCESS,
+                   "no usable device matches the filter \"%s\"%s%s%s; found: %s",
+                   info->devices ? info->devices : "", env_filter ? " and VKDS_DEVICES=\"" : "",
+                   env_filter ? env_filter : "", env_filter ? "\"" : "",
+                   phys_count ? found : "no physical devices");
+    goto done;
+  }
+
+  ctx->resources = calloc(total_queues, sizeof *ctx->resources);
+  if (!ctx->resources) {
+    r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "resources");
+    goto done;
+  }
+  for (uint32_t d = 0; d < ctx->device_count && r == VKDS_SUCCESS; ++d) {
+    vkds__device *dev = &ctx->devices[d];
+    r = vkds__device_create(dev, info->max_queues_per_family);
+    for (uint32_t fam = 0; r == VKDS_SUCCESS && fam < dev->facts.family_count; ++fam) {
+      const VkQueueFamilyProperties *fp = &dev->facts.families[fam];
+      if (!(fp->queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+      uint32_t n = fp->queueCount;
+      if (info->max_queues_per_family && n > info->max_queues_per_family) n = info->max_queues_per_family;
+      add_resources(ctx, dev, fam, NULL, n);
+    }
+  }
+done:
+  vkds__filter_free(filters[0]);
+  vkds__filter_free(filters[1]);
+  return r;
+}
+
+static vkds_result check_embed(vkds_context *ctx, const vkds_embed_info *e) {
+  VKDS__REQUIRE(ctx, e->instance != VK_NULL_HANDLE);
+  VKDS__REQUIRE(ctx, e->device_count > 0 && e->devices != NULL);
+  for (uint32_t d = 0; d < e->device_count; ++d) {
+    const vkds_embed_device *ed = &e->devices[d];
+    VKDS__REQUIRE(ctx, ed->physical_device != VK_NULL_HANDLE && ed->device != VK_NULL_HANDLE);
+    VKDS__REQUIRE(ctx, ed->queue_count > 0 && ed->queues != NULL);
+    VKDS__REQUIRE(ctx, ed->enabled_extension_count == 0 || ed->enabled_extensions != NULL);
+    VKDS__REQUIRE(ctx, (ed->queue_lock == NULL) == (ed->queue_unlock == NULL));
+    for (uint32_t q = 0; q < ed->queue_count; ++q) VKDS__REQUIRE(ctx, ed->queues[q].queue != VK_NULL_HANDLE);
+  }
+  return VKDS_SUCCESS;
+}
+
+static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
+  VKDS_CHECK(check_embed(ctx, e));
+  if (e->get_instance_proc_addr) {
+    ctx->fn = (vkds__instance_fns){.GetInstanceProcAddr = e->get_instance_proc_addr};
+  } else {
+    VKDS_CHECK(vkds__loader_open(ctx, NULL, &ctx->loader, &ctx->fn));
+  }
+  ctx->instance = e->instance;
+  ctx->instance_adopted = true;
+  ctx->api_version = e->api_version ? e->api_version : VK_API_VERSION_1_2;
+  ctx->debug_utils = e->debug_utils;
+  vkds__loader_load_instance(&ctx->fn, ctx->instance);
+
+  uint32_t total = 0;
+  for (uint32_t d = 0; d < e->device_count; ++d) total += e->devices[d].queue_count;
+  ctx->devices = calloc(e->device_count, sizeof *ctx->devices);
+  ctx->resources = calloc(total, sizeof *ctx->resources);
+  if (!ctx->devices || !ctx->resources)
+    return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "adopted devices");
+
+  for (uint32_t d = 0; d < e->device_count; ++d) {
+    const vkds_embed_device *ed = &e->devices[d];
+    vkds__device *dev = &ctx->devices[d];
+    *dev = (vkds__device){.ctx = ctx, .index = d, .physical = ed->physical_device,
+                          .device = ed->device, .adopted = true,
+                          .queue_lock = ed->queue_lock, .queue_unlock = ed->queue_unlock,
+                          .queue_lock_user = ed->queue_lock_user};
+    ++ctx->device_count; /* counted before the checks below so cleanup frees its facts */
+    VKDS_CHECK(vkds__device_query(ctx, ed->physical_device, &dev->facts));
+    const char *why = unusable(&dev->facts);
+    if (why)
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "adopted device %u (%s): %s", d,
+                        dev->facts.props.properties.deviceName, why);
+    for (uint32_t q = 0; q < ed->queue_count; ++q) {
+      const vkds_embed_queue *eq = &ed->queues[q];
+      if (eq->family >= dev->facts.family_count ||
+          !(dev->facts.families[eq->family].queueFlags & VK_QUEUE_COMPUTE_BIT) ||
+          eq->index >= dev->facts.families[eq->family].queueCount)
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                          "adopted device %u, queue %u: family %u index %u is not a compute "
+                          "queue of that device", d, q, eq->family, eq->index);
+    }
+    vkds__device_adopt_features(dev, ed);
+    if (!dev->enabled.timeline_semaphore)
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                        "adopted device %u: vkds needs timelineSemaphore enabled on it; enable "
+                        "it and list it in vkds_embed_device.enabled_features", d);
+    vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
+    for (uint32_t q = 0; q < ed->queue_count; ++q) {
+      add_resources(ctx, dev, ed->queues[q].family, &ed->queues[q].queue, 1);
+      ctx->resources[ctx->resource_count - 1].queue_index = ed->queues[q].index;
+    }
+  }
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **out) {
+  if (out) *out = NULL;
+  if (!info || !out)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_context_create: info and out must not be NULL");
+  vkds_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "context");
+  ctx->log = info->log;
+  ctx->log_user = info->log_user;
+  ctx->log_level = info->log_level ? info->log_level : VKDS_LOG_WARN;
+  vkds_result r = info->embed ? create_adopted(ctx, info->embed) : create_own(ctx, info);
+  if (r != VKDS_SUCCESS) {
+    vkds_context_destroy(ctx);
+    return r;
+  }
+  *out = ctx;
+  return VKDS_SUCCESS;
+}
+
+void vkds_context_destroy(vkds_context *ctx) {
+  if (!ctx) return;
+  for (uint32_t d = 0; d < ctx->device_count; ++d) {
+    vkds__device *dev = &ctx->devices[d];
+    if (dev->device && !dev->adopted) {
+      dev->vk.vkDeviceWaitIdle(dev->device);
+      dev->vk.vkDestroyDevice(dev->device, NULL);
+    }
+    vkds__device_facts_free(&dev->facts);
+  }
+  for (uint32_t i = 0; i < ctx->resource_count; ++i) mtx_destroy(&ctx->resources[i].queue_lock);
+  vkds__instance_destroy(ctx);
+  vkds__loader_close(ctx->loader);
+  free(ctx->resources);
+  free(ctx->devices);
+  free(ctx);
+}
+
+uint32_t vkds_context_resource_count(const vkds_context *ctx) { return ctx ? ctx->resource_count : 0; }
+
+vkds_resource *vkds_context_resource(const vkds_context *ctx, uint32_t i) {
+  return (ctx && i < ctx->resource_count) ? &ctx->resources[i] : NULL;
+}
+
+uint32_t vkds_context_device_count(const vkds_context *ctx) { return ctx ? ctx->device_count : 0; }
+
+bool vkds_context_validation_enabled(const vkds_context *ctx) { return ctx && ctx->validation; }
+
+VkInstance vkds_context_vk_instance(const vkds_context *ctx) {
+  return ctx ? ctx->instance : VK_NULL_HANDLE;
+}

@@ -1,0 +1,206 @@
+/* lib/device.c: a physical device's facts, and the VkDevice vkds creates on it. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool has_device_extension(const VkExtensionProperties *exts, uint32_t n, const char *name) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (strcmp(exts[i].extensionName, name) == 0) return true;
+  return false;
+}
+
+vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
+                               vkds__device_facts *f) {
+  const vkds__instance_fns *fn = &ctx->fn;
+  *f = (vkds__device_facts){0};
+  f->props12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES;
+  f->props11 = (VkPhysicalDeviceVulkan11Properties){
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES, .pNext = &f->props12};
+  f->props = (VkPhysicalDeviceProperties2){.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                           .pNext = &f->props11};
+  /* Vulkan11/12 property structs are only valid on 1.2 devices; query the core struct
+   * alone first so older devices can still be listed (and rejected with a reason). */
+  VkPhysicalDeviceProperties2 core = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  fn->GetPhysicalDeviceProperties2(phys, &core);
+  if (core.properties.apiVersion < VK_API_VERSION_1_2) {
+    f->props.properties = core.properties;
+    return VKDS_SUCCESS;
+  }
+  fn->GetPhysicalDeviceProperties2(phys, &f->props);
+
+  f->features13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+  f->features12 = (VkPhysicalDeviceVulkan12Features){
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+      .pNext = core.properties.apiVersion >= VK_API_VERSION_1_3 ? &f->features13 : NULL};
+  f->features11 = (VkPhysicalDeviceVulkan11Features){
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f->features12};
+  f->features = (VkPhysicalDeviceFeatures2){.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                            .pNext = &f->features11};
+  fn->GetPhysicalDeviceFeatures2(phys, &f->features);
+  fn->GetPhysicalDeviceMemoryProperties(phys, &f->memory);
+
+  fn->GetPhysicalDeviceQueueFamilyProperties(phys, &f->family_count, NULL);
+  f->families = calloc(f->family_count ? f->family_count : 1, sizeof *f->families);
+  if (!f->families) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "queue families");
+  fn->GetPhysicalDeviceQueueFamilyProperties(phys, &f->family_count, f->families);
+
+  uint32_t n = 0;
+  VkResult vr = fn->EnumerateDeviceExtensionProperties(phys, NULL, &n, NULL);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkEnumerateDeviceExtensionProperties");
+  VkExtensionProperties *exts = calloc(n ? n : 1, sizeof *exts);
+  if (!exts) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "extensions");
+  vr = fn->EnumerateDeviceExtensionProperties(phys, NULL, &n, exts);
+  if (vr == VK_SUCCESS || vr == VK_INCOMPLETE) {
+    f->has_external_memory_host = has_device_extension(exts, n, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    f->has_push_descriptor = has_device_extension(exts, n, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  }
+  free(exts);
+  return VKDS_SUCCESS;
+}
+
+void vkds__device_facts_free(vkds__device_facts *f) {
+  free(f->families);
+  f->families = NULL;
+}
+
+/* Turns on, in `on`, each optional feature vkds can use that `have` offers. Anything
+ * listed here is what the algorithms and kernels may rely on when the resource says so. */
+static void choose_features(const vkds__device_facts *have, VkPhysicalDeviceFeatures2 *on,
+                            VkPhysicalDeviceVulkan11Features *on11,
+                            VkPhysicalDeviceVulkan12Features *on12,
+                            VkPhysicalDeviceVulkan13Features *on13) {
+  const VkPhysicalDeviceFeatures *h = &have->features.features;
+  on->features.shaderInt64 = h->shaderInt64;
+  on->features.shaderInt16 = h->shaderInt16;
+  on->features.shaderFloat64 = h->shaderFloat64;
+  const VkPhysicalDeviceVulkan11Features *h11 = &have->features11;
+  on11->storageBuffer16BitAccess = h11->storageBuffer16BitAccess;
+  on11->uniformAndStorageBuffer16BitAccess = h11->uniformAndStorageBuffer16BitAccess;
+  const VkPhysicalDeviceVulkan12Features *h12 = &have->features12;
+  on12->bufferDeviceAddress = h12->bufferDeviceAddress;
+  on12->timelineSemaphore = h12->timelineSemaphore;
+  on12->shaderBufferInt64Atomics = h12->shaderBufferInt64Atomics;
+  on12->shaderSharedInt64Atomics = h12->shaderSharedInt64Atomics;
+  on12->storageBuffer8BitAccess = h12->storageBuffer8BitAccess;
+  on12->uniformAndStorageBuffer8BitAccess = h12->uniformAndStorageBuffer8BitAccess;
+  on12->shaderInt8 = h12->shaderInt8;
+  on12->shaderFloat16 = h12->shaderFloat16;
+  on12->scalarBlockLayout = h12->scalarBlockLayout;
+  on12->hostQueryReset = h12->hostQueryReset;
+  on12->vulkanMemoryModel = h12->vulkanMemoryModel;
+  on12->vulkanMemoryModelDeviceScope = h12->vulkanMemoryModelDeviceScope;
+  on12->subgroupBroadcastDynamicId = h12->subgroupBroadcastDynamicId;
+  on12->bufferDeviceAddressCaptureReplay = VK_FALSE;
+  if (on13) {
+    const VkPhysicalDeviceVulkan13Features *h13 = &have->features13;
+    on13->synchronization2 = h13->synchronization2;
+    on13->subgroupSizeControl = h13->subgroupSizeControl;
+    on13->computeFullSubgroups = h13->computeFullSubgroups;
+    on13->maintenance4 = h13->maintenance4;
+  }
+}
+
+static void record_enabled(vkds__device *dev, const VkPhysicalDeviceFeatures *f,
+                           const VkPhysicalDeviceVulkan12Features *f12, bool emh, bool pd) {
+  dev->enabled = (vkds__device_enabled){
+      .buffer_device_address = f12 && f12->bufferDeviceAddress,
+      .timeline_semaphore = f12 && f12->timelineSemaphore,
+      .shader_int64 = f && f->shaderInt64,
+      .int64_atomics = f12 && f12->shaderBufferInt64Atomics,
+      .float64 = f && f->shaderFloat64,
+      .external_memory_host = emh,
+      .push_descriptor = pd,
+  };
+}
+
+vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
+  const vkds_context *ctx = dev->ctx;
+  const vkds__device_facts *facts = &dev->facts;
+
+  VkDeviceQueueCreateInfo *queues = calloc(facts->family_count, sizeof *queues);
+  uint32_t most = 0;
+  for (uint32_t i = 0; i < facts->family_count; ++i)
+    if (facts->families[i].queueCount > most) most = facts->families[i].queueCount;
+  float *priorities = calloc(most ? most : 1, sizeof *priorities);
+  if (!queues || !priorities) {
+    free(queues), free(priorities);
+    return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "queue create infos");
+  }
+  for (uint32_t i = 0; i < most; ++i) priorities[i] = 1.0f;
+  uint32_t qci_count = 0;
+  for (uint32_t i = 0; i < facts->family_count; ++i) {
+    const VkQueueFamilyProperties *fam = &facts->families[i];
+    if (!(fam->queueFlags & VK_QUEUE_COMPUTE_BIT) || fam->queueCount == 0) continue;
+    uint32_t count = fam->queueCount;
+    if (max_queues && count > max_queues) count = max_queues;
+    queues[qci_count++] = (VkDeviceQueueCreateInfo){
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = i,
+        .queueCount = count,
+        .pQueuePriorities = priorities,
+    };
+  }
+
+  bool v13 = facts->props.properties.apiVersion >= VK_API_VERSION_1_3 &&
+             ctx->api_version >= VK_API_VERSION_1_3;
+  VkPhysicalDeviceVulkan13Features on13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features on12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                           .pNext = v13 ? &on13 : NULL};
+  VkPhysicalDeviceVulkan11Features on11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                           .pNext = &on12};
+  VkPhysicalDeviceFeatures2 on = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &on11};
+  choose_features(facts, &on, &on11, &on12, v13 ? &on13 : NULL);
+
+  const char *exts[2];
+  uint32_t ext_count = 0;
+  if (facts->has_external_memory_host) exts[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  if (facts->has_push_descriptor) exts[ext_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+
+  VkDeviceCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+      .pNext = &on,
+      .queueCreateInfoCount = qci_count,
+      .pQueueCreateInfos = queues,
+      .enabledExtensionCount = ext_count,
+      .ppEnabledExtensionNames = exts,
+  };
+  VkResult vr = ctx->fn.CreateDevice(dev->physical, &ci, NULL, &dev->device);
+  free(queues);
+  free(priorities);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreateDevice");
+  vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
+  record_enabled(dev, &on.features, &on12, facts->has_external_memory_host, facts->has_push_descriptor);
+  return VKDS_SUCCESS;
+}
+
+/* Finds a struct of type `type` in a pNext chain. */
+static const void *find_in_chain(const void *chain, VkStructureType type) {
+  for (const VkBaseInStructure *s = chain; s; s = s->pNext)
+    if (s->sType == type) return s;
+  return NULL;
+}
+
+void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *embed) {
+  const VkPhysicalDeviceFeatures2 *f = embed->enabled_features;
+  const VkPhysicalDeviceVulkan12Features *f12 =
+      f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) : NULL;
+  /* timeline semaphores and buffer device address may also come as their own structs */
+  VkPhysicalDeviceVulkan12Features merged = {0};
+  if (f12) merged = *f12;
+  const VkPhysicalDeviceTimelineSemaphoreFeatures *ts =
+      f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES) : NULL;
+  const VkPhysicalDeviceBufferDeviceAddressFeatures *bda =
+      f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES) : NULL;
+  if (ts) merged.timelineSemaphore |= ts->timelineSemaphore;
+  if (bda) merged.bufferDeviceAddress |= bda->bufferDeviceAddress;
+  bool emh = false, pd = false;
+  for (uint32_t i = 0; i < embed->enabled_extension_count; ++i) {
+    const char *e = embed->enabled_extensions[i];
+    if (!e) continue;
+    emh |= strcmp(e, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0;
+    pd |= strcmp(e, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0;
+  }
+  record_enabled(dev, f ? &f->features : NULL, &merged, emh && dev->facts.has_external_memory_host,
+                 pd && dev->facts.has_push_descriptor);
+}

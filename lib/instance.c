@@ -1,0 +1,127 @@
+/* lib/instance.c: the VkInstance vkds creates, and the validation-layer messenger. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char VALIDATION_LAYER[] = "VK_LAYER_KHRONOS_validation";
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+  const vkds_context *ctx = user;
+  vkds_log_level level = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT     ? VKDS_LOG_ERROR
+                         : severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT ? VKDS_LOG_WARN
+                         : severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT    ? VKDS_LOG_INFO
+                                                                                       : VKDS_LOG_DEBUG;
+  vkds_log_source source = (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT))
+                               ? VKDS_LOG_SOURCE_VALIDATION
+                               : VKDS_LOG_SOURCE_DRIVER;
+  if (ctx->log && level >= ctx->log_level)
+    ctx->log(ctx->log_user, level, source, data && data->pMessage ? data->pMessage : "");
+  return VK_FALSE; /* never abort the Vulkan call */
+}
+
+static bool has_layer(const vkds__instance_fns *fn, const char *name) {
+  uint32_t n = 0;
+  if (fn->EnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
+  VkLayerProperties *layers = calloc(n, sizeof *layers);
+  bool found = false;
+  if (layers && fn->EnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; ++i) found = strcmp(layers[i].layerName, name) == 0;
+  free(layers);
+  return found;
+}
+
+static bool has_instance_extension(const vkds__instance_fns *fn, const char *name) {
+  uint32_t n = 0;
+  if (fn->EnumerateInstanceExtensionProperties(NULL, &n, NULL) != VK_SUCCESS || n == 0)
+    return false;
+  VkExtensionProperties *exts = calloc(n, sizeof *exts);
+  bool found = false;
+  if (exts && fn->EnumerateInstanceExtensionProperties(NULL, &n, exts) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; ++i) found = strcmp(exts[i].extensionName, name) == 0;
+  free(exts);
+  return found;
+}
+
+static VkDebugUtilsMessengerCreateInfoEXT messenger_info(vkds_context *ctx) {
+  VkDebugUtilsMessageSeverityFlagsEXT severity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  if (ctx->log_level <= VKDS_LOG_INFO) severity |= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT;
+  if (ctx->log_level <= VKDS_LOG_DEBUG) severity |= VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT;
+  return (VkDebugUtilsMessengerCreateInfoEXT){
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = severity,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = on_debug_message,
+      .pUserData = ctx,
+  };
+}
+
+vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *info,
+                                  bool validation) {
+  vkds__instance_fns *fn = &ctx->fn;
+  uint32_t loader_version = VK_API_VERSION_1_0;
+  if (fn->EnumerateInstanceVersion) fn->EnumerateInstanceVersion(&loader_version);
+  if (loader_version < VK_API_VERSION_1_2)
+    return vkds__fail(ctx, VKDS_ERROR_NO_VULKAN, VK_SUCCESS,
+                      "the Vulkan loader supports only %u.%u; vkds needs 1.2",
+                      VK_API_VERSION_MAJOR(loader_version), VK_API_VERSION_MINOR(loader_version));
+  ctx->api_version = loader_version < VK_API_VERSION_1_3 ? loader_version : VK_API_VERSION_1_3;
+
+  if (validation && !has_layer(fn, VALIDATION_LAYER))
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_ERROR_LAYER_NOT_PRESENT,
+                      "validation asked for, but %s is not installed "
+                      "(Debian: vulkan-validationlayers)", VALIDATION_LAYER);
+
+  const char *exts[2];
+  uint32_t ext_count = 0;
+  ctx->debug_utils = has_instance_extension(fn, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  if (ctx->debug_utils) exts[ext_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  bool portability = has_instance_extension(fn, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+  if (portability) exts[ext_count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+
+  VkDebugUtilsMessengerCreateInfoEXT msg = messenger_info(ctx);
+  VkApplicationInfo app = {
+      .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+      .pApplicationName = info->app_name ? info->app_name : "vkds",
+      .pEngineName = "vkds",
+      .apiVersion = ctx->api_version,
+  };
+  const char *layers[] = {VALIDATION_LAYER};
+  VkInstanceCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+      /* the messenger in pNext also covers vkCreateInstance and vkDestroyInstance */
+      .pNext = (validation && ctx->debug_utils) ? &msg : NULL,
+      .flags = portability ? VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR : 0,
+      .pApplicationInfo = &app,
+      .enabledLayerCount = validation ? 1u : 0u,
+      .ppEnabledLayerNames = layers,
+      .enabledExtensionCount = ext_count,
+      .ppEnabledExtensionNames = exts,
+  };
+  VkResult vr = fn->CreateInstance(&ci, NULL, &ctx->instance);
+  if (vr == VK_ERROR_INCOMPATIBLE_DRIVER)
+    return vkds__fail(ctx, VKDS_ERROR_NO_DEVICE, vr, "no Vulkan driver is installed "
+                      "(Debian: mesa-vulkan-drivers gives the lavapipe CPU device)");
+  if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreateInstance");
+  vkds__loader_load_instance(fn, ctx->instance);
+  ctx->validation = validation;
+
+  if (validation && ctx->debug_utils) {
+    vr = fn->CreateDebugUtilsMessengerEXT(ctx->instance, &msg, NULL, &ctx->messenger);
+    if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreateDebugUtilsMessengerEXT");
+  }
+  return VKDS_SUCCESS;
+}
+
+void vkds__instance_destroy(vkds_context *ctx) {
+  if (ctx->instance_adopted || ctx->instance == VK_NULL_HANDLE) return;
+  if (ctx->messenger) ctx->fn.DestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
+  ctx->fn.DestroyInstance(ctx->instance, NULL);
+  ctx->instance = VK_NULL_HANDLE;
+}

@@ -1,0 +1,200 @@
+/* lib/internal.h: what the library's files share. Include it first: volk must come
+ * before any Vulkan header (it defines VK_NO_PROTOTYPES), and its symbols are renamed
+ * to vkds_volk_* (subprojects/volk/meson.build says why). */
+#ifndef VKDS_INTERNAL_H
+#define VKDS_INTERNAL_H
+
+#include "volk_rename.h"
+#include <volk.h>
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <threads.h>
+
+#include "vkds/vkds.h"
+
+/* ---- errors and logging (lib/result.c) ---- */
+
+/* Logs at `level` through the context's logger (ctx may be NULL: then only thread-local
+ * state is touched). */
+void vkds__log(const vkds_context *ctx, vkds_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Records a failure as the thread's last error, logs it as an error, returns `result`.
+ * `vk` is the VkResult behind it (VK_SUCCESS when none). */
+vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Maps a failed VkResult to a vkds_result, records it, and returns it. */
+vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what);
+
+/* Shorthand for the ubiquitous NULL-argument check. */
+#define VKDS__REQUIRE(ctx, cond)                                                            \
+  do {                                                                                      \
+    if (!(cond))                                                                            \
+      return vkds__fail((ctx), VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s is false",  \
+                        __func__, #cond);                                                   \
+  } while (0)
+
+/* ---- instance-level entry points, per context (lib/loader.c) ----
+ * Kept per context rather than in volk's globals so that contexts on different loaders
+ * or instances, created from different threads, never write shared state. */
+typedef struct vkds__instance_fns {
+  PFN_vkGetInstanceProcAddr GetInstanceProcAddr;
+  PFN_vkCreateInstance CreateInstance;
+  PFN_vkEnumerateInstanceVersion EnumerateInstanceVersion;
+  PFN_vkEnumerateInstanceLayerProperties EnumerateInstanceLayerProperties;
+  PFN_vkEnumerateInstanceExtensionProperties EnumerateInstanceExtensionProperties;
+  PFN_vkDestroyInstance DestroyInstance;
+  PFN_vkEnumeratePhysicalDevices EnumeratePhysicalDevices;
+  PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
+  PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2;
+  PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties;
+  PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
+  PFN_vkCreateDevice CreateDevice;
+  PFN_vkGetDeviceProcAddr GetDeviceProcAddr;
+  PFN_vkCreateDebugUtilsMessengerEXT CreateDebugUtilsMessengerEXT;
+  PFN_vkDestroyDebugUtilsMessengerEXT DestroyDebugUtilsMessengerEXT;
+  PFN_vkSetDebugUtilsObjectNameEXT SetDebugUtilsObjectNameEXT;
+  PFN_vkCmdBeginDebugUtilsLabelEXT CmdBeginDebugUtilsLabelEXT;
+  PFN_vkCmdEndDebugUtilsLabelEXT CmdEndDebugUtilsLabelEXT;
+} vkds__instance_fns;
+
+/* Opens the loader (path NULL: the system's); sets *handle (for dlclose) and the
+ * global-level entry points of *fns. */
+vkds_result vkds__loader_open(const vkds_context *ctx, const char *path, void **handle,
+                              vkds__instance_fns *fns);
+/* Loads the instance-level entry points of *fns for `instance`. */
+void vkds__loader_load_instance(vkds__instance_fns *fns, VkInstance instance);
+/* Fills a volk device table for `device` (serialized: volk keeps one global pointer to
+ * vkGetDeviceProcAddr). */
+void vkds__loader_load_device(const vkds__instance_fns *fns, VkDevice device,
+                              struct VolkDeviceTable *table);
+void vkds__loader_close(void *handle);
+
+/* ---- devices and resources (lib/device.c) ---- */
+
+/* Everything vkds knows about one physical device, queried once. */
+typedef struct vkds__device_facts {
+  VkPhysicalDeviceProperties2 props;
+  VkPhysicalDeviceVulkan11Properties props11;
+  VkPhysicalDeviceVulkan12Properties props12;
+  VkPhysicalDeviceFeatures2 features;
+  VkPhysicalDeviceVulkan11Features features11;
+  VkPhysicalDeviceVulkan12Features features12;
+  VkPhysicalDeviceVulkan13Features features13;
+  VkPhysicalDeviceMemoryProperties memory;
+  uint32_t family_count;
+  VkQueueFamilyProperties *families;
+  bool has_external_memory_host;
+  bool has_push_descriptor;
+} vkds__device_facts;
+
+/* What is enabled on a VkDevice vkds uses (queried facts ∩ what was turned on). */
+typedef struct vkds__device_enabled {
+  bool buffer_device_address, timeline_semaphore, shader_int64, int64_atomics, float64;
+  bool external_memory_host, push_descriptor;
+} vkds__device_enabled;
+
+typedef struct vkds__device {
+  vkds_context *ctx;
+  uint32_t index;
+  VkPhysicalDevice physical;
+  VkDevice device;
+  bool adopted;
+  struct VolkDeviceTable vk; /* this device's own entry points */
+  vkds__device_facts facts;
+  vkds__device_enabled enabled;
+  /* embedding: the application's queue lock */
+  void (*queue_lock)(void *user, VkQueue queue);
+  void (*queue_unlock)(void *user, VkQueue queue);
+  void *queue_lock_user;
+} vkds__device;
+
+struct vkds_resource {
+  vkds__device *dev;
+  uint32_t index; /* in the context */
+  uint32_t family, queue_index;
+  VkQueue queue;
+  mtx_t queue_lock; /* VkQueue is externally synchronized */
+};
+
+/* Queries the facts of a physical device. */
+vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
+                               vkds__device_facts *facts);
+void vkds__device_facts_free(vkds__device_facts *facts);
+/* Creates the VkDevice for dev->physical with every compute family's queues (capped
+ * by max_queues, 0 = all) and the optional features vkds uses. */
+vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues);
+/* Reads what the application enabled on an adopted device. */
+void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *embed);
+
+/* ---- device filters (lib/filter.c) ---- */
+
+/* A parsed filter: positive and negative terms. */
+typedef struct vkds__filter vkds__filter;
+vkds_result vkds__filter_parse(const vkds_context *ctx, const char *text, vkds__filter **out);
+bool vkds__filter_match(const vkds__filter *f, uint32_t index,
+                        const VkPhysicalDeviceProperties *props);
+void vkds__filter_free(vkds__filter *f);
+
+/* ---- the context ---- */
+
+struct vkds_context {
+  vkds_log_fn log;
+  void *log_user;
+  vkds_log_level log_level;
+
+  void *loader; /* dlopen handle; NULL when adopted with the application's loader */
+  vkds__instance_fns fn;
+  VkInstance instance;
+  uint32_t api_version; /* of the instance */
+  bool instance_adopted;
+  bool validation;
+  bool debug_utils;
+  VkDebugUtilsMessengerEXT messenger;
+
+  uint32_t device_count;
+  vkds__device *devices;
+  uint32_t resource_count;
+  vkds_resource *resources;
+};
+
+/* Instance creation and the validation messenger (lib/instance.c). */
+vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *info,
+                                  bool validation);
+void vkds__instance_destroy(vkds_context *ctx);
+
+/* ---- raw buffers (lib/buffer.c) ---- */
+
+typedef struct vkds__buffer {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  VkDeviceSize size;
+  void *mapped;       /* when the memory is host-visible */
+  bool coherent;      /* host-coherent: no flush/invalidate needed */
+  uint32_t type_index;
+} vkds__buffer;
+
+/* Picks the memory type for `type_bits` that has every `required` flag and, among
+ * those, the most `preferred` flags; UINT32_MAX when none has the required ones. */
+uint32_t vkds__memory_type(const vkds__device *dev, uint32_t type_bits,
+                           VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred);
+/* Creates a buffer with its own memory (mapped when host-visible). */
+vkds_result vkds__buffer_create(vkds__device *dev, VkDeviceSize size, VkBufferUsageFlags usage,
+                                VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+                                vkds__buffer *out);
+void vkds__buffer_destroy(vkds__device *dev, vkds__buffer *buf);
+/* Makes device writes visible to the host for a non-coherent mapping. */
+void vkds__buffer_invalidate(vkds__device *dev, const vkds__buffer *buf);
+
+/* Case-insensitive substring search. */
+bool vkds__str_icontains(const char *haystack, const char *needle);
+
+/* Returns an environment variable's value, or NULL when unset or empty. */
+const char *vkds__getenv(const char *name);
+
+#endif

@@ -1,0 +1,87 @@
+/* lib/result.c: result strings, the thread's last error, and the logger. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *vkds_result_str(vkds_result result) {
+  switch (result) {
+#define VKDS_X_CASE(name, value, text)                                                      \
+  case name: return text;
+    VKDS_RESULT_LIST(VKDS_X_CASE)
+#undef VKDS_X_CASE
+  }
+  return "unknown result";
+}
+
+static _Thread_local char last_message[1024];
+static _Thread_local VkResult last_vk = VK_SUCCESS;
+
+const char *vkds_last_error_message(void) { return last_message; }
+VkResult vkds_last_vk_result(void) { return last_vk; }
+
+static void emit(const vkds_context *ctx, vkds_log_level level, const char *text) {
+  if (ctx && ctx->log && level >= ctx->log_level)
+    ctx->log(ctx->log_user, level, VKDS_LOG_SOURCE_VKDS, text);
+}
+
+void vkds__log(const vkds_context *ctx, vkds_log_level level, const char *fmt, ...) {
+  if (!ctx || !ctx->log || level < ctx->log_level) return;
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  emit(ctx, level, text);
+}
+
+vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
+                       const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = snprintf(last_message, sizeof last_message, "%s: ", vkds_result_str(result));
+  if (n < 0 || (size_t)n >= sizeof last_message) n = 0;
+  vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
+  va_end(ap);
+  last_vk = vk;
+  emit(ctx, VKDS_LOG_ERROR, last_message);
+  return result;
+}
+
+static vkds_result from_vk(VkResult vk) {
+  switch (vk) {
+  case VK_ERROR_OUT_OF_HOST_MEMORY: return VKDS_ERROR_OUT_OF_HOST_MEMORY;
+  case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+  case VK_ERROR_TOO_MANY_OBJECTS:
+  case VK_ERROR_OUT_OF_POOL_MEMORY: return VKDS_ERROR_OUT_OF_DEVICE_MEMORY;
+  case VK_ERROR_DEVICE_LOST: return VKDS_ERROR_DEVICE_LOST;
+  case VK_ERROR_INCOMPATIBLE_DRIVER: return VKDS_ERROR_NO_VULKAN;
+  case VK_ERROR_LAYER_NOT_PRESENT:
+  case VK_ERROR_EXTENSION_NOT_PRESENT:
+  case VK_ERROR_FEATURE_NOT_PRESENT: return VKDS_ERROR_UNSUPPORTED;
+  case VK_TIMEOUT: return VKDS_ERROR_TIMEOUT;
+  default: return VKDS_ERROR_VULKAN;
+  }
+}
+
+vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what) {
+  return vkds__fail(ctx, from_vk(vk), vk, "%s returned VkResult %d", what, (int)vk);
+}
+
+bool vkds__str_icontains(const char *haystack, const char *needle) {
+  size_t n = strlen(needle);
+  for (const char *h = haystack; *h; ++h) {
+    size_t i = 0;
+    while (i < n && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i]))
+      ++i;
+    if (i == n) return true;
+  }
+  return n == 0;
+}
+
+const char *vkds__getenv(const char *name) {
+  const char *v = getenv(name);
+  return (v && *v) ? v : NULL;
+}

@@ -1,0 +1,3 @@
+/* Compiles volk.c with every public volk symbol renamed (see meson.build). */
+#include "volk_rename.h"
+#include "volk.c"

@@ -1,0 +1,41 @@
+/* tests/harness.h: what every vkds test shares.
+ *
+ * Every context a test makes goes through harness_info(), which turns the Khronos
+ * validation layer on and routes every message to harness_log(); the checked fixture
+ * added by harness_tcase() fails the test when any validation or driver warning or
+ * error arrived while it ran. */
+#ifndef VKDS_TEST_HARNESS_H
+#define VKDS_TEST_HARNESS_H
+
+#include <check.h>
+#include <vkds/vkds.h>
+
+/* A context create-info with validation on and the harness's logger. */
+vkds_context_info harness_info(void);
+
+/* The harness's logger: counts validation/driver warnings and errors, remembers the
+ * first; prints vkds's own errors (tests that expect them are fine). */
+void harness_log(void *user, vkds_log_level level, vkds_log_source source, const char *message);
+
+/* Validation and driver messages seen since the test started. */
+int harness_validation_messages(void);
+
+/* Forgets the messages seen so far: only for a test that provokes one on purpose. */
+void harness_forget_validation_messages(void);
+
+/* A test case with the validation-checking fixture and a generous timeout. */
+TCase *harness_tcase(const char *name);
+
+/* Creates a default (validated) context; fails the test when that is impossible. */
+vkds_context *harness_context(void);
+
+/* Runs a suite; returns the process exit status. */
+int harness_run(Suite *suite);
+
+#define ck_assert_vkds(call)                                                                \
+  do {                                                                                      \
+    vkds_result r_ = (call);                                                                \
+    ck_assert_msg(r_ == VKDS_SUCCESS, "%s -> %s", #call, vkds_last_error_message());        \
+  } while (0)
+
+#endif

@@ -1,0 +1,158 @@
+/* tests/test_errors.c: failures are named, explained and never crash. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#include "harness.h"
+
+START_TEST(result_strings) {
+#define X(name, value, text) ck_assert_str_eq(vkds_result_str(name), text);
+  VKDS_RESULT_LIST(X)
+#undef X
+  ck_assert_str_eq(vkds_result_str((vkds_result)12345), "unknown result");
+  ck_assert_int_eq(VKDS_SUCCESS, 0);
+  /* every error is negative and distinct */
+  int seen[64] = {0};
+#define X(name, value, text)                                                               \
+  ck_assert_int_le(value, 0);                                                              \
+  ck_assert_int_eq(seen[-(value)]++, 0);
+  VKDS_RESULT_LIST(X)
+#undef X
+}
+END_TEST
+
+START_TEST(null_arguments) {
+  vkds_context *ctx = NULL;
+  vkds_context_info info = harness_info();
+  ck_assert_int_eq(vkds_context_create(NULL, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_context_create(&info, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_str_ne(vkds_last_error_message(), "");
+  vkds_resource_info ri;
+  vkds_self_test_result st;
+  ck_assert_int_eq(vkds_resource_get_info(NULL, &ri), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_resource_vk_handles(NULL, NULL, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_resource_self_test(NULL, NULL, &st), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_resource_lock_queue(NULL); /* no-ops */
+  vkds_resource_unlock_queue(NULL);
+
+  ctx = harness_context();
+  vkds_resource *r = vkds_context_resource(ctx, 0);
+  ck_assert_int_eq(vkds_resource_get_info(r, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_resource_self_test(r, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_vkds(vkds_resource_vk_handles(r, NULL, NULL, NULL)); /* every out is optional */
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+static atomic_int errors_logged;
+static char logged[1024];
+static void capture(void *user, vkds_log_level level, vkds_log_source source, const char *msg) {
+  (void)user;
+  if (source == VKDS_LOG_SOURCE_VKDS && level == VKDS_LOG_ERROR) {
+    atomic_fetch_add(&errors_logged, 1);
+    strncpy(logged, msg, sizeof logged - 1);
+  }
+  harness_log(NULL, level, source, msg);
+}
+
+START_TEST(no_vulkan_loader) {
+  static const char *not_loaders[] = {"/nonexistent/libvulkan.so.1", "libc.so.6"};
+  for (int i = 0; i < 2; ++i) {
+    vkds_context_info info = harness_info();
+    info.vulkan_library = not_loaders[i];
+    info.log = capture;
+    atomic_store(&errors_logged, 0);
+    vkds_context *ctx = NULL;
+    ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_NO_VULKAN);
+    ck_assert_ptr_null(ctx);
+    /* the logger got the details, and so did the thread's last error */
+    ck_assert_int_eq(atomic_load(&errors_logged), 1);
+    ck_assert_str_eq(logged, vkds_last_error_message());
+    ck_assert_ptr_nonnull(strstr(logged, not_loaders[i]));
+  }
+}
+END_TEST
+
+START_TEST(validation_layer_missing) {
+  /* the loader finds explicit layers through VK_LAYER_PATH when it is set */
+  setenv("VK_LAYER_PATH", "/nonexistent", 1);
+  vkds_context_info info = harness_info();
+  vkds_context *ctx = NULL;
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_null(ctx);
+  ck_assert_int_eq(vkds_last_vk_result(), VK_ERROR_LAYER_NOT_PRESENT); /* the VkResult is kept */
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "VK_LAYER_KHRONOS_validation"));
+  /* without validation the same machine works */
+  info.validation = false;
+  info.ignore_env = true;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert(!vkds_context_validation_enabled(ctx));
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(validation_from_environment) {
+  vkds_context_info info = harness_info();
+  info.validation = false;
+  setenv("VKDS_VALIDATION", "1", 1);
+  vkds_context *ctx = NULL;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert(vkds_context_validation_enabled(ctx));
+  vkds_context_destroy(ctx);
+  setenv("VKDS_VALIDATION", "0", 1);
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert(!vkds_context_validation_enabled(ctx));
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(self_test_beyond_the_storage_range) {
+  vkds_context *ctx = harness_context();
+  vkds_resource *r = vkds_context_resource(ctx, 0);
+  vkds_resource_info ri;
+  ck_assert_vkds(vkds_resource_get_info(r, &ri));
+  vkds_self_test_result st;
+  if (ri.max_storage_buffer_range < UINT32_MAX / 4 * 4) {
+    uint32_t count = ri.max_storage_buffer_range / 4 + 1;
+    ck_assert_int_eq(vkds_resource_self_test(r, &(vkds_self_test_info){.count = count}, &st),
+                     VKDS_ERROR_LIMIT_EXCEEDED);
+  }
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+/* Proves the harness's premise: a validation error made through a vkds context reaches
+ * the logger (and would fail the test). */
+START_TEST(validation_messages_reach_the_logger) {
+  vkds_context *ctx = harness_context();
+  VkDevice dev;
+  ck_assert_vkds(vkds_resource_vk_handles(vkds_context_resource(ctx, 0), NULL, &dev, NULL));
+  PFN_vkCreateBuffer create_buffer =
+      (PFN_vkCreateBuffer)vkGetDeviceProcAddr(dev, "vkCreateBuffer");
+  PFN_vkDestroyBuffer destroy_buffer =
+      (PFN_vkDestroyBuffer)vkGetDeviceProcAddr(dev, "vkDestroyBuffer");
+  VkBufferCreateInfo bad = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 0, /* invalid */
+                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
+  VkBuffer b = VK_NULL_HANDLE;
+  create_buffer(dev, &bad, NULL, &b);
+  if (b) destroy_buffer(dev, b, NULL);
+  ck_assert_int_gt(harness_validation_messages(), 0);
+  harness_forget_validation_messages(); /* expected here: let teardown pass */
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("errors");
+  TCase *tc = harness_tcase("errors");
+  tcase_add_test(tc, result_strings);
+  tcase_add_test(tc, null_arguments);
+  tcase_add_test(tc, no_vulkan_loader);
+  tcase_add_test(tc, validation_layer_missing);
+  tcase_add_test(tc, validation_from_environment);
+  tcase_add_test(tc, self_test_beyond_the_storage_range);
+  tcase_add_test(tc, validation_messages_reach_the_logger);
+  suite_add_tcase(s, tc);
+  return harness_run(s);
+}

@@ -1,0 +1,120 @@
+/* tests/test_lifecycle.c: creating and destroying contexts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <threads.h>
+
+#include "harness.h"
+
+START_TEST(default_context_has_resources) {
+  vkds_context *ctx = harness_context();
+  ck_assert_uint_gt(vkds_context_device_count(ctx), 0);
+  uint32_t n = vkds_context_resource_count(ctx);
+  ck_assert_uint_gt(n, 0);
+  ck_assert(vkds_context_validation_enabled(ctx));
+  ck_assert_ptr_nonnull(vkds_context_vk_instance(ctx));
+  for (uint32_t i = 0; i < n; ++i) {
+    vkds_resource *r = vkds_context_resource(ctx, i);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_eq(vkds_resource_context(r), ctx);
+    vkds_resource_info info;
+    ck_assert_vkds(vkds_resource_get_info(r, &info));
+    ck_assert_uint_eq(info.index, i);
+    ck_assert(!info.adopted);
+  }
+  ck_assert_ptr_null(vkds_context_resource(ctx, n));
+  ck_assert_ptr_null(vkds_context_resource(ctx, UINT32_MAX));
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(resources_are_ordered_by_device_family_queue) {
+  vkds_context *ctx = harness_context();
+  vkds_resource_info prev, cur;
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx); ++i) {
+    ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, i), &cur));
+    if (i) {
+      uint64_t a = ((uint64_t)prev.device_index << 40) | ((uint64_t)prev.queue_family << 20) | prev.queue_index;
+      uint64_t b = ((uint64_t)cur.device_index << 40) | ((uint64_t)cur.queue_family << 20) | cur.queue_index;
+      ck_assert_uint_lt(a, b);
+    }
+    prev = cur;
+  }
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(queue_cap_per_family) {
+  vkds_context_info info = harness_info();
+  info.max_queues_per_family = 1;
+  vkds_context *ctx = NULL;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource_info ri;
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx); ++i) {
+    ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, i), &ri));
+    ck_assert_uint_eq(ri.queue_index, 0);
+  }
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(repeated_create_destroy) {
+  for (int i = 0; i < 5; ++i) vkds_context_destroy(harness_context());
+}
+END_TEST
+
+START_TEST(destroy_null_is_a_no_op) {
+  vkds_context_destroy(NULL);
+  ck_assert_uint_eq(vkds_context_resource_count(NULL), 0);
+  ck_assert_uint_eq(vkds_context_device_count(NULL), 0);
+  ck_assert_ptr_null(vkds_context_resource(NULL, 0));
+  ck_assert_ptr_null(vkds_resource_context(NULL));
+  ck_assert(!vkds_context_validation_enabled(NULL));
+}
+END_TEST
+
+static int create_and_self_test(void *arg) {
+  (void)arg;
+  vkds_context_info info = harness_info();
+  vkds_context *ctx = NULL;
+  if (vkds_context_create(&info, &ctx) != VKDS_SUCCESS) return 1;
+  vkds_self_test_result res;
+  vkds_result r = vkds_resource_self_test(vkds_context_resource(ctx, 0),
+                                          &(vkds_self_test_info){.count = 4096, .round_trips = 2,
+                                                                 .fill_repeats = 1},
+                                          &res);
+  vkds_context_destroy(ctx);
+  return r == VKDS_SUCCESS ? 0 : 2;
+}
+
+START_TEST(contexts_from_several_threads) {
+  enum { THREADS = 4 };
+  thrd_t t[THREADS];
+  for (int i = 0; i < THREADS; ++i) ck_assert_int_eq(thrd_create(&t[i], create_and_self_test, NULL), thrd_success);
+  for (int i = 0; i < THREADS; ++i) {
+    int rc = -1;
+    thrd_join(t[i], &rc);
+    ck_assert_int_eq(rc, 0);
+  }
+}
+END_TEST
+
+START_TEST(version_string) {
+  char expect[32];
+  snprintf(expect, sizeof expect, "%d.%d.%d", VKDS_VERSION_MAJOR, VKDS_VERSION_MINOR, VKDS_VERSION_PATCH);
+  ck_assert_str_eq(vkds_version(), expect);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("lifecycle");
+  TCase *tc = harness_tcase("lifecycle");
+  tcase_add_test(tc, default_context_has_resources);
+  tcase_add_test(tc, resources_are_ordered_by_device_family_queue);
+  tcase_add_test(tc, queue_cap_per_family);
+  tcase_add_test(tc, repeated_create_destroy);
+  tcase_add_test(tc, destroy_null_is_a_no_op);
+  tcase_add_test(tc, contexts_from_several_threads);
+  tcase_add_test(tc, version_string);
+  suite_add_tcase(s, tc);
+  return harness_run(s);
+}
