@@ -29,12 +29,38 @@ vkds_context_info harness_info(void) {
   return (vkds_context_info){.validation = true, .log = harness_log, .log_level = VKDS_LOG_WARN};
 }
 
+/* environment variables a test changed, with their values before */
+enum { MAX_SAVED = 16 };
+static struct { char *name, *old; } saved[MAX_SAVED];
+static int saved_count;
+
+void harness_setenv(const char *name, const char *value) {
+  ck_assert_int_lt(saved_count, MAX_SAVED);
+  const char *old = getenv(name);
+  saved[saved_count].name = strdup(name);
+  saved[saved_count].old = old ? strdup(old) : NULL;
+  ++saved_count;
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+}
+
+static void restore_env(void) {
+  while (saved_count > 0) { /* newest first, so the oldest value wins */
+    --saved_count;
+    if (saved[saved_count].old) setenv(saved[saved_count].name, saved[saved_count].old, 1);
+    else unsetenv(saved[saved_count].name);
+    free(saved[saved_count].name);
+    free(saved[saved_count].old);
+  }
+}
+
 static void setup(void) {
   atomic_store(&messages, 0);
   first_message[0] = '\0';
 }
 
 static void teardown(void) {
+  restore_env();
   ck_assert_msg(atomic_load(&messages) == 0, "%d validation message(s); first: %s",
                 atomic_load(&messages), first_message);
 }

@@ -23,6 +23,10 @@ int harness_validation_messages(void);
 /* Forgets the messages seen so far: only for a test that provokes one on purpose. */
 void harness_forget_validation_messages(void);
 
+/* Sets (value non-NULL) or unsets an environment variable for the rest of the test;
+ * the fixture restores the old value, so tests also run unforked (CK_FORK=no). */
+void harness_setenv(const char *name, const char *value);
+
 /* A test case with the validation-checking fixture and a generous timeout. */
 TCase *harness_tcase(const char *name);
 

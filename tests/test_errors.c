@@ -76,7 +76,7 @@ END_TEST
 
 START_TEST(validation_layer_missing) {
   /* the loader finds explicit layers through VK_LAYER_PATH when it is set */
-  setenv("VK_LAYER_PATH", "/nonexistent", 1);
+  harness_setenv("VK_LAYER_PATH", "/nonexistent");
   vkds_context_info info = harness_info();
   vkds_context *ctx = NULL;
   ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_UNSUPPORTED);
@@ -95,12 +95,12 @@ END_TEST
 START_TEST(validation_from_environment) {
   vkds_context_info info = harness_info();
   info.validation = false;
-  setenv("VKDS_VALIDATION", "1", 1);
+  harness_setenv("VKDS_VALIDATION", "1");
   vkds_context *ctx = NULL;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   ck_assert(vkds_context_validation_enabled(ctx));
   vkds_context_destroy(ctx);
-  setenv("VKDS_VALIDATION", "0", 1);
+  harness_setenv("VKDS_VALIDATION", "0");
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   ck_assert(!vkds_context_validation_enabled(ctx));
   vkds_context_destroy(ctx);

@@ -15,6 +15,7 @@ static VkPhysicalDeviceProperties phys_props[MAX_DEV];
 
 /* Lists the machine's physical devices in enumeration order (the indices filters use). */
 static void enumerate(void) {
+  harness_setenv("VKDS_DEVICES", NULL); /* the tests set it themselves where they want it */
   VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                              .pApplicationInfo = &(VkApplicationInfo){
                                  .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -177,7 +178,7 @@ END_TEST
 
 START_TEST(environment_restricts_further) {
   enumerate();
-  setenv("VKDS_DEVICES", "name=__no_such_device__", 1);
+  harness_setenv("VKDS_DEVICES", "name=__no_such_device__");
   expect_choice(NULL, pick_none, NULL);
   /* ignore_env: the variable is not read */
   vkds_context_info info = harness_info();
@@ -186,16 +187,15 @@ START_TEST(environment_restricts_further) {
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   vkds_context_destroy(ctx);
   /* both apply: the create-info takes everything, the variable only device 0 */
-  setenv("VKDS_DEVICES", "0", 1);
+  harness_setenv("VKDS_DEVICES", "0");
   uint32_t zero = 0;
   expect_choice("", pick_index, &zero);
   /* a malformed variable is the caller's error too */
-  setenv("VKDS_DEVICES", "gpux", 1);
+  harness_setenv("VKDS_DEVICES", "gpux");
   ctx = NULL;
   info = harness_info();
   ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_null(ctx);
-  unsetenv("VKDS_DEVICES");
 }
 END_TEST
 

@@ -1,0 +1,227 @@
+/* bench/vkds-bench.c: microbenchmarks of every vkds resource on this machine.
+ *
+ * Modes are looked up by name in `modes` below; each gets the context and the common
+ * options and returns an exit status. Only --quick (the self-test of every resource)
+ * exists so far. Public API only. */
+#include <vkds/vkds.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "vkds-bench"
+
+/* Options every mode may use. */
+typedef struct bench_options {
+  uint32_t count; /* elements per fill; 0: the mode's default */
+} bench_options;
+
+typedef int (*bench_fn)(vkds_context *ctx, const bench_options *opt);
+
+typedef struct bench_mode {
+  const char *name; /* selected by --NAME */
+  const char *help;
+  bench_fn run;
+} bench_mode;
+
+/* ---- errors and logging ------------------------------------------------------------ */
+
+/* vkds's errors and, with VKDS_VALIDATION=1, the validation layer's messages. */
+static void log_to_stderr(void *user, vkds_log_level level, vkds_log_source source,
+                          const char *message) {
+  static const char *const levels[] = {"", "debug", "info", "warning", "error"};
+  static const char *const sources[] = {"", "vkds", "validation", "driver"};
+  (void)user;
+  fprintf(stderr, PROG ": %s %s: %s\n", (unsigned)source < 4 ? sources[source] : "?",
+          (unsigned)level < 5 ? levels[level] : "?", message);
+}
+
+/* The last error message, less the "<result text>: " it currently starts with, so that
+ * printing both does not say the same thing twice. */
+static const char *error_detail(vkds_result r) {
+  const char *msg = vkds_last_error_message(), *text = vkds_result_str(r);
+  size_t n = strlen(text);
+  return strncmp(msg, text, n) == 0 && strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
+}
+
+/* ---- --quick: the self-test of every resource ---------------------------------------- */
+
+/* One row of the table. The header and the rows share the column widths (long device
+ * names are cut to 28 bytes); the round trip header is one column wider because "µ"
+ * takes two bytes in UTF-8 and printf pads by bytes. */
+#define QUICK_ROW "%3s  %-28.28s  %-10s  %-5s  %-18s  %10s  %8s  %8s  %6s  %s\n"
+#define QUICK_HEAD "%3s  %-28.28s  %-10s  %-5s  %-18s  %10s  %9s  %8s  %6s  %s\n"
+
+static void quick_header(void) {
+  printf(QUICK_HEAD, "res", "device", "type", "queue", "result", "dispatches", "rt µs",
+         "fill ms", "GB/s", "timing");
+}
+
+/* Prints one resource's row; `out` is meaningful only when the test ran to the check
+ * (VKDS_SUCCESS or VKDS_ERROR_WRONG_RESULT). */
+static void quick_row(const vkds_resource_info *info, vkds_result r,
+                      const vkds_self_test_result *out) {
+  char index[12], queue[24], result[32], dispatches[12], rt[24], fill[24], bw[24];
+  snprintf(index, sizeof index, "%u", (unsigned)info->index);
+  snprintf(queue, sizeof queue, "%u.%u", (unsigned)info->queue_family,
+           (unsigned)info->queue_index);
+  const bool measured = r == VKDS_SUCCESS || r == VKDS_ERROR_WRONG_RESULT;
+  if (r == VKDS_SUCCESS)
+    snprintf(result, sizeof result, "ok");
+  else if (r == VKDS_ERROR_WRONG_RESULT)
+    snprintf(result, sizeof result, "FAIL %u wrong", (unsigned)out->mismatches);
+  else
+    snprintf(result, sizeof result, "ERROR");
+  if (measured) {
+    snprintf(dispatches, sizeof dispatches, "%u", (unsigned)out->dispatches);
+    snprintf(rt, sizeof rt, "%.1f", out->round_trip_ns / 1e3);
+    snprintf(fill, sizeof fill, "%.3f", out->fill_ns / 1e6);
+    snprintf(bw, sizeof bw, "%.2f", out->fill_gb_per_s);
+  } else {
+    strcpy(dispatches, "-");
+    strcpy(rt, "-");
+    strcpy(fill, "-");
+    strcpy(bw, "-");
+  }
+  printf(QUICK_ROW, index, info->device_name, vkds_device_type_str(info->device_type), queue,
+         result, dispatches, rt, fill, bw,
+         !measured ? "-" : out->gpu_timed ? "gpu timestamps" : "wall clock");
+}
+
+/* Self-tests one resource and prints its row; returns whether it passed. Failures
+ * other than a wrong result are explained on stderr, since the row has no room. */
+static bool quick_one(vkds_resource *res, const bench_options *opt, uint32_t *elements) {
+  vkds_resource_info info;
+  vkds_result r = vkds_resource_get_info(res, &info);
+  if (r != VKDS_SUCCESS) {
+    fprintf(stderr, PROG ": vkds_resource_get_info failed: %s: %s\n", vkds_result_str(r),
+            error_detail(r));
+    return false;
+  }
+  vkds_self_test_info test = {.count = opt->count};
+  vkds_self_test_result out = {0};
+  r = vkds_resource_self_test(res, &test, &out);
+  quick_row(&info, r, &out);
+  if (r == VKDS_SUCCESS || r == VKDS_ERROR_WRONG_RESULT) *elements = out.count;
+  if (r == VKDS_ERROR_WRONG_RESULT)
+    fprintf(stderr, PROG ": resource %u: %u of %u elements wrong, the first at index %u\n",
+            (unsigned)info.index, (unsigned)out.mismatches, (unsigned)out.count,
+            (unsigned)out.first_bad);
+  else if (r != VKDS_SUCCESS)
+    fprintf(stderr, PROG ": resource %u: vkds_resource_self_test failed: %s: %s\n",
+            (unsigned)info.index, vkds_result_str(r), error_detail(r));
+  return r == VKDS_SUCCESS;
+}
+
+static int run_quick(vkds_context *ctx, const bench_options *opt) {
+  const uint32_t n = vkds_context_resource_count(ctx);
+  uint32_t elements = 0; /* of the fills, as the self-test reports it */
+  bool all_ok = true;
+  quick_header();
+  for (uint32_t i = 0; i < n; i++) {
+    /* Flush so that a slow device shows the rows done so far. */
+    all_ok = quick_one(vkds_context_resource(ctx, i), opt, &elements) && all_ok;
+    fflush(stdout);
+  }
+  if (elements)
+    printf("rt: median round trip of a one-group dispatch; fill: the best of the timed\n"
+           "fills of %u elements (%.3g MiB) each; timing: how the fill was timed.\n",
+           (unsigned)elements, (double)elements * 4.0 / (1024.0 * 1024.0));
+  return all_ok ? 0 : 1;
+}
+
+/* ---- modes and command line -------------------------------------------------------- */
+
+/* The first mode is the default. */
+static const bench_mode modes[] = {
+    {"quick", "self-test every resource: correctness, round trip, fill bandwidth", run_quick},
+};
+#define MODE_COUNT (sizeof modes / sizeof modes[0])
+
+static void usage(FILE *f) {
+  fprintf(f, "Usage: " PROG " [MODE] [--count N]\n"
+             "Benchmarks every vkds resource (compute queue) on this machine.\n\nModes:\n");
+  for (size_t i = 0; i < MODE_COUNT; i++)
+    fprintf(f, "  --%-12s %s%s\n", modes[i].name, modes[i].help, i == 0 ? " (default)" : "");
+  fprintf(f, "\nOptions:\n"
+             "  --count N      elements (4 bytes each) per fill; default: the mode's\n"
+             "  -h, --help     show this help\n"
+             "\nEnvironment: VKDS_DEVICES restricts the devices, VKDS_VALIDATION=1 enables\n"
+             "the Khronos validation layer.\n");
+}
+
+static const bench_mode *find_mode(const char *arg) {
+  if (strncmp(arg, "--", 2) != 0) return NULL;
+  for (size_t i = 0; i < MODE_COUNT; i++)
+    if (strcmp(arg + 2, modes[i].name) == 0) return &modes[i];
+  return NULL;
+}
+
+static bool parse_count(const char *s, uint32_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  /* strtoull accepts a sign; a count never has one. */
+  if (*s == '-' || *s == '+' || end == s || *end || errno || v == 0 || v > UINT32_MAX)
+    return false;
+  *out = (uint32_t)v;
+  return true;
+}
+
+typedef enum parse_status { PARSE_RUN, PARSE_EXIT_OK, PARSE_EXIT_USAGE } parse_status;
+
+static parse_status usage_error(const char *what, const char *arg) {
+  fprintf(stderr, PROG ": %s '%s'\n\n", what, arg);
+  usage(stderr);
+  return PARSE_EXIT_USAGE;
+}
+
+static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
+                               bench_options *opt) {
+  *mode = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const bench_mode *m = find_mode(a);
+    if (m) {
+      if (*mode && *mode != m) return usage_error("only one mode at a time:", a);
+      *mode = m;
+    } else if (strcmp(a, "--count") == 0) {
+      if (++i == argc) return usage_error("missing value after", a);
+      if (!parse_count(argv[i], &opt->count))
+        return usage_error("--count wants a positive 32-bit integer, not", argv[i]);
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return PARSE_EXIT_OK;
+    } else {
+      return usage_error("unknown argument", a);
+    }
+  }
+  if (!*mode) *mode = &modes[0];
+  return PARSE_RUN;
+}
+
+int main(int argc, char **argv) {
+  const bench_mode *mode;
+  bench_options opt = {0};
+  switch (parse_args(argc, argv, &mode, &opt)) {
+  case PARSE_EXIT_OK: return 0;
+  case PARSE_EXIT_USAGE: return 2;
+  case PARSE_RUN: break;
+  }
+
+  vkds_context_info info = {.log = log_to_stderr, .log_level = VKDS_LOG_WARN};
+  vkds_context *ctx = NULL;
+  vkds_result r = vkds_context_create(&info, &ctx);
+  if (r != VKDS_SUCCESS) {
+    fprintf(stderr, PROG ": vkds_context_create failed: %s: %s\n", vkds_result_str(r),
+            error_detail(r));
+    return 1;
+  }
+  printf("vkds %s: %u device(s), %u resource(s)%s\n", vkds_version(),
+         (unsigned)vkds_context_device_count(ctx), (unsigned)vkds_context_resource_count(ctx),
+         vkds_context_validation_enabled(ctx) ? ", validation on" : "");
+  int status = mode->run(ctx, &opt);
+  vkds_context_destroy(ctx);
+  return status;
+}

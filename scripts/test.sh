@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Quick start, command 2: set up, build, and run the whole test suite: the Check suites
+# with the Khronos validation layer on (any validation message fails a test), then the
+# same suites built with AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+echo "== tests (validation layer on)"
+scripts/build.sh build
+meson test -C build --print-errorlogs
+
+echo "== tests under ASan + UBSan (unforked, so LeakSanitizer sees every test)"
+scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dtools=false
+CK_FORK=no UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs
+
+echo "== threaded suites under ThreadSanitizer"
+scripts/build.sh build-tsan -Db_sanitize=thread -Db_lundef=false -Dbench=false -Dtools=false
+CK_FORK=no TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
+  meson test -C build-tsan --suite threads --print-errorlogs
+
+echo "== all tests passed"

@@ -1,0 +1,520 @@
+/* tools/vkds-info.c: what vkds sees on this machine, as a table or as JSON.
+ *
+ * Uses only the public API: the devices and queues printed are exactly the resources a
+ * zero-initialised context gets, so VKDS_DEVICES and VKDS_VALIDATION apply as they
+ * would to any application. */
+#include <vkds/vkds.h>
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "vkds-info"
+
+/* ---- command line ------------------------------------------------------------------ */
+
+typedef struct options {
+  bool json;
+} options;
+
+typedef enum parse_status { PARSE_RUN, PARSE_EXIT_OK, PARSE_EXIT_USAGE } parse_status;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "Usage: " PROG " [--json]\n"
+          "Lists the Vulkan devices and compute queues (resources) vkds uses.\n"
+          "\n"
+          "  --json         print one JSON object instead of tables\n"
+          "  --policy NAME  (not available yet) show the resources a policy would pick\n"
+          "  -h, --help     show this help\n"
+          "\n"
+          "Environment: VKDS_DEVICES restricts the devices (e.g. \"gpu\", \"!cpu\", \"0,2\"),\n"
+          "VKDS_VALIDATION=1 enables the Khronos validation layer.\n");
+}
+
+/* POLICY: the place for `--policy NAME`. Once vkds has policies, parse NAME here into
+ * options, create the policy after the context and mark (or filter) the resources it
+ * selects in both outputs. Until then the option is recognised, so that scripts get a
+ * clear answer rather than "unknown option", and rejected. */
+static parse_status reject_policy(void) {
+  fprintf(stderr, PROG ": --policy: not available yet (vkds has no policies yet)\n");
+  return PARSE_EXIT_USAGE;
+}
+
+static parse_status parse_args(int argc, char **argv, options *opt) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--json") == 0) {
+      opt->json = true;
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return PARSE_EXIT_OK;
+    } else if (strcmp(a, "--policy") == 0 || strncmp(a, "--policy=", 9) == 0) {
+      return reject_policy();
+    } else {
+      fprintf(stderr, PROG ": unknown option '%s' (try --help)\n", a);
+      return PARSE_EXIT_USAGE;
+    }
+  }
+  return PARSE_RUN;
+}
+
+/* ---- decoding tables shared by both outputs ------------------------------------------ */
+
+typedef struct flag_name {
+  uint32_t bit;
+  const char *name;
+} flag_name;
+
+static const flag_name queue_flag_names[] = {
+    {VK_QUEUE_GRAPHICS_BIT, "graphics"},
+    {VK_QUEUE_COMPUTE_BIT, "compute"},
+    {VK_QUEUE_TRANSFER_BIT, "transfer"},
+    {VK_QUEUE_SPARSE_BINDING_BIT, "sparse"},
+    {VK_QUEUE_PROTECTED_BIT, "protected"},
+    {VK_QUEUE_VIDEO_DECODE_BIT_KHR, "video_decode"},
+    /* Literals: in older headers these enumerators exist only with beta extensions. */
+    {0x00000040u, "video_encode"},  /* VK_QUEUE_VIDEO_ENCODE_BIT_KHR */
+    {0x00000100u, "optical_flow"},  /* VK_QUEUE_OPTICAL_FLOW_BIT_NV */
+};
+
+static const flag_name subgroup_op_names[] = {
+    {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},
+    {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
+    {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"},
+    {VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"},
+    {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"},
+    {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_relative"},
+    {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"},
+    {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"},
+    {VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV, "partitioned_nv"},
+};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The boolean features of vkds_resource_info, by name, so that the table and the JSON
+ * list the same ones in the same order. */
+typedef struct feature_field {
+  const char *name;
+  size_t offset;
+} feature_field;
+
+#define FEATURE(field) {#field, offsetof(vkds_resource_info, field)}
+static const feature_field feature_fields[] = {
+    FEATURE(buffer_device_address), FEATURE(timeline_semaphore),
+    FEATURE(shader_int64),          FEATURE(shader_buffer_int64_atomics),
+    FEATURE(shader_float64),        FEATURE(external_memory_host),
+    FEATURE(push_descriptor),
+};
+#undef FEATURE
+
+static bool feature_value(const vkds_resource_info *info, const feature_field *f) {
+  bool v;
+  memcpy(&v, (const char *)info + f->offset, sizeof v);
+  return v;
+}
+
+/* Calls `emit` for the name of every set bit; bits without a name are passed as hex so
+ * that nothing a newer driver reports is silently dropped. */
+typedef void (*name_fn)(void *user, const char *name);
+
+static void for_each_flag(uint32_t flags, const flag_name *names, size_t n, name_fn emit,
+                          void *user) {
+  for (size_t i = 0; i < n; i++) {
+    if (flags & names[i].bit) {
+      emit(user, names[i].name);
+      flags &= ~names[i].bit;
+    }
+  }
+  for (uint32_t bit = 1; flags; bit <<= 1) {
+    if (flags & bit) {
+      char hex[16];
+      snprintf(hex, sizeof hex, "0x%x", (unsigned)bit);
+      emit(user, hex);
+      flags &= ~bit;
+    }
+  }
+}
+
+static void format_uuid(const uint8_t uuid[VK_UUID_SIZE], char out[37]) {
+  char *p = out;
+  for (unsigned i = 0; i < VK_UUID_SIZE; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) *p++ = '-';
+    p += sprintf(p, "%02x", (unsigned)uuid[i]);
+  }
+}
+
+static void format_version(uint32_t v, char out[32]) {
+  snprintf(out, 32, "%u.%u.%u", (unsigned)VK_API_VERSION_MAJOR(v),
+           (unsigned)VK_API_VERSION_MINOR(v), (unsigned)VK_API_VERSION_PATCH(v));
+}
+
+/* The context's facts: one vkds_resource_info per resource. A device is described by
+ * its first resource (device facts are the same for all of them). */
+typedef struct facts {
+  const char *version;
+  bool validation;
+  uint32_t device_count, resource_count;
+  vkds_resource_info *res;
+} facts;
+
+static const vkds_resource_info *device_facts(const facts *f, uint32_t device) {
+  for (uint32_t i = 0; i < f->resource_count; i++)
+    if (f->res[i].device_index == device) return &f->res[i];
+  return NULL;
+}
+
+/* ---- the tables -------------------------------------------------------------------- */
+
+/* Joins names with a separator into a fixed buffer (the longest list fits easily). */
+typedef struct joiner {
+  char text[256];
+  size_t len;
+  const char *sep;
+} joiner;
+
+static void join_name(void *user, const char *name) {
+  joiner *j = user;
+  int n = snprintf(j->text + j->len, sizeof j->text - j->len, "%s%s",
+                   j->len ? j->sep : "", name);
+  if (n < 0) return;
+  size_t room = sizeof j->text - j->len;
+  j->len += (size_t)n < room ? (size_t)n : room - 1; /* truncated: the buffer is full */
+}
+
+static const char *join_flags(joiner *j, const char *sep, uint32_t flags,
+                              const flag_name *names, size_t n) {
+  j->text[0] = '\0';
+  j->len = 0;
+  j->sep = sep;
+  for_each_flag(flags, names, n, join_name, j);
+  return j->len ? j->text : "none";
+}
+
+static const char *yes_no(bool b) { return b ? "yes" : "no"; }
+
+/* "  label   value": every line of a device's block starts with this, so that the
+ * values line up whatever the label. */
+#define KV "  %-33s "
+
+static void print_device(uint32_t d, const vkds_resource_info *r) {
+  char uuid[37], api[32], label[16];
+  joiner j;
+  format_uuid(r->device_uuid, uuid);
+  format_version(r->api_version, api);
+
+  printf("Device %u: %s%s\n", (unsigned)d, r->device_name, r->adopted ? " (adopted)" : "");
+  printf(KV "%s\n", "type", vkds_device_type_str(r->device_type));
+  printf(KV "0x%04x:0x%04x\n", "vendor:device", (unsigned)r->vendor_id,
+         (unsigned)r->device_id);
+  printf(KV "%s (%s)\n", "driver", r->driver_name, r->driver_info);
+  printf(KV "%s\n", "API version", api);
+  printf(KV "%s\n", "device UUID", uuid);
+  for (uint32_t h = 0; h < r->heap_count; h++) {
+    snprintf(label, sizeof label, "heap %u", (unsigned)h);
+    printf(KV "%.2f GiB%s\n", label, (double)r->heaps[h].size / (1024.0 * 1024.0 * 1024.0),
+           r->heaps[h].device_local ? ", device-local" : "");
+  }
+  printf(KV "%s\n", "device-local host-visible memory", yes_no(r->device_local_host_visible));
+  printf(KV "%u x %u x %u\n", "max work group count", (unsigned)r->max_work_group_count[0],
+         (unsigned)r->max_work_group_count[1], (unsigned)r->max_work_group_count[2]);
+  printf(KV "%u x %u x %u\n", "max work group size", (unsigned)r->max_work_group_size[0],
+         (unsigned)r->max_work_group_size[1], (unsigned)r->max_work_group_size[2]);
+  printf(KV "%u\n", "max work group invocations", (unsigned)r->max_work_group_invocations);
+  printf(KV "%u bytes\n", "max push constants", (unsigned)r->max_push_constants_size);
+  printf(KV "%u bytes\n", "max storage buffer range", (unsigned)r->max_storage_buffer_range);
+  printf(KV "%u bytes\n", "max shared memory", (unsigned)r->max_shared_memory_size);
+  printf(KV "%u\n", "subgroup size", (unsigned)r->subgroup_size);
+  printf(KV "%s\n", "subgroup operations",
+         join_flags(&j, " ", r->subgroup_operations, subgroup_op_names,
+                    COUNT_OF(subgroup_op_names)));
+  for (size_t i = 0; i < COUNT_OF(feature_fields); i++)
+    printf(KV "%s\n", feature_fields[i].name, yes_no(feature_value(r, &feature_fields[i])));
+  printf("\n");
+}
+
+static void print_resource_table(const facts *f) {
+  printf("Resources:\n");
+  printf("  %5s  %6s  %6s  %5s  %-34s  %s\n", "index", "device", "family", "queue", "flags",
+         "timestamps");
+  for (uint32_t i = 0; i < f->resource_count; i++) {
+    const vkds_resource_info *r = &f->res[i];
+    joiner j;
+    char ts[48];
+    if (r->timestamps)
+      snprintf(ts, sizeof ts, "%u bits, %.3g ns/tick", (unsigned)r->timestamp_valid_bits,
+               (double)r->timestamp_period_ns);
+    else
+      snprintf(ts, sizeof ts, "none");
+    printf("  %5u  %6u  %6u  %5u  %-34s  %s\n", (unsigned)r->index, (unsigned)r->device_index,
+           (unsigned)r->queue_family, (unsigned)r->queue_index,
+           join_flags(&j, ",", r->queue_flags, queue_flag_names, COUNT_OF(queue_flag_names)),
+           ts);
+  }
+}
+
+static void print_text(const facts *f) {
+  printf("vkds %s: %u device(s), %u resource(s)%s\n\n", f->version, (unsigned)f->device_count,
+         (unsigned)f->resource_count, f->validation ? ", validation on" : "");
+  for (uint32_t d = 0; d < f->device_count; d++) {
+    const vkds_resource_info *r = device_facts(f, d);
+    if (r) print_device(d, r);
+  }
+  print_resource_table(f);
+}
+
+/* ---- JSON -------------------------------------------------------------------------- */
+
+/* A minimal pretty-printing JSON writer: it tracks nesting only to place commas and
+ * indentation. Keys are NULL for array elements. */
+typedef struct json {
+  FILE *f;
+  int depth;
+  bool first;   /* nothing written yet at the current level */
+  bool started; /* the root value is open (it has no comma, indentation or key) */
+} json;
+
+static void json_string_body(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '"': fputs("\\\"", f); break;
+    case '\\': fputs("\\\\", f); break;
+    case '\n': fputs("\\n", f); break;
+    case '\r': fputs("\\r", f); break;
+    case '\t': fputs("\\t", f); break;
+    default:
+      /* Other control characters must be escaped; bytes >= 0x80 pass through, since
+       * Vulkan strings are UTF-8. */
+      if (*p < 0x20)
+        fprintf(f, "\\u%04x", (unsigned)*p);
+      else
+        fputc(*p, f);
+    }
+  }
+  fputc('"', f);
+}
+
+static void json_key(json *j, const char *key) {
+  fputs(j->first ? "\n" : ",\n", j->f);
+  j->first = false;
+  fprintf(j->f, "%*s", 2 * j->depth, "");
+  if (key) {
+    json_string_body(j->f, key);
+    fputs(": ", j->f);
+  }
+}
+
+static void json_open(json *j, const char *key, char bracket) {
+  if (j->started) json_key(j, key);
+  j->started = true;
+  fputc(bracket, j->f);
+  j->depth++;
+  j->first = true;
+}
+
+static void json_close(json *j, char bracket) {
+  j->depth--;
+  if (!j->first) fprintf(j->f, "\n%*s", 2 * j->depth, "");
+  fputc(bracket, j->f);
+  j->first = false;
+}
+
+static void json_str(json *j, const char *key, const char *v) {
+  json_key(j, key);
+  json_string_body(j->f, v);
+}
+
+static void json_uint(json *j, const char *key, uint64_t v) {
+  json_key(j, key);
+  fprintf(j->f, "%llu", (unsigned long long)v);
+}
+
+static void json_bool(json *j, const char *key, bool v) {
+  json_key(j, key);
+  fputs(v ? "true" : "false", j->f);
+}
+
+static void json_double(json *j, const char *key, double v) {
+  json_key(j, key);
+  if (isfinite(v))
+    fprintf(j->f, "%.9g", v);
+  else
+    fputs("null", j->f); /* JSON has no NaN or infinity */
+}
+
+static void json_uint3(json *j, const char *key, const uint32_t v[3]) {
+  json_open(j, key, '[');
+  for (int i = 0; i < 3; i++) json_uint(j, NULL, v[i]);
+  json_close(j, ']');
+}
+
+static void json_flag_name(void *user, const char *name) { json_str(user, NULL, name); }
+
+static void json_flags(json *j, const char *key, uint32_t flags, const flag_name *names,
+                       size_t n) {
+  json_open(j, key, '[');
+  for_each_flag(flags, names, n, json_flag_name, j);
+  json_close(j, ']');
+}
+
+static void json_device(json *j, uint32_t d, const vkds_resource_info *r) {
+  char uuid[37], driver_uuid[37], api[32];
+  format_uuid(r->device_uuid, uuid);
+  format_uuid(r->driver_uuid, driver_uuid);
+  format_version(r->api_version, api);
+
+  json_open(j, NULL, '{');
+  json_uint(j, "index", d);
+  json_str(j, "name", r->device_name);
+  json_str(j, "type", vkds_device_type_str(r->device_type));
+  json_bool(j, "adopted", r->adopted);
+  json_uint(j, "vendor_id", r->vendor_id);
+  json_uint(j, "device_id", r->device_id);
+  json_str(j, "device_uuid", uuid);
+  json_str(j, "driver_uuid", driver_uuid);
+  json_uint(j, "driver_id", r->driver_id);
+  json_str(j, "driver_name", r->driver_name);
+  json_str(j, "driver_info", r->driver_info);
+  json_uint(j, "driver_version", r->driver_version); /* vendor-encoded, left raw */
+  json_str(j, "api_version", api);
+
+  json_open(j, "heaps", '[');
+  for (uint32_t h = 0; h < r->heap_count; h++) {
+    json_open(j, NULL, '{');
+    json_uint(j, "size", r->heaps[h].size);
+    json_bool(j, "device_local", r->heaps[h].device_local);
+    json_close(j, '}');
+  }
+  json_close(j, ']');
+  json_bool(j, "device_local_host_visible", r->device_local_host_visible);
+
+  json_open(j, "limits", '{');
+  json_uint3(j, "max_work_group_count", r->max_work_group_count);
+  json_uint3(j, "max_work_group_size", r->max_work_group_size);
+  json_uint(j, "max_work_group_invocations", r->max_work_group_invocations);
+  json_uint(j, "max_push_constants_size", r->max_push_constants_size);
+  json_uint(j, "max_storage_buffer_range", r->max_storage_buffer_range);
+  json_uint(j, "max_shared_memory_size", r->max_shared_memory_size);
+  json_close(j, '}');
+
+  json_open(j, "subgroup", '{');
+  json_uint(j, "size", r->subgroup_size);
+  json_flags(j, "operations", r->subgroup_operations, subgroup_op_names,
+             COUNT_OF(subgroup_op_names));
+  json_close(j, '}');
+
+  json_open(j, "features", '{');
+  for (size_t i = 0; i < COUNT_OF(feature_fields); i++)
+    json_bool(j, feature_fields[i].name, feature_value(r, &feature_fields[i]));
+  json_close(j, '}');
+  json_close(j, '}');
+}
+
+static void json_resource(json *j, const vkds_resource_info *r) {
+  json_open(j, NULL, '{');
+  json_uint(j, "index", r->index);
+  json_uint(j, "device_index", r->device_index);
+  json_uint(j, "queue_family", r->queue_family);
+  json_uint(j, "queue_index", r->queue_index);
+  json_uint(j, "family_queue_count", r->family_queue_count);
+  json_flags(j, "queue_flags", r->queue_flags, queue_flag_names, COUNT_OF(queue_flag_names));
+  json_bool(j, "timestamps", r->timestamps);
+  json_uint(j, "timestamp_valid_bits", r->timestamp_valid_bits);
+  json_double(j, "timestamp_period_ns", (double)r->timestamp_period_ns);
+  json_close(j, '}');
+}
+
+static void print_json(const facts *f) {
+  json j = {.f = stdout, .first = true};
+  json_open(&j, NULL, '{');
+  json_str(&j, "vkds_version", f->version);
+  json_bool(&j, "validation", f->validation);
+  json_open(&j, "devices", '[');
+  for (uint32_t d = 0; d < f->device_count; d++) {
+    const vkds_resource_info *r = device_facts(f, d);
+    if (r) json_device(&j, d, r);
+  }
+  json_close(&j, ']');
+  json_open(&j, "resources", '[');
+  for (uint32_t i = 0; i < f->resource_count; i++) json_resource(&j, &f->res[i]);
+  json_close(&j, ']');
+  json_close(&j, '}');
+  fputc('\n', stdout);
+}
+
+/* ---- main -------------------------------------------------------------------------- */
+
+/* vkds's own errors, and the validation layer's messages when VKDS_VALIDATION=1, go to
+ * stderr so that they never corrupt the JSON on stdout. */
+static void log_to_stderr(void *user, vkds_log_level level, vkds_log_source source,
+                          const char *message) {
+  static const char *const levels[] = {"", "debug", "info", "warning", "error"};
+  static const char *const sources[] = {"", "vkds", "validation", "driver"};
+  (void)user;
+  fprintf(stderr, PROG ": %s %s: %s\n", (unsigned)source < 4 ? sources[source] : "?",
+          (unsigned)level < 5 ? levels[level] : "?", message);
+}
+
+/* The last error message, less the "<result text>: " it currently starts with, so that
+ * printing both does not say the same thing twice. */
+static const char *error_detail(vkds_result r) {
+  const char *msg = vkds_last_error_message(), *text = vkds_result_str(r);
+  size_t n = strlen(text);
+  return strncmp(msg, text, n) == 0 && strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
+}
+
+static int fail(const char *what, vkds_result r) {
+  fprintf(stderr, PROG ": %s failed: %s: %s\n", what, vkds_result_str(r), error_detail(r));
+  return 1;
+}
+
+static int collect(const vkds_context *ctx, facts *f) {
+  f->version = vkds_version();
+  f->validation = vkds_context_validation_enabled(ctx);
+  f->device_count = vkds_context_device_count(ctx);
+  f->resource_count = vkds_context_resource_count(ctx);
+  f->res = calloc(f->resource_count ? f->resource_count : 1, sizeof *f->res);
+  if (!f->res) {
+    fprintf(stderr, PROG ": out of memory\n");
+    return 1;
+  }
+  for (uint32_t i = 0; i < f->resource_count; i++) {
+    vkds_result r = vkds_resource_get_info(vkds_context_resource(ctx, i), &f->res[i]);
+    if (r != VKDS_SUCCESS) return fail("vkds_resource_get_info", r);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  options opt = {0};
+  switch (parse_args(argc, argv, &opt)) {
+  case PARSE_EXIT_OK: return 0;
+  case PARSE_EXIT_USAGE: return 2;
+  case PARSE_RUN: break;
+  }
+
+  /* Zero-initialised apart from the logger, so the environment variables apply. */
+  vkds_context_info info = {.log = log_to_stderr, .log_level = VKDS_LOG_WARN};
+  vkds_context *ctx = NULL;
+  vkds_result r = vkds_context_create(&info, &ctx);
+  if (r != VKDS_SUCCESS) return fail("vkds_context_create", r);
+
+  facts f = {0};
+  int status = collect(ctx, &f);
+  if (status == 0) {
+    if (opt.json)
+      print_json(&f);
+    else
+      print_text(&f);
+    if (fflush(stdout) != 0 || ferror(stdout)) { /* e.g. a full disk */
+      fprintf(stderr, PROG ": writing the output failed\n");
+      status = 1;
+    }
+  }
+  free(f.res);
+  vkds_context_destroy(ctx);
+  return status;
+}
