@@ -12,7 +12,7 @@ static bool env_true(const char *name) {
 }
 
 /* Adds resources for `count` queues of `family` on `dev`. */
-static void add_resources(vkds_context *ctx, vkds__device *dev, uint32_t family,
+static vkds_result add_resources(vkds_context *ctx, vkds__device *dev, uint32_t family,
                           const VkQueue *queues, uint32_t count) {
   for (uint32_t q = 0; q < count; ++q) {
     vkds_resource *r = &ctx->resources[ctx->resource_count];
@@ -22,9 +22,12 @@ static void add_resources(vkds_context *ctx, vkds__device *dev, uint32_t family,
     } else {
       dev->vk.vkGetDeviceQueue(dev->device, family, q, &r->queue);
     }
-    mtx_init(&r->queue_lock, mtx_plain);
+    pthread_mutex_init(&r->queue_lock, NULL);
     ++ctx->resource_count;
+    vkds_result res = vkds__queue_init(r);
+    if (res != VKDS_SUCCESS) return res;
   }
+  return VKDS_SUCCESS;
 }
 
 static uint32_t compute_queue_total(const vkds__device_facts *f, uint32_t cap) {
@@ -134,7 +137,7 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
       if (!(fp->queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
       uint32_t n = fp->queueCount;
       if (info->max_queues_per_family && n > info->max_queues_per_family) n = info->max_queues_per_family;
-      add_resources(ctx, dev, fam, NULL, n);
+      r = add_resources(ctx, dev, fam, NULL, n);
     }
   }
 done:
@@ -206,7 +209,7 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
                         "it and list it in vkds_embed_device.enabled_features", d);
     vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
     for (uint32_t q = 0; q < ed->queue_count; ++q) {
-      add_resources(ctx, dev, ed->queues[q].family, &ed->queues[q].queue, 1);
+      VKDS_CHECK(add_resources(ctx, dev, ed->queues[q].family, &ed->queues[q].queue, 1));
       ctx->resources[ctx->resource_count - 1].queue_index = ed->queues[q].index;
     }
   }
@@ -234,6 +237,15 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
 
 void vkds_context_destroy(vkds_context *ctx) {
   if (!ctx) return;
+  /* Wait for vkds's own work only: an adopted device may be busy with the
+   * application's, which is not ours to wait for. */
+  for (uint32_t i = 0; i < ctx->resource_count; ++i) {
+    vkds_resource *r = &ctx->resources[i];
+    if (r->timeline && atomic_load(&r->submitted))
+      vkds__queue_wait(r, atomic_load(&r->submitted), UINT64_MAX, 0);
+    vkds__queue_destroy(r);
+    pthread_mutex_destroy(&r->queue_lock);
+  }
   for (uint32_t d = 0; d < ctx->device_count; ++d) {
     vkds__device *dev = &ctx->devices[d];
     if (dev->device && !dev->adopted) {
@@ -242,7 +254,6 @@ void vkds_context_destroy(vkds_context *ctx) {
     }
     vkds__device_facts_free(&dev->facts);
   }
-  for (uint32_t i = 0; i < ctx->resource_count; ++i) mtx_destroy(&ctx->resources[i].queue_lock);
   vkds__instance_destroy(ctx);
   vkds__loader_close(ctx->loader);
   free(ctx->resources);

@@ -11,7 +11,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <threads.h>
+/* POSIX threads, not C11 <threads.h>: glibc implements thrd_create and mtx_lock by
+ * calling its internal pthread functions directly, past ThreadSanitizer's interceptors,
+ * so a TSan build would neither start such threads correctly nor see such locks. */
+#include <pthread.h>
 
 #include "vkds/vkds.h"
 
@@ -114,13 +117,54 @@ typedef struct vkds__device {
   void *queue_lock_user;
 } vkds__device;
 
+/* One unit of in-flight work on a queue: the command pool and buffer it was recorded
+ * with, timestamp queries, and whom to report its completion to. Slots are recycled. */
+typedef struct vkds__slot {
+  struct vkds__slot *next;
+  VkCommandPool pool; /* one pool per slot: recording needs no lock */
+  VkCommandBuffer cmd;
+  VkQueryPool timestamps; /* created on first use */
+  bool timed;             /* this use wrote timestamps */
+  uint64_t value;         /* the timeline value its submit signals */
+  vkds_selection *report_to; /* retained when completion or time must be reported */
+  uint64_t key;
+} vkds__slot;
+
 struct vkds_resource {
   vkds__device *dev;
   uint32_t index; /* in the context */
   uint32_t family, queue_index;
   VkQueue queue;
-  mtx_t queue_lock; /* VkQueue is externally synchronized */
+  pthread_mutex_t queue_lock; /* VkQueue is externally synchronized */
+
+  /* submission tracking (lib/queue.c) */
+  VkSemaphore timeline;            /* signalled by every vkds submit to this queue */
+  _Atomic uint64_t submitted;      /* the last value a submit signals (set under queue_lock) */
+  _Atomic uint64_t completed;      /* the last value seen reached */
+  pthread_mutex_t track_lock;      /* guards the slot lists */
+  vkds__slot *free_slots;
+  vkds__slot *inflight_head, *inflight_tail; /* in timeline order */
+  uint32_t slot_count;
 };
+
+/* ---- queue tracking (lib/queue.c) ---- */
+vkds_result vkds__queue_init(vkds_resource *r);
+/* The device must be idle. */
+void vkds__queue_destroy(vkds_resource *r);
+/* A slot with a reset command pool (cmd not begun). */
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, vkds__slot **out);
+void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
+/* Appends a submitted slot; call with queue_lock held so slots stay in value order. */
+void vkds__queue_track(vkds_resource *r, vkds__slot *slot);
+/* Recycles finished slots, delivering their completion and time reports. */
+vkds_result vkds__queue_reclaim(vkds_resource *r);
+/* Waits until the timeline reaches `value`: spins up to spin_ns, then sleeps. */
+vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_ns, uint64_t spin_ns);
+/* Whether the timeline has reached `value` (VKDS_SUCCESS / VKDS_ERROR_WOULD_BLOCK). */
+vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value);
+
+/* Monotonic nanoseconds. */
+uint64_t vkds__now_ns(void);
 
 /* Queries the facts of a physical device. */
 vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,

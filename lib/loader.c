@@ -56,17 +56,14 @@ void vkds__loader_load_instance(vkds__instance_fns *fns, VkInstance instance) {
 }
 
 /* volk reads its one global vkGetDeviceProcAddr when it fills a device table. */
-static mtx_t volk_lock;
-static once_flag volk_once = ONCE_FLAG_INIT;
-static void volk_lock_init(void) { mtx_init(&volk_lock, mtx_plain); }
+static pthread_mutex_t volk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void vkds__loader_load_device(const vkds__instance_fns *fns, VkDevice device,
                               struct VolkDeviceTable *table) {
-  call_once(&volk_once, volk_lock_init);
-  mtx_lock(&volk_lock);
+  pthread_mutex_lock(&volk_lock);
   vkGetDeviceProcAddr = fns->GetDeviceProcAddr;
   volkLoadDeviceTable(table, device);
-  mtx_unlock(&volk_lock);
+  pthread_mutex_unlock(&volk_lock);
 }
 
 void vkds__loader_close(void *handle) {

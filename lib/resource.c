@@ -88,14 +88,14 @@ vkds_result vkds_resource_vk_handles(const vkds_resource *res, VkPhysicalDevice 
 
 void vkds_resource_lock_queue(vkds_resource *res) {
   if (!res) return;
-  mtx_lock(&res->queue_lock);
+  pthread_mutex_lock(&res->queue_lock);
   if (res->dev->queue_lock) res->dev->queue_lock(res->dev->queue_lock_user, res->queue);
 }
 
 void vkds_resource_unlock_queue(vkds_resource *res) {
   if (!res) return;
   if (res->dev->queue_unlock) res->dev->queue_unlock(res->dev->queue_lock_user, res->queue);
-  mtx_unlock(&res->queue_lock);
+  pthread_mutex_unlock(&res->queue_lock);
 }
 
 vkds_context *vkds_resource_context(const vkds_resource *res) { return res ? res->dev->ctx : NULL; }

@@ -1,0 +1,309 @@
+/* lib/backend.c: creating backends (completing their ops tables), the registry,
+ * selections and submissions. The base backend's slots are in lib/backend_base.c, the
+ * Vulkan backend's in lib/backend_vulkan.c. */
+#include "internal.h"
+
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- completing a table ---- */
+
+#define OPS_SLOTS(X)                                                                        \
+  X(init) X(destroy) X(get_resources) X(supports) X(scratch_size) X(submit)                 \
+  X(instrument_before) X(instrument_after) X(abandon) X(wait) X(poll) X(wait_all)
+
+/* Fills every NULL slot of *dst from the parent chain, ending at the base. Once, at
+ * creation: the hot paths call through the completed table without checks. */
+static vkds_result complete_ops(const vkds_backend_ops *given, vkds_backend_ops *dst) {
+  if (given->version == 0 || given->version > VKDS_BACKEND_OPS_VERSION)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "backend ops version %u: this library knows versions 1..%u",
+                      given->version, VKDS_BACKEND_OPS_VERSION);
+  *dst = *given;
+  const vkds_backend_ops *p = given;
+  for (int depth = 0; p != &vkds_backend_base_ops; ++depth) {
+    if (depth > 16)
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "backend ops: parent chain longer than 16 (a cycle?)");
+    p = p->parent ? p->parent : &vkds_backend_base_ops;
+#define FILL(slot)                                                                          \
+  if (!dst->slot) dst->slot = p->slot;
+    OPS_SLOTS(FILL)
+#undef FILL
+    if (!dst->backend_size) dst->backend_size = p->backend_size;
+    if (!dst->name) dst->name = p->name;
+    /* lazy_report is OPTIONAL, but an override of a backend that has it inherits it */
+    if (!dst->lazy_report) dst->lazy_report = p->lazy_report;
+  }
+  if (dst->backend_size < sizeof(vkds_backend))
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "backend ops: backend_size %zu is smaller than vkds_backend", dst->backend_size);
+  return VKDS_SUCCESS;
+}
+
+/* ---- the registry ---- */
+
+enum { MAX_KINDS = 64 };
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct registry_entry {
+  const vkds_resource_kind *kind;
+  const vkds_backend_ops *ops;
+} registry_entry;
+static registry_entry registry[MAX_KINDS];
+static uint32_t registry_count;
+
+vkds_result vkds_backend_register(const vkds_resource_kind *kind, const vkds_backend_ops *ops) {
+  if (!kind)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_register: kind is NULL");
+  vkds_result r = VKDS_SUCCESS;
+  pthread_mutex_lock(&registry_lock);
+  uint32_t i = 0;
+  while (i < registry_count && registry[i].kind != kind) ++i;
+  if (ops == NULL) {
+    if (i < registry_count) registry[i] = registry[--registry_count];
+  } else if (i < registry_count) {
+    registry[i].ops = ops;
+  } else if (registry_count < MAX_KINDS) {
+    registry[registry_count++] = (registry_entry){kind, ops};
+  } else {
+    r = vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "backend registry is full (%d kinds)", MAX_KINDS);
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return r;
+}
+
+const vkds_backend_ops *vkds_backend_lookup(const vkds_resource_kind *kind) {
+  const vkds_backend_ops *ops = NULL;
+  pthread_mutex_lock(&registry_lock);
+  for (uint32_t i = 0; i < registry_count && !ops; ++i)
+    if (registry[i].kind == kind) ops = registry[i].ops;
+  pthread_mutex_unlock(&registry_lock);
+  if (ops) return ops;
+  return kind == &vkds_resource_kind_vulkan ? &vkds_backend_vulkan_ops : &vkds_backend_base_ops;
+}
+
+/* ---- backends ---- */
+
+typedef struct backend_internal {
+  vkds_backend_ops ops; /* the completed table b->ops points to */
+  pthread_mutex_t free_lock;
+  vkds_submission *free_submissions;
+} backend_internal;
+
+struct vkds_submission {
+  vkds_backend *backend;
+  vkds_selection *selection;
+  void *wait_object;
+  uint64_t data;
+  vkds_submission *next_free;
+};
+
+struct vkds_selection {
+  atomic_uint refs;
+  vkds_backend *backend;
+  uint32_t index;
+  uint32_t reports;
+  vkds_report_sink sink;
+  size_t scratch_size;
+  alignas(16) unsigned char scratch[];
+};
+
+static backend_internal *internal_of(const vkds_backend *b) { return b->internal; }
+
+vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **out) {
+  if (out) *out = NULL;
+  if (!info || !out)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_create: NULL argument");
+  const vkds_resource_kind *kind = info->kind ? info->kind : &vkds_resource_kind_vulkan;
+  bool all_of_context = kind == &vkds_resource_kind_vulkan && !info->resources;
+  const vkds_context *ctx = info->context;
+  if (all_of_context && !ctx)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_backend_create: give resources or a context");
+  uint32_t count = all_of_context ? ctx->resource_count : info->resource_count;
+  if (count == 0)
+    return vkds__fail(ctx, VKDS_ERROR_EMPTY, VK_SUCCESS, "vkds_backend_create: no resources");
+  if (!all_of_context)
+    for (uint32_t i = 0; i < count; ++i)
+      if (!info->resources[i])
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_create: resource %u is NULL", i);
+
+  backend_internal *in = calloc(1, sizeof *in);
+  if (!in) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "backend");
+  vkds_result r = complete_ops(info->ops ? info->ops : vkds_backend_lookup(kind), &in->ops);
+  if (r != VKDS_SUCCESS) {
+    free(in);
+    return r;
+  }
+  vkds_backend *b = calloc(1, in->ops.backend_size);
+  void **resources = calloc(count, sizeof *resources);
+  if (!b || !resources) {
+    free(b), free(resources), free(in);
+    return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "backend");
+  }
+  pthread_mutex_init(&in->free_lock, NULL);
+  for (uint32_t i = 0; i < count; ++i)
+    resources[i] = all_of_context ? (void *)&ctx->resources[i] : info->resources[i];
+  *b = (vkds_backend){.ops = &in->ops, .kind = kind, .context = info->context,
+                      .resource_count = count, .resources = resources, .user = info->user,
+                      .spin_ns = info->spin_ns ? info->spin_ns : 50000, .internal = in};
+  r = b->ops->init(b);
+  if (r != VKDS_SUCCESS) {
+    pthread_mutex_destroy(&in->free_lock);
+    free(resources), free(b), free(in);
+    return r;
+  }
+  *out = b;
+  return VKDS_SUCCESS;
+}
+
+void vkds_backend_destroy(vkds_backend *b) {
+  if (!b) return;
+  backend_internal *in = internal_of(b);
+  b->ops->wait_all(b, UINT64_MAX);
+  b->ops->destroy(b);
+  for (vkds_submission *s = in->free_submissions, *next; s; s = next) {
+    next = s->next_free;
+    free(s);
+  }
+  pthread_mutex_destroy(&in->free_lock);
+  free(b->resources);
+  free(in);
+  free(b);
+}
+
+vkds_result vkds_backend_get_resources(vkds_backend *b, uint32_t *count, void *const **resources) {
+  if (!b || !count || !resources)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_get_resources: NULL argument");
+  return b->ops->get_resources(b, count, resources);
+}
+
+uint32_t vkds_backend_supports(vkds_backend *b, uint32_t index, uint32_t reports) {
+  if (!b || index >= b->resource_count) return 0;
+  return b->ops->supports(b, index, reports);
+}
+
+vkds_result vkds_backend_wait_all(vkds_backend *b, uint64_t timeout_ns) {
+  if (!b) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_wait_all: NULL backend");
+  return b->ops->wait_all(b, timeout_ns);
+}
+
+void vkds_backend_lazy_report(vkds_backend *b) {
+  if (b && b->ops->lazy_report) b->ops->lazy_report(b);
+}
+
+/* ---- selections ---- */
+
+vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t reports,
+                                  const vkds_report_sink *sink, vkds_selection **out) {
+  if (out) *out = NULL;
+  if (!b || !out)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_selection_create: NULL argument");
+  if (index >= b->resource_count)
+    return vkds__fail(b->context, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
+                      "vkds_selection_create: index %u, but the backend has %u resources", index,
+                      b->resource_count);
+  const uint32_t known = VKDS_REPORT_SUBMISSION | VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME;
+  if (reports & ~known)
+    return vkds__fail(b->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "unknown report bits 0x%x", reports & ~known);
+  uint32_t missing = reports & ~b->ops->supports(b, index, reports);
+  if (missing)
+    return vkds__fail(b->context, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "resource %u of backend '%s' cannot report 0x%x", index, b->ops->name, missing);
+  size_t scratch = b->ops->scratch_size(b, reports);
+  vkds_selection *sel = calloc(1, sizeof *sel + scratch);
+  if (!sel) return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "selection");
+  atomic_init(&sel->refs, 1);
+  sel->backend = b;
+  sel->index = index;
+  sel->reports = reports;
+  if (sink) sel->sink = *sink;
+  sel->scratch_size = scratch;
+  *out = sel;
+  return VKDS_SUCCESS;
+}
+
+void vkds_selection_retain(vkds_selection *sel) {
+  if (sel) atomic_fetch_add_explicit(&sel->refs, 1, memory_order_relaxed);
+}
+
+void vkds_selection_release(vkds_selection *sel) {
+  if (sel && atomic_fetch_sub_explicit(&sel->refs, 1, memory_order_acq_rel) == 1) free(sel);
+}
+
+void *vkds_selection_resource(const vkds_selection *sel) {
+  return sel ? sel->backend->resources[sel->index] : NULL;
+}
+uint32_t vkds_selection_index(const vkds_selection *sel) { return sel ? sel->index : UINT32_MAX; }
+vkds_backend *vkds_selection_backend(const vkds_selection *sel) { return sel ? sel->backend : NULL; }
+void *vkds_selection_scratch(const vkds_selection *sel) {
+  return sel && sel->scratch_size ? (void *)sel->scratch : NULL;
+}
+uint32_t vkds_selection_reports(const vkds_selection *sel) { return sel ? sel->reports : 0; }
+
+void vkds_selection_report(vkds_selection *sel, vkds_report_bits what, uint64_t key, uint64_t value_ns) {
+  if (!sel || !(sel->reports & what) || !sel->sink.report) return;
+  vkds_report rep = {.what = what, .resource_index = sel->index, .key = key, .value_ns = value_ns};
+  sel->sink.report(sel->sink.user, &rep);
+}
+
+/* ---- submissions ---- */
+
+vkds_result vkds_submission_create(vkds_backend *b, vkds_selection *sel, void *wait_object,
+                                   uint64_t data, vkds_submission **out) {
+  if (!b || !sel || !out)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_create: NULL argument");
+  backend_internal *in = internal_of(b);
+  pthread_mutex_lock(&in->free_lock);
+  vkds_submission *s = in->free_submissions;
+  if (s) in->free_submissions = s->next_free;
+  pthread_mutex_unlock(&in->free_lock);
+  if (!s && !(s = malloc(sizeof *s)))
+    return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "submission");
+  vkds_selection_retain(sel);
+  *s = (vkds_submission){.backend = b, .selection = sel, .wait_object = wait_object, .data = data};
+  *out = s;
+  return VKDS_SUCCESS;
+}
+
+void vkds_submission_release(vkds_submission *s) {
+  if (!s) return;
+  backend_internal *in = internal_of(s->backend);
+  vkds_selection_release(s->selection);
+  pthread_mutex_lock(&in->free_lock);
+  s->next_free = in->free_submissions;
+  in->free_submissions = s;
+  pthread_mutex_unlock(&in->free_lock);
+}
+
+uint64_t vkds_submission_data(const vkds_submission *s) { return s ? s->data : 0; }
+void *vkds_submission_unwrap(const vkds_submission *s) { return s ? s->wait_object : NULL; }
+vkds_selection *vkds_submission_selection(const vkds_submission *s) { return s ? s->selection : NULL; }
+
+vkds_result vkds_submit(vkds_selection *sel, const vkds_task_info *info, vkds_submission **out) {
+  if (out) *out = NULL;
+  if (!sel || !info || !info->fn)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: selection, info and info->fn are required");
+  if (info->mode != VKDS_TASK_RECORD && info->mode != VKDS_TASK_SELF_SUBMIT)
+    return vkds__fail(sel->backend->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: unknown mode %d", (int)info->mode);
+  vkds_backend *b = sel->backend;
+  vkds_submission *s = NULL;
+  vkds_result r = b->ops->submit(b, sel, info, &s);
+  if (r != VKDS_SUCCESS) return r;
+  if (out) *out = s;
+  else vkds_submission_release(s); /* fire and forget: the backend still tracks the work */
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_submission_wait_timeout(vkds_submission *s, uint64_t timeout_ns) {
+  if (!s) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_wait: NULL submission");
+  return s->backend->ops->wait(s->backend, s, timeout_ns);
+}
+
+vkds_result vkds_submission_wait(vkds_submission *s) { return vkds_submission_wait_timeout(s, UINT64_MAX); }
+
+vkds_result vkds_submission_poll(vkds_submission *s) {
+  if (!s) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_poll: NULL submission");
+  return s->backend->ops->poll(s->backend, s);
+}

@@ -1,0 +1,198 @@
+/* lib/backend_vulkan.c: vkds_backend_vulkan_ops, the backend for vkds's compute queues.
+ *
+ * It keeps the base's submit (instrument_before, the task function, instrument_after)
+ * and overrides the hooks: before hands the function a begun command buffer from a
+ * recycled slot (and writes a timestamp when task time is wanted); after ends it and
+ * submits it, signalling the queue's timeline semaphore. Completion is lazy: the
+ * timeline is polled before selections (lazy_report), on waits and on later submits. */
+#include "internal.h"
+
+const vkds_resource_kind vkds_resource_kind_vulkan = {.name = "vulkan"};
+
+static vkds_resource *res_of(vkds_backend *b, uint32_t index) { return b->resources[index]; }
+
+static vkds_result vulkan_init(vkds_backend *b) {
+  vkds_context *ctx = vkds_resource_context(b->resources[0]);
+  if (b->context && b->context != ctx)
+    return vkds__fail(b->context, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
+                      "backend: resource 0 belongs to another context");
+  for (uint32_t i = 1; i < b->resource_count; ++i)
+    if (vkds_resource_context(b->resources[i]) != ctx)
+      return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
+                        "backend: resources 0 and %u belong to different contexts", i);
+  b->context = ctx;
+  return VKDS_SUCCESS;
+}
+
+static uint32_t vulkan_supports(vkds_backend *b, uint32_t index, uint32_t reports) {
+  vkds_resource *r = res_of(b, index);
+  uint32_t can = VKDS_REPORT_SUBMISSION | VKDS_REPORT_COMPLETION;
+  if (r->dev->facts.families[r->family].timestampValidBits) can |= VKDS_REPORT_TIME;
+  return reports & can;
+}
+
+static vkds_result write_start_timestamp(vkds_resource *r, vkds__slot *s) {
+  vkds__device *dev = r->dev;
+  if (!s->timestamps) {
+    VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                 .queryCount = 2};
+    VkResult vr = dev->vk.vkCreateQueryPool(dev->device, &qci, NULL, &s->timestamps);
+    if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkCreateQueryPool");
+  }
+  dev->vk.vkCmdResetQueryPool(s->cmd, s->timestamps, 0, 2);
+  dev->vk.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->timestamps, 0);
+  s->timed = true;
+  return VKDS_SUCCESS;
+}
+
+static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel,
+                                            const vkds_task_info *info, vkds_task *task) {
+  vkds_resource *r = task->resource;
+  vkds__device *dev = r->dev;
+  vkds__slot *s;
+  VKDS_CHECK(vkds__queue_acquire_slot(r, &s));
+  s->key = info->key;
+  if (vkds_selection_reports(sel) & (VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME)) {
+    vkds_selection_retain(sel);
+    s->report_to = sel;
+  }
+  task->backend_data = s;
+  if (info->mode == VKDS_TASK_SELF_SUBMIT) {
+    /* the value must be signalled in submission order: hold the queue until after */
+    vkds_resource_lock_queue(r);
+    task->queue = r->queue;
+    task->signal_semaphore = r->timeline;
+    task->signal_value = atomic_load(&r->submitted) + 1;
+  } else {
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VkResult vr = dev->vk.vkBeginCommandBuffer(s->cmd, &bi);
+    if (vr != VK_SUCCESS) {
+      vkds__queue_release_slot(r, s);
+      return vkds__vk_fail(dev->ctx, vr, "vkBeginCommandBuffer");
+    }
+    if (info->label && dev->ctx->debug_utils && dev->ctx->fn.CmdBeginDebugUtilsLabelEXT) {
+      VkDebugUtilsLabelEXT label = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = info->label};
+      dev->ctx->fn.CmdBeginDebugUtilsLabelEXT(s->cmd, &label);
+    }
+    if (vkds_selection_reports(sel) & VKDS_REPORT_TIME) {
+      vkds_result res = write_start_timestamp(r, s);
+      if (res != VKDS_SUCCESS) {
+        dev->vk.vkEndCommandBuffer(s->cmd);
+        vkds__queue_release_slot(r, s);
+        return res;
+      }
+    }
+    task->cmd = s->cmd;
+  }
+  /* super: the base reports the submission */
+  return vkds_backend_base_ops.instrument_before(b, sel, info, task);
+}
+
+static void vulkan_abandon(vkds_backend *b, vkds_selection *sel, vkds_task *task) {
+  (void)b, (void)sel;
+  vkds_resource *r = task->resource;
+  vkds__slot *s = task->backend_data;
+  if (task->mode == VKDS_TASK_SELF_SUBMIT) vkds_resource_unlock_queue(r);
+  else r->dev->vk.vkEndCommandBuffer(s->cmd); /* the pool is reset when the slot is reused */
+  vkds__queue_release_slot(r, s);
+}
+
+/* Ends the slot's command buffer and submits it, signalling the next timeline value. */
+static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_task_info *info) {
+  vkds__device *dev = r->dev;
+  if (s->timed) dev->vk.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->timestamps, 1);
+  if (info->label && dev->ctx->debug_utils && dev->ctx->fn.CmdEndDebugUtilsLabelEXT)
+    dev->ctx->fn.CmdEndDebugUtilsLabelEXT(s->cmd);
+  VkResult vr = dev->vk.vkEndCommandBuffer(s->cmd);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkEndCommandBuffer");
+
+  vkds_resource_lock_queue(r);
+  uint64_t value = atomic_load(&r->submitted) + 1;
+  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .signalSemaphoreValueCount = 1,
+                                      .pSignalSemaphoreValues = &value};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                     .pNext = &ts,
+                     .commandBufferCount = 1,
+                     .pCommandBuffers = &s->cmd,
+                     .signalSemaphoreCount = 1,
+                     .pSignalSemaphores = &r->timeline};
+  vr = dev->vk.vkQueueSubmit(r->queue, 1, &si, VK_NULL_HANDLE);
+  if (vr == VK_SUCCESS) {
+    atomic_store(&r->submitted, value);
+    s->value = value;
+    vkds__queue_track(r, s);
+  }
+  vkds_resource_unlock_queue(r);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkQueueSubmit");
+  return VKDS_SUCCESS;
+}
+
+static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
+                                           const vkds_task_info *info, vkds_task *task,
+                                           void *wait_object, vkds_submission **out) {
+  vkds_resource *r = task->resource;
+  vkds__slot *s = task->backend_data;
+  if (task->mode == VKDS_TASK_SELF_SUBMIT) {
+    /* the function submitted (signalling task->signal_value) with the queue held */
+    s->value = task->signal_value;
+    atomic_store(&r->submitted, s->value);
+    vkds__queue_track(r, s);
+    vkds_resource_unlock_queue(r);
+  } else {
+    vkds_result res = submit_recorded(r, s, info);
+    if (res != VKDS_SUCCESS) {
+      vkds__queue_release_slot(r, s);
+      return res;
+    }
+  }
+  return vkds_submission_create(b, sel, wait_object, s->value, out);
+}
+
+static vkds_result vulkan_wait(vkds_backend *b, vkds_submission *sub, uint64_t timeout_ns) {
+  vkds_resource *r = vkds_selection_resource(vkds_submission_selection(sub));
+  VKDS_CHECK(vkds__queue_wait(r, vkds_submission_data(sub), timeout_ns, b->spin_ns));
+  return vkds__queue_reclaim(r); /* completion reports are due now */
+}
+
+static vkds_result vulkan_poll(vkds_backend *b, vkds_submission *sub) {
+  (void)b;
+  vkds_resource *r = vkds_selection_resource(vkds_submission_selection(sub));
+  return vkds__queue_poll(r, vkds_submission_data(sub));
+}
+
+/* Waits for the last value each queue had been given when the call began: every earlier
+ * submission (also those of other backends on the same queue), none later. */
+static vkds_result vulkan_wait_all(vkds_backend *b, uint64_t timeout_ns) {
+  uint64_t start = vkds__now_ns();
+  for (uint32_t i = 0; i < b->resource_count; ++i) {
+    vkds_resource *r = res_of(b, i);
+    uint64_t target = atomic_load(&r->submitted);
+    uint64_t spent = vkds__now_ns() - start;
+    uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : (spent < timeout_ns ? timeout_ns - spent : 0);
+    if (target) VKDS_CHECK(vkds__queue_wait(r, target, left, b->spin_ns));
+    VKDS_CHECK(vkds__queue_reclaim(r));
+  }
+  return VKDS_SUCCESS;
+}
+
+static void vulkan_lazy_report(vkds_backend *b) {
+  for (uint32_t i = 0; i < b->resource_count; ++i) vkds__queue_reclaim(res_of(b, i));
+}
+
+const vkds_backend_ops vkds_backend_vulkan_ops = {
+    .version = VKDS_BACKEND_OPS_VERSION,
+    .name = "vulkan",
+    .parent = &vkds_backend_base_ops,
+    .init = vulkan_init,
+    .supports = vulkan_supports,
+    .instrument_before = vulkan_instrument_before,
+    .instrument_after = vulkan_instrument_after,
+    .abandon = vulkan_abandon,
+    .wait = vulkan_wait,
+    .poll = vulkan_poll,
+    .wait_all = vulkan_wait_all,
+    .lazy_report = vulkan_lazy_report,
+};

@@ -1,0 +1,212 @@
+/* lib/queue.c: what vkds tracks per VkQueue: a timeline semaphore that every vkds
+ * submit signals, recycled slots (command pool, buffer, timestamp queries), and the
+ * in-flight list that completion reports come from. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+uint64_t vkds__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+vkds_result vkds__queue_init(vkds_resource *r) {
+  vkds__device *dev = r->dev;
+  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+  VkResult vr = dev->vk.vkCreateSemaphore(dev->device, &ci, NULL, &r->timeline);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkCreateSemaphore (timeline)");
+  pthread_mutex_init(&r->track_lock, NULL);
+  return VKDS_SUCCESS;
+}
+
+static void slot_free(vkds__device *dev, vkds__slot *s) {
+  if (s->timestamps) dev->vk.vkDestroyQueryPool(dev->device, s->timestamps, NULL);
+  if (s->pool) dev->vk.vkDestroyCommandPool(dev->device, s->pool, NULL);
+  vkds_selection_release(s->report_to);
+  free(s);
+}
+
+void vkds__queue_destroy(vkds_resource *r) {
+  vkds__device *dev = r->dev;
+  if (!r->timeline) return;
+  for (vkds__slot *lists[2] = {r->free_slots, r->inflight_head}, **l = lists; l < lists + 2; ++l)
+    for (vkds__slot *s = *l, *next; s; s = next) {
+      next = s->next;
+      slot_free(dev, s);
+    }
+  r->free_slots = r->inflight_head = r->inflight_tail = NULL;
+  dev->vk.vkDestroySemaphore(dev->device, r->timeline, NULL);
+  r->timeline = VK_NULL_HANDLE;
+  pthread_mutex_destroy(&r->track_lock);
+}
+
+static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
+  vkds__device *dev = r->dev;
+  vkds__slot *s = calloc(1, sizeof *s);
+  if (!s) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "slot");
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                 .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
+                                 .queueFamilyIndex = r->family};
+  VkResult vr = dev->vk.vkCreateCommandPool(dev->device, &pci, NULL, &s->pool);
+  if (vr == VK_SUCCESS) {
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = s->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    vr = dev->vk.vkAllocateCommandBuffers(dev->device, &ai, &s->cmd);
+  }
+  if (vr != VK_SUCCESS) {
+    slot_free(dev, s);
+    return vkds__vk_fail(dev->ctx, vr, "creating a command pool and buffer");
+  }
+  *out = s;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, vkds__slot **out) {
+  VKDS_CHECK(vkds__queue_reclaim(r));
+  pthread_mutex_lock(&r->track_lock);
+  vkds__slot *s = r->free_slots;
+  if (s) r->free_slots = s->next;
+  else ++r->slot_count;
+  pthread_mutex_unlock(&r->track_lock);
+  if (s) {
+    /* the pool's only buffer finished (it was reclaimed): reset it wholesale */
+    VkResult vr = r->dev->vk.vkResetCommandPool(r->dev->device, s->pool, 0);
+    if (vr != VK_SUCCESS) {
+      vkds__queue_release_slot(r, s);
+      return vkds__vk_fail(r->dev->ctx, vr, "vkResetCommandPool");
+    }
+  } else {
+    vkds_result res = slot_create(r, &s);
+    if (res != VKDS_SUCCESS) {
+      pthread_mutex_lock(&r->track_lock);
+      --r->slot_count;
+      pthread_mutex_unlock(&r->track_lock);
+      return res;
+    }
+  }
+  s->next = NULL;
+  s->timed = false;
+  s->value = 0;
+  s->report_to = NULL;
+  *out = s;
+  return VKDS_SUCCESS;
+}
+
+void vkds__queue_release_slot(vkds_resource *r, vkds__slot *s) {
+  vkds_selection_release(s->report_to);
+  s->report_to = NULL;
+  pthread_mutex_lock(&r->track_lock);
+  s->next = r->free_slots;
+  r->free_slots = s;
+  pthread_mutex_unlock(&r->track_lock);
+}
+
+void vkds__queue_track(vkds_resource *r, vkds__slot *s) {
+  s->next = NULL;
+  pthread_mutex_lock(&r->track_lock);
+  if (r->inflight_tail) r->inflight_tail->next = s;
+  else r->inflight_head = s;
+  r->inflight_tail = s;
+  pthread_mutex_unlock(&r->track_lock);
+}
+
+/* Raises the cached completed value to at least v. */
+static void note_completed(vkds_resource *r, uint64_t v) {
+  uint64_t old = atomic_load_explicit(&r->completed, memory_order_relaxed);
+  while (old < v && !atomic_compare_exchange_weak(&r->completed, &old, v)) {
+  }
+}
+
+static vkds_result read_counter(vkds_resource *r, uint64_t *value) {
+  VkResult vr = r->dev->vk.vkGetSemaphoreCounterValue(r->dev->device, r->timeline, value);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(r->dev->ctx, vr, "vkGetSemaphoreCounterValue");
+  note_completed(r, *value);
+  return VKDS_SUCCESS;
+}
+
+static void report_finished(vkds_resource *r, vkds__slot *s) {
+  if (!s->report_to) return;
+  if (s->timed) {
+    uint64_t ticks[2];
+    VkResult vr = r->dev->vk.vkGetQueryPoolResults(r->dev->device, s->timestamps, 0, 2, sizeof ticks,
+                                                   ticks, sizeof ticks[0], VK_QUERY_RESULT_64_BIT);
+    if (vr == VK_SUCCESS) {
+      uint32_t bits = r->dev->facts.families[r->family].timestampValidBits;
+      uint64_t mask = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+      double ns = (double)((ticks[1] - ticks[0]) & mask) * r->dev->facts.props.properties.limits.timestampPeriod;
+      vkds_selection_report(s->report_to, VKDS_REPORT_TIME, s->key, (uint64_t)(ns + 0.5));
+    }
+  }
+  vkds_selection_report(s->report_to, VKDS_REPORT_COMPLETION, s->key, 0);
+}
+
+vkds_result vkds__queue_reclaim(vkds_resource *r) {
+  /* nothing in flight: no driver call */
+  uint64_t done;
+  pthread_mutex_lock(&r->track_lock);
+  bool idle = r->inflight_head == NULL;
+  pthread_mutex_unlock(&r->track_lock);
+  if (idle) return VKDS_SUCCESS;
+  VKDS_CHECK(read_counter(r, &done));
+  pthread_mutex_lock(&r->track_lock);
+  vkds__slot *finished = NULL, **tail = &finished;
+  while (r->inflight_head && r->inflight_head->value <= done) {
+    vkds__slot *s = r->inflight_head;
+    r->inflight_head = s->next;
+    *tail = s;
+    tail = &s->next;
+  }
+  *tail = NULL;
+  if (!r->inflight_head) r->inflight_tail = NULL;
+  pthread_mutex_unlock(&r->track_lock);
+  /* reports call user code: outside the lock */
+  for (vkds__slot *s = finished, *next; s; s = next) {
+    next = s->next;
+    report_finished(r, s);
+    vkds__queue_release_slot(r, s);
+  }
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value) {
+  if (atomic_load_explicit(&r->completed, memory_order_acquire) >= value) return VKDS_SUCCESS;
+  uint64_t now;
+  VKDS_CHECK(read_counter(r, &now));
+  return now >= value ? VKDS_SUCCESS : VKDS_ERROR_WOULD_BLOCK;
+}
+
+vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_ns, uint64_t spin_ns) {
+  if (atomic_load_explicit(&r->completed, memory_order_acquire) >= value) return VKDS_SUCCESS;
+  /* Spin first: sleeping in the driver costs tens of microseconds of wake-up on some
+   * GPUs (bench/RESULTS.md has the numbers), more than short tasks take. */
+  uint64_t start = vkds__now_ns(), elapsed = 0;
+  uint64_t spin = spin_ns < timeout_ns ? spin_ns : timeout_ns;
+  for (;;) {
+    uint64_t now_value;
+    VKDS_CHECK(read_counter(r, &now_value));
+    if (now_value >= value) return VKDS_SUCCESS;
+    elapsed = vkds__now_ns() - start;
+    if (elapsed >= spin) break;
+  }
+  if (elapsed >= timeout_ns)
+    return vkds__fail(r->dev->ctx, VKDS_ERROR_TIMEOUT, VK_TIMEOUT, "queue %u: not done after %llu ns",
+                      r->index, (unsigned long long)timeout_ns);
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                            .semaphoreCount = 1,
+                            .pSemaphores = &r->timeline,
+                            .pValues = &value};
+  uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : timeout_ns - elapsed;
+  VkResult vr = r->dev->vk.vkWaitSemaphores(r->dev->device, &wi, left);
+  if (vr == VK_TIMEOUT)
+    return vkds__fail(r->dev->ctx, VKDS_ERROR_TIMEOUT, vr, "queue %u: not done after %llu ns", r->index,
+                      (unsigned long long)timeout_ns);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(r->dev->ctx, vr, "vkWaitSemaphores");
+  note_completed(r, value);
+  return VKDS_SUCCESS;
+}
