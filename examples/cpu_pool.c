@@ -1,0 +1,101 @@
+/* examples/cpu_pool.c: the thread pool itself (the backend is in cpu_pool_backend.c). */
+#include "cpu_pool.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+struct cpu_task {
+  cpu_pool *pool;
+  void (*fn)(void *);
+  void *arg;
+  bool done;
+  cpu_task *next_queued, *next_owned;
+};
+
+struct cpu_pool {
+  pthread_mutex_t lock;
+  pthread_cond_t work, idle;
+  cpu_task *head, *tail, *owned;
+  int running, threads;
+  bool stop;
+  pthread_t thread[];
+};
+
+static void *worker(void *arg) {
+  cpu_pool *p = arg;
+  pthread_mutex_lock(&p->lock);
+  for (;;) {
+    while (!p->head && !p->stop) pthread_cond_wait(&p->work, &p->lock);
+    if (!p->head) break;
+    cpu_task *t = p->head;
+    p->head = t->next_queued;
+    if (!p->head) p->tail = NULL;
+    ++p->running;
+    pthread_mutex_unlock(&p->lock);
+    t->fn(t->arg);
+    pthread_mutex_lock(&p->lock);
+    t->done = true;
+    --p->running;
+    pthread_cond_broadcast(&p->idle);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+cpu_pool *cpu_pool_create(int threads) {
+  cpu_pool *p = calloc(1, sizeof *p + (size_t)threads * sizeof(pthread_t));
+  if (!p) return NULL;
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->work, NULL);
+  pthread_cond_init(&p->idle, NULL);
+  p->threads = threads;
+  for (int i = 0; i < threads; ++i) pthread_create(&p->thread[i], NULL, worker, p);
+  return p;
+}
+
+cpu_task *cpu_pool_run(cpu_pool *p, void (*fn)(void *), void *arg) {
+  cpu_task *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->pool = p;
+  t->fn = fn;
+  t->arg = arg;
+  pthread_mutex_lock(&p->lock);
+  t->next_owned = p->owned;
+  p->owned = t;
+  if (p->tail) p->tail->next_queued = t;
+  else p->head = t;
+  p->tail = t;
+  pthread_cond_signal(&p->work);
+  pthread_mutex_unlock(&p->lock);
+  return t;
+}
+
+void cpu_task_wait(cpu_task *t) {
+  pthread_mutex_lock(&t->pool->lock);
+  while (!t->done) pthread_cond_wait(&t->pool->idle, &t->pool->lock);
+  pthread_mutex_unlock(&t->pool->lock);
+}
+
+void cpu_pool_wait_idle(cpu_pool *p) {
+  pthread_mutex_lock(&p->lock);
+  while (p->head || p->running) pthread_cond_wait(&p->idle, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+}
+
+void cpu_pool_destroy(cpu_pool *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->stop = true;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->threads; ++i) pthread_join(p->thread[i], NULL);
+  for (cpu_task *t = p->owned, *next; t; t = next) {
+    next = t->next_owned;
+    free(t);
+  }
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->idle);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}

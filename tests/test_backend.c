@@ -1,0 +1,567 @@
+/* tests/test_backend.c: backends, selections and submissions, on lavapipe through the
+ * Vulkan backend and on a CPU thread pool through the base (examples/cpu_pool*). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../examples/cpu_pool.h"
+#include "gpu_counter.h"
+#include "harness.h"
+
+/* ---- a Vulkan backend over resource 0 with a fixed selection ---- */
+
+typedef struct fixture {
+  vkds_context *ctx;
+  vkds_backend *b;
+  vkds_selection *sel;
+  gpu_counter counter;
+} fixture;
+
+static void fixture_open(fixture *f, uint32_t reports, const vkds_report_sink *sink) {
+  f->ctx = harness_context();
+  ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = f->ctx}, &f->b));
+  ck_assert_vkds(vkds_selection_create(f->b, 0, reports, sink, &f->sel));
+  gpu_counter_create(&f->counter, vkds_context_resource(f->ctx, 0));
+}
+
+static void fixture_close(fixture *f) {
+  vkds_selection_release(f->sel);
+  vkds_backend_destroy(f->b);
+  gpu_counter_destroy(&f->counter);
+  vkds_context_destroy(f->ctx);
+}
+
+typedef struct add_task {
+  const gpu_counter *counter;
+  uint32_t add, groups, iterations;
+  atomic_int *calls; /* may be NULL */
+} add_task;
+
+static vkds_result record_add(void *user, const vkds_task *task, void **wait_object) {
+  const add_task *t = user;
+  (void)wait_object;
+  ck_assert_ptr_nonnull(task->cmd);
+  gpu_counter_record(t->counter, task->cmd, t->add, t->groups ? t->groups : 1, t->iterations);
+  if (t->calls) atomic_fetch_add(t->calls, 1);
+  return VKDS_SUCCESS;
+}
+
+static vkds_result submit_add(fixture *f, uint32_t add, vkds_submission **out) {
+  add_task t = {.counter = &f->counter, .add = add};
+  return vkds_submit(f->sel, &(vkds_task_info){.fn = record_add, .user = &t, .label = "add"}, out);
+}
+
+START_TEST(hundred_submissions_then_group_wait) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  for (uint32_t i = 1; i <= 100; ++i) ck_assert_vkds(submit_add(&f, i, NULL));
+  ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 5050);
+  fixture_close(&f);
+}
+END_TEST
+
+START_TEST(one_submission) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  ck_assert_vkds(submit_add(&f, 1, NULL));
+  ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 1);
+  fixture_close(&f);
+}
+END_TEST
+
+START_TEST(no_submissions_group_wait_returns_at_once) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  ck_assert_vkds(vkds_backend_wait_all(f.b, 0)); /* no time at all is enough */
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 0);
+  fixture_close(&f);
+}
+END_TEST
+
+START_TEST(waiting_each_in_turn) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  for (uint32_t i = 1; i <= 100; ++i) {
+    vkds_submission *s;
+    ck_assert_vkds(submit_add(&f, i, &s));
+    ck_assert_vkds(vkds_submission_wait(s));
+    ck_assert_vkds(vkds_submission_poll(s));
+    ck_assert_uint_eq(gpu_counter_value(&f.counter), i * (i + 1) / 2);
+    ck_assert_ptr_eq(vkds_submission_selection(s), f.sel);
+    vkds_submission_release(s);
+  }
+  fixture_close(&f);
+}
+END_TEST
+
+START_TEST(wait_with_timeout_and_poll) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  add_task t = {.counter = &f.counter, .add = 1, .groups = 2000, .iterations = 20000};
+  vkds_submission *s;
+  ck_assert_vkds(vkds_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &t}, &s));
+  vkds_result p = vkds_submission_poll(s);
+  ck_assert(p == VKDS_SUCCESS || p == VKDS_ERROR_WOULD_BLOCK);
+  vkds_result w = vkds_submission_wait_timeout(s, 1000);
+  ck_assert(w == VKDS_SUCCESS || w == VKDS_ERROR_TIMEOUT);
+  ck_assert_vkds(vkds_submission_wait(s));
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 1);
+  vkds_submission_release(s);
+  fixture_close(&f);
+}
+END_TEST
+
+/* ---- what the backend reports ---- */
+
+typedef struct sink_log {
+  pthread_mutex_t lock;
+  int submissions, completions, times;
+  uint64_t last_time_ns, last_key;
+} sink_log;
+
+static void log_report(void *user, const vkds_report *r) {
+  sink_log *l = user;
+  pthread_mutex_lock(&l->lock);
+  if (r->what == VKDS_REPORT_SUBMISSION) ++l->submissions;
+  if (r->what == VKDS_REPORT_COMPLETION) ++l->completions;
+  if (r->what == VKDS_REPORT_TIME) ++l->times, l->last_time_ns = r->value_ns;
+  l->last_key = r->key;
+  pthread_mutex_unlock(&l->lock);
+}
+
+static uint64_t timed_run(fixture *f, sink_log *log, uint32_t groups, uint32_t iterations) {
+  add_task t = {.counter = &f->counter, .add = 1, .groups = groups, .iterations = iterations};
+  vkds_submission *s;
+  ck_assert_vkds(vkds_submit(f->sel, &(vkds_task_info){.fn = record_add, .user = &t, .key = 42}, &s));
+  ck_assert_vkds(vkds_submission_wait(s));
+  vkds_submission_release(s);
+  ck_assert_uint_eq(log->last_key, 42);
+  return log->last_time_ns;
+}
+
+START_TEST(reports_submission_completion_and_time) {
+  sink_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  fixture f;
+  vkds_report_sink sink = {log_report, &log};
+  fixture_open(&f, VKDS_REPORT_SUBMISSION | VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME, &sink);
+  uint64_t short_ns = UINT64_MAX, long_ns = UINT64_MAX;
+  for (int i = 0; i < 3; ++i) { /* the best of three, against a noisy machine */
+    uint64_t s = timed_run(&f, &log, 1, 10), l = timed_run(&f, &log, 512, 20000);
+    short_ns = s < short_ns ? s : short_ns;
+    long_ns = l < long_ns ? l : long_ns;
+  }
+  ck_assert_int_eq(log.submissions, 6);
+  ck_assert_int_eq(log.completions, 6);
+  ck_assert_int_eq(log.times, 6);
+  ck_assert_uint_gt(short_ns, 0);
+  ck_assert_msg(long_ns > 4 * short_ns, "long %llu ns vs short %llu ns", (unsigned long long)long_ns,
+                (unsigned long long)short_ns);
+  fixture_close(&f);
+}
+END_TEST
+
+START_TEST(completion_is_reported_lazily_without_waiting) {
+  sink_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  fixture f;
+  vkds_report_sink sink = {log_report, &log};
+  fixture_open(&f, VKDS_REPORT_COMPLETION, &sink);
+  ck_assert_vkds(submit_add(&f, 1, NULL));
+  for (int i = 0; i < 20000 && log.completions == 0; ++i) {
+    vkds_backend_lazy_report(f.b); /* what a policy does before each selection */
+    usleep(100);
+  }
+  ck_assert_int_eq(log.completions, 1);
+  ck_assert_int_eq(log.submissions, 0); /* not asked for */
+  fixture_close(&f);
+}
+END_TEST
+
+/* ---- overriding hooks ---- */
+
+typedef struct traced_backend {
+  /* (trace holds the first few events only) */
+  vkds_backend base; /* first */
+  char trace[256];
+  atomic_int befores, afters;
+} traced_backend;
+
+static vkds_result traced_before(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info, vkds_task *task) {
+  traced_backend *t = (traced_backend *)b;
+  if (strlen(t->trace) < 64) strcat(t->trace, "before,");
+  atomic_fetch_add(&t->befores, 1);
+  return vkds_backend_vulkan_ops.instrument_before(b, sel, info, task); /* super */
+}
+
+static vkds_result traced_after(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info, vkds_task *task,
+                                void *wait_object, vkds_submission **out) {
+  traced_backend *t = (traced_backend *)b;
+  if (strlen(t->trace) < 64) strcat(t->trace, "after,");
+  atomic_fetch_add(&t->afters, 1);
+  return vkds_backend_vulkan_ops.instrument_after(b, sel, info, task, wait_object, out);
+}
+
+static const vkds_backend_ops traced_ops = {
+    .version = VKDS_BACKEND_OPS_VERSION,
+    .backend_size = sizeof(traced_backend),
+    .name = "traced",
+    .parent = &vkds_backend_vulkan_ops,
+    .instrument_before = traced_before,
+    .instrument_after = traced_after,
+};
+
+static vkds_result traced_fn(void *user, const vkds_task *task, void **wait_object) {
+  (void)wait_object;
+  traced_backend *t = user;
+  if (strlen(t->trace) < 64) strcat(t->trace, "fn,");
+  gpu_counter *c = (gpu_counter *)t->base.user;
+  gpu_counter_record(c, task->cmd, 1, 1, 0);
+  return VKDS_SUCCESS;
+}
+
+START_TEST(hooks_run_in_order_and_see_every_submission) {
+  vkds_context *ctx = harness_context();
+  gpu_counter c;
+  gpu_counter_create(&c, vkds_context_resource(ctx, 0));
+  vkds_backend *b;
+  ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = ctx, .ops = &traced_ops, .user = &c}, &b));
+  traced_backend *t = (traced_backend *)b;
+  vkds_selection *sel;
+  ck_assert_vkds(vkds_selection_create(b, 0, 0, NULL, &sel));
+  ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
+  ck_assert_str_eq(t->trace, "before,fn,after,");
+  ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
+  ck_assert_str_eq(t->trace, "before,fn,after,before,fn,after,");
+  for (int i = 2; i < 500; ++i) ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
+  ck_assert_vkds(vkds_backend_wait_all(b, UINT64_MAX));
+  ck_assert_int_eq(atomic_load(&t->befores), 500);
+  ck_assert_int_eq(atomic_load(&t->afters), 500);
+  ck_assert_uint_eq(gpu_counter_value(&c), 500); /* the inherited submit really ran */
+  vkds_selection_release(sel);
+  vkds_backend_destroy(b);
+  gpu_counter_destroy(&c);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+static vkds_result failing_fn(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_ERROR_ARGUMENT_MISMATCH;
+}
+
+START_TEST(a_failing_task_submits_nothing) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  vkds_submission *s = (vkds_submission *)&f; /* must be reset */
+  ck_assert_int_eq(vkds_submit(f.sel, &(vkds_task_info){.fn = failing_fn}, &s), VKDS_ERROR_ARGUMENT_MISMATCH);
+  ck_assert_ptr_null(s);
+  ck_assert_vkds(submit_add(&f, 3, NULL)); /* the slot it used is fine to reuse */
+  ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 3);
+  fixture_close(&f);
+}
+END_TEST
+
+/* ---- the function submits by itself ---- */
+
+typedef struct self_submit {
+  const gpu_counter *counter;
+  VkCommandPool pool;
+  VkCommandBuffer cmd;
+} self_submit;
+
+static vkds_result submit_myself(void *user, const vkds_task *task, void **wait_object) {
+  self_submit *m = user;
+  ck_assert_ptr_null(task->cmd);
+  ck_assert_ptr_nonnull(task->queue);
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  vkBeginCommandBuffer(m->cmd, &bi);
+  gpu_counter_record(m->counter, m->cmd, 7, 1, 0);
+  vkEndCommandBuffer(m->cmd);
+  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &task->signal_value};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
+                     .pCommandBuffers = &m->cmd, .signalSemaphoreCount = 1,
+                     .pSignalSemaphores = &task->signal_semaphore};
+  if (vkQueueSubmit(task->queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS) return VKDS_ERROR_VULKAN;
+  *wait_object = m; /* returned by unwrap */
+  return VKDS_SUCCESS;
+}
+
+START_TEST(self_submitting_task) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  self_submit m = {.counter = &f.counter};
+  vkds_resource_info ri;
+  ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(f.ctx, 0), &ri));
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                 .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                 .queueFamilyIndex = ri.queue_family};
+  ck_assert_int_eq(vkCreateCommandPool(f.counter.dev, &pci, NULL, &m.pool), VK_SUCCESS);
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = m.pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  ck_assert_int_eq(vkAllocateCommandBuffers(f.counter.dev, &ai, &m.cmd), VK_SUCCESS);
+  ck_assert_vkds(submit_add(&f, 1, NULL)); /* mixed with recorded ones */
+  for (int i = 0; i < 3; ++i) {
+    vkds_submission *s;
+    ck_assert_vkds(vkds_submit(f.sel, &(vkds_task_info){.fn = submit_myself, .user = &m,
+                                                        .mode = VKDS_TASK_SELF_SUBMIT}, &s));
+    ck_assert_ptr_eq(vkds_submission_unwrap(s), &m);
+    ck_assert_vkds(vkds_submission_wait(s));
+    vkds_submission_release(s);
+  }
+  ck_assert_vkds(submit_add(&f, 1, NULL));
+  ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 23);
+  vkDestroyCommandPool(f.counter.dev, m.pool, NULL);
+  fixture_close(&f);
+}
+END_TEST
+
+/* ---- resources, memory, threads ---- */
+
+START_TEST(backend_reports_its_resources_in_order) {
+  vkds_context *ctx = harness_context();
+  vkds_backend *b;
+  ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = ctx}, &b));
+  uint32_t n;
+  void *const *res;
+  ck_assert_vkds(vkds_backend_get_resources(b, &n, &res));
+  ck_assert_uint_eq(n, vkds_context_resource_count(ctx));
+  for (uint32_t i = 0; i < n; ++i) ck_assert_ptr_eq(res[i], vkds_context_resource(ctx, i));
+  vkds_backend_destroy(b);
+
+  /* the base, over opaque resources */
+  int u[4] = {4, 5, 6, 7};
+  void *given[4] = {&u[3], &u[1], &u[0], &u[2]};
+  static const vkds_resource_kind ints = {.name = "int"};
+  ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.kind = &ints, .resource_count = 4, .resources = given}, &b));
+  ck_assert_vkds(vkds_backend_get_resources(b, &n, &res));
+  ck_assert_uint_eq(n, 4);
+  for (uint32_t i = 0; i < 4; ++i) ck_assert_ptr_eq(res[i], given[i]);
+  ck_assert_str_eq(b->ops->name, "base");
+  vkds_backend_destroy(b);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+static long rss_kib(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, resident = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+START_TEST(hundred_thousand_submissions_keep_memory_flat) {
+  fixture f;
+  fixture_open(&f, VKDS_REPORT_COMPLETION, &(vkds_report_sink){0});
+  for (uint32_t i = 0; i < 2000; ++i) ck_assert_vkds(submit_add(&f, 1, NULL)); /* warm up */
+  ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+  long before = rss_kib();
+  for (uint32_t i = 0; i < 100000; ++i) {
+    vkds_submission *s;
+    ck_assert_vkds(submit_add(&f, 1, (i % 3) ? NULL : &s)); /* some kept, some not */
+    if (!(i % 3)) {
+      if (i % 2) ck_assert_vkds(vkds_submission_wait(s));
+      vkds_submission_release(s);
+    }
+  }
+  ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+  long after = rss_kib();
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 102000);
+#ifndef __SANITIZE_ADDRESS__ /* ASan's quarantine holds freed memory; LeakSanitizer checks there */
+  ck_assert_msg(after - before < 4096, "RSS grew by %ld KiB over 100000 submissions", after - before);
+#else
+  (void)before, (void)after;
+#endif
+  fixture_close(&f);
+}
+END_TEST
+
+typedef struct thread_arg {
+  fixture *f;
+  atomic_int calls;
+  int per_thread;
+} thread_arg;
+
+static void *submit_from_thread(void *arg) {
+  thread_arg *a = arg;
+  add_task t = {.counter = &a->f->counter, .add = 1, .calls = &a->calls};
+  for (int i = 0; i < a->per_thread; ++i)
+    if (vkds_submit(a->f->sel, &(vkds_task_info){.fn = record_add, .user = &t}, NULL) != VKDS_SUCCESS)
+      return (void *)1;
+  return NULL;
+}
+
+START_TEST(submissions_from_four_threads_run_once_each) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  enum { THREADS = 4, EACH = 500 };
+  thread_arg arg = {.f = &f, .per_thread = EACH};
+  pthread_t t[THREADS];
+  for (int i = 0; i < THREADS; ++i) ck_assert_int_eq(pthread_create(&t[i], NULL, submit_from_thread, &arg), 0);
+  for (int i = 0; i < THREADS; ++i) {
+    void *rc;
+    pthread_join(t[i], &rc);
+    ck_assert_ptr_null(rc);
+  }
+  ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+  ck_assert_int_eq(atomic_load(&arg.calls), THREADS * EACH);
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), THREADS * EACH);
+  fixture_close(&f);
+}
+END_TEST
+
+/* ---- the base backend on a CPU thread pool ---- */
+
+static void add_to(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+static vkds_result enqueue_add(void *user, const vkds_task *task, void **wait_object) {
+  *wait_object = cpu_pool_run(task->resource, add_to, user);
+  return *wait_object ? VKDS_SUCCESS : VKDS_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+START_TEST(cpu_pool_backend) {
+  cpu_pool *pools[2] = {cpu_pool_create(2), cpu_pool_create(1)};
+  ck_assert_vkds(vkds_backend_register(&cpu_pool_kind, &cpu_pool_backend_ops));
+  ck_assert_ptr_eq(vkds_backend_lookup(&cpu_pool_kind), &cpu_pool_backend_ops);
+  vkds_backend *b;
+  ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.kind = &cpu_pool_kind, .resource_count = 2,
+                                                          .resources = (void *const *)pools}, &b));
+  ck_assert_str_eq(b->ops->name, "cpu-pool"); /* found through the registry */
+  sink_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  vkds_selection *sel[2];
+  for (uint32_t i = 0; i < 2; ++i)
+    ck_assert_vkds(vkds_selection_create(b, i, VKDS_REPORT_SUBMISSION | VKDS_REPORT_COMPLETION,
+                                         &(vkds_report_sink){log_report, &log}, &sel[i]));
+  atomic_int sum = 0;
+  for (int i = 0; i < 100; ++i) ck_assert_vkds(vkds_submit(sel[i % 2], &(vkds_task_info){.fn = enqueue_add, .user = &sum}, NULL));
+  ck_assert_vkds(vkds_backend_wait_all(b, UINT64_MAX));
+  ck_assert_int_eq(atomic_load(&sum), 100);
+  vkds_submission *s;
+  ck_assert_vkds(vkds_submit(sel[1], &(vkds_task_info){.fn = enqueue_add, .user = &sum}, &s));
+  ck_assert_vkds(vkds_submission_wait(s));
+  ck_assert_int_eq(atomic_load(&sum), 101);
+  ck_assert_int_eq(log.submissions, 101);
+  ck_assert_int_eq(log.completions, 1);
+  vkds_submission_release(s);
+  for (int i = 0; i < 2; ++i) vkds_selection_release(sel[i]);
+  vkds_backend_destroy(b);
+  ck_assert_vkds(vkds_backend_register(&cpu_pool_kind, NULL));
+  ck_assert_ptr_eq(vkds_backend_lookup(&cpu_pool_kind), &vkds_backend_base_ops);
+  for (int i = 0; i < 2; ++i) cpu_pool_destroy(pools[i]);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+static vkds_result return_object(void *user, const vkds_task *task, void **wait_object) {
+  (void)task;
+  *wait_object = user;
+  return VKDS_SUCCESS;
+}
+
+START_TEST(errors_are_named) {
+  static const vkds_resource_kind mute = {.name = "mute"}; /* can wait for nothing */
+  int x = 0;
+  void *res[1] = {&x};
+  vkds_backend *b = NULL;
+  vkds_backend_info info = {.kind = &mute, .resource_count = 1, .resources = res};
+  ck_assert_int_eq(vkds_backend_create(NULL, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_backend_create(&info, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_backend_create(&(vkds_backend_info){.kind = &mute}, &b), VKDS_ERROR_EMPTY);
+  ck_assert_int_eq(vkds_backend_create(&(vkds_backend_info){0}, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  void *null_res[1] = {NULL};
+  ck_assert_int_eq(vkds_backend_create(&(vkds_backend_info){.kind = &mute, .resource_count = 1, .resources = null_res}, &b),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_backend_ops no_version = {.name = "x"};
+  info.ops = &no_version;
+  ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_backend_ops future = {.version = VKDS_BACKEND_OPS_VERSION + 1};
+  info.ops = &future;
+  ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_backend_ops tiny = {.version = VKDS_BACKEND_OPS_VERSION, .backend_size = 8};
+  info.ops = &tiny;
+  ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(b);
+  info.ops = NULL;
+  ck_assert_vkds(vkds_backend_create(&info, &b));
+
+  vkds_selection *sel = NULL;
+  ck_assert_int_eq(vkds_selection_create(b, 1, 0, NULL, &sel), VKDS_ERROR_OUT_OF_RANGE);
+  ck_assert_int_eq(vkds_selection_create(b, 0, VKDS_REPORT_TIME, NULL, &sel), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_int_eq(vkds_selection_create(b, 0, 1u << 9, NULL, &sel), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_selection_create(NULL, 0, 0, NULL, &sel), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_vkds(vkds_selection_create(b, 0, 0, NULL, &sel));
+  ck_assert_ptr_eq(vkds_selection_resource(sel), &x);
+
+  vkds_submission *s = NULL;
+  ck_assert_int_eq(vkds_submit(sel, NULL, &s), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_submit(sel, &(vkds_task_info){0}, &s), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_submit(NULL, &(vkds_task_info){.fn = return_object}, &s), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_submit(sel, &(vkds_task_info){.fn = return_object, .mode = 9}, &s), VKDS_ERROR_INVALID_ARGUMENT);
+  /* a task that finished inside its function: waiting is fine */
+  ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = return_object, .user = NULL}, &s));
+  ck_assert_vkds(vkds_submission_wait(s));
+  vkds_submission_release(s);
+  /* a wait object the kind cannot wait for: a clear error, not a silent success */
+  ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = return_object, .user = &x}, &s));
+  ck_assert_ptr_eq(vkds_submission_unwrap(s), &x);
+  ck_assert_int_eq(vkds_submission_wait(s), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_int_eq(vkds_submission_poll(s), VKDS_ERROR_UNSUPPORTED);
+  vkds_submission_release(s);
+  ck_assert_int_eq(vkds_backend_wait_all(b, UINT64_MAX), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_int_eq(vkds_submission_wait(NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_backend_wait_all(NULL, 0), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_selection_release(sel);
+  vkds_backend_destroy(b);
+  vkds_backend_destroy(NULL);
+  vkds_selection_release(NULL);
+  vkds_submission_release(NULL);
+}
+END_TEST
+
+START_TEST(vulkan_backend_errors) {
+  vkds_context *a = harness_context(), *c = harness_context();
+  void *mixed[2] = {vkds_context_resource(a, 0), vkds_context_resource(c, 0)};
+  vkds_backend *b = NULL;
+  ck_assert_int_eq(vkds_backend_create(&(vkds_backend_info){.resource_count = 2, .resources = mixed}, &b),
+                   VKDS_ERROR_WRONG_CONTEXT);
+  ck_assert_int_eq(vkds_backend_create(&(vkds_backend_info){.context = a, .resource_count = 1, .resources = &mixed[1]}, &b),
+                   VKDS_ERROR_WRONG_CONTEXT);
+  ck_assert_ptr_null(b);
+  vkds_context_destroy(a);
+  vkds_context_destroy(c);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("backend");
+  TCase *tc = harness_tcase("backend");
+  tcase_add_test(tc, hundred_submissions_then_group_wait);
+  tcase_add_test(tc, one_submission);
+  tcase_add_test(tc, no_submissions_group_wait_returns_at_once);
+  tcase_add_test(tc, waiting_each_in_turn);
+  tcase_add_test(tc, wait_with_timeout_and_poll);
+  tcase_add_test(tc, reports_submission_completion_and_time);
+  tcase_add_test(tc, completion_is_reported_lazily_without_waiting);
+  tcase_add_test(tc, hooks_run_in_order_and_see_every_submission);
+  tcase_add_test(tc, a_failing_task_submits_nothing);
+  tcase_add_test(tc, self_submitting_task);
+  tcase_add_test(tc, backend_reports_its_resources_in_order);
+  tcase_add_test(tc, hundred_thousand_submissions_keep_memory_flat);
+  tcase_add_test(tc, submissions_from_four_threads_run_once_each);
+  tcase_add_test(tc, cpu_pool_backend);
+  tcase_add_test(tc, errors_are_named);
+  tcase_add_test(tc, vulkan_backend_errors);
+  suite_add_tcase(s, tc);
+  return harness_run(s);
+}
