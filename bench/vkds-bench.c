@@ -5,6 +5,8 @@
  * exists so far. Public API only. */
 #include <vkds/vkds.h>
 
+#include "bench.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +14,6 @@
 
 #define PROG "vkds-bench"
 
-/* Options every mode may use. */
-typedef struct bench_options {
-  uint32_t count; /* elements per fill; 0: the mode's default */
-} bench_options;
-
-typedef int (*bench_fn)(vkds_context *ctx, const bench_options *opt);
 
 typedef struct bench_mode {
   const char *name; /* selected by --NAME */
@@ -136,6 +132,7 @@ static int run_quick(vkds_context *ctx, const bench_options *opt) {
 /* The first mode is the default. */
 static const bench_mode modes[] = {
     {"quick", "self-test every resource: correctness, round trip, fill bandwidth", run_quick},
+    {"submit", "submit-to-completion round trip and batched submissions, vkds against plain Vulkan", bench_submit},
 };
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
@@ -145,7 +142,7 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < MODE_COUNT; i++)
     fprintf(f, "  --%-12s %s%s\n", modes[i].name, modes[i].help, i == 0 ? " (default)" : "");
   fprintf(f, "\nOptions:\n"
-             "  --count N      elements (4 bytes each) per fill; default: the mode's\n"
+             "  --count N      --quick: elements (4 bytes each) per fill; --submit: dispatches per batch\n"
              "  -h, --help     show this help\n"
              "\nEnvironment: VKDS_DEVICES restricts the devices, VKDS_VALIDATION=1 enables\n"
              "the Khronos validation layer.\n");

@@ -1,17 +1,21 @@
 /* tests/gpu_counter.c */
 #include "gpu_counter.h"
 
-#include <check.h>
+#include "counter.comp.h"
 
-#include "test_counter.comp.h"
+#define TRY(call)                                                                           \
+  do {                                                                                      \
+    VkResult vr_ = (call);                                                                  \
+    if (vr_ != VK_SUCCESS) return vr_;                                                      \
+  } while (0)
 
-void gpu_counter_create(gpu_counter *c, vkds_resource *res) {
+VkResult gpu_counter_create(gpu_counter *c, vkds_resource *res) {
   *c = (gpu_counter){0};
   VkPhysicalDevice phys;
-  ck_assert_int_eq(vkds_resource_vk_handles(res, &phys, &c->dev, NULL), VKDS_SUCCESS);
+  if (vkds_resource_vk_handles(res, &phys, &c->dev, NULL) != VKDS_SUCCESS) return VK_ERROR_UNKNOWN;
   VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 256,
                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
-  ck_assert_int_eq(vkCreateBuffer(c->dev, &bci, NULL, &c->buffer), VK_SUCCESS);
+  TRY(vkCreateBuffer(c->dev, &bci, NULL, &c->buffer));
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(c->dev, c->buffer, &req);
   VkPhysicalDeviceMemoryProperties mp;
@@ -20,13 +24,13 @@ void gpu_counter_create(gpu_counter *c, vkds_resource *res) {
   uint32_t type = UINT32_MAX;
   for (uint32_t t = 0; t < mp.memoryTypeCount && type == UINT32_MAX; ++t)
     if ((req.memoryTypeBits & (1u << t)) && (mp.memoryTypes[t].propertyFlags & want) == want) type = t;
-  ck_assert_uint_ne(type, UINT32_MAX);
+  if (type == UINT32_MAX) return VK_ERROR_FEATURE_NOT_PRESENT;
   VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
                               .memoryTypeIndex = type};
-  ck_assert_int_eq(vkAllocateMemory(c->dev, &mai, NULL, &c->memory), VK_SUCCESS);
-  ck_assert_int_eq(vkBindBufferMemory(c->dev, c->buffer, c->memory, 0), VK_SUCCESS);
+  TRY(vkAllocateMemory(c->dev, &mai, NULL, &c->memory));
+  TRY(vkBindBufferMemory(c->dev, c->buffer, c->memory, 0));
   void *p;
-  ck_assert_int_eq(vkMapMemory(c->dev, c->memory, 0, VK_WHOLE_SIZE, 0, &p), VK_SUCCESS);
+  TRY(vkMapMemory(c->dev, c->memory, 0, VK_WHOLE_SIZE, 0, &p));
   c->mapped = p;
   c->mapped[0] = 0;
 
@@ -34,34 +38,35 @@ void gpu_counter_create(gpu_counter *c, vkds_resource *res) {
                                     .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
   VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                          .bindingCount = 1, .pBindings = &b};
-  ck_assert_int_eq(vkCreateDescriptorSetLayout(c->dev, &dci, NULL, &c->set_layout), VK_SUCCESS);
+  TRY(vkCreateDescriptorSetLayout(c->dev, &dci, NULL, &c->set_layout));
   VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = 8};
   VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
                                     .pSetLayouts = &c->set_layout, .pushConstantRangeCount = 1,
                                     .pPushConstantRanges = &pr};
-  ck_assert_int_eq(vkCreatePipelineLayout(c->dev, &lci, NULL, &c->layout), VK_SUCCESS);
+  TRY(vkCreatePipelineLayout(c->dev, &lci, NULL, &c->layout));
   VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                  .codeSize = sizeof vkds_spirv_test_counter, .pCode = vkds_spirv_test_counter};
-  ck_assert_int_eq(vkCreateShaderModule(c->dev, &mci, NULL, &c->module), VK_SUCCESS);
+                                  .codeSize = sizeof vkds_spirv_counter, .pCode = vkds_spirv_counter};
+  TRY(vkCreateShaderModule(c->dev, &mci, NULL, &c->module));
   VkComputePipelineCreateInfo cpci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = c->module, .pName = "main"},
       .layout = c->layout};
-  ck_assert_int_eq(vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cpci, NULL, &c->pipeline), VK_SUCCESS);
+  TRY(vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cpci, NULL, &c->pipeline));
   VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1};
   VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1,
                                      .poolSizeCount = 1, .pPoolSizes = &ps};
-  ck_assert_int_eq(vkCreateDescriptorPool(c->dev, &dpci, NULL, &c->pool), VK_SUCCESS);
+  TRY(vkCreateDescriptorPool(c->dev, &dpci, NULL, &c->pool));
   VkDescriptorSetAllocateInfo dsai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                       .descriptorPool = c->pool, .descriptorSetCount = 1,
                                       .pSetLayouts = &c->set_layout};
-  ck_assert_int_eq(vkAllocateDescriptorSets(c->dev, &dsai, &c->set), VK_SUCCESS);
+  TRY(vkAllocateDescriptorSets(c->dev, &dsai, &c->set));
   VkDescriptorBufferInfo dbi = {.buffer = c->buffer, .range = VK_WHOLE_SIZE};
   VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = c->set,
                             .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                             .pBufferInfo = &dbi};
   vkUpdateDescriptorSets(c->dev, 1, &w, 0, NULL);
+  return VK_SUCCESS;
 }
 
 void gpu_counter_record(const gpu_counter *c, VkCommandBuffer cmd, uint32_t add, uint32_t groups,

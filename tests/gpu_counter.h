@@ -1,5 +1,6 @@
 /* tests/gpu_counter.h: a counter in host-visible memory that GPU tasks add to, with the
- * plain-Vulkan pipeline that does it; the tests' way of seeing that work really ran. */
+ * plain-Vulkan pipeline that does it: the tests' way of seeing that work really ran, and
+ * the benchmarks' tiny dispatch. */
 #ifndef VKDS_TEST_GPU_COUNTER_H
 #define VKDS_TEST_GPU_COUNTER_H
 
@@ -20,8 +21,8 @@ typedef struct gpu_counter {
   VkDescriptorSet set;
 } gpu_counter;
 
-/* Creates the counter (0) on the device of `res`. */
-void gpu_counter_create(gpu_counter *c, vkds_resource *res);
+/* Creates the counter (0) on the device of `res`. (Shared by tests and benchmarks.) */
+VkResult gpu_counter_create(gpu_counter *c, vkds_resource *res);
 /* Records: `groups` work groups of 64 burn `iterations` rounds each, then one adds `add`;
  * a barrier makes the result visible to the host. */
 void gpu_counter_record(const gpu_counter *c, VkCommandBuffer cmd, uint32_t add, uint32_t groups,

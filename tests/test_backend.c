@@ -24,7 +24,7 @@ static void fixture_open(fixture *f, uint32_t reports, const vkds_report_sink *s
   f->ctx = harness_context();
   ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = f->ctx}, &f->b));
   ck_assert_vkds(vkds_selection_create(f->b, 0, reports, sink, &f->sel));
-  gpu_counter_create(&f->counter, vkds_context_resource(f->ctx, 0));
+  ck_assert_int_eq(gpu_counter_create(&f->counter, vkds_context_resource(f->ctx, 0)), VK_SUCCESS);
 }
 
 static void fixture_close(fixture *f) {
@@ -226,7 +226,7 @@ static vkds_result traced_fn(void *user, const vkds_task *task, void **wait_obje
 START_TEST(hooks_run_in_order_and_see_every_submission) {
   vkds_context *ctx = harness_context();
   gpu_counter c;
-  gpu_counter_create(&c, vkds_context_resource(ctx, 0));
+  ck_assert_int_eq(gpu_counter_create(&c, vkds_context_resource(ctx, 0)), VK_SUCCESS);
   vkds_backend *b;
   ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = ctx, .ops = &traced_ops, .user = &c}, &b));
   traced_backend *t = (traced_backend *)b;

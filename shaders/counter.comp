@@ -1,5 +1,5 @@
 #version 450
-// Used by the tests: one invocation adds `add` to a counter; every invocation first
+// Used by the tests and benchmarks: one invocation adds `add` to a counter; every invocation first
 // burns `iterations` rounds of arithmetic so that tasks of different lengths exist.
 // (Each loop stays under 65,535 iterations: lavapipe cuts longer ones short.)
 layout(local_size_x = 64) in;

@@ -1,0 +1,23 @@
+/* bench/bench.h: what the benchmark modes share. */
+#ifndef VKDS_BENCH_H
+#define VKDS_BENCH_H
+
+#include <stdint.h>
+#include <vkds/vkds.h>
+
+/* Options every mode may use. */
+typedef struct bench_options {
+  uint32_t count; /* elements, submissions or repetitions; 0: the mode's default */
+} bench_options;
+
+/* A mode: gets the context and the options, returns an exit status. */
+typedef int (*bench_fn)(vkds_context *ctx, const bench_options *opt);
+
+int bench_submit(vkds_context *ctx, const bench_options *opt);
+
+/* Monotonic time in nanoseconds. */
+uint64_t bench_now_ns(void);
+/* Sorts `n` samples and returns the median. */
+double bench_median(double *samples, uint32_t n);
+
+#endif

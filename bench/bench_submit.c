@@ -1,0 +1,371 @@
+/* bench/bench_submit.c: --submit, the cost of running one tiny dispatch through the
+ * Vulkan backend, against plain Vulkan doing the same work in the same run.
+ *
+ * Round trip: one dispatch submitted, then waited for, again and again (median).
+ *   plain/fence     pre-recorded command buffer, vkQueueSubmit with a fence, vkWaitForFences
+ *   plain/timeline  the same, signalling a timeline semaphore, vkWaitSemaphores
+ *   plain/spin      the same, spinning on vkGetSemaphoreCounterValue
+ *   plain/spin on host memory: the command buffer also writes a word to host-visible
+ *                   memory (vkCmdFillBuffer), and the host spins on that word
+ *   vkQueueSubmit call: how long the call alone takes (with a timeline signal, or a fence)
+ *   vkds (3 rows)   vkds_submit (records the dispatch each time) + vkds_submission_wait,
+ *                   with the backend's spin-then-sleep wait at three spin lengths
+ * Batched: N dispatches each in its own submission, then one wait (mean per dispatch).
+ *   plain           N pre-recorded command buffers, N vkQueueSubmit, one wait
+ *   vkds            N vkds_submit (fire and forget), one vkds_backend_wait_all
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vulkan/vulkan.h>
+
+#include "../tests/gpu_counter.h"
+#include "bench.h"
+
+enum { TRIPS = 300, WARMUP = 20 };
+
+typedef struct plain {
+  VkDevice dev;
+  VkQueue queue;
+  vkds_resource *res;
+  VkCommandPool pool;
+  VkCommandBuffer *cmds;
+  uint32_t cmd_count;
+  VkFence fence;
+  VkSemaphore timeline;
+  uint64_t value;
+  /* the memory-spin probe: command buffers that also write their number to host memory */
+  VkBuffer flag;
+  VkDeviceMemory flag_memory;
+  volatile uint32_t *flag_word;
+  VkCommandBuffer flag_cmds[2];
+} plain;
+
+static int plain_open(plain *p, vkds_resource *res, const gpu_counter *c, uint32_t cmd_count) {
+  vkds_resource_info ri;
+  vkds_resource_get_info(res, &ri);
+  p->res = res;
+  vkds_resource_vk_handles(res, NULL, &p->dev, &p->queue);
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = ri.queue_family};
+  if (vkCreateCommandPool(p->dev, &pci, NULL, &p->pool) != VK_SUCCESS) return 1;
+  p->cmds = calloc(cmd_count, sizeof *p->cmds);
+  p->cmd_count = cmd_count;
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = p->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = cmd_count};
+  if (!p->cmds || vkAllocateCommandBuffers(p->dev, &ai, p->cmds) != VK_SUCCESS) return 1;
+  for (uint32_t i = 0; i < cmd_count; ++i) {
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vkBeginCommandBuffer(p->cmds[i], &bi);
+    gpu_counter_record(c, p->cmds[i], 1, 1, 0);
+    vkEndCommandBuffer(p->cmds[i]);
+  }
+  VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+  if (vkCreateFence(p->dev, &fci, NULL, &p->fence) != VK_SUCCESS ||
+      vkCreateSemaphore(p->dev, &sci, NULL, &p->timeline) != VK_SUCCESS)
+    return 1;
+  return 0;
+}
+
+/* Host-visible, coherent memory for one word, and two command buffers that run the tiny
+ * dispatch and then write 1 or 2 there (vkCmdFillBuffer after a barrier). */
+static int plain_open_flag(plain *p, const gpu_counter *c, VkPhysicalDevice phys) {
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 64,
+                            .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+  if (vkCreateBuffer(p->dev, &bci, NULL, &p->flag) != VK_SUCCESS) return 1;
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(p->dev, p->flag, &req);
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  uint32_t type = UINT32_MAX;
+  for (uint32_t t = 0; t < mp.memoryTypeCount && type == UINT32_MAX; ++t)
+    if ((req.memoryTypeBits & (1u << t)) && (mp.memoryTypes[t].propertyFlags & want) == want &&
+        !(mp.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+      type = t;
+  for (uint32_t t = 0; t < mp.memoryTypeCount && type == UINT32_MAX; ++t)
+    if ((req.memoryTypeBits & (1u << t)) && (mp.memoryTypes[t].propertyFlags & want) == want) type = t;
+  VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+                              .memoryTypeIndex = type};
+  void *map;
+  if (type == UINT32_MAX || vkAllocateMemory(p->dev, &mai, NULL, &p->flag_memory) != VK_SUCCESS ||
+      vkBindBufferMemory(p->dev, p->flag, p->flag_memory, 0) != VK_SUCCESS ||
+      vkMapMemory(p->dev, p->flag_memory, 0, VK_WHOLE_SIZE, 0, &map) != VK_SUCCESS)
+    return 1;
+  p->flag_word = map;
+  *p->flag_word = 0;
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = p->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 2};
+  if (vkAllocateCommandBuffers(p->dev, &ai, p->flag_cmds) != VK_SUCCESS) return 1;
+  for (uint32_t i = 0; i < 2; ++i) {
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vkBeginCommandBuffer(p->flag_cmds[i], &bi);
+    gpu_counter_record(c, p->flag_cmds[i], 1, 1, 0);
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
+    vkCmdPipelineBarrier(p->flag_cmds[i], VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                         &mb, 0, NULL, 0, NULL);
+    vkCmdFillBuffer(p->flag_cmds[i], p->flag, 0, 4, i + 1);
+    VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(p->flag_cmds[i], VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0,
+                         NULL, 0, NULL);
+    vkEndCommandBuffer(p->flag_cmds[i]);
+  }
+  return 0;
+}
+
+/* Round trip waiting by spinning on the word the command buffer writes (no driver call
+ * while waiting); also signals the timeline so the next submit can be ordered. */
+static double plain_memspin_round_trip(plain *p, bool signal) {
+  double samples[TRIPS];
+  for (uint32_t i = 0; i < TRIPS + WARMUP; ++i) {
+    uint32_t want = (i & 1) + 1;
+    uint64_t t0 = bench_now_ns();
+    ++p->value;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = signal ? &ts : NULL,
+                       .commandBufferCount = 1, .pCommandBuffers = &p->flag_cmds[i & 1],
+                       .signalSemaphoreCount = signal ? 1 : 0, .pSignalSemaphores = &p->timeline};
+    vkds_resource_lock_queue(p->res);
+    vkQueueSubmit(p->queue, 1, &si, signal ? VK_NULL_HANDLE : p->fence);
+    vkds_resource_unlock_queue(p->res);
+    while (*p->flag_word != want) {
+    }
+    if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
+    /* the command buffer is reused two submits later: make sure it is no longer pending */
+    if (signal) {
+      VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                .pSemaphores = &p->timeline, .pValues = &p->value};
+      vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+    } else {
+      --p->value;
+      vkWaitForFences(p->dev, 1, &p->fence, VK_TRUE, UINT64_MAX);
+      vkResetFences(p->dev, 1, &p->fence);
+    }
+  }
+  return bench_median(samples, TRIPS);
+}
+
+/* How long the vkQueueSubmit call itself takes, with a timeline signal or with none. */
+static double plain_submit_call(plain *p, bool signal) {
+  double samples[TRIPS];
+  for (uint32_t i = 0; i < TRIPS + WARMUP; ++i) {
+    ++p->value;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = signal ? &ts : NULL, .commandBufferCount = 1,
+                       .pCommandBuffers = &p->cmds[0], .signalSemaphoreCount = signal ? 1 : 0,
+                       .pSignalSemaphores = &p->timeline};
+    vkds_resource_lock_queue(p->res);
+    uint64_t t0 = bench_now_ns();
+    vkQueueSubmit(p->queue, 1, &si, signal ? VK_NULL_HANDLE : p->fence);
+    uint64_t t1 = bench_now_ns();
+    vkds_resource_unlock_queue(p->res);
+    if (signal) {
+      VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                .pSemaphores = &p->timeline, .pValues = &p->value};
+      vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+    } else {
+      --p->value;
+      vkWaitForFences(p->dev, 1, &p->fence, VK_TRUE, UINT64_MAX);
+      vkResetFences(p->dev, 1, &p->fence);
+    }
+    if (i >= WARMUP) samples[i - WARMUP] = (double)(t1 - t0);
+  }
+  return bench_median(samples, TRIPS);
+}
+
+static void plain_close(plain *p) {
+  if (p->flag) vkDestroyBuffer(p->dev, p->flag, NULL);
+  if (p->flag_memory) vkFreeMemory(p->dev, p->flag_memory, NULL);
+  vkDestroySemaphore(p->dev, p->timeline, NULL);
+  vkDestroyFence(p->dev, p->fence, NULL);
+  vkDestroyCommandPool(p->dev, p->pool, NULL);
+  free(p->cmds);
+}
+
+/* Submits command buffer i, signalling the timeline (and the fence when asked). */
+static void plain_submit(plain *p, uint32_t i, VkFence fence) {
+  ++p->value;
+  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
+                     .pCommandBuffers = &p->cmds[i], .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
+  vkds_resource_lock_queue(p->res); /* vkds may share the queue */
+  vkQueueSubmit(p->queue, 1, &si, fence);
+  vkds_resource_unlock_queue(p->res);
+}
+
+typedef enum plain_wait { WAIT_FENCE, WAIT_TIMELINE, WAIT_SPIN } plain_wait;
+
+static double plain_round_trip(plain *p, plain_wait how) {
+  double samples[TRIPS];
+  for (uint32_t i = 0; i < TRIPS + WARMUP; ++i) {
+    uint64_t t0 = bench_now_ns();
+    plain_submit(p, 0, how == WAIT_FENCE ? p->fence : VK_NULL_HANDLE);
+    if (how == WAIT_FENCE) {
+      vkWaitForFences(p->dev, 1, &p->fence, VK_TRUE, UINT64_MAX);
+      vkResetFences(p->dev, 1, &p->fence);
+    } else if (how == WAIT_TIMELINE) {
+      VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                .pSemaphores = &p->timeline, .pValues = &p->value};
+      vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+    } else {
+      uint64_t v = 0;
+      while (vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
+      }
+    }
+    if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
+  }
+  return bench_median(samples, TRIPS);
+}
+
+/* N submissions, each signalling the timeline, or only the last one. */
+static double plain_batched(plain *p, bool signal_each) {
+  uint64_t t0 = bench_now_ns();
+  for (uint32_t i = 0; i < p->cmd_count; ++i) {
+    if (signal_each || i + 1 == p->cmd_count) {
+      plain_submit(p, i, VK_NULL_HANDLE);
+    } else {
+      VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &p->cmds[i]};
+      vkds_resource_lock_queue(p->res);
+      vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
+      vkds_resource_unlock_queue(p->res);
+    }
+  }
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                            .pSemaphores = &p->timeline, .pValues = &p->value};
+  vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+  return (double)(bench_now_ns() - t0) / p->cmd_count;
+}
+
+static vkds_result record_tiny(void *user, const vkds_task *task, void **wait_object) {
+  (void)wait_object;
+  gpu_counter_record(user, task->cmd, 1, 1, 0);
+  return VKDS_SUCCESS;
+}
+
+/* vkds round trip with a backend whose waits spin for spin_ns before sleeping. */
+static double vkds_round_trip(vkds_resource *res, gpu_counter *c, uint64_t spin_ns, vkds_result *err) {
+  vkds_backend *b = NULL;
+  vkds_selection *sel = NULL;
+  double samples[TRIPS];
+  void *r = res;
+  *err = vkds_backend_create(&(vkds_backend_info){.resource_count = 1, .resources = &r, .spin_ns = spin_ns}, &b);
+  if (*err == VKDS_SUCCESS) *err = vkds_selection_create(b, 0, 0, NULL, &sel);
+  vkds_task_info task = {.fn = record_tiny, .user = c};
+  for (uint32_t i = 0; i < TRIPS + WARMUP && *err == VKDS_SUCCESS; ++i) {
+    vkds_submission *s;
+    uint64_t t0 = bench_now_ns();
+    *err = vkds_submit(sel, &task, &s);
+    if (*err != VKDS_SUCCESS) break;
+    *err = vkds_submission_wait(s);
+    if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
+    vkds_submission_release(s);
+  }
+  vkds_selection_release(sel);
+  vkds_backend_destroy(b);
+  return *err == VKDS_SUCCESS ? bench_median(samples, TRIPS) : 0.0;
+}
+
+static double vkds_batched(vkds_resource *res, gpu_counter *c, uint32_t n, vkds_result *err) {
+  vkds_backend *b = NULL;
+  vkds_selection *sel = NULL;
+  void *r = res;
+  double per = 0.0;
+  *err = vkds_backend_create(&(vkds_backend_info){.resource_count = 1, .resources = &r}, &b);
+  if (*err == VKDS_SUCCESS) *err = vkds_selection_create(b, 0, 0, NULL, &sel);
+  vkds_task_info task = {.fn = record_tiny, .user = c};
+  if (*err == VKDS_SUCCESS) {
+    uint64_t t0 = bench_now_ns();
+    for (uint32_t i = 0; i < n && *err == VKDS_SUCCESS; ++i) *err = vkds_submit(sel, &task, NULL);
+    if (*err == VKDS_SUCCESS) *err = vkds_backend_wait_all(b, UINT64_MAX);
+    per = (double)(bench_now_ns() - t0) / n;
+  }
+  vkds_selection_release(sel);
+  vkds_backend_destroy(b);
+  return per;
+}
+
+/* Runs every variant on one resource and prints its rows. */
+static int bench_resource(vkds_resource *res, uint32_t batch) {
+  vkds_resource_info ri;
+  vkds_resource_get_info(res, &ri);
+  gpu_counter c;
+  plain p = {0};
+  VkPhysicalDevice phys;
+  vkds_resource_vk_handles(res, &phys, NULL, NULL);
+  if (gpu_counter_create(&c, res) != VK_SUCCESS || plain_open(&p, res, &c, batch) ||
+      plain_open_flag(&p, &c, phys)) {
+    fprintf(stderr, "vkds-bench: cannot set up plain Vulkan on resource %u\n", ri.index);
+    return 1;
+  }
+  vkds_result err = VKDS_SUCCESS, e;
+  double fence = plain_round_trip(&p, WAIT_FENCE);
+  double timeline = plain_round_trip(&p, WAIT_TIMELINE);
+  double spin = plain_round_trip(&p, WAIT_SPIN);
+  double memspin = plain_memspin_round_trip(&p, true);
+  double memspin_nosignal = plain_memspin_round_trip(&p, false);
+  double call_signal = plain_submit_call(&p, true);
+  double call_fence = plain_submit_call(&p, false);
+  double v_default = vkds_round_trip(res, &c, 0, &e);
+  err = err ? err : e;
+  double v_sleep = vkds_round_trip(res, &c, 1, &e);
+  err = err ? err : e;
+  double v_spin = vkds_round_trip(res, &c, UINT64_MAX, &e);
+  err = err ? err : e;
+  double b_plain = plain_batched(&p, true);
+  double b_plain_last = plain_batched(&p, false);
+  double b_vkds = vkds_batched(res, &c, batch, &e);
+  err = err ? err : e;
+  plain_close(&p);
+  gpu_counter_destroy(&c);
+  if (err != VKDS_SUCCESS) {
+    fprintf(stderr, "vkds-bench: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
+    return 1;
+  }
+  char where[64];
+  snprintf(where, sizeof where, "%u %.22s", ri.index, ri.device_name);
+  const struct { const char *what; double ns, base; } rows[] = {
+      {"round trip  plain/fence", fence, fence},
+      {"round trip  plain/timeline", timeline, fence},
+      {"round trip  plain/spin", spin, fence},
+      {"round trip  plain/spin on host memory", memspin, fence},
+      {"round trip  plain/spin on host memory, no sem.", memspin_nosignal, fence},
+      {"vkQueueSubmit call, timeline signal", call_signal, fence},
+      {"vkQueueSubmit call, fence only", call_fence, fence},
+      {"round trip  vkds (spin 50us, then sleep)", v_default, spin},
+      {"round trip  vkds (sleep at once)", v_sleep, timeline},
+      {"round trip  vkds (spin only)", v_spin, spin},
+      {"batched     plain (per dispatch)", b_plain, b_plain},
+      {"batched     plain, only the last signals", b_plain_last, b_plain},
+      {"batched     vkds (per dispatch)", b_vkds, b_plain},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
+    printf("%-26s  %-42s %10.2f  %8.2fx\n", i ? "" : where, rows[i].what, rows[i].ns / 1e3,
+           rows[i].ns / rows[i].base);
+  return 0;
+}
+
+int bench_submit(vkds_context *ctx, const bench_options *opt) {
+  uint32_t batch = opt->count ? opt->count : 1000;
+  printf("%-26s  %-42s %10s  %9s\n", "resource", "variant", "µs", "ratio");
+  int status = 0;
+  /* the first queue of every device */
+  uint32_t last_device = UINT32_MAX;
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx); ++i) {
+    vkds_resource_info ri;
+    vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
+    if (ri.device_index == last_device) continue;
+    last_device = ri.device_index;
+    status |= bench_resource(vkds_context_resource(ctx, i), batch);
+  }
+  printf("ratio: plain rows against plain/fence; each vkds round trip against the plain one that\n"
+         "waits alike (spin-then-sleep and spin only: plain/spin; sleep: plain/timeline);\n"
+         "batched vkds against batched plain. Same device, same run.\n");
+  return status;
+}
