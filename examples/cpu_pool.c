@@ -9,7 +9,10 @@ struct cpu_task {
   cpu_pool *pool;
   void (*fn)(void *);
   void *arg;
-  bool done;
+  bool ran;  /* fn returned; on_done (if any) is being called */
+  bool done; /* fn returned and on_done was called: waiters may go */
+  void (*on_done)(void *);
+  void *on_done_arg;
   cpu_task *next_queued, *next_owned;
 };
 
@@ -34,6 +37,11 @@ static void *worker(void *arg) {
     ++p->running;
     pthread_mutex_unlock(&p->lock);
     t->fn(t->arg);
+    pthread_mutex_lock(&p->lock);
+    t->ran = true;
+    void (*cb)(void *) = t->on_done;
+    pthread_mutex_unlock(&p->lock);
+    if (cb) cb(t->on_done_arg); /* before waiters wake: a waiter sees the report made */
     pthread_mutex_lock(&p->lock);
     t->done = true;
     --p->running;
@@ -75,6 +83,14 @@ void cpu_task_wait(cpu_task *t) {
   pthread_mutex_lock(&t->pool->lock);
   while (!t->done) pthread_cond_wait(&t->pool->idle, &t->pool->lock);
   pthread_mutex_unlock(&t->pool->lock);
+}
+
+void cpu_task_on_done(cpu_task *t, void (*done)(void *), void *arg) {
+  pthread_mutex_lock(&t->pool->lock);
+  bool already = t->ran;
+  if (!already) t->on_done = done, t->on_done_arg = arg;
+  pthread_mutex_unlock(&t->pool->lock);
+  if (already) done(arg);
 }
 
 void cpu_pool_wait_idle(cpu_pool *p) {

@@ -451,7 +451,7 @@ START_TEST(cpu_pool_backend) {
   ck_assert_vkds(vkds_submission_wait(s));
   ck_assert_int_eq(atomic_load(&sum), 101);
   ck_assert_int_eq(log.submissions, 101);
-  ck_assert_int_eq(log.completions, 1);
+  ck_assert_int_eq(log.completions, 101); /* each exactly once, waited for or not */
   vkds_submission_release(s);
   for (int i = 0; i < 2; ++i) vkds_selection_release(sel[i]);
   vkds_backend_destroy(b);
