@@ -261,7 +261,7 @@ static double vkds_round_trip(vkds_resource *res, gpu_counter *c, uint64_t spin_
   for (uint32_t i = 0; i < TRIPS + WARMUP && *err == VKDS_SUCCESS; ++i) {
     vkds_submission *s;
     uint64_t t0 = bench_now_ns();
-    *err = vkds_submit(sel, &task, &s);
+    *err = vkds_selection_submit(sel, &task, &s);
     if (*err != VKDS_SUCCESS) break;
     *err = vkds_submission_wait(s);
     if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
@@ -282,7 +282,7 @@ static double vkds_batched(vkds_resource *res, gpu_counter *c, uint32_t n, vkds_
   vkds_task_info task = {.fn = record_tiny, .user = c};
   if (*err == VKDS_SUCCESS) {
     uint64_t t0 = bench_now_ns();
-    for (uint32_t i = 0; i < n && *err == VKDS_SUCCESS; ++i) *err = vkds_submit(sel, &task, NULL);
+    for (uint32_t i = 0; i < n && *err == VKDS_SUCCESS; ++i) *err = vkds_selection_submit(sel, &task, NULL);
     if (*err == VKDS_SUCCESS) *err = vkds_backend_wait_all(b, UINT64_MAX);
     per = (double)(bench_now_ns() - t0) / n;
   }

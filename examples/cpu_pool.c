@@ -4,11 +4,13 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct cpu_task {
   cpu_pool *pool;
   void (*fn)(void *);
   void *arg;
+  uint64_t elapsed_ns;
   bool ran;  /* fn returned; on_done (if any) is being called */
   bool done; /* fn returned and on_done was called: waiters may go */
   void (*on_done)(void *);
@@ -36,8 +38,12 @@ static void *worker(void *arg) {
     if (!p->head) p->tail = NULL;
     ++p->running;
     pthread_mutex_unlock(&p->lock);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     t->fn(t->arg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     pthread_mutex_lock(&p->lock);
+    t->elapsed_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
     t->ran = true;
     void (*cb)(void *) = t->on_done;
     pthread_mutex_unlock(&p->lock);
@@ -83,6 +89,13 @@ void cpu_task_wait(cpu_task *t) {
   pthread_mutex_lock(&t->pool->lock);
   while (!t->done) pthread_cond_wait(&t->pool->idle, &t->pool->lock);
   pthread_mutex_unlock(&t->pool->lock);
+}
+
+uint64_t cpu_task_elapsed_ns(const cpu_task *t) {
+  pthread_mutex_lock(&t->pool->lock);
+  uint64_t ns = t->elapsed_ns;
+  pthread_mutex_unlock(&t->pool->lock);
+  return ns;
 }
 
 void cpu_task_on_done(cpu_task *t, void (*done)(void *), void *arg) {

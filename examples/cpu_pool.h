@@ -12,6 +12,8 @@ cpu_pool *cpu_pool_create(int threads);
 /* Runs fn(arg) on a pool thread; the handle lives until the pool is destroyed. */
 cpu_task *cpu_pool_run(cpu_pool *pool, void (*fn)(void *), void *arg);
 void cpu_task_wait(cpu_task *task);
+/* How long the task's function ran, in nanoseconds (0 until it has). */
+uint64_t cpu_task_elapsed_ns(const cpu_task *task);
 /* Calls done(arg) once the task has run (at once, on this thread, if it already has). */
 void cpu_task_on_done(cpu_task *task, void (*done)(void *), void *arg);
 void cpu_pool_wait_idle(cpu_pool *pool);

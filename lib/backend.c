@@ -224,8 +224,9 @@ vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t repo
   return VKDS_SUCCESS;
 }
 
-void vkds_selection_retain(vkds_selection *sel) {
+vkds_selection *vkds_selection_retain(vkds_selection *sel) {
   if (sel) atomic_fetch_add_explicit(&sel->refs, 1, memory_order_relaxed);
+  return sel;
 }
 
 void vkds_selection_release(vkds_selection *sel) {
@@ -281,7 +282,7 @@ uint64_t vkds_submission_data(const vkds_submission *s) { return s ? s->data : 0
 void *vkds_submission_unwrap(const vkds_submission *s) { return s ? s->wait_object : NULL; }
 vkds_selection *vkds_submission_selection(const vkds_submission *s) { return s ? s->selection : NULL; }
 
-vkds_result vkds_submit(vkds_selection *sel, const vkds_task_info *info, vkds_submission **out) {
+vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *info, vkds_submission **out) {
   if (out) *out = NULL;
   if (!sel || !info || !info->fn)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: selection, info and info->fn are required");

@@ -51,7 +51,7 @@ static vkds_result record_add(void *user, const vkds_task *task, void **wait_obj
 
 static vkds_result submit_add(fixture *f, uint32_t add, vkds_submission **out) {
   add_task t = {.counter = &f->counter, .add = add};
-  return vkds_submit(f->sel, &(vkds_task_info){.fn = record_add, .user = &t, .label = "add"}, out);
+  return vkds_selection_submit(f->sel, &(vkds_task_info){.fn = record_add, .user = &t, .label = "add"}, out);
 }
 
 START_TEST(hundred_submissions_then_group_wait) {
@@ -104,7 +104,7 @@ START_TEST(wait_with_timeout_and_poll) {
   fixture_open(&f, 0, NULL);
   add_task t = {.counter = &f.counter, .add = 1, .groups = 2000, .iterations = 20000};
   vkds_submission *s;
-  ck_assert_vkds(vkds_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &t}, &s));
+  ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &t}, &s));
   vkds_result p = vkds_submission_poll(s);
   ck_assert(p == VKDS_SUCCESS || p == VKDS_ERROR_WOULD_BLOCK);
   vkds_result w = vkds_submission_wait_timeout(s, 1000);
@@ -137,7 +137,7 @@ static void log_report(void *user, const vkds_report *r) {
 static uint64_t timed_run(fixture *f, sink_log *log, uint32_t groups, uint32_t iterations) {
   add_task t = {.counter = &f->counter, .add = 1, .groups = groups, .iterations = iterations};
   vkds_submission *s;
-  ck_assert_vkds(vkds_submit(f->sel, &(vkds_task_info){.fn = record_add, .user = &t, .key = 42}, &s));
+  ck_assert_vkds(vkds_selection_submit(f->sel, &(vkds_task_info){.fn = record_add, .user = &t, .key = 42}, &s));
   ck_assert_vkds(vkds_submission_wait(s));
   vkds_submission_release(s);
   ck_assert_uint_eq(log->last_key, 42);
@@ -232,11 +232,11 @@ START_TEST(hooks_run_in_order_and_see_every_submission) {
   traced_backend *t = (traced_backend *)b;
   vkds_selection *sel;
   ck_assert_vkds(vkds_selection_create(b, 0, 0, NULL, &sel));
-  ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
+  ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
   ck_assert_str_eq(t->trace, "before,fn,after,");
-  ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
+  ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
   ck_assert_str_eq(t->trace, "before,fn,after,before,fn,after,");
-  for (int i = 2; i < 500; ++i) ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
+  for (int i = 2; i < 500; ++i) ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
   ck_assert_vkds(vkds_backend_wait_all(b, UINT64_MAX));
   ck_assert_int_eq(atomic_load(&t->befores), 500);
   ck_assert_int_eq(atomic_load(&t->afters), 500);
@@ -257,7 +257,7 @@ START_TEST(a_failing_task_submits_nothing) {
   fixture f;
   fixture_open(&f, 0, NULL);
   vkds_submission *s = (vkds_submission *)&f; /* must be reset */
-  ck_assert_int_eq(vkds_submit(f.sel, &(vkds_task_info){.fn = failing_fn}, &s), VKDS_ERROR_ARGUMENT_MISMATCH);
+  ck_assert_int_eq(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = failing_fn}, &s), VKDS_ERROR_ARGUMENT_MISMATCH);
   ck_assert_ptr_null(s);
   ck_assert_vkds(submit_add(&f, 3, NULL)); /* the slot it used is fine to reuse */
   ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
@@ -309,7 +309,7 @@ START_TEST(self_submitting_task) {
   ck_assert_vkds(submit_add(&f, 1, NULL)); /* mixed with recorded ones */
   for (int i = 0; i < 3; ++i) {
     vkds_submission *s;
-    ck_assert_vkds(vkds_submit(f.sel, &(vkds_task_info){.fn = submit_myself, .user = &m,
+    ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = submit_myself, .user = &m,
                                                         .mode = VKDS_TASK_SELF_SUBMIT}, &s));
     ck_assert_ptr_eq(vkds_submission_unwrap(s), &m);
     ck_assert_vkds(vkds_submission_wait(s));
@@ -396,7 +396,7 @@ static void *submit_from_thread(void *arg) {
   thread_arg *a = arg;
   add_task t = {.counter = &a->f->counter, .add = 1, .calls = &a->calls};
   for (int i = 0; i < a->per_thread; ++i)
-    if (vkds_submit(a->f->sel, &(vkds_task_info){.fn = record_add, .user = &t}, NULL) != VKDS_SUCCESS)
+    if (vkds_selection_submit(a->f->sel, &(vkds_task_info){.fn = record_add, .user = &t}, NULL) != VKDS_SUCCESS)
       return (void *)1;
   return NULL;
 }
@@ -443,11 +443,11 @@ START_TEST(cpu_pool_backend) {
     ck_assert_vkds(vkds_selection_create(b, i, VKDS_REPORT_SUBMISSION | VKDS_REPORT_COMPLETION,
                                          &(vkds_report_sink){log_report, &log}, &sel[i]));
   atomic_int sum = 0;
-  for (int i = 0; i < 100; ++i) ck_assert_vkds(vkds_submit(sel[i % 2], &(vkds_task_info){.fn = enqueue_add, .user = &sum}, NULL));
+  for (int i = 0; i < 100; ++i) ck_assert_vkds(vkds_selection_submit(sel[i % 2], &(vkds_task_info){.fn = enqueue_add, .user = &sum}, NULL));
   ck_assert_vkds(vkds_backend_wait_all(b, UINT64_MAX));
   ck_assert_int_eq(atomic_load(&sum), 100);
   vkds_submission *s;
-  ck_assert_vkds(vkds_submit(sel[1], &(vkds_task_info){.fn = enqueue_add, .user = &sum}, &s));
+  ck_assert_vkds(vkds_selection_submit(sel[1], &(vkds_task_info){.fn = enqueue_add, .user = &sum}, &s));
   ck_assert_vkds(vkds_submission_wait(s));
   ck_assert_int_eq(atomic_load(&sum), 101);
   ck_assert_int_eq(log.submissions, 101);
@@ -504,16 +504,16 @@ START_TEST(errors_are_named) {
   ck_assert_ptr_eq(vkds_selection_resource(sel), &x);
 
   vkds_submission *s = NULL;
-  ck_assert_int_eq(vkds_submit(sel, NULL, &s), VKDS_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(vkds_submit(sel, &(vkds_task_info){0}, &s), VKDS_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(vkds_submit(NULL, &(vkds_task_info){.fn = return_object}, &s), VKDS_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(vkds_submit(sel, &(vkds_task_info){.fn = return_object, .mode = 9}, &s), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_selection_submit(sel, NULL, &s), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_selection_submit(sel, &(vkds_task_info){0}, &s), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_selection_submit(NULL, &(vkds_task_info){.fn = return_object}, &s), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_selection_submit(sel, &(vkds_task_info){.fn = return_object, .mode = 9}, &s), VKDS_ERROR_INVALID_ARGUMENT);
   /* a task that finished inside its function: waiting is fine */
-  ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = return_object, .user = NULL}, &s));
+  ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = return_object, .user = NULL}, &s));
   ck_assert_vkds(vkds_submission_wait(s));
   vkds_submission_release(s);
   /* a wait object the kind cannot wait for: a clear error, not a silent success */
-  ck_assert_vkds(vkds_submit(sel, &(vkds_task_info){.fn = return_object, .user = &x}, &s));
+  ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = return_object, .user = &x}, &s));
   ck_assert_ptr_eq(vkds_submission_unwrap(s), &x);
   ck_assert_int_eq(vkds_submission_wait(s), VKDS_ERROR_UNSUPPORTED);
   ck_assert_int_eq(vkds_submission_poll(s), VKDS_ERROR_UNSUPPORTED);

@@ -111,6 +111,11 @@ typedef struct vkds_task_info {
   vkds_task_mode mode;
   uint64_t key;      /* groups tasks for timing (auto-tuning): e.g. a kernel and a size */
   const char *label; /* Vulkan: a debug-utils label around the work, when available */
+  /* Hints for policies that weigh data movement (earliest finish): how many bytes the
+   * task reads or writes, and on which of the context's devices they already are (bit
+   * d: device d; 0: only on the host). */
+  uint64_t bytes;
+  uint32_t data_devices;
 } vkds_task_info;
 
 /* ---- the ops table ----------------------------------------------------------------- */
@@ -243,7 +248,7 @@ VKDS_API void vkds_backend_lazy_report(vkds_backend *b);
 VKDS_API vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t reports,
                                            const vkds_report_sink *sink, vkds_selection **out);
 VKDS_API void vkds_selection_release(vkds_selection *sel);
-VKDS_API void vkds_selection_retain(vkds_selection *sel);
+VKDS_API vkds_selection *vkds_selection_retain(vkds_selection *sel); /* returns sel */
 /* The selected resource (the seed's unwrap), its index, its backend. */
 VKDS_API void *vkds_selection_resource(const vkds_selection *sel);
 VKDS_API uint32_t vkds_selection_index(const vkds_selection *sel);
@@ -258,9 +263,9 @@ VKDS_API void vkds_selection_report(vkds_selection *sel, vkds_report_bits what, 
 
 /* ---- submissions ------------------------------------------------------------------- */
 
-/* Runs a task on the selected resource. With out NULL the submission is not returned
+/* Runs a task on the selected resource (the policy's vkds_submit selects first). With out NULL the submission is not returned
  * (fire and forget: vkds_backend_wait_all still covers it). */
-VKDS_API vkds_result vkds_submit(vkds_selection *sel, const vkds_task_info *info, vkds_submission **out);
+VKDS_API vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *info, vkds_submission **out);
 
 /* Waits for a submission (no limit). */
 VKDS_API vkds_result vkds_submission_wait(vkds_submission *s);

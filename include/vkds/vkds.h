@@ -7,6 +7,7 @@
 #include "vkds/result.h"
 #include "vkds/context.h"
 #include "vkds/backend.h"
+#include "vkds/policy.h"
 #include "vkds/selftest.h"
 #include "vkds/version.h"
 

@@ -1,0 +1,191 @@
+/* vkds/policy.h: policies pick a resource for each task (oneDPL's Dynamic Selection).
+ *
+ * A policy owns a backend over its resources and a selection strategy given by a
+ * versioned ops table (vkds_policy_ops, completed from vkds_policy_base_ops like
+ * backends are). Built in (selectors/): fixed resource, round robin, dynamic load
+ * (fewest tasks in flight), auto tune (try each, time it, keep the fastest per key) and
+ * earliest finish (queued work + measured cost + data movement). Every policy keeps the
+ * statistics the query functions return.
+ */
+#ifndef VKDS_POLICY_H
+#define VKDS_POLICY_H
+
+#include "vkds/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkds_policy vkds_policy;
+
+typedef enum vkds_policy_kind {
+  VKDS_POLICY_DEFAULT = 0, /* dynamic load */
+  VKDS_POLICY_FIXED = 1,
+  VKDS_POLICY_ROUND_ROBIN = 2,
+  VKDS_POLICY_DYNAMIC_LOAD = 3,
+  VKDS_POLICY_AUTO_TUNE = 4,
+  VKDS_POLICY_EARLIEST_FINISH = 5,
+} vkds_policy_kind;
+
+/* The table behind a policy. Slots are REQUIRED, DEFAULTED (NULL: the parent's) or
+ * OPTIONAL, as for backends; the table grows only by appending. */
+#define VKDS_POLICY_OPS_VERSION 1
+typedef struct vkds_policy_ops {
+  uint32_t version;   /* REQUIRED: VKDS_POLICY_OPS_VERSION */
+  size_t policy_size; /* DEFAULTED: sizeof the struct that embeds vkds_policy first */
+  const char *name;   /* DEFAULTED */
+  const struct vkds_policy_ops *parent; /* NULL: vkds_policy_base_ops */
+  /* The reports (vkds_report_bits) the policy needs; its backend must deliver them.
+   * Resources that cannot deliver VKDS_REPORT_TIME are left out of a policy that needs
+   * it (none left: VKDS_ERROR_UNSUPPORTED). Not inherited: 0 means none. */
+  uint32_t reports;
+  /* Set when select itself counts the pick in the resource's in-flight count
+   * (vkds_policy_count_in_flight), so that picking and counting are one atomic step. */
+  bool select_counts_in_flight;
+  /* DEFAULTED: set up after the resources are known (creation or deferred init). */
+  vkds_result (*init)(vkds_policy *p);
+  /* DEFAULTED: release the policy's own state. */
+  void (*destroy)(vkds_policy *p);
+  /* REQUIRED: pick a resource index for a task with these hints (key, bytes,
+   * data_devices; fn may be NULL). VKDS_ERROR_WOULD_BLOCK: nothing can take it now. */
+  vkds_result (*select)(vkds_policy *p, const vkds_task_info *hints, uint32_t *index);
+  /* DEFAULTED: a report arrived (after vkds updated the statistics). Base: nothing. */
+  void (*report)(vkds_policy *p, const vkds_report *report);
+} vkds_policy_ops;
+
+VKDS_API extern const vkds_policy_ops vkds_policy_base_ops;
+VKDS_API extern const vkds_policy_ops vkds_policy_fixed_ops;
+VKDS_API extern const vkds_policy_ops vkds_policy_round_robin_ops;
+VKDS_API extern const vkds_policy_ops vkds_policy_dynamic_load_ops;
+VKDS_API extern const vkds_policy_ops vkds_policy_auto_tune_ops;
+VKDS_API extern const vkds_policy_ops vkds_policy_earliest_finish_ops;
+
+/* The state every policy starts with; a custom policy embeds it first. */
+struct vkds_policy {
+  const vkds_policy_ops *ops; /* the completed table */
+  vkds_backend *backend;      /* NULL until initialized */
+  uint32_t resource_count;
+  const struct vkds_policy_info *info; /* the settings (a copy vkds keeps) */
+  void *internal;                      /* vkds's; do not touch */
+};
+
+/* Where the resources come from: the same fields as vkds_backend_info. */
+typedef struct vkds_policy_resources {
+  vkds_context *context; /* Vulkan: every resource of it when `resources` is NULL */
+  uint32_t resource_count;
+  void *const *resources;
+  const vkds_resource_kind *kind;      /* NULL: vkds_resource_kind_vulkan */
+  const vkds_backend_ops *backend_ops; /* NULL: the registry's for the kind */
+} vkds_policy_resources;
+
+typedef struct vkds_policy_info {
+  vkds_policy_kind kind;
+  const vkds_policy_ops *ops; /* a user policy; overrides `kind` */
+  /* The resources; ignored when `deferred` (see vkds_policy_init). */
+  vkds_policy_resources resources;
+  bool deferred;
+  /* fixed: the resource index. */
+  uint32_t fixed_index;
+  /* At most this many tasks in flight per resource; a selection that would exceed it
+   * is VKDS_ERROR_WOULD_BLOCK (vkds_try_submit) or waited out (vkds_submit). 0: no
+   * limit. Needs completion reports, which it turns on. */
+  uint32_t capacity;
+  /* vkds_submit retries a blocked selection until this much time passed, then returns
+   * VKDS_ERROR_TIMEOUT; 0: 10 seconds. */
+  uint64_t submit_timeout_ns;
+  /* auto tune: measured samples per resource in a trial round (after one warm-up
+   * sample, which is excluded); 0: 1. */
+  uint32_t trial_samples;
+  /* auto tune: start a fresh trial round (fresh statistics) this long after a best was
+   * chosen; 0: never. */
+  uint64_t retune_interval_ns;
+  /* earliest finish: host-to-device bandwidth for data not already on a device, in
+   * bytes per second; 0: 10e9. */
+  double transfer_bytes_per_s;
+  /* Track completions (in-flight and completed counts for the query API) even when the
+   * policy does not need them. */
+  bool track_completion;
+  void *user;
+} vkds_policy_info;
+
+/* Creates a policy (refcount 1). Errors: VKDS_ERROR_INVALID_ARGUMENT (NULL, unknown
+ * kind, bad ops), VKDS_ERROR_EMPTY (no resources), VKDS_ERROR_OUT_OF_RANGE (fixed index),
+ * VKDS_ERROR_UNSUPPORTED (the backend cannot report what the policy needs), and the
+ * backend's errors. */
+VKDS_API vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out);
+/* Gives a deferred policy its resources. VKDS_ERROR_ALREADY_INITIALIZED the second time. */
+VKDS_API vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *resources);
+/* Copies share state: retain adds a reference, release drops one; the last release
+ * waits for the policy's work and destroys it. NULL is a no-op. */
+VKDS_API vkds_policy *vkds_policy_retain(vkds_policy *p);
+VKDS_API void vkds_policy_release(vkds_policy *p);
+
+/* Picks a resource for a task with these hints (NULL: none) and returns a selection
+ * (release it). Delivers due reports first. VKDS_ERROR_NOT_INITIALIZED for a deferred
+ * policy not yet initialized; VKDS_ERROR_WOULD_BLOCK when every candidate is at capacity. */
+VKDS_API vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out);
+/* Selects and submits. Blocked selections are retried until submit_timeout_ns, then
+ * VKDS_ERROR_TIMEOUT. With out NULL the submission is not returned. */
+VKDS_API vkds_result vkds_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out);
+/* Like vkds_submit but returns VKDS_ERROR_WOULD_BLOCK at once instead of retrying. */
+VKDS_API vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out);
+/* Submits and waits for the task. */
+VKDS_API vkds_result vkds_submit_and_wait(vkds_policy *p, const vkds_task_info *task);
+/* Waits for every task submitted through the policy (the submission group). */
+VKDS_API vkds_result vkds_policy_wait_all(vkds_policy *p, uint64_t timeout_ns);
+
+/* ---- queries ---- */
+
+VKDS_API const char *vkds_policy_name(const vkds_policy *p);
+VKDS_API bool vkds_policy_initialized(const vkds_policy *p);
+/* The i-th resource (NULL when out of range or not initialized). */
+VKDS_API void *vkds_policy_resource(const vkds_policy *p, uint32_t i);
+
+typedef struct vkds_policy_resource_stats {
+  uint64_t selections;
+  bool tracks_completion; /* the two counts below are only kept when true */
+  uint64_t in_flight;
+  uint64_t completed;
+} vkds_policy_resource_stats;
+
+VKDS_API vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index,
+                                                vkds_policy_resource_stats *out);
+
+typedef struct vkds_policy_key_stats {
+  uint64_t samples;  /* task times counted (warm-up excluded) */
+  uint64_t warmups;  /* the first sample of a key on a resource, excluded */
+  double mean_ns;
+  uint64_t best_ns;
+} vkds_policy_key_stats;
+
+/* Task-time statistics of `key` on resource `index` (all zero when none yet).
+ * Needs a policy that asks for VKDS_REPORT_TIME (auto tune, earliest finish);
+ * VKDS_ERROR_UNSUPPORTED otherwise. */
+VKDS_API vkds_result vkds_policy_get_key_stats(const vkds_policy *p, uint32_t index, uint64_t key,
+                                           vkds_policy_key_stats *out);
+/* The keys seen so far (up to `cap` of them in keys[]); returns how many there are. */
+VKDS_API uint32_t vkds_policy_keys(const vkds_policy *p, uint64_t *keys, uint32_t cap);
+
+typedef enum vkds_auto_tune_phase {
+  VKDS_AUTO_TUNE_UNSEEN = 0,  /* the key has not been selected for yet */
+  VKDS_AUTO_TUNE_TRIAL = 1,   /* trying every resource */
+  VKDS_AUTO_TUNE_CHOSEN = 2,  /* sending everything to the best */
+} vkds_auto_tune_phase;
+
+/* Auto tune only: the phase of `key` and, once chosen, the best resource.
+ * VKDS_ERROR_UNSUPPORTED for other policies. */
+VKDS_API vkds_result vkds_policy_auto_tune_state(const vkds_policy *p, uint64_t key,
+                                                 vkds_auto_tune_phase *phase, uint32_t *best);
+
+/* ---- for policy writers ---- */
+
+/* The resource's in-flight counter, for a select that counts its own pick
+ * (select_counts_in_flight): read, and compare-and-swap it from `expected` to
+ * expected + 1. */
+VKDS_API uint64_t vkds_policy_in_flight(const vkds_policy *p, uint32_t index);
+VKDS_API bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

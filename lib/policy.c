@@ -1,0 +1,412 @@
+/* lib/policy.c: what every policy shares: creation (deferred or not), the backend it
+ * owns, reference counting, select/submit, and the statistics behind the query API.
+ * The strategies themselves are in selectors/. */
+#include "policy_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- the base table ---- */
+
+static vkds_result base_init(vkds_policy *p) {
+  (void)p;
+  return VKDS_SUCCESS;
+}
+static void base_destroy(vkds_policy *p) { (void)p; }
+static void base_report(vkds_policy *p, const vkds_report *r) { (void)p, (void)r; }
+
+const vkds_policy_ops vkds_policy_base_ops = {
+    .version = VKDS_POLICY_OPS_VERSION,
+    .policy_size = sizeof(vkds_policy),
+    .name = "base",
+    .init = base_init,
+    .destroy = base_destroy,
+    .select = NULL, /* REQUIRED of every policy */
+    .report = base_report,
+};
+
+static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *dst) {
+  if (given->version == 0 || given->version > VKDS_POLICY_OPS_VERSION)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "policy ops version %u: this library knows versions 1..%u", given->version,
+                      VKDS_POLICY_OPS_VERSION);
+  *dst = *given;
+  const vkds_policy_ops *p = given;
+  for (int depth = 0; p != &vkds_policy_base_ops; ++depth) {
+    if (depth > 16)
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "policy ops: parent chain too long");
+    p = p->parent ? p->parent : &vkds_policy_base_ops;
+    if (!dst->init) dst->init = p->init;
+    if (!dst->destroy) dst->destroy = p->destroy;
+    if (!dst->select) dst->select = p->select;
+    if (!dst->report) dst->report = p->report;
+    if (!dst->policy_size) dst->policy_size = p->policy_size;
+    if (!dst->name) dst->name = p->name;
+  }
+  if (!dst->select)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "policy ops '%s': select is REQUIRED",
+                      dst->name ? dst->name : "?");
+  if (dst->policy_size < sizeof(vkds_policy))
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "policy ops: policy_size too small");
+  return VKDS_SUCCESS;
+}
+
+static const vkds_policy_ops *ops_for_kind(vkds_policy_kind kind) {
+  switch (kind) {
+  case VKDS_POLICY_DEFAULT:
+  case VKDS_POLICY_DYNAMIC_LOAD: return &vkds_policy_dynamic_load_ops;
+  case VKDS_POLICY_FIXED: return &vkds_policy_fixed_ops;
+  case VKDS_POLICY_ROUND_ROBIN: return &vkds_policy_round_robin_ops;
+  case VKDS_POLICY_AUTO_TUNE: return &vkds_policy_auto_tune_ops;
+  case VKDS_POLICY_EARLIEST_FINISH: return &vkds_policy_earliest_finish_ops;
+  }
+  return NULL;
+}
+
+/* ---- key statistics ---- */
+
+vkds__key_stats *vkds__key_stats_find(vkds__resource_stats *s, uint64_t key, bool create) {
+  if (s->key_cap) {
+    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = 0, at = (uint32_t)(h >> 32) & (s->key_cap - 1); i < s->key_cap; ++i, at = (at + 1) & (s->key_cap - 1)) {
+      if (!s->keys[at].used) break;
+      if (s->keys[at].key == key) return &s->keys[at];
+    }
+  }
+  if (!create) return NULL;
+  if ((s->key_count + 1) * 2 > s->key_cap) { /* grow: keep the load at most one half */
+    uint32_t cap = s->key_cap ? s->key_cap * 2 : 8;
+    vkds__key_stats *old = s->keys, *grown = calloc(cap, sizeof *grown);
+    if (!grown) return NULL;
+    uint32_t old_cap = s->key_cap;
+    s->keys = grown, s->key_cap = cap, s->key_count = 0;
+    for (uint32_t i = 0; i < old_cap; ++i)
+      if (old[i].used) *vkds__key_stats_find(s, old[i].key, true) = old[i], ++s->key_count;
+    free(old);
+  }
+  uint64_t h = key * 0x9e3779b97f4a7c15ull;
+  uint32_t at = (uint32_t)(h >> 32) & (s->key_cap - 1);
+  while (s->keys[at].used) at = (at + 1) & (s->key_cap - 1);
+  s->keys[at] = (vkds__key_stats){.key = key, .used = true};
+  ++s->key_count;
+  return &s->keys[at];
+}
+
+uint32_t vkds__policy_device_of(const vkds_policy *p, uint32_t i) {
+  if (p->backend->kind == &vkds_resource_kind_vulkan) return ((vkds_resource *)p->backend->resources[i])->dev->index;
+  return i;
+}
+
+/* ---- reports ---- */
+
+static void on_report(void *user, const vkds_report *r) {
+  vkds_policy *p = user;
+  vkds__policy_internal *in = vkds__policy_in(p);
+  vkds__resource_stats *s = &in->stats[r->resource_index];
+  if (r->what == VKDS_REPORT_COMPLETION && in->tracks_completion) {
+    atomic_fetch_sub(&s->in_flight, 1);
+    atomic_fetch_add(&s->completed, 1);
+  } else if (r->what == VKDS_REPORT_TIME) {
+    pthread_mutex_lock(&s->lock);
+    vkds__key_stats *k = vkds__key_stats_find(s, r->key, true);
+    if (k && k->warmups == 0) {
+      k->warmups = 1; /* first run of a key on a resource: pipeline creation, cold caches */
+    } else if (k) {
+      ++k->samples;
+      k->mean_ns += ((double)r->value_ns - k->mean_ns) / (double)k->samples;
+      if (k->samples == 1 || r->value_ns < k->best_ns) k->best_ns = r->value_ns;
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  p->ops->report(p, r);
+}
+
+/* ---- creation ---- */
+
+static vkds_result make_backend(vkds_policy *p, const vkds_policy_resources *res) {
+  vkds__policy_internal *in = vkds__policy_in(p);
+  const vkds_context *ctx = res->context;
+  vkds_backend_info bi = {.kind = res->kind, .resource_count = res->resource_count, .resources = res->resources,
+                          .context = res->context, .ops = res->backend_ops, .user = in->info.user};
+  vkds_backend *b;
+  VKDS_CHECK(vkds_backend_create(&bi, &b));
+  /* drop the resources that cannot report what the policy needs */
+  uint32_t keep = 0;
+  for (uint32_t i = 0; i < b->resource_count; ++i) keep += vkds_backend_supports(b, i, in->reports) == in->reports;
+  if (keep == 0) {
+    vkds_backend_destroy(b);
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "policy '%s': no resource can report 0x%x (task time needs timestamps)", p->ops->name, in->reports);
+  }
+  if (keep < b->resource_count) {
+    void **kept = calloc(keep, sizeof *kept);
+    if (!kept) {
+      vkds_backend_destroy(b);
+      return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy resources");
+    }
+    for (uint32_t i = 0, k = 0; i < b->resource_count; ++i)
+      if (vkds_backend_supports(b, i, in->reports) == in->reports) kept[k++] = b->resources[i];
+    vkds__log(ctx, VKDS_LOG_INFO, "policy '%s': %u of %u resources cannot report 0x%x and are left out",
+              p->ops->name, b->resource_count - keep, b->resource_count, in->reports);
+    bi.kind = b->kind;
+    bi.resource_count = keep;
+    bi.resources = kept;
+    bi.context = b->context;
+    vkds_backend_destroy(b);
+    vkds_result r = vkds_backend_create(&bi, &b);
+    free(kept);
+    VKDS_CHECK(r);
+  }
+  p->backend = b;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
+  if (!p || !res)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_policy_init: NULL argument");
+  vkds__policy_internal *in = vkds__policy_in(p);
+  if (atomic_load(&in->initialized) || p->backend)
+    return vkds__fail(res->context, VKDS_ERROR_ALREADY_INITIALIZED, VK_SUCCESS,
+                      "policy '%s' is already initialized", p->ops->name);
+  in->info.resources = *res;
+  VKDS_CHECK(make_backend(p, res));
+  p->resource_count = p->backend->resource_count;
+  vkds_result r = VKDS_SUCCESS;
+  in->stats = calloc(p->resource_count, sizeof *in->stats);
+  if (!in->stats) r = vkds__fail(res->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy statistics");
+  if (r == VKDS_SUCCESS) {
+    for (uint32_t i = 0; i < p->resource_count; ++i) pthread_mutex_init(&in->stats[i].lock, NULL);
+    r = p->ops->init(p);
+    if (r != VKDS_SUCCESS) {
+      for (uint32_t i = 0; i < p->resource_count; ++i) pthread_mutex_destroy(&in->stats[i].lock);
+    }
+  }
+  if (r != VKDS_SUCCESS) {
+    free(in->stats);
+    in->stats = NULL;
+    vkds_backend_destroy(p->backend);
+    p->backend = NULL;
+    p->resource_count = 0;
+    return r;
+  }
+  atomic_store(&in->initialized, true);
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) {
+  if (out) *out = NULL;
+  if (!info || !out)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_policy_create: NULL argument");
+  const vkds_policy_ops *given = info->ops ? info->ops : ops_for_kind(info->kind);
+  if (!given)
+    return vkds__fail(info->resources.context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_policy_create: unknown policy kind %d", (int)info->kind);
+  vkds__policy_internal *in = calloc(1, sizeof *in);
+  if (!in) return vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy");
+  vkds_result r = complete_ops(given, &in->ops);
+  vkds_policy *p = r == VKDS_SUCCESS ? calloc(1, in->ops.policy_size) : NULL;
+  if (r == VKDS_SUCCESS && !p) r = vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy");
+  if (r != VKDS_SUCCESS) {
+    free(in);
+    return r;
+  }
+  in->info = *info;
+  atomic_init(&in->refs, 1);
+  in->reports = given->reports; /* not inherited: the policy's own declaration */
+  if (info->capacity || info->track_completion) in->reports |= VKDS_REPORT_COMPLETION;
+  in->tracks_completion = in->reports & VKDS_REPORT_COMPLETION;
+  p->ops = &in->ops;
+  p->info = &in->info;
+  p->internal = in;
+  if (!info->deferred) {
+    r = vkds_policy_init(p, &info->resources);
+    if (r != VKDS_SUCCESS) {
+      free(p);
+      free(in);
+      return r;
+    }
+  }
+  *out = p;
+  return VKDS_SUCCESS;
+}
+
+vkds_policy *vkds_policy_retain(vkds_policy *p) {
+  if (p) atomic_fetch_add_explicit(&vkds__policy_in(p)->refs, 1, memory_order_relaxed);
+  return p;
+}
+
+void vkds_policy_release(vkds_policy *p) {
+  if (!p) return;
+  vkds__policy_internal *in = vkds__policy_in(p);
+  if (atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) != 1) return;
+  if (p->backend) {
+    vkds_backend_wait_all(p->backend, UINT64_MAX); /* every report delivered before the state goes */
+    p->ops->destroy(p);
+    vkds_backend_destroy(p->backend);
+  }
+  for (uint32_t i = 0; in->stats && i < p->resource_count; ++i) {
+    pthread_mutex_destroy(&in->stats[i].lock);
+    free(in->stats[i].keys);
+  }
+  free(in->stats);
+  free(in);
+  free(p);
+}
+
+/* ---- selecting and submitting ---- */
+
+static vkds_result require_initialized(const vkds_policy *p, const char *what) {
+  if (!p) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: NULL policy", what);
+  if (!atomic_load(&vkds__policy_in(p)->initialized))
+    return vkds__fail(NULL, VKDS_ERROR_NOT_INITIALIZED, VK_SUCCESS,
+                      "%s: policy '%s' was created deferred and is not initialized yet", what, p->ops->name);
+  return VKDS_SUCCESS;
+}
+
+bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected) {
+  return atomic_compare_exchange_strong(&vkds__policy_in(p)->stats[index].in_flight, &expected, expected + 1);
+}
+
+uint64_t vkds_policy_in_flight(const vkds_policy *p, uint32_t index) {
+  return atomic_load_explicit(&vkds__policy_in(p)->stats[index].in_flight, memory_order_relaxed);
+}
+
+vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out) {
+  if (out) *out = NULL;
+  VKDS_CHECK(require_initialized(p, "vkds_select"));
+  if (!out) return vkds__fail(p->backend->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_select: out is NULL");
+  vkds__policy_internal *in = vkds__policy_in(p);
+  vkds_task_info none = {0};
+  if (!hints) hints = &none;
+  vkds_backend_lazy_report(p->backend); /* completions and times first: select on fresh facts */
+  uint32_t index = UINT32_MAX;
+  VKDS_CHECK(p->ops->select(p, hints, &index));
+  if (index >= p->resource_count)
+    return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
+                      "policy '%s' selected index %u of %u", p->ops->name, index, p->resource_count);
+  vkds__resource_stats *s = &in->stats[index];
+  if (in->tracks_completion && !p->ops->select_counts_in_flight) {
+    for (uint64_t cur = atomic_load(&s->in_flight);;) {
+      if (in->info.capacity && cur >= in->info.capacity) return VKDS_ERROR_WOULD_BLOCK;
+      if (atomic_compare_exchange_weak(&s->in_flight, &cur, cur + 1)) break;
+    }
+  }
+  vkds_result r = vkds_selection_create(p->backend, index, in->reports, &(vkds_report_sink){on_report, p}, out);
+  if (r != VKDS_SUCCESS) {
+    if (in->tracks_completion) atomic_fetch_sub(&s->in_flight, 1);
+    return r;
+  }
+  atomic_fetch_add_explicit(&s->selections, 1, memory_order_relaxed);
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out) {
+  if (out) *out = NULL;
+  if (!task || !task->fn)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: task and task->fn are required");
+  vkds_selection *sel;
+  VKDS_CHECK(vkds_select(p, task, &sel));
+  vkds_result r = vkds_selection_submit(sel, task, out);
+  if (r != VKDS_SUCCESS && vkds__policy_in(p)->tracks_completion) /* no completion will come */
+    atomic_fetch_sub(&vkds__policy_in(p)->stats[vkds_selection_index(sel)].in_flight, 1);
+  vkds_selection_release(sel);
+  return r;
+}
+
+vkds_result vkds_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out) {
+  vkds_result r = vkds_try_submit(p, task, out);
+  if (r != VKDS_ERROR_WOULD_BLOCK) return r;
+  uint64_t limit = vkds__policy_in(p)->info.submit_timeout_ns ? vkds__policy_in(p)->info.submit_timeout_ns : 10000000000ull;
+  uint64_t start = vkds__now_ns();
+  while (r == VKDS_ERROR_WOULD_BLOCK) {
+    if (vkds__now_ns() - start >= limit)
+      return vkds__fail(p->backend->context, VKDS_ERROR_TIMEOUT, VK_SUCCESS,
+                        "vkds_submit: every resource stayed at capacity for %llu ns", (unsigned long long)limit);
+    struct timespec nap = {0, 20000}; /* completions need the GPU, not this thread */
+    nanosleep(&nap, NULL);
+    r = vkds_try_submit(p, task, out);
+  }
+  return r;
+}
+
+vkds_result vkds_submit_and_wait(vkds_policy *p, const vkds_task_info *task) {
+  vkds_submission *s;
+  VKDS_CHECK(vkds_submit(p, task, &s));
+  vkds_result r = vkds_submission_wait(s);
+  vkds_submission_release(s);
+  return r;
+}
+
+vkds_result vkds_policy_wait_all(vkds_policy *p, uint64_t timeout_ns) {
+  VKDS_CHECK(require_initialized(p, "vkds_policy_wait_all"));
+  return vkds_backend_wait_all(p->backend, timeout_ns);
+}
+
+/* ---- queries ---- */
+
+const char *vkds_policy_name(const vkds_policy *p) { return p ? p->ops->name : ""; }
+bool vkds_policy_initialized(const vkds_policy *p) { return p && atomic_load(&vkds__policy_in(p)->initialized); }
+void *vkds_policy_resource(const vkds_policy *p, uint32_t i) {
+  return vkds_policy_initialized(p) && i < p->resource_count ? p->backend->resources[i] : NULL;
+}
+
+vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index, vkds_policy_resource_stats *out) {
+  VKDS_CHECK(require_initialized(p, "vkds_policy_get_resource_stats"));
+  if (!out || index >= p->resource_count)
+    return vkds__fail(NULL, out ? VKDS_ERROR_OUT_OF_RANGE : VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_policy_get_resource_stats: bad index or NULL out");
+  vkds__policy_internal *in = vkds__policy_in(p);
+  vkds__resource_stats *s = &in->stats[index];
+  *out = (vkds_policy_resource_stats){.selections = atomic_load(&s->selections),
+                                      .tracks_completion = in->tracks_completion,
+                                      .in_flight = in->tracks_completion ? atomic_load(&s->in_flight) : 0,
+                                      .completed = atomic_load(&s->completed)};
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_policy_get_key_stats(const vkds_policy *p, uint32_t index, uint64_t key, vkds_policy_key_stats *out) {
+  VKDS_CHECK(require_initialized(p, "vkds_policy_get_key_stats"));
+  vkds__policy_internal *in = vkds__policy_in(p);
+  if (!out || index >= p->resource_count)
+    return vkds__fail(NULL, out ? VKDS_ERROR_OUT_OF_RANGE : VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_policy_get_key_stats: bad index or NULL out");
+  if (!(in->reports & VKDS_REPORT_TIME))
+    return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "policy '%s' does not measure task times", p->ops->name);
+  vkds__resource_stats *s = &in->stats[index];
+  pthread_mutex_lock(&s->lock);
+  const vkds__key_stats *k = vkds__key_stats_find(s, key, false);
+  *out = k ? (vkds_policy_key_stats){.samples = k->samples, .warmups = k->warmups, .mean_ns = k->mean_ns,
+                                     .best_ns = k->best_ns}
+           : (vkds_policy_key_stats){0};
+  pthread_mutex_unlock(&s->lock);
+  return VKDS_SUCCESS;
+}
+
+uint32_t vkds_policy_keys(const vkds_policy *p, uint64_t *keys, uint32_t cap) {
+  if (!vkds_policy_initialized(p)) return 0;
+  vkds__policy_internal *in = vkds__policy_in(p);
+  /* the distinct keys of every resource's table */
+  uint64_t *all = NULL;
+  uint32_t n = 0, room = 0;
+  for (uint32_t r = 0; r < p->resource_count; ++r) {
+    vkds__resource_stats *s = &in->stats[r];
+    pthread_mutex_lock(&s->lock);
+    for (uint32_t i = 0; i < s->key_cap; ++i) {
+      if (!s->keys[i].used) continue;
+      bool seen = false;
+      for (uint32_t j = 0; j < n && !seen; ++j) seen = all[j] == s->keys[i].key;
+      if (seen) continue;
+      if (n == room) {
+        uint64_t *grown = realloc(all, (room = room ? room * 2 : 16) * sizeof *all);
+        if (!grown) break;
+        all = grown;
+      }
+      all[n++] = s->keys[i].key;
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  for (uint32_t i = 0; i < n && i < cap && keys; ++i) keys[i] = all[i];
+  free(all);
+  return n;
+}

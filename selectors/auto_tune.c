@@ -1,0 +1,171 @@
+/* selectors/auto_tune.c: for each key, try every resource, time it, then send every task
+ * of that key to the fastest; start over after an optional interval.
+ *
+ * A trial round hands out (1 + trial_samples) selections per resource, round robin. The
+ * first task time of a key on a resource in a round is a warm-up (pipeline creation,
+ * cold caches) and counts neither in the mean nor in the choice. Once every resource
+ * has its measured samples, the best is the minimum over the current means, and it is
+ * recomputed as later samples arrive (the chosen resource keeps being measured). After
+ * retune_interval_ns a fresh round starts with fresh statistics. Fixes against oneDPL:
+ * times in nanoseconds, explicit keys, warm-ups excluded, best recomputed, statistics
+ * reset between rounds. */
+#include <stdlib.h>
+
+#include "../lib/policy_internal.h"
+
+typedef struct tune_key {
+  uint64_t key;
+  vkds_auto_tune_phase phase;
+  uint64_t handed; /* selections handed out in the current trial round */
+  uint64_t chosen_at;
+  uint32_t best;
+  /* per resource, this round: */
+  bool *warm;      /* its warm-up sample has arrived */
+  uint64_t *count; /* measured samples */
+  double *sum;
+} tune_key;
+
+typedef struct auto_tune {
+  vkds_policy base;
+  pthread_mutex_t lock;
+  tune_key **keys;
+  uint32_t key_count, key_room;
+} auto_tune;
+
+static uint32_t samples_per_round(const vkds_policy *p) { return p->info->trial_samples ? p->info->trial_samples : 1; }
+
+static void start_round(vkds_policy *p, tune_key *k) {
+  k->phase = VKDS_AUTO_TUNE_TRIAL;
+  k->handed = 0;
+  for (uint32_t i = 0; i < p->resource_count; ++i) k->warm[i] = false, k->count[i] = 0, k->sum[i] = 0.0;
+}
+
+/* Finds or adds the key's state; call with the lock held. */
+static tune_key *find_key(vkds_policy *p, uint64_t key, bool create) {
+  auto_tune *at = (auto_tune *)p;
+  for (uint32_t i = 0; i < at->key_count; ++i)
+    if (at->keys[i]->key == key) return at->keys[i];
+  if (!create) return NULL;
+  if (at->key_count == at->key_room) {
+    uint32_t room = at->key_room ? at->key_room * 2 : 8;
+    tune_key **grown = realloc(at->keys, room * sizeof *grown);
+    if (!grown) return NULL;
+    at->keys = grown, at->key_room = room;
+  }
+  uint32_t n = p->resource_count;
+  tune_key *k = calloc(1, sizeof *k);
+  if (k) k->warm = calloc(n, sizeof *k->warm), k->count = calloc(n, sizeof *k->count), k->sum = calloc(n, sizeof *k->sum);
+  if (!k || !k->warm || !k->count || !k->sum) {
+    if (k) free(k->warm), free(k->count), free(k->sum);
+    free(k);
+    return NULL;
+  }
+  k->key = key;
+  start_round(p, k);
+  at->keys[at->key_count++] = k;
+  return k;
+}
+
+/* The best over the current means, if every resource has its measured samples. */
+static bool choose(vkds_policy *p, tune_key *k, uint32_t need) {
+  uint32_t best = UINT32_MAX;
+  double best_mean = 0.0;
+  for (uint32_t i = 0; i < p->resource_count; ++i) {
+    if (k->count[i] < need) return false;
+    double mean = k->sum[i] / (double)k->count[i];
+    if (best == UINT32_MAX || mean < best_mean) best = i, best_mean = mean;
+  }
+  if (k->phase != VKDS_AUTO_TUNE_CHOSEN) k->chosen_at = vkds__now_ns();
+  k->phase = VKDS_AUTO_TUNE_CHOSEN;
+  k->best = best;
+  return true;
+}
+
+static vkds_result at_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  auto_tune *at = (auto_tune *)p;
+  const uint32_t n = p->resource_count, need = samples_per_round(p);
+  pthread_mutex_lock(&at->lock);
+  tune_key *k = find_key(p, hints->key, true);
+  if (!k) {
+    pthread_mutex_unlock(&at->lock);
+    return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "auto tune key");
+  }
+  if (k->phase == VKDS_AUTO_TUNE_CHOSEN && p->info->retune_interval_ns &&
+      vkds__now_ns() - k->chosen_at >= p->info->retune_interval_ns)
+    start_round(p, k);
+  if (k->phase == VKDS_AUTO_TUNE_TRIAL && k->handed >= (uint64_t)n * (1 + need)) choose(p, k, need);
+  if (k->phase == VKDS_AUTO_TUNE_CHOSEN) {
+    *index = k->best;
+  } else { /* trial: round robin, also past the planned round while reports are due */
+    *index = (uint32_t)(k->handed % n);
+    ++k->handed;
+  }
+  pthread_mutex_unlock(&at->lock);
+  return VKDS_SUCCESS;
+}
+
+static void at_report(vkds_policy *p, const vkds_report *r) {
+  if (r->what != VKDS_REPORT_TIME) return;
+  auto_tune *at = (auto_tune *)p;
+  const uint32_t n = p->resource_count, need = samples_per_round(p);
+  pthread_mutex_lock(&at->lock);
+  tune_key *k = find_key(p, r->key, false);
+  if (k) {
+    uint32_t i = r->resource_index;
+    if (!k->warm[i]) {
+      k->warm[i] = true; /* excluded from the mean and the choice */
+    } else {
+      ++k->count[i];
+      k->sum[i] += (double)r->value_ns;
+    }
+    if (k->phase == VKDS_AUTO_TUNE_CHOSEN) {
+      choose(p, k, 1); /* the best is the minimum over the current means */
+    } else if (k->handed >= (uint64_t)n * (1 + need)) {
+      choose(p, k, need);
+    }
+  }
+  pthread_mutex_unlock(&at->lock);
+}
+
+static vkds_result at_init(vkds_policy *p) {
+  pthread_mutex_init(&((auto_tune *)p)->lock, NULL);
+  return VKDS_SUCCESS;
+}
+
+static void at_destroy(vkds_policy *p) {
+  auto_tune *at = (auto_tune *)p;
+  for (uint32_t i = 0; i < at->key_count; ++i) {
+    free(at->keys[i]->warm), free(at->keys[i]->count), free(at->keys[i]->sum);
+    free(at->keys[i]);
+  }
+  free(at->keys);
+  pthread_mutex_destroy(&at->lock);
+}
+
+const vkds_policy_ops vkds_policy_auto_tune_ops = {
+    .version = VKDS_POLICY_OPS_VERSION,
+    .policy_size = sizeof(auto_tune),
+    .name = "auto_tune",
+    .reports = VKDS_REPORT_TIME,
+    .init = at_init,
+    .destroy = at_destroy,
+    .select = at_select,
+    .report = at_report,
+};
+
+vkds_result vkds_policy_auto_tune_state(const vkds_policy *p, uint64_t key, vkds_auto_tune_phase *phase,
+                                        uint32_t *best) {
+  if (!p || !phase || !best)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_policy_auto_tune_state: NULL argument");
+  if (p->ops->select != at_select)
+    return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "policy '%s' is not auto tune", p->ops->name);
+  if (!vkds_policy_initialized(p))
+    return vkds__fail(NULL, VKDS_ERROR_NOT_INITIALIZED, VK_SUCCESS, "auto tune policy not initialized");
+  auto_tune *at = (auto_tune *)p;
+  pthread_mutex_lock(&at->lock);
+  tune_key *k = find_key((vkds_policy *)p, key, false);
+  *phase = k ? k->phase : VKDS_AUTO_TUNE_UNSEEN;
+  *best = k && k->phase == VKDS_AUTO_TUNE_CHOSEN ? k->best : UINT32_MAX;
+  pthread_mutex_unlock(&at->lock);
+  return VKDS_SUCCESS;
+}

@@ -1,0 +1,138 @@
+/* selectors/earliest_finish.c: the resource where this task would finish first.
+ *
+ * Beyond oneDPL. For a task with key K, the estimated finish on resource r is
+ *   queued(r)    the estimated time of the tasks already in flight there (for each key,
+ *                tasks in flight × that key's measured cost on r), plus
+ *   cost(K, r)   K's measured task time on r (the mean without the warm-up sample; the
+ *                warm-up alone until there is more), plus
+ *   move(r)      hints->bytes / transfer_bytes_per_s unless hints->data_devices says the
+ *                data already lives on r's device (then 0).
+ * A resource that has never run K is tried first (one exploring task at a time), so
+ * every estimate comes from a measurement. */
+#include <stdlib.h>
+
+#include "../lib/policy_internal.h"
+
+typedef struct ef_cost {
+  uint64_t in_flight; /* this key's tasks in flight on the resource */
+  uint64_t warmup_ns; /* the first sample */
+  uint64_t count;     /* later samples */
+  double mean_ns;
+} ef_cost;
+
+typedef struct ef_key {
+  uint64_t key;
+  ef_cost *per; /* per resource */
+} ef_key;
+
+typedef struct earliest_finish {
+  vkds_policy base;
+  pthread_mutex_t lock;
+  ef_key *keys;
+  uint32_t key_count, key_room;
+  double ns_per_byte;
+} earliest_finish;
+
+static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
+  for (uint32_t i = 0; i < ef->key_count; ++i)
+    if (ef->keys[i].key == key) return &ef->keys[i];
+  if (!create) return NULL;
+  if (ef->key_count == ef->key_room) {
+    uint32_t room = ef->key_room ? ef->key_room * 2 : 8;
+    ef_key *grown = realloc(ef->keys, room * sizeof *grown);
+    if (!grown) return NULL;
+    ef->keys = grown, ef->key_room = room;
+  }
+  ef_cost *per = calloc(ef->base.resource_count, sizeof *per);
+  if (!per) return NULL;
+  ef->keys[ef->key_count] = (ef_key){.key = key, .per = per};
+  return &ef->keys[ef->key_count++];
+}
+
+static bool measured(const ef_cost *c) { return c->warmup_ns || c->count; }
+static double cost_of(const ef_cost *c) { return c->count ? c->mean_ns : (double)c->warmup_ns; }
+
+/* The estimated time of everything in flight on resource r. */
+static double queued(const earliest_finish *ef, uint32_t r) {
+  double total = 0.0;
+  for (uint32_t i = 0; i < ef->key_count; ++i) {
+    const ef_cost *c = &ef->keys[i].per[r];
+    if (c->in_flight) total += (double)c->in_flight * cost_of(c);
+  }
+  return total;
+}
+
+static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  earliest_finish *ef = (earliest_finish *)p;
+  pthread_mutex_lock(&ef->lock);
+  ef_key *k = find_key(ef, hints->key, true);
+  if (!k) {
+    pthread_mutex_unlock(&ef->lock);
+    return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish key");
+  }
+  uint32_t best = UINT32_MAX, explore = UINT32_MAX;
+  double best_finish = 0.0, explore_queued = 0.0;
+  for (uint32_t r = 0; r < p->resource_count; ++r) {
+    const ef_cost *c = &k->per[r];
+    double q = queued(ef, r);
+    if (!measured(c)) { /* never ran this key: try it, unless a try is already running */
+      if (c->in_flight == 0 && (explore == UINT32_MAX || q < explore_queued)) explore = r, explore_queued = q;
+      continue;
+    }
+    bool resident = hints->data_devices & (1u << (vkds__policy_device_of(p, r) & 31));
+    double finish = q + cost_of(c) + (resident ? 0.0 : (double)hints->bytes * ef->ns_per_byte);
+    if (best == UINT32_MAX || finish < best_finish) best = r, best_finish = finish;
+  }
+  if (explore != UINT32_MAX) best = explore;
+  if (best == UINT32_MAX) best = 0; /* every resource is exploring this key: queue behind */
+  ++k->per[best].in_flight;
+  *index = best;
+  pthread_mutex_unlock(&ef->lock);
+  return VKDS_SUCCESS;
+}
+
+static void ef_report(vkds_policy *p, const vkds_report *r) {
+  earliest_finish *ef = (earliest_finish *)p;
+  pthread_mutex_lock(&ef->lock);
+  ef_key *k = find_key(ef, r->key, false);
+  if (k) {
+    ef_cost *c = &k->per[r->resource_index];
+    if (r->what == VKDS_REPORT_COMPLETION && c->in_flight) {
+      --c->in_flight;
+    } else if (r->what == VKDS_REPORT_TIME) {
+      if (!c->warmup_ns && !c->count) {
+        c->warmup_ns = r->value_ns ? r->value_ns : 1;
+      } else {
+        ++c->count;
+        c->mean_ns += ((double)r->value_ns - c->mean_ns) / (double)c->count;
+      }
+    }
+  }
+  pthread_mutex_unlock(&ef->lock);
+}
+
+static vkds_result ef_init(vkds_policy *p) {
+  earliest_finish *ef = (earliest_finish *)p;
+  pthread_mutex_init(&ef->lock, NULL);
+  double bw = p->info->transfer_bytes_per_s > 0 ? p->info->transfer_bytes_per_s : 10e9;
+  ef->ns_per_byte = 1e9 / bw;
+  return VKDS_SUCCESS;
+}
+
+static void ef_destroy(vkds_policy *p) {
+  earliest_finish *ef = (earliest_finish *)p;
+  for (uint32_t i = 0; i < ef->key_count; ++i) free(ef->keys[i].per);
+  free(ef->keys);
+  pthread_mutex_destroy(&ef->lock);
+}
+
+const vkds_policy_ops vkds_policy_earliest_finish_ops = {
+    .version = VKDS_POLICY_OPS_VERSION,
+    .policy_size = sizeof(earliest_finish),
+    .name = "earliest_finish",
+    .reports = VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME,
+    .init = ef_init,
+    .destroy = ef_destroy,
+    .select = ef_select,
+    .report = ef_report,
+};

@@ -1,0 +1,23 @@
+/* selectors/fixed.c: every task goes to one resource, chosen by index at creation. */
+#include "../lib/policy_internal.h"
+
+static vkds_result fixed_init(vkds_policy *p) {
+  if (p->info->fixed_index >= p->resource_count)
+    return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
+                      "fixed policy: index %u, but the policy has %u resources", p->info->fixed_index,
+                      p->resource_count);
+  return VKDS_SUCCESS;
+}
+
+static vkds_result fixed_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  (void)hints;
+  *index = p->info->fixed_index;
+  return VKDS_SUCCESS;
+}
+
+const vkds_policy_ops vkds_policy_fixed_ops = {
+    .version = VKDS_POLICY_OPS_VERSION,
+    .name = "fixed",
+    .init = fixed_init,
+    .select = fixed_select,
+};

@@ -1,0 +1,22 @@
+/* selectors/round_robin.c: task i goes to resource i mod n. One relaxed atomic add per
+ * selection; no reports needed, so nothing is tracked per task. */
+#include "../lib/policy_internal.h"
+
+typedef struct round_robin {
+  vkds_policy base;
+  _Atomic uint64_t next;
+} round_robin;
+
+static vkds_result rr_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  (void)hints;
+  round_robin *rr = (round_robin *)p;
+  *index = (uint32_t)(atomic_fetch_add_explicit(&rr->next, 1, memory_order_relaxed) % p->resource_count);
+  return VKDS_SUCCESS;
+}
+
+const vkds_policy_ops vkds_policy_round_robin_ops = {
+    .version = VKDS_POLICY_OPS_VERSION,
+    .policy_size = sizeof(round_robin),
+    .name = "round_robin",
+    .select = rr_select,
+};

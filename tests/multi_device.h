@@ -1,0 +1,33 @@
+/* tests/multi_device.h: an "application" that owns a VkInstance (validation on, its
+ * messages to the harness) and three VkDevices on the first physical device (lavapipe
+ * on a machine without a GPU): for embedding tests and for policies over several
+ * devices. */
+#ifndef VKDS_TEST_MULTI_DEVICE_H
+#define VKDS_TEST_MULTI_DEVICE_H
+
+#include <vkds/vkds.h>
+#include <vulkan/vulkan.h>
+
+enum { DEVICES = 3 };
+
+typedef struct app {
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;
+  VkPhysicalDevice phys;
+  uint32_t family;
+  VkDevice dev[DEVICES];
+  VkQueue queue[DEVICES];
+  VkPhysicalDeviceVulkan12Features f12;
+  VkPhysicalDeviceFeatures2 features;
+} app;
+
+void app_create(app *a);
+/* Uses each device once more (it must still work: vkds destroyed none of it), then
+ * destroys everything. */
+void app_use_and_destroy(app *a);
+/* Describes the application's objects for vkds_context_info.embed. */
+void describe(app *a, vkds_embed_queue q[DEVICES], vkds_embed_device ed[DEVICES], vkds_embed_info *ei);
+/* A validated context over the three devices; *a must stay alive until it is destroyed. */
+vkds_context *app_context(app *a);
+
+#endif

@@ -1,0 +1,480 @@
+/* tests/test_policy.c: the policies (selectors/), with the fake backend where a test
+ * needs exact timing or held completions, and on lavapipe for real. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "../examples/cpu_pool.h"
+#include "fake_backend.h"
+#include "gpu_counter.h"
+#include "harness.h"
+#include "multi_device.h"
+
+/* ---- policies over fake resources ---- */
+
+enum { N = 4 };
+static fake_resource res[N];
+static void *res_ptr[N];
+
+static void fake_setup(void) {
+  for (int i = 0; i < N; ++i) {
+    res[i] = (fake_resource){.id = 4 + i, .cost_ns = {1000, 1000, 1000, 1000}};
+    res_ptr[i] = &res[i];
+  }
+  fake_hold_completions(false);
+}
+
+static vkds_policy *fake_policy(vkds_policy_info info) {
+  info.resources = (vkds_policy_resources){.kind = &fake_kind, .resource_count = N, .resources = res_ptr,
+                                           .backend_ops = &fake_backend_ops};
+  vkds_policy *p = NULL;
+  ck_assert_vkds(vkds_policy_create(&info, &p));
+  return p;
+}
+
+/* Submits one task; returns the id of the resource it ran on. how: 0 wait it,
+ * 1 submit-and-wait, 2 fire and forget (group wait later). */
+static int run_one(vkds_policy *p, uint64_t key, int how) {
+  int id = -1;
+  vkds_task_info t = {.fn = fake_task, .user = &id, .key = key};
+  if (how == 1) {
+    ck_assert_vkds(vkds_submit_and_wait(p, &t));
+  } else if (how == 0) {
+    vkds_submission *s;
+    ck_assert_vkds(vkds_submit(p, &t, &s));
+    ck_assert_vkds(vkds_submission_wait(s));
+    vkds_submission_release(s);
+  } else {
+    ck_assert_vkds(vkds_submit(p, &t, NULL));
+  }
+  return id;
+}
+
+START_TEST(round_robin_cycles) {
+  for (int how = 0; how < 3; ++how) {
+    fake_setup();
+    vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN});
+    ck_assert_str_eq(vkds_policy_name(p), "round_robin");
+    for (int i = 1; i <= 100; ++i) ck_assert_int_eq(run_one(p, 0, how), 4 + (i - 1) % 4);
+    ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+    for (int i = 0; i < N; ++i) {
+      vkds_policy_resource_stats st;
+      ck_assert_vkds(vkds_policy_get_resource_stats(p, (uint32_t)i, &st));
+      ck_assert_uint_eq(st.selections, 25);
+      ck_assert(!st.tracks_completion); /* round robin needs no completion reports */
+    }
+    vkds_policy_release(p);
+  }
+}
+END_TEST
+
+typedef struct rr_thread {
+  vkds_policy *p;
+  int fails;
+} rr_thread;
+
+static void *rr_worker(void *arg) {
+  rr_thread *t = arg;
+  for (int i = 0; i < 25000; ++i)
+    if (vkds_submit(t->p, &(vkds_task_info){.fn = fake_task}, NULL) != VKDS_SUCCESS) ++t->fails;
+  return NULL;
+}
+
+START_TEST(round_robin_four_threads) {
+  fake_setup();
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN});
+  pthread_t th[4];
+  rr_thread args[4];
+  for (int i = 0; i < 4; ++i) args[i] = (rr_thread){.p = p}, pthread_create(&th[i], NULL, rr_worker, &args[i]);
+  for (int i = 0; i < 4; ++i) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(args[i].fails, 0);
+  }
+  for (int i = 0; i < N; ++i) ck_assert_int_eq(atomic_load(&res[i].runs), 25000);
+  vkds_policy_release(p);
+}
+END_TEST
+
+START_TEST(fixed_index) {
+  for (uint32_t k = 0; k < N; ++k) {
+    fake_setup();
+    vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_FIXED, .fixed_index = k});
+    for (int i = 0; i < 20; ++i) ck_assert_int_eq(run_one(p, 0, i % 3), 4 + (int)k);
+    vkds_policy_release(p);
+  }
+}
+END_TEST
+
+START_TEST(dynamic_load_balanced_with_synchronous_completion) {
+  fake_setup();
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD});
+  for (int i = 0; i < 100; ++i) run_one(p, 0, 2);
+  for (int i = 0; i < N; ++i) {
+    ck_assert_int_eq(atomic_load(&res[i].runs), 25); /* ties rotate: not all on the first */
+    vkds_policy_resource_stats st;
+    ck_assert_vkds(vkds_policy_get_resource_stats(p, (uint32_t)i, &st));
+    ck_assert(st.tracks_completion);
+    ck_assert_uint_eq(st.in_flight, 0);
+    ck_assert_uint_eq(st.completed, 25);
+  }
+  vkds_policy_release(p);
+}
+END_TEST
+
+START_TEST(dynamic_load_follows_counts) {
+  fake_setup();
+  fake_hold_completions(true);
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD});
+  for (int i = 0; i < 8; ++i) run_one(p, 0, 2); /* two in flight on each */
+  for (int i = 0; i < N; ++i) ck_assert_uint_eq(vkds_policy_in_flight(p, (uint32_t)i), 2);
+  ck_assert_int_eq(fake_complete(6), 2); /* resource 2 (id 6) is free again */
+  ck_assert_int_eq(run_one(p, 0, 2), 6);
+  ck_assert_int_eq(run_one(p, 0, 2), 6);
+  ck_assert_int_eq(fake_complete(4), 2); /* now resource 0 */
+  ck_assert_int_eq(run_one(p, 0, 2), 4);
+  fake_complete(-1);
+  fake_hold_completions(false);
+  vkds_policy_release(p);
+}
+END_TEST
+
+/* Many threads selecting at once spread out: the pick and the count are one step. */
+typedef struct dl_thread {
+  vkds_policy *p;
+  int per;
+} dl_thread;
+
+static void *dl_worker(void *arg) {
+  dl_thread *t = arg;
+  for (int i = 0; i < t->per; ++i) vkds_submit(t->p, &(vkds_task_info){.fn = fake_task}, NULL);
+  return NULL;
+}
+
+START_TEST(dynamic_load_concurrent_selections_spread) {
+  fake_setup();
+  fake_hold_completions(true); /* nothing completes: every pick must go to the least loaded */
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD});
+  pthread_t th[4];
+  dl_thread arg = {.p = p, .per = 250};
+  for (int i = 0; i < 4; ++i) pthread_create(&th[i], NULL, dl_worker, &arg);
+  for (int i = 0; i < 4; ++i) pthread_join(th[i], NULL);
+  for (int i = 0; i < N; ++i) ck_assert_uint_eq(vkds_policy_in_flight(p, (uint32_t)i), 250);
+  fake_complete(-1);
+  fake_hold_completions(false);
+  vkds_policy_release(p);
+}
+END_TEST
+
+START_TEST(auto_tune_finds_the_fast_one) {
+  for (int fast = 0; fast < N; ++fast) {
+    fake_setup();
+    for (int i = 0; i < N; ++i) res[i].cost_ns[0] = i == fast ? 1000 : 100000;
+    vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_AUTO_TUNE});
+    vkds_auto_tune_phase phase;
+    uint32_t best;
+    ck_assert_vkds(vkds_policy_auto_tune_state(p, 7, &phase, &best));
+    ck_assert_int_eq(phase, VKDS_AUTO_TUNE_UNSEEN);
+    /* two rounds round robin: a warm-up and a measured sample each */
+    for (int i = 1; i <= 2 * N; ++i) ck_assert_int_eq(run_one(p, 0, i % 3), 4 + (i - 1) % N);
+    for (int i = 0; i < 40; ++i) ck_assert_int_eq(run_one(p, 0, i % 3), 4 + fast);
+    ck_assert_vkds(vkds_policy_auto_tune_state(p, 0, &phase, &best));
+    ck_assert_int_eq(phase, VKDS_AUTO_TUNE_CHOSEN);
+    ck_assert_uint_eq(best, (uint32_t)fast);
+    vkds_policy_key_stats ks;
+    ck_assert_vkds(vkds_policy_get_key_stats(p, (uint32_t)fast, 0, &ks));
+    ck_assert_uint_eq(ks.warmups, 1);
+    ck_assert_uint_eq(ks.samples, 41);
+    ck_assert_uint_eq(ks.best_ns, 1000);
+    ck_assert(ks.mean_ns > 999.0 && ks.mean_ns < 1001.0);
+    vkds_policy_release(p);
+  }
+}
+END_TEST
+
+START_TEST(auto_tune_warmup_is_excluded) {
+  fake_setup();
+  /* resource 1 is slow only on its first run (its warm-up): it must still win */
+  for (int i = 0; i < N; ++i) res[i].cost_ns[0] = 5000;
+  res[1].cost_ns[0] = 1000000;
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_AUTO_TUNE});
+  for (int i = 0; i < N; ++i) run_one(p, 0, 2); /* warm-ups */
+  res[1].cost_ns[0] = 100;
+  for (int i = 0; i < N; ++i) run_one(p, 0, 2); /* measured */
+  ck_assert_int_eq(run_one(p, 0, 2), 5);
+  vkds_policy_release(p);
+}
+END_TEST
+
+START_TEST(auto_tune_keys_are_independent) {
+  fake_setup();
+  for (int i = 0; i < N; ++i) {
+    res[i].cost_ns[1] = i == 1 ? 10 : 1000;
+    res[i].cost_ns[2] = i == 3 ? 10 : 1000;
+  }
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_AUTO_TUNE});
+  for (int i = 1; i <= 2 * N; ++i) { /* interleaved trials */
+    ck_assert_int_eq(run_one(p, 1, 2), 4 + (i - 1) % N);
+    ck_assert_int_eq(run_one(p, 2, 2), 4 + (i - 1) % N);
+  }
+  for (int i = 0; i < 10; ++i) {
+    ck_assert_int_eq(run_one(p, 1, 2), 5);
+    ck_assert_int_eq(run_one(p, 2, 2), 7);
+  }
+  uint64_t keys[4];
+  ck_assert_uint_eq(vkds_policy_keys(p, keys, 4), 2);
+  vkds_policy_release(p);
+}
+END_TEST
+
+START_TEST(auto_tune_retunes_after_the_interval) {
+  fake_setup();
+  for (int i = 0; i < N; ++i) res[i].cost_ns[0] = i == 2 ? 10 : 1000;
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_AUTO_TUNE, .retune_interval_ns = 20000000});
+  for (int i = 0; i < 2 * N; ++i) run_one(p, 0, 2);
+  ck_assert_int_eq(run_one(p, 0, 2), 6);
+  /* the device changed: now resource 0 is fastest; fresh statistics find it */
+  for (int i = 0; i < N; ++i) res[i].cost_ns[0] = i == 0 ? 10 : 1000;
+  nanosleep(&(struct timespec){0, 30000000}, NULL);
+  vkds_auto_tune_phase phase;
+  uint32_t best;
+  for (int i = 1; i <= 2 * N; ++i) {
+    ck_assert_int_eq(run_one(p, 0, 2), 4 + (i - 1) % N); /* a new trial round */
+    if (i == 1) {
+      ck_assert_vkds(vkds_policy_auto_tune_state(p, 0, &phase, &best));
+      ck_assert_int_eq(phase, VKDS_AUTO_TUNE_TRIAL);
+    }
+  }
+  ck_assert_int_eq(run_one(p, 0, 2), 4);
+  vkds_policy_release(p);
+}
+END_TEST
+
+START_TEST(earliest_finish_weighs_queue_cost_and_data) {
+  fake_setup();
+  /* resource 0 is 3x faster than resource 1; the rest are very slow */
+  res[0].cost_ns[0] = 1000, res[1].cost_ns[0] = 3000, res[2].cost_ns[0] = res[3].cost_ns[0] = 1000000;
+  fake_hold_completions(true);
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH});
+  /* exploration: each resource gets one first run */
+  int seen = 0;
+  for (int i = 0; i < N; ++i) seen |= 1 << (run_one(p, 0, 2) - 4);
+  ck_assert_int_eq(seen, 0xf);
+  fake_complete(-1); /* warm-ups reported */
+  for (int i = 0; i < N; ++i) run_one(p, 0, 2); /* a measured sample each */
+  fake_complete(-1);
+  /* with completions held, work queues up: 3 of every 4 tasks go to the 3x faster one */
+  int on[N] = {0};
+  for (int i = 0; i < 40; ++i) ++on[run_one(p, 0, 2) - 4];
+  ck_assert_int_eq(on[0] + on[1], 40);
+  ck_assert_int_ge(on[0], 29);
+  ck_assert_int_le(on[0], 31);
+  fake_complete(-1);
+  /* data already on resource 1's "device" (fake resources are their own devices) and a
+   * large transfer: resource 1 finishes first even though it computes slower */
+  int id = -1;
+  ck_assert_vkds(vkds_submit(p, &(vkds_task_info){.fn = fake_task, .user = &id, .bytes = 1 << 20,
+                                                  .data_devices = 1u << 1}, NULL));
+  ck_assert_int_eq(id, 5);
+  fake_complete(-1);
+  fake_hold_completions(false);
+  vkds_policy_release(p);
+}
+END_TEST
+
+/* ---- the verbs' errors ---- */
+
+START_TEST(deferred_initialization) {
+  fake_setup();
+  vkds_policy *p = NULL;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .deferred = true}, &p));
+  ck_assert(!vkds_policy_initialized(p));
+  vkds_selection *sel = NULL;
+  ck_assert_int_eq(vkds_select(p, NULL, &sel), VKDS_ERROR_NOT_INITIALIZED);
+  ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = fake_task}, NULL), VKDS_ERROR_NOT_INITIALIZED);
+  ck_assert_int_eq(vkds_policy_wait_all(p, 0), VKDS_ERROR_NOT_INITIALIZED);
+  vkds_policy_resources r = {.kind = &fake_kind, .resource_count = N, .resources = res_ptr,
+                             .backend_ops = &fake_backend_ops};
+  ck_assert_vkds(vkds_policy_init(p, &r));
+  ck_assert_int_eq(vkds_policy_init(p, &r), VKDS_ERROR_ALREADY_INITIALIZED);
+  ck_assert_int_eq(run_one(p, 0, 0), 4);
+  ck_assert_ptr_eq(vkds_policy_resource(p, 3), &res[3]);
+  ck_assert_ptr_null(vkds_policy_resource(p, 4));
+  vkds_policy_release(p);
+}
+END_TEST
+
+START_TEST(bad_policies_are_named_errors) {
+  fake_setup();
+  vkds_policy *p = NULL;
+  vkds_policy_resources r = {.kind = &fake_kind, .resource_count = N, .resources = res_ptr,
+                             .backend_ops = &fake_backend_ops};
+  ck_assert_int_eq(vkds_policy_create(NULL, &p), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.resources = r}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = 99, .resources = r}, &p), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .fixed_index = N, .resources = r}, &p),
+                   VKDS_ERROR_OUT_OF_RANGE);
+  vkds_policy_resources empty = r;
+  empty.resource_count = 0;
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = empty}, &p),
+                   VKDS_ERROR_EMPTY);
+  vkds_policy_ops no_select = {.version = VKDS_POLICY_OPS_VERSION, .name = "x"};
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &no_select, .resources = r}, &p),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  /* auto tune needs task times, which the base backend (no backend_ops) cannot give */
+  vkds_policy_resources base = r;
+  base.backend_ops = &vkds_backend_base_ops;
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_AUTO_TUNE, .resources = base}, &p),
+                   VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_null(p);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = r}, &p));
+  ck_assert_int_eq(vkds_submit(p, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){0}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_policy_key_stats ks;
+  ck_assert_int_eq(vkds_policy_get_key_stats(p, 0, 0, &ks), VKDS_ERROR_UNSUPPORTED);
+  vkds_auto_tune_phase ph;
+  uint32_t best;
+  ck_assert_int_eq(vkds_policy_auto_tune_state(p, 0, &ph, &best), VKDS_ERROR_UNSUPPORTED);
+  vkds_policy_resource_stats rs;
+  ck_assert_int_eq(vkds_policy_get_resource_stats(p, N, &rs), VKDS_ERROR_OUT_OF_RANGE);
+  vkds_policy_release(p);
+  vkds_policy_release(NULL);
+}
+END_TEST
+
+START_TEST(capacity_blocks_and_times_out) {
+  fake_setup();
+  fake_hold_completions(true);
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .capacity = 1,
+                                                  .submit_timeout_ns = 5000000});
+  for (int i = 0; i < N; ++i) ck_assert_vkds(vkds_try_submit(p, &(vkds_task_info){.fn = fake_task}, NULL));
+  ck_assert_int_eq(vkds_try_submit(p, &(vkds_task_info){.fn = fake_task}, NULL), VKDS_ERROR_WOULD_BLOCK);
+  ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = fake_task}, NULL), VKDS_ERROR_TIMEOUT);
+  fake_complete(-1);
+  ck_assert_vkds(vkds_try_submit(p, &(vkds_task_info){.fn = fake_task}, NULL));
+  fake_complete(-1);
+  fake_hold_completions(false);
+  vkds_policy_release(p);
+}
+END_TEST
+
+START_TEST(copies_share_state) {
+  fake_setup();
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN});
+  vkds_policy *copy = vkds_policy_retain(p);
+  ck_assert_int_eq(run_one(p, 0, 2), 4);
+  ck_assert_int_eq(run_one(copy, 0, 2), 5); /* the same counter */
+  vkds_policy_release(p);
+  ck_assert_int_eq(run_one(copy, 0, 2), 6); /* still alive */
+  vkds_policy_release(copy);
+}
+END_TEST
+
+/* ---- for real: lavapipe, three VkDevices, every policy ---- */
+
+typedef struct counters {
+  gpu_counter c[DEVICES];
+  vkds_context *ctx;
+} counters;
+
+static vkds_result record_add_real(void *user, const vkds_task *task, void **wait_object) {
+  (void)wait_object;
+  counters *cs = user;
+  vkds_resource_info ri;
+  vkds_resource_get_info(task->resource, &ri);
+  gpu_counter_record(&cs->c[ri.device_index], task->cmd, 1, 1, 0);
+  return VKDS_SUCCESS;
+}
+
+START_TEST(every_policy_on_three_lavapipe_devices) {
+  app a;
+  app_create(&a);
+  counters cs = {.ctx = app_context(&a)};
+  for (int d = 0; d < DEVICES; ++d) ck_assert_int_eq(gpu_counter_create(&cs.c[d], vkds_context_resource(cs.ctx, (uint32_t)d)), VK_SUCCESS);
+  static const vkds_policy_kind kinds[] = {VKDS_POLICY_FIXED, VKDS_POLICY_ROUND_ROBIN, VKDS_POLICY_DYNAMIC_LOAD,
+                                           VKDS_POLICY_AUTO_TUNE, VKDS_POLICY_EARLIEST_FINISH};
+  uint32_t expect = 0;
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+    vkds_policy *p;
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = kinds[k], .resources = {.context = cs.ctx}, .fixed_index = 1}, &p));
+    for (int i = 0; i < 30; ++i) ck_assert_vkds(vkds_submit(p, &(vkds_task_info){.fn = record_add_real, .user = &cs, .key = 9}, NULL));
+    ck_assert_vkds(vkds_submit_and_wait(p, &(vkds_task_info){.fn = record_add_real, .user = &cs, .key = 9}));
+    ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+    expect += 31;
+    uint32_t total = 0;
+    uint64_t selections = 0;
+    for (int d = 0; d < DEVICES; ++d) total += gpu_counter_value(&cs.c[d]);
+    for (uint32_t i = 0; i < 3; ++i) {
+      vkds_policy_resource_stats st;
+      ck_assert_vkds(vkds_policy_get_resource_stats(p, i, &st));
+      selections += st.selections;
+    }
+    ck_assert_uint_eq(total, expect);
+    ck_assert_uint_eq(selections, 31);
+    if (kinds[k] == VKDS_POLICY_AUTO_TUNE) {
+      vkds_policy_key_stats ks;
+      ck_assert_vkds(vkds_policy_get_key_stats(p, 0, 9, &ks));
+      ck_assert_uint_eq(ks.warmups, 1); /* real task times from GPU timestamps */
+      ck_assert(ks.mean_ns > 0);
+    }
+    vkds_policy_release(p);
+  }
+  for (int d = 0; d < DEVICES; ++d) gpu_counter_destroy(&cs.c[d]);
+  vkds_context_destroy(cs.ctx);
+  app_use_and_destroy(&a);
+}
+END_TEST
+
+/* ---- the CPU thread-pool backend (examples/) under every policy ---- */
+
+static void add_one(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+static vkds_result enqueue(void *user, const vkds_task *task, void **wait_object) {
+  *wait_object = cpu_pool_run(task->resource, add_one, user);
+  return *wait_object ? VKDS_SUCCESS : VKDS_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+START_TEST(cpu_pool_backend_under_every_policy) {
+  cpu_pool *pools[2] = {cpu_pool_create(2), cpu_pool_create(2)};
+  ck_assert_vkds(vkds_backend_register(&cpu_pool_kind, &cpu_pool_backend_ops));
+  static const vkds_policy_kind kinds[] = {VKDS_POLICY_FIXED, VKDS_POLICY_ROUND_ROBIN, VKDS_POLICY_DYNAMIC_LOAD,
+                                           VKDS_POLICY_AUTO_TUNE, VKDS_POLICY_EARLIEST_FINISH};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+    vkds_policy *p;
+    atomic_int sum = 0;
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = kinds[k],
+        .resources = {.kind = &cpu_pool_kind, .resource_count = 2, .resources = (void *const *)pools}}, &p));
+    for (int i = 0; i < 100; ++i) ck_assert_vkds(vkds_submit(p, &(vkds_task_info){.fn = enqueue, .user = &sum}, NULL));
+    ck_assert_vkds(vkds_submit_and_wait(p, &(vkds_task_info){.fn = enqueue, .user = &sum}));
+    ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+    ck_assert_int_eq(atomic_load(&sum), 101);
+    vkds_policy_release(p);
+  }
+  ck_assert_vkds(vkds_backend_register(&cpu_pool_kind, NULL));
+  for (int i = 0; i < 2; ++i) cpu_pool_destroy(pools[i]);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("policy");
+  TCase *tc = harness_tcase("policy");
+  tcase_add_test(tc, round_robin_cycles);
+  tcase_add_test(tc, round_robin_four_threads);
+  tcase_add_test(tc, fixed_index);
+  tcase_add_test(tc, dynamic_load_balanced_with_synchronous_completion);
+  tcase_add_test(tc, dynamic_load_follows_counts);
+  tcase_add_test(tc, dynamic_load_concurrent_selections_spread);
+  tcase_add_test(tc, auto_tune_finds_the_fast_one);
+  tcase_add_test(tc, auto_tune_warmup_is_excluded);
+  tcase_add_test(tc, auto_tune_keys_are_independent);
+  tcase_add_test(tc, auto_tune_retunes_after_the_interval);
+  tcase_add_test(tc, earliest_finish_weighs_queue_cost_and_data);
+  tcase_add_test(tc, deferred_initialization);
+  tcase_add_test(tc, bad_policies_are_named_errors);
+  tcase_add_test(tc, capacity_blocks_and_times_out);
+  tcase_add_test(tc, copies_share_state);
+  tcase_add_test(tc, every_policy_on_three_lavapipe_devices);
+  tcase_add_test(tc, cpu_pool_backend_under_every_policy);
+  suite_add_tcase(s, tc);
+  return harness_run(s);
+}
