@@ -8,12 +8,15 @@
 /* Options every mode may use. */
 typedef struct bench_options {
   uint32_t count; /* elements, submissions or repetitions; 0: the mode's default */
+  uint32_t devices_per_physical; /* vkds_context_info.devices_per_physical */
 } bench_options;
 
 /* A mode: gets the context and the options, returns an exit status. */
 typedef int (*bench_fn)(vkds_context *ctx, const bench_options *opt);
 
 int bench_submit(vkds_context *ctx, const bench_options *opt);
+int bench_select(vkds_context *ctx, const bench_options *opt);
+int bench_balance(vkds_context *ctx, const bench_options *opt);
 
 /* Monotonic time in nanoseconds. */
 uint64_t bench_now_ns(void);

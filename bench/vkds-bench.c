@@ -133,16 +133,21 @@ static int run_quick(vkds_context *ctx, const bench_options *opt) {
 static const bench_mode modes[] = {
     {"quick", "self-test every resource: correctness, round trip, fill bandwidth", run_quick},
     {"submit", "submit-to-completion round trip and batched submissions, vkds against plain Vulkan", bench_submit},
+    {"select", "select overhead per policy (1, 8, 64 resources; 1 and 4 threads)", bench_select},
+    {"balance", "makespan of mixed tasks over resources of unequal speed, per policy, against the ideal", bench_balance},
 };
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static void usage(FILE *f) {
-  fprintf(f, "Usage: " PROG " [MODE] [--count N]\n"
+  fprintf(f, "Usage: " PROG " [MODE] [--count N] [--devices-per-physical N]\n"
              "Benchmarks every vkds resource (compute queue) on this machine.\n\nModes:\n");
   for (size_t i = 0; i < MODE_COUNT; i++)
     fprintf(f, "  --%-12s %s%s\n", modes[i].name, modes[i].help, i == 0 ? " (default)" : "");
   fprintf(f, "\nOptions:\n"
-             "  --count N      --quick: elements (4 bytes each) per fill; --submit: dispatches per batch\n"
+             "  --count N      --quick: elements per fill; --submit: dispatches per batch;\n"
+             "                 --select: calls per thread; --balance: tasks\n"
+             "  --devices-per-physical N  N VkDevices on each physical device (several\n"
+             "                 resources where there is one queue, as on lavapipe)\n"
              "  -h, --help     show this help\n"
              "\nEnvironment: VKDS_DEVICES restricts the devices, VKDS_VALIDATION=1 enables\n"
              "the Khronos validation layer.\n");
@@ -187,6 +192,10 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
       if (++i == argc) return usage_error("missing value after", a);
       if (!parse_count(argv[i], &opt->count))
         return usage_error("--count wants a positive 32-bit integer, not", argv[i]);
+    } else if (strcmp(a, "--devices-per-physical") == 0) {
+      if (++i == argc) return usage_error("missing value after", a);
+      if (!parse_count(argv[i], &opt->devices_per_physical))
+        return usage_error("--devices-per-physical wants a positive 32-bit integer, not", argv[i]);
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return PARSE_EXIT_OK;
@@ -207,7 +216,8 @@ int main(int argc, char **argv) {
   case PARSE_RUN: break;
   }
 
-  vkds_context_info info = {.log = log_to_stderr, .log_level = VKDS_LOG_WARN};
+  vkds_context_info info = {.log = log_to_stderr, .log_level = VKDS_LOG_WARN,
+                            .devices_per_physical = opt.devices_per_physical};
   vkds_context *ctx = NULL;
   vkds_result r = vkds_context_create(&info, &ctx);
   if (r != VKDS_SUCCESS) {

@@ -195,6 +195,26 @@ void vkds_backend_lazy_report(vkds_backend *b) {
 
 /* ---- selections ---- */
 
+/* Selecting is the hot path of every policy: a select-release pair costs a calloc and
+ * a free unless the thread keeps its last released selection (without scratch) for the
+ * next one. The key's destructor frees it when the thread ends. */
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static void make_cache_key(void) { pthread_key_create(&cache_key, free); }
+
+static vkds_selection *take_cached_selection(void) {
+  pthread_once(&cache_once, make_cache_key);
+  vkds_selection *sel = pthread_getspecific(cache_key);
+  if (sel) pthread_setspecific(cache_key, NULL);
+  return sel;
+}
+
+static bool cache_selection(vkds_selection *sel) {
+  pthread_once(&cache_once, make_cache_key);
+  if (pthread_getspecific(cache_key)) return false;
+  return pthread_setspecific(cache_key, sel) == 0;
+}
+
 vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t reports,
                                   const vkds_report_sink *sink, vkds_selection **out) {
   if (out) *out = NULL;
@@ -211,8 +231,14 @@ vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t repo
   if (missing)
     return vkds__fail(b->context, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "resource %u of backend '%s' cannot report 0x%x", index, b->ops->name, missing);
-  size_t scratch = b->ops->scratch_size(b, reports);
-  vkds_selection *sel = calloc(1, sizeof *sel + scratch);
+  return vkds__selection_make(b, index, reports, b->ops->scratch_size(b, reports), sink, out);
+}
+
+vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,
+                                 const vkds_report_sink *sink, vkds_selection **out) {
+  vkds_selection *sel = scratch ? NULL : take_cached_selection();
+  if (sel) memset(sel, 0, sizeof *sel);
+  else sel = calloc(1, sizeof *sel + scratch);
   if (!sel) return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "selection");
   atomic_init(&sel->refs, 1);
   sel->backend = b;
@@ -230,7 +256,8 @@ vkds_selection *vkds_selection_retain(vkds_selection *sel) {
 }
 
 void vkds_selection_release(vkds_selection *sel) {
-  if (sel && atomic_fetch_sub_explicit(&sel->refs, 1, memory_order_acq_rel) == 1) free(sel);
+  if (!sel || atomic_fetch_sub_explicit(&sel->refs, 1, memory_order_acq_rel) != 1) return;
+  if (sel->scratch_size || !cache_selection(sel)) free(sel);
 }
 
 void *vkds_selection_resource(const vkds_selection *sel) {

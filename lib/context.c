@@ -76,7 +76,8 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
   VkResult vr = ctx->fn.EnumeratePhysicalDevices(ctx->instance, &phys_count, NULL);
   if (vr != VK_SUCCESS) { r = vkds__vk_fail(ctx, vr, "vkEnumeratePhysicalDevices"); goto done; }
   VkPhysicalDevice *phys = calloc(phys_count ? phys_count : 1, sizeof *phys);
-  ctx->devices = calloc(phys_count ? phys_count : 1, sizeof *ctx->devices);
+  uint32_t copies = info->devices_per_physical ? info->devices_per_physical : 1;
+  ctx->devices = calloc((phys_count ? phys_count : 1) * (size_t)copies, sizeof *ctx->devices);
   if (!phys || !ctx->devices) {
     free(phys);
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "device list");
@@ -110,8 +111,22 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
       vkds__device_facts_free(&dev->facts);
       continue;
     }
-    total_queues += compute_queue_total(&dev->facts, info->max_queues_per_family);
+    total_queues += copies * compute_queue_total(&dev->facts, info->max_queues_per_family);
     ++ctx->device_count;
+    /* more VkDevices on the same physical device: separate resources (tests, and
+     * policies over "several devices" on a machine with one) */
+    for (uint32_t c = 1; c < copies && r == VKDS_SUCCESS; ++c) {
+      vkds__device *copy = &ctx->devices[ctx->device_count];
+      *copy = *dev;
+      copy->index = ctx->device_count;
+      copy->facts.families = malloc(dev->facts.family_count * sizeof *dev->facts.families);
+      if (!copy->facts.families) {
+        r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "device copies");
+        break;
+      }
+      memcpy(copy->facts.families, dev->facts.families, dev->facts.family_count * sizeof *dev->facts.families);
+      ++ctx->device_count;
+    }
   }
   free(phys);
   if (r != VKDS_SUCCESS) goto done;

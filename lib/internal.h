@@ -144,6 +144,7 @@ struct vkds_resource {
   pthread_mutex_t track_lock;      /* guards the slot lists */
   vkds__slot *free_slots;
   vkds__slot *inflight_head, *inflight_tail; /* in timeline order */
+  _Atomic uint32_t inflight_count;           /* lets reclaim skip an idle queue without the lock */
   uint32_t slot_count;
 };
 
@@ -162,6 +163,11 @@ vkds_result vkds__queue_reclaim(vkds_resource *r);
 vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_ns, uint64_t spin_ns);
 /* Whether the timeline has reached `value` (VKDS_SUCCESS / VKDS_ERROR_WOULD_BLOCK). */
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value);
+
+/* vkds_selection_create without the argument and capability checks, for policies that
+ * made them once at creation (lib/backend.c). */
+vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,
+                                 const vkds_report_sink *sink, vkds_selection **out);
 
 /* Monotonic nanoseconds. */
 uint64_t vkds__now_ns(void);

@@ -173,7 +173,9 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   VKDS_CHECK(make_backend(p, res));
   p->resource_count = p->backend->resource_count;
   vkds_result r = VKDS_SUCCESS;
-  in->stats = calloc(p->resource_count, sizeof *in->stats);
+  in->scratch = p->backend->ops->scratch_size(p->backend, in->reports);
+  in->stats = aligned_alloc(alignof(vkds__resource_stats), p->resource_count * sizeof *in->stats);
+  if (in->stats) memset(in->stats, 0, p->resource_count * sizeof *in->stats);
   if (!in->stats) r = vkds__fail(res->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy statistics");
   if (r == VKDS_SUCCESS) {
     for (uint32_t i = 0; i < p->resource_count; ++i) pthread_mutex_init(&in->stats[i].lock, NULL);
@@ -279,7 +281,8 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   vkds__policy_internal *in = vkds__policy_in(p);
   vkds_task_info none = {0};
   if (!hints) hints = &none;
-  vkds_backend_lazy_report(p->backend); /* completions and times first: select on fresh facts */
+  if (in->reports & (VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME))
+    vkds_backend_lazy_report(p->backend); /* completions and times first: select on fresh facts */
   uint32_t index = UINT32_MAX;
   VKDS_CHECK(p->ops->select(p, hints, &index));
   if (index >= p->resource_count)
@@ -292,7 +295,8 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
       if (atomic_compare_exchange_weak(&s->in_flight, &cur, cur + 1)) break;
     }
   }
-  vkds_result r = vkds_selection_create(p->backend, index, in->reports, &(vkds_report_sink){on_report, p}, out);
+  vkds_result r = vkds__selection_make(p->backend, index, in->reports, in->scratch,
+                                       &(vkds_report_sink){on_report, p}, out);
   if (r != VKDS_SUCCESS) {
     if (in->tracks_completion) atomic_fetch_sub(&s->in_flight, 1);
     return r;

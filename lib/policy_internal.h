@@ -2,6 +2,8 @@
 #ifndef VKDS_POLICY_INTERNAL_H
 #define VKDS_POLICY_INTERNAL_H
 
+#include <stdalign.h>
+
 #include "internal.h"
 
 /* Task-time statistics of one key on one resource. */
@@ -13,8 +15,10 @@ typedef struct vkds__key_stats {
   uint64_t best_ns;
 } vkds__key_stats;
 
-/* Per-resource counters: atomics on the select path, a lock for the key table. */
+/* Per-resource counters: atomics on the select path, a lock for the key table. Each on
+ * its own cache line, so that threads selecting different resources do not share one. */
 typedef struct vkds__resource_stats {
+  alignas(64)
   _Atomic uint64_t selections;
   _Atomic uint64_t in_flight;
   _Atomic uint64_t completed;
@@ -29,6 +33,7 @@ typedef struct vkds__policy_internal {
   atomic_uint refs;
   atomic_bool initialized;
   uint32_t reports; /* asked of the backend */
+  size_t scratch;    /* per selection, for those reports */
   bool tracks_completion;
   vkds__resource_stats *stats;
 } vkds__policy_internal;

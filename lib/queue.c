@@ -113,6 +113,7 @@ void vkds__queue_track(vkds_resource *r, vkds__slot *s) {
   if (r->inflight_tail) r->inflight_tail->next = s;
   else r->inflight_head = s;
   r->inflight_tail = s;
+  atomic_fetch_add_explicit(&r->inflight_count, 1, memory_order_release);
   pthread_mutex_unlock(&r->track_lock);
 }
 
@@ -147,12 +148,10 @@ static void report_finished(vkds_resource *r, vkds__slot *s) {
 }
 
 vkds_result vkds__queue_reclaim(vkds_resource *r) {
-  /* nothing in flight: no driver call */
+  /* nothing in flight: no lock, no driver call (a slot tracked concurrently is reclaimed
+   * by a later call) */
   uint64_t done;
-  pthread_mutex_lock(&r->track_lock);
-  bool idle = r->inflight_head == NULL;
-  pthread_mutex_unlock(&r->track_lock);
-  if (idle) return VKDS_SUCCESS;
+  if (atomic_load_explicit(&r->inflight_count, memory_order_acquire) == 0) return VKDS_SUCCESS;
   VKDS_CHECK(read_counter(r, &done));
   pthread_mutex_lock(&r->track_lock);
   vkds__slot *finished = NULL, **tail = &finished;
@@ -161,6 +160,7 @@ vkds_result vkds__queue_reclaim(vkds_resource *r) {
     r->inflight_head = s->next;
     *tail = s;
     tail = &s->next;
+    atomic_fetch_sub_explicit(&r->inflight_count, 1, memory_order_relaxed);
   }
   *tail = NULL;
   if (!r->inflight_head) r->inflight_tail = NULL;

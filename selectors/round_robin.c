@@ -4,13 +4,13 @@
 
 typedef struct round_robin {
   vkds_policy base;
-  _Atomic uint64_t next;
+  _Atomic uint32_t next; /* 32 bits: a 32-bit modulo is several times cheaper than a 64-bit one */
 } round_robin;
 
 static vkds_result rr_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
   (void)hints;
   round_robin *rr = (round_robin *)p;
-  *index = (uint32_t)(atomic_fetch_add_explicit(&rr->next, 1, memory_order_relaxed) % p->resource_count);
+  *index = atomic_fetch_add_explicit(&rr->next, 1, memory_order_relaxed) % p->resource_count;
   return VKDS_SUCCESS;
 }
 

@@ -11,12 +11,14 @@ layout(std430, set = 0, binding = 0) buffer Counter {
 
 layout(push_constant) uniform Params {
   uint add;
-  uint iterations;
+  uint iterations; // per round, at most 60,000
+  uint rounds;     // total work: iterations * rounds
 };
 
 void main() {
   uint x = gl_GlobalInvocationID.x;
-  for (uint i = 0u; i < min(iterations, 60000u); ++i) x = x * 1664525u + 1013904223u;
+  for (uint r = 0u; r < min(rounds, 60000u); ++r)
+    for (uint i = 0u; i < min(iterations, 60000u); ++i) x = x * 1664525u + 1013904223u;
   if (x == 0xffffffffu && iterations == 0xffffffffu) sink = x;
   if (gl_GlobalInvocationID.x == 0u) atomicAdd(value, add);
 }

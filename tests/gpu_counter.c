@@ -39,7 +39,7 @@ VkResult gpu_counter_create(gpu_counter *c, vkds_resource *res) {
   VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                          .bindingCount = 1, .pBindings = &b};
   TRY(vkCreateDescriptorSetLayout(c->dev, &dci, NULL, &c->set_layout));
-  VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = 8};
+  VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = 12};
   VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
                                     .pSetLayouts = &c->set_layout, .pushConstantRangeCount = 1,
                                     .pPushConstantRanges = &pr};
@@ -71,7 +71,9 @@ VkResult gpu_counter_create(gpu_counter *c, vkds_resource *res) {
 
 void gpu_counter_record(const gpu_counter *c, VkCommandBuffer cmd, uint32_t add, uint32_t groups,
                         uint32_t iterations) {
-  uint32_t push[2] = {add, iterations};
+  /* the shader runs rounds x per-round iterations, each loop under lavapipe's cut */
+  uint32_t per = iterations < 50000 ? iterations : 50000;
+  uint32_t push[3] = {add, per, per ? (iterations + per - 1) / per : 0};
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipeline);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 0, NULL);
   vkCmdPushConstants(cmd, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);

@@ -23,7 +23,8 @@ typedef struct gpu_counter {
 
 /* Creates the counter (0) on the device of `res`. (Shared by tests and benchmarks.) */
 VkResult gpu_counter_create(gpu_counter *c, vkds_resource *res);
-/* Records: `groups` work groups of 64 burn `iterations` rounds each, then one adds `add`;
+/* Records: `groups` work groups of 64 burn `iterations` rounds of arithmetic each (any
+ * number: split into loops that lavapipe runs in full), then one adds `add`;
  * a barrier makes the result visible to the host. */
 void gpu_counter_record(const gpu_counter *c, VkCommandBuffer cmd, uint32_t add, uint32_t groups,
                         uint32_t iterations);

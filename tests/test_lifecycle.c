@@ -57,6 +57,27 @@ START_TEST(queue_cap_per_family) {
 }
 END_TEST
 
+START_TEST(several_vkdevices_per_physical_device) {
+  vkds_context *one = harness_context();
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 3;
+  vkds_context *ctx = NULL;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert_uint_eq(vkds_context_device_count(ctx), 3 * vkds_context_device_count(one));
+  ck_assert_uint_eq(vkds_context_resource_count(ctx), 3 * vkds_context_resource_count(one));
+  VkDevice seen[64] = {0};
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx) && i < 64; ++i) {
+    vkds_resource *r = vkds_context_resource(ctx, i);
+    ck_assert_vkds(vkds_resource_vk_handles(r, NULL, &seen[i], NULL));
+    vkds_self_test_result st;
+    ck_assert_vkds(vkds_resource_self_test(r, &(vkds_self_test_info){.count = 5000, .round_trips = 1, .fill_repeats = 1}, &st));
+  }
+  ck_assert_ptr_ne(seen[0], seen[vkds_context_resource_count(one)]); /* different VkDevices */
+  vkds_context_destroy(ctx);
+  vkds_context_destroy(one);
+}
+END_TEST
+
 START_TEST(repeated_create_destroy) {
   for (int i = 0; i < 5; ++i) vkds_context_destroy(harness_context());
 }
@@ -111,6 +132,7 @@ int main(void) {
   tcase_add_test(tc, default_context_has_resources);
   tcase_add_test(tc, resources_are_ordered_by_device_family_queue);
   tcase_add_test(tc, queue_cap_per_family);
+  tcase_add_test(tc, several_vkdevices_per_physical_device);
   tcase_add_test(tc, repeated_create_destroy);
   tcase_add_test(tc, destroy_null_is_a_no_op);
   tcase_add_test(tc, contexts_from_several_threads);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <vulkan/vulkan.h>
 
 #define PROG "vkds-info"
 
@@ -17,29 +19,65 @@
 
 typedef struct options {
   bool json;
+  bool policy; /* --policy NAME given */
+  vkds_policy_kind policy_kind;
 } options;
 
 typedef enum parse_status { PARSE_RUN, PARSE_EXIT_OK, PARSE_EXIT_USAGE } parse_status;
 
+/* The names --policy accepts, in the order the help lists them. */
+typedef struct policy_name {
+  const char *name;
+  vkds_policy_kind kind;
+} policy_name;
+
+static const policy_name policy_names[] = {
+    {"fixed", VKDS_POLICY_FIXED},
+    {"round_robin", VKDS_POLICY_ROUND_ROBIN},
+    {"dynamic_load", VKDS_POLICY_DYNAMIC_LOAD},
+    {"auto_tune", VKDS_POLICY_AUTO_TUNE},
+    {"earliest_finish", VKDS_POLICY_EARLIEST_FINISH},
+};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static void list_policy_names(FILE *f) {
+  for (size_t i = 0; i < COUNT_OF(policy_names); i++)
+    fprintf(f, "%s%s", i ? ", " : "", policy_names[i].name);
+}
+
 static void usage(FILE *f) {
   fprintf(f,
-          "Usage: " PROG " [--json]\n"
+          "Usage: " PROG " [--json] [--policy NAME]\n"
           "Lists the Vulkan devices and compute queues (resources) vkds uses.\n"
           "\n"
           "  --json         print one JSON object instead of tables\n"
-          "  --policy NAME  (not available yet) show the resources a policy would pick\n"
+          "  --policy NAME  create a policy of kind NAME over every resource, run a short\n"
+          "                 workload through it (200 tasks that fill a device buffer: key 1\n"
+          "                 64 KiB, key 2 8 MiB) and print what the policy saw: selections,\n"
+          "                 tasks in flight and completed per resource, task times per key\n"
+          "                 (policies that measure them) and the auto_tune state.\n"
+          "                 NAME: ");
+  list_policy_names(f);
+  fprintf(f,
+          "\n"
           "  -h, --help     show this help\n"
           "\n"
           "Environment: VKDS_DEVICES restricts the devices (e.g. \"gpu\", \"!cpu\", \"0,2\"),\n"
           "VKDS_VALIDATION=1 enables the Khronos validation layer.\n");
 }
 
-/* POLICY: the place for `--policy NAME`. Once vkds has policies, parse NAME here into
- * options, create the policy after the context and mark (or filter) the resources it
- * selects in both outputs. Until then the option is recognised, so that scripts get a
- * clear answer rather than "unknown option", and rejected. */
-static parse_status reject_policy(void) {
-  fprintf(stderr, PROG ": --policy: not available yet (vkds has no policies yet)\n");
+static parse_status parse_policy(const char *name, options *opt) {
+  for (size_t i = 0; i < COUNT_OF(policy_names); i++) {
+    if (strcmp(name, policy_names[i].name) == 0) {
+      opt->policy = true;
+      opt->policy_kind = policy_names[i].kind;
+      return PARSE_RUN;
+    }
+  }
+  fprintf(stderr, PROG ": --policy: unknown policy '%s' (valid: ", name);
+  list_policy_names(stderr);
+  fprintf(stderr, ")\n");
   return PARSE_EXIT_USAGE;
 }
 
@@ -51,8 +89,16 @@ static parse_status parse_args(int argc, char **argv, options *opt) {
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return PARSE_EXIT_OK;
-    } else if (strcmp(a, "--policy") == 0 || strncmp(a, "--policy=", 9) == 0) {
-      return reject_policy();
+    } else if (strncmp(a, "--policy=", 9) == 0) {
+      if (parse_policy(a + 9, opt) != PARSE_RUN) return PARSE_EXIT_USAGE;
+    } else if (strcmp(a, "--policy") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, PROG ": --policy needs a NAME (one of: ");
+        list_policy_names(stderr);
+        fprintf(stderr, ")\n");
+        return PARSE_EXIT_USAGE;
+      }
+      if (parse_policy(argv[++i], opt) != PARSE_RUN) return PARSE_EXIT_USAGE;
     } else {
       fprintf(stderr, PROG ": unknown option '%s' (try --help)\n", a);
       return PARSE_EXIT_USAGE;
@@ -91,8 +137,6 @@ static const flag_name subgroup_op_names[] = {
     {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"},
     {VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV, "partitioned_nv"},
 };
-
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The boolean features of vkds_resource_info, by name, so that the table and the JSON
  * list the same ones in the same order. */
@@ -488,6 +532,425 @@ static int collect(const vkds_context *ctx, facts *f) {
   return 0;
 }
 
+/* ---- --policy: a short real workload through a policy ------------------------------- */
+
+/* The workload: WORK_TASKS tasks alternating between the keys below. Each task records a
+ * vkCmdFillBuffer into a device buffer of the resource it was given (one buffer per
+ * resource, so that no two queues write the same memory), after a barrier that orders it
+ * behind the fills before it on that queue. The keys differ only in how much they fill,
+ * so their task times differ. */
+#define WORK_TASKS 200u
+#define WORK_TIMEOUT_NS (60ull * 1000 * 1000 * 1000)
+
+typedef struct work_key {
+  uint64_t key;
+  VkDeviceSize bytes; /* filled by each task (a multiple of 4) */
+  uint32_t value;     /* the 32-bit word it fills with */
+  const char *label;  /* debug-utils label */
+} work_key;
+
+static const work_key work_keys[] = {
+    {1, 64u * 1024u, 0x11111111u, "vkds-info: fill 64 KiB"},
+    {2, 8u * 1024u * 1024u, 0x22222222u, "vkds-info: fill 8 MiB"},
+};
+#define WORK_KEYS COUNT_OF(work_keys)
+
+/* A resource's destination buffer (raw Vulkan on the resource's VkDevice). */
+typedef struct fill_target {
+  VkDevice device;
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+} fill_target;
+
+typedef struct workload {
+  uint32_t count;        /* the policy's resources */
+  fill_target *targets;  /* by the policy's resource index */
+} workload;
+
+/* The user pointer of one key's tasks. */
+typedef struct fill_task {
+  const workload *w;
+  const work_key *k;
+} fill_task;
+
+static vkds_result record_fill(void *user, const vkds_task *task, void **wait_object) {
+  const fill_task *t = user;
+  (void)wait_object; /* vkds tracks completion of recorded work itself */
+  if (task->resource_index >= t->w->count) return VKDS_ERROR_OUT_OF_RANGE;
+  const fill_target *dst = &t->w->targets[task->resource_index];
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
+  vkCmdPipelineBarrier(task->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       0, 1, &mb, 0, NULL, 0, NULL);
+  vkCmdFillBuffer(task->cmd, dst->buffer, 0, t->k->bytes, t->k->value);
+  return VKDS_SUCCESS;
+}
+
+static int vk_fail(const char *what, VkResult vr) {
+  fprintf(stderr, PROG ": %s failed: VkResult %d\n", what, (int)vr);
+  return 1;
+}
+
+static void destroy_target(fill_target *t) {
+  if (!t->device) return;
+  if (t->buffer) vkDestroyBuffer(t->device, t->buffer, NULL);
+  if (t->memory) vkFreeMemory(t->device, t->memory, NULL);
+  *t = (fill_target){0};
+}
+
+/* A buffer of `size` bytes on the resource's device, in device-local memory when there
+ * is such a type it may use (else in any type it may use). */
+static int create_target(vkds_resource *res, VkDeviceSize size, fill_target *t) {
+  VkPhysicalDevice phys;
+  VkDevice dev;
+  vkds_result r = vkds_resource_vk_handles(res, &phys, &dev, NULL);
+  if (r != VKDS_SUCCESS) return fail("vkds_resource_vk_handles", r);
+  t->device = dev;
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                            .size = size,
+                            .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkResult vr = vkCreateBuffer(dev, &bci, NULL, &t->buffer);
+  if (vr != VK_SUCCESS) return vk_fail("vkCreateBuffer", vr);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev, t->buffer, &req);
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+  uint32_t type = UINT32_MAX;
+  for (uint32_t i = 0; i < mp.memoryTypeCount; i++) {
+    if (!(req.memoryTypeBits & (1u << i))) continue;
+    if (mp.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) {
+      type = i;
+      break;
+    }
+    if (type == UINT32_MAX) type = i;
+  }
+  if (type == UINT32_MAX) {
+    fprintf(stderr, PROG ": no memory type for a %llu-byte buffer\n", (unsigned long long)size);
+    return 1;
+  }
+  VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                              .allocationSize = req.size,
+                              .memoryTypeIndex = type};
+  vr = vkAllocateMemory(dev, &mai, NULL, &t->memory);
+  if (vr != VK_SUCCESS) return vk_fail("vkAllocateMemory", vr);
+  vr = vkBindBufferMemory(dev, t->buffer, t->memory, 0);
+  if (vr != VK_SUCCESS) return vk_fail("vkBindBufferMemory", vr);
+  return 0;
+}
+
+/* What the policy saw, collected once so that both outputs print the same facts. */
+typedef struct policy_resource_report {
+  vkds_resource_info info;
+  vkds_policy_resource_stats stats;
+  vkds_policy_key_stats keys[WORK_KEYS]; /* when the policy measures task times */
+} policy_resource_report;
+
+typedef struct policy_report {
+  const char *name;
+  uint32_t tasks;                 /* submitted */
+  uint32_t key_tasks[WORK_KEYS];  /* submitted per key */
+  double wall_ms;                 /* first submit to wait_all returning */
+  bool measures_time;             /* vkds_policy_get_key_stats is supported */
+  bool auto_tune;                 /* vkds_policy_auto_tune_state is supported */
+  vkds_auto_tune_phase phase[WORK_KEYS];
+  uint32_t best[WORK_KEYS];
+  uint32_t resource_count;
+  policy_resource_report *res;
+} policy_report;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int run_workload(vkds_policy *p, workload *w, policy_report *rep) {
+  fill_task tasks[WORK_KEYS];
+  for (size_t k = 0; k < WORK_KEYS; k++) tasks[k] = (fill_task){.w = w, .k = &work_keys[k]};
+  double start = now_ms();
+  int status = 0;
+  for (uint32_t i = 0; i < WORK_TASKS; i++) {
+    size_t k = i % WORK_KEYS;
+    vkds_task_info ti = {.fn = record_fill,
+                         .user = &tasks[k],
+                         .mode = VKDS_TASK_RECORD,
+                         .key = work_keys[k].key,
+                         .label = work_keys[k].label};
+    vkds_result r = vkds_submit(p, &ti, NULL); /* fire and forget */
+    if (r != VKDS_SUCCESS) {
+      status = fail("vkds_submit", r);
+      break;
+    }
+    rep->tasks++;
+    rep->key_tasks[k]++;
+  }
+  /* Also after a failed submit: the buffers must not be destroyed under running work. */
+  vkds_result r = vkds_policy_wait_all(p, WORK_TIMEOUT_NS);
+  rep->wall_ms = now_ms() - start;
+  if (r != VKDS_SUCCESS && status == 0) status = fail("vkds_policy_wait_all", r);
+  return status;
+}
+
+static int collect_policy(const vkds_policy *p, policy_report *rep) {
+  rep->name = vkds_policy_name(p);
+  rep->measures_time = true;
+  rep->auto_tune = true;
+  for (size_t k = 0; k < WORK_KEYS && rep->auto_tune; k++) {
+    vkds_result r = vkds_policy_auto_tune_state(p, work_keys[k].key, &rep->phase[k], &rep->best[k]);
+    if (r == VKDS_ERROR_UNSUPPORTED)
+      rep->auto_tune = false;
+    else if (r != VKDS_SUCCESS)
+      return fail("vkds_policy_auto_tune_state", r);
+  }
+  for (uint32_t i = 0; i < rep->resource_count; i++) {
+    policy_resource_report *pr = &rep->res[i];
+    vkds_result r = vkds_resource_get_info(vkds_policy_resource(p, i), &pr->info);
+    if (r != VKDS_SUCCESS) return fail("vkds_resource_get_info", r);
+    r = vkds_policy_get_resource_stats(p, i, &pr->stats);
+    if (r != VKDS_SUCCESS) return fail("vkds_policy_get_resource_stats", r);
+    for (size_t k = 0; k < WORK_KEYS && rep->measures_time; k++) {
+      r = vkds_policy_get_key_stats(p, i, work_keys[k].key, &pr->keys[k]);
+      if (r == VKDS_ERROR_UNSUPPORTED)
+        rep->measures_time = false;
+      else if (r != VKDS_SUCCESS)
+        return fail("vkds_policy_get_key_stats", r);
+    }
+  }
+  return 0;
+}
+
+/* Creates the policy, runs the workload, collects the report and cleans up. */
+static int run_policy(vkds_context *ctx, vkds_policy_kind kind, policy_report *rep) {
+  vkds_policy *p = NULL;
+  vkds_result r = vkds_policy_create(
+      &(vkds_policy_info){.kind = kind, .resources = {.context = ctx}, .track_completion = true},
+      &p);
+  if (r != VKDS_SUCCESS) return fail("vkds_policy_create", r);
+
+  workload w = {.count = p->resource_count};
+  rep->resource_count = p->resource_count;
+  w.targets = calloc(w.count ? w.count : 1, sizeof *w.targets);
+  rep->res = calloc(w.count ? w.count : 1, sizeof *rep->res);
+  int status = 0;
+  if (!w.targets || !rep->res) {
+    fprintf(stderr, PROG ": out of memory\n");
+    status = 1;
+  }
+  VkDeviceSize max_bytes = 0;
+  for (size_t k = 0; k < WORK_KEYS; k++)
+    if (work_keys[k].bytes > max_bytes) max_bytes = work_keys[k].bytes;
+  for (uint32_t i = 0; i < w.count && status == 0; i++)
+    status = create_target(vkds_policy_resource(p, i), max_bytes, &w.targets[i]);
+  if (status == 0) status = run_workload(p, &w, rep);
+  if (status == 0) status = collect_policy(p, rep);
+
+  vkds_policy_release(p); /* waits for the policy's work: the buffers are idle after it */
+  for (uint32_t i = 0; w.targets && i < w.count; i++) destroy_target(&w.targets[i]);
+  free(w.targets);
+  return status;
+}
+
+static const char *phase_name(vkds_auto_tune_phase phase) {
+  switch (phase) {
+  case VKDS_AUTO_TUNE_UNSEEN: return "unseen";
+  case VKDS_AUTO_TUNE_TRIAL: return "trial";
+  case VKDS_AUTO_TUNE_CHOSEN: return "chosen";
+  }
+  return "?";
+}
+
+/* "64 KiB", "8 MiB" */
+static void format_bytes(uint64_t n, char out[32]) {
+  if (n >= 1024u * 1024u && n % (1024u * 1024u) == 0)
+    snprintf(out, 32, "%llu MiB", (unsigned long long)(n / (1024u * 1024u)));
+  else if (n >= 1024u && n % 1024u == 0)
+    snprintf(out, 32, "%llu KiB", (unsigned long long)(n / 1024u));
+  else
+    snprintf(out, 32, "%llu bytes", (unsigned long long)n);
+}
+
+static void print_policy_text(const facts *f, const policy_report *rep) {
+  printf("vkds %s: %u device(s), %u resource(s)%s\n\n", f->version, (unsigned)f->device_count,
+         (unsigned)f->resource_count, f->validation ? ", validation on" : "");
+  printf("Policy: %s\n", rep->name);
+  printf("Workload: %u tasks in %.1f ms (vkCmdFillBuffer into a device buffer per resource)\n",
+         (unsigned)rep->tasks, rep->wall_ms);
+  for (size_t k = 0; k < WORK_KEYS; k++) {
+    char size[32];
+    format_bytes(work_keys[k].bytes, size);
+    printf("  key %llu: %u tasks, %s each\n", (unsigned long long)work_keys[k].key,
+           (unsigned)rep->key_tasks[k], size);
+  }
+
+  int name_w = (int)strlen("device");
+  for (uint32_t i = 0; i < rep->resource_count; i++) {
+    int n = (int)strlen(rep->res[i].info.device_name);
+    if (n > name_w) name_w = n;
+  }
+  printf("\nResources:\n");
+  printf("  %5s  %7s  %-*s  %12s  %10s  %9s  %9s\n", "index", "context", name_w, "device",
+         "family.queue", "selections", "in flight", "completed");
+  for (uint32_t i = 0; i < rep->resource_count; i++) {
+    const policy_resource_report *pr = &rep->res[i];
+    char fq[32], in_flight[24], completed[24];
+    snprintf(fq, sizeof fq, "%u.%u", (unsigned)pr->info.queue_family,
+             (unsigned)pr->info.queue_index);
+    if (pr->stats.tracks_completion) {
+      snprintf(in_flight, sizeof in_flight, "%llu", (unsigned long long)pr->stats.in_flight);
+      snprintf(completed, sizeof completed, "%llu", (unsigned long long)pr->stats.completed);
+    } else {
+      snprintf(in_flight, sizeof in_flight, "-");
+      snprintf(completed, sizeof completed, "-");
+    }
+    printf("  %5u  %7u  %-*s  %12s  %10llu  %9s  %9s\n", (unsigned)i, (unsigned)pr->info.index,
+           name_w, pr->info.device_name, fq, (unsigned long long)pr->stats.selections, in_flight,
+           completed);
+  }
+
+  printf("\nTask times per key and resource (microseconds, warm-ups excluded):\n");
+  if (!rep->measures_time) {
+    printf("  not measured by this policy\n");
+  } else {
+    printf("  %4s  %8s  %7s  %8s  %10s  %10s\n", "key", "resource", "samples", "warm-ups",
+           "mean", "best");
+    for (size_t k = 0; k < WORK_KEYS; k++) {
+      for (uint32_t i = 0; i < rep->resource_count; i++) {
+        const vkds_policy_key_stats *ks = &rep->res[i].keys[k];
+        char mean[32], best[32];
+        if (ks->samples) {
+          snprintf(mean, sizeof mean, "%.1f", ks->mean_ns / 1e3);
+          snprintf(best, sizeof best, "%.1f", (double)ks->best_ns / 1e3);
+        } else {
+          snprintf(mean, sizeof mean, "-");
+          snprintf(best, sizeof best, "-");
+        }
+        printf("  %4llu  %8u  %7llu  %8llu  %10s  %10s\n", (unsigned long long)work_keys[k].key,
+               (unsigned)i, (unsigned long long)ks->samples, (unsigned long long)ks->warmups,
+               mean, best);
+      }
+    }
+  }
+
+  if (rep->auto_tune) {
+    printf("\nAuto tune:\n");
+    printf("  %4s  %-6s  %s\n", "key", "phase", "best resource");
+    for (size_t k = 0; k < WORK_KEYS; k++) {
+      char best[16];
+      if (rep->phase[k] == VKDS_AUTO_TUNE_CHOSEN)
+        snprintf(best, sizeof best, "%u", (unsigned)rep->best[k]);
+      else
+        snprintf(best, sizeof best, "-");
+      printf("  %4llu  %-6s  %s\n", (unsigned long long)work_keys[k].key,
+             phase_name(rep->phase[k]), best);
+    }
+  }
+}
+
+static void json_null(json *j, const char *key) {
+  json_key(j, key);
+  fputs("null", j->f);
+}
+
+static void print_policy_json(const facts *f, const policy_report *rep) {
+  json j = {.f = stdout, .first = true};
+  json_open(&j, NULL, '{');
+  json_str(&j, "vkds_version", f->version);
+  json_bool(&j, "validation", f->validation);
+  json_uint(&j, "device_count", f->device_count);
+  json_uint(&j, "resource_count", f->resource_count);
+
+  json_open(&j, "policy", '{');
+  json_str(&j, "name", rep->name);
+
+  json_open(&j, "workload", '{');
+  json_str(&j, "operation", "vkCmdFillBuffer");
+  json_uint(&j, "tasks", rep->tasks);
+  json_double(&j, "wall_ms", rep->wall_ms);
+  json_open(&j, "keys", '[');
+  for (size_t k = 0; k < WORK_KEYS; k++) {
+    json_open(&j, NULL, '{');
+    json_uint(&j, "key", work_keys[k].key);
+    json_uint(&j, "tasks", rep->key_tasks[k]);
+    json_uint(&j, "bytes_per_task", work_keys[k].bytes);
+    json_close(&j, '}');
+  }
+  json_close(&j, ']');
+  json_close(&j, '}');
+
+  json_open(&j, "resources", '[');
+  for (uint32_t i = 0; i < rep->resource_count; i++) {
+    const policy_resource_report *pr = &rep->res[i];
+    json_open(&j, NULL, '{');
+    json_uint(&j, "index", i);
+    json_uint(&j, "context_index", pr->info.index);
+    json_uint(&j, "device_index", pr->info.device_index);
+    json_str(&j, "device_name", pr->info.device_name);
+    json_uint(&j, "queue_family", pr->info.queue_family);
+    json_uint(&j, "queue_index", pr->info.queue_index);
+    json_uint(&j, "selections", pr->stats.selections);
+    json_bool(&j, "tracks_completion", pr->stats.tracks_completion);
+    if (pr->stats.tracks_completion) {
+      json_uint(&j, "in_flight", pr->stats.in_flight);
+      json_uint(&j, "completed", pr->stats.completed);
+    } else {
+      json_null(&j, "in_flight");
+      json_null(&j, "completed");
+    }
+    json_close(&j, '}');
+  }
+  json_close(&j, ']');
+
+  /* null: the policy does not measure task times */
+  json_bool(&j, "measures_time", rep->measures_time);
+  if (!rep->measures_time) {
+    json_null(&j, "task_times");
+  } else {
+    json_open(&j, "task_times", '[');
+    for (size_t k = 0; k < WORK_KEYS; k++) {
+      for (uint32_t i = 0; i < rep->resource_count; i++) {
+        const vkds_policy_key_stats *ks = &rep->res[i].keys[k];
+        json_open(&j, NULL, '{');
+        json_uint(&j, "key", work_keys[k].key);
+        json_uint(&j, "resource", i);
+        json_uint(&j, "samples", ks->samples);
+        json_uint(&j, "warmups", ks->warmups);
+        if (ks->samples) {
+          json_double(&j, "mean_us", ks->mean_ns / 1e3);
+          json_double(&j, "best_us", (double)ks->best_ns / 1e3);
+        } else {
+          json_null(&j, "mean_us");
+          json_null(&j, "best_us");
+        }
+        json_close(&j, '}');
+      }
+    }
+    json_close(&j, ']');
+  }
+
+  /* null: not an auto_tune policy */
+  if (!rep->auto_tune) {
+    json_null(&j, "auto_tune");
+  } else {
+    json_open(&j, "auto_tune", '[');
+    for (size_t k = 0; k < WORK_KEYS; k++) {
+      json_open(&j, NULL, '{');
+      json_uint(&j, "key", work_keys[k].key);
+      json_str(&j, "phase", phase_name(rep->phase[k]));
+      if (rep->phase[k] == VKDS_AUTO_TUNE_CHOSEN)
+        json_uint(&j, "best", rep->best[k]);
+      else
+        json_null(&j, "best");
+      json_close(&j, '}');
+    }
+    json_close(&j, ']');
+  }
+  json_close(&j, '}');
+  json_close(&j, '}');
+  fputc('\n', stdout);
+}
+
 int main(int argc, char **argv) {
   options opt = {0};
   switch (parse_args(argc, argv, &opt)) {
@@ -503,9 +966,15 @@ int main(int argc, char **argv) {
   if (r != VKDS_SUCCESS) return fail("vkds_context_create", r);
 
   facts f = {0};
+  policy_report rep = {0};
   int status = collect(ctx, &f);
+  if (status == 0 && opt.policy) status = run_policy(ctx, opt.policy_kind, &rep);
   if (status == 0) {
-    if (opt.json)
+    if (opt.policy && opt.json)
+      print_policy_json(&f, &rep);
+    else if (opt.policy)
+      print_policy_text(&f, &rep);
+    else if (opt.json)
       print_json(&f);
     else
       print_text(&f);
@@ -514,6 +983,7 @@ int main(int argc, char **argv) {
       status = 1;
     }
   }
+  free(rep.res);
   free(f.res);
   vkds_context_destroy(ctx);
   return status;

@@ -80,6 +80,10 @@ typedef struct vkds_context_info {
   const char *devices;
   /* At most this many queues per compute-capable queue family; 0: all of them. */
   uint32_t max_queues_per_family;
+  /* Create this many VkDevices on each chosen physical device (each with its own
+   * queues, so its own resources); 0 or 1: one. Several devices on a machine that has
+   * one (lavapipe) is how policies over "several devices" are tested there. */
+  uint32_t devices_per_physical;
   /* Enable the Khronos validation layer and route its messages to the logger (also
    * enabled by VKDS_VALIDATION=1 in the environment). Asking for it when the layer is
    * not installed fails with VKDS_ERROR_UNSUPPORTED. */

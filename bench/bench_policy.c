@@ -1,0 +1,247 @@
+/* bench/bench_policy.c: the policies.
+ *
+ * --select: the cost of vkds_select + vkds_selection_release per policy, over 1, 8 and
+ *   64 opaque resources (a backend that does nothing), on 1 and 4 threads, against a
+ *   bare atomic increment measured in the same run (the floor of any shared counter).
+ * --balance: many independent GPU tasks of mixed sizes over resources of unequal speed
+ *   (resource r runs every task 1 + r % 4 times slower); each policy's makespan against
+ *   the ideal: total work over the total throughput, the sum of what each resource
+ *   reaches alone (measured in the same run). Resources that share hardware (lavapipe's
+ *   devices share two CPU cores) cannot reach that sum; the all-at-once throughput is
+ *   printed next to it.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#include "../tests/gpu_counter.h"
+#include "bench.h"
+
+static const struct {
+  const char *name;
+  vkds_policy_kind kind;
+} POLICIES[] = {
+    {"fixed", VKDS_POLICY_FIXED},
+    {"round_robin", VKDS_POLICY_ROUND_ROBIN},
+    {"dynamic_load", VKDS_POLICY_DYNAMIC_LOAD},
+    {"auto_tune", VKDS_POLICY_AUTO_TUNE},
+    {"earliest_finish", VKDS_POLICY_EARLIEST_FINISH},
+};
+#define POLICY_COUNT (sizeof POLICIES / sizeof POLICIES[0])
+
+/* ---- --select ---- */
+
+static const vkds_resource_kind opaque = {.name = "opaque"};
+
+static uint32_t all_reports(vkds_backend *b, uint32_t index, uint32_t reports) {
+  (void)b, (void)index;
+  return reports;
+}
+
+static const vkds_backend_ops null_backend = {.version = VKDS_BACKEND_OPS_VERSION, .name = "null",
+                                              .supports = all_reports};
+
+typedef struct select_job {
+  vkds_policy *p;
+  uint32_t iterations;
+  _Atomic uint64_t *counter; /* for the baseline */
+  double ns;
+} select_job;
+
+static void *select_loop(void *arg) {
+  select_job *j = arg;
+  vkds_task_info hints = {.key = 1};
+  uint64_t t0 = bench_now_ns();
+  for (uint32_t i = 0; i < j->iterations; ++i) {
+    vkds_selection *sel;
+    if (vkds_select(j->p, &hints, &sel) == VKDS_SUCCESS) vkds_selection_release(sel);
+  }
+  j->ns = (double)(bench_now_ns() - t0) / j->iterations;
+  return NULL;
+}
+
+static void *atomic_loop(void *arg) {
+  select_job *j = arg;
+  uint64_t t0 = bench_now_ns();
+  for (uint32_t i = 0; i < j->iterations; ++i) atomic_fetch_add_explicit(j->counter, 1, memory_order_relaxed);
+  j->ns = (double)(bench_now_ns() - t0) / j->iterations;
+  return NULL;
+}
+
+/* Runs `fn` on `threads` threads; returns the mean ns per call. */
+static double on_threads(void *(*fn)(void *), select_job proto, int threads) {
+  pthread_t t[4];
+  select_job jobs[4];
+  for (int i = 0; i < threads; ++i) jobs[i] = proto, pthread_create(&t[i], NULL, fn, &jobs[i]);
+  double sum = 0;
+  for (int i = 0; i < threads; ++i) pthread_join(t[i], NULL), sum += jobs[i].ns;
+  return sum / threads;
+}
+
+int bench_select(vkds_context *ctx, const bench_options *opt) {
+  (void)ctx;
+  uint32_t iterations = opt->count ? opt->count : 200000;
+  static int dummy[64];
+  void *res[64];
+  for (int i = 0; i < 64; ++i) res[i] = &dummy[i];
+  _Atomic uint64_t counter = 0;
+  printf("%-16s %9s %8s %12s %10s\n", "policy", "resources", "threads", "ns/select", "vs atomic");
+  for (int threads = 1; threads <= 4; threads *= 4) {
+    double floor = on_threads(atomic_loop, (select_job){.iterations = iterations, .counter = &counter}, threads);
+    printf("%-16s %9s %8d %12.1f %10s\n", "(atomic add)", "-", threads, floor, "1.00x");
+    for (size_t k = 0; k < POLICY_COUNT; ++k)
+      for (uint32_t n = 1; n <= 64; n *= 8) {
+        vkds_policy *p;
+        vkds_result r = vkds_policy_create(&(vkds_policy_info){.kind = POLICIES[k].kind,
+            .resources = {.kind = &opaque, .resource_count = n, .resources = res, .backend_ops = &null_backend}}, &p);
+        if (r != VKDS_SUCCESS) {
+          fprintf(stderr, "vkds-bench: %s: %s\n", POLICIES[k].name, vkds_last_error_message());
+          return 1;
+        }
+        double ns = on_threads(select_loop, (select_job){.p = p, .iterations = iterations}, threads);
+        printf("%-16s %9u %8d %12.1f %9.2fx\n", POLICIES[k].name, n, threads, ns, ns / floor);
+        vkds_policy_release(p);
+      }
+  }
+  printf("ns/select: vkds_select + vkds_selection_release, mean over %u calls per thread;\n"
+         "vs atomic: against one relaxed atomic add on a shared counter, same threads, same run.\n", iterations);
+  return 0;
+}
+
+/* ---- --balance ---- */
+
+enum { MAX_RES = 16, SIZES = 4 };
+
+typedef struct balance {
+  vkds_context *ctx;
+  uint32_t n;              /* resources used */
+  gpu_counter *counters;   /* per device */
+  uint32_t unit;           /* iterations of one unit of work */
+} balance;
+
+typedef struct task_arg {
+  const balance *bal;
+  uint32_t size; /* units */
+} task_arg;
+
+static uint32_t slowdown(uint32_t resource_index) { return 1 + resource_index % 4; }
+
+static vkds_result record_task(void *user, const vkds_task *task, void **wait_object) {
+  (void)wait_object;
+  const task_arg *a = user;
+  vkds_resource_info ri;
+  vkds_resource_get_info(task->resource, &ri);
+  gpu_counter_record(&a->bal->counters[ri.device_index], task->cmd, 1, 2,
+                     a->bal->unit * a->size * slowdown(ri.index));
+  return VKDS_SUCCESS;
+}
+
+/* Every resource flooded with unit tasks at once: units per second each reaches. */
+static double concurrent_throughput(balance *b, uint32_t per_resource, double *solo_sum) {
+  vkds_backend *be;
+  void *res[MAX_RES];
+  for (uint32_t i = 0; i < b->n; ++i) res[i] = vkds_context_resource(b->ctx, i);
+  if (vkds_backend_create(&(vkds_backend_info){.resource_count = b->n, .resources = res, .spin_ns = 1}, &be) != VKDS_SUCCESS)
+    return 0;
+  vkds_selection *sel[MAX_RES];
+  vkds_submission *last[MAX_RES];
+  static task_arg unit_task;
+  unit_task = (task_arg){.bal = b, .size = 1};
+  for (uint32_t i = 0; i < b->n; ++i) vkds_selection_create(be, i, 0, NULL, &sel[i]);
+  /* alone, one after another */
+  *solo_sum = 0;
+  for (uint32_t i = 0; i < b->n; ++i) {
+    uint64_t t0 = bench_now_ns();
+    for (uint32_t k = 0; k < per_resource; ++k) vkds_selection_submit(sel[i], &(vkds_task_info){.fn = record_task, .user = &unit_task}, NULL);
+    vkds_backend_wait_all(be, UINT64_MAX);
+    *solo_sum += per_resource / ((double)(bench_now_ns() - t0) * 1e-9);
+  }
+  /* all at once */
+  uint64_t t0 = bench_now_ns();
+  for (uint32_t k = 0; k < per_resource; ++k)
+    for (uint32_t i = 0; i < b->n; ++i)
+      vkds_selection_submit(sel[i], &(vkds_task_info){.fn = record_task, .user = &unit_task}, k + 1 == per_resource ? &last[i] : NULL);
+  /* wait in the order they should finish (fastest first), sleeping, so that the waiting
+   * thread takes no CPU from a CPU device */
+  double total = 0;
+  for (uint32_t s = 1; s <= 4; ++s)
+    for (uint32_t i = 0; i < b->n; ++i)
+      if (slowdown(i) == s) {
+        vkds_submission_wait(last[i]);
+        total += per_resource / ((double)(bench_now_ns() - t0) * 1e-9);
+        vkds_submission_release(last[i]);
+      }
+  for (uint32_t i = 0; i < b->n; ++i) vkds_selection_release(sel[i]);
+  vkds_backend_destroy(be);
+  return total;
+}
+
+/* Submits the workload through a policy; returns the makespan in seconds. */
+static double run_workload(vkds_policy *p, const task_arg *tasks, uint32_t count) {
+  uint64_t t0 = bench_now_ns();
+  for (uint32_t i = 0; i < count; ++i)
+    vkds_submit(p, &(vkds_task_info){.fn = record_task, .user = (void *)&tasks[i], .key = tasks[i].size,
+                                     .bytes = 0}, NULL);
+  vkds_policy_wait_all(p, UINT64_MAX);
+  return (double)(bench_now_ns() - t0) * 1e-9;
+}
+
+int bench_balance(vkds_context *ctx, const bench_options *opt) {
+  balance b = {.ctx = ctx, .n = vkds_context_resource_count(ctx)};
+  if (b.n > MAX_RES) b.n = MAX_RES;
+  vkds_resource_info ri;
+  vkds_resource_get_info(vkds_context_resource(ctx, 0), &ri);
+  b.unit = ri.device_type == VKDS_DEVICE_CPU ? 2000 : 20000;
+  uint32_t devices = vkds_context_device_count(ctx);
+  b.counters = calloc(devices, sizeof *b.counters);
+  for (uint32_t i = 0, d = UINT32_MAX; i < vkds_context_resource_count(ctx); ++i) {
+    vkds_resource_info r;
+    vkds_resource_get_info(vkds_context_resource(ctx, i), &r);
+    if (r.device_index != d && gpu_counter_create(&b.counters[r.device_index], vkds_context_resource(ctx, i)) != VK_SUCCESS) {
+      fprintf(stderr, "vkds-bench: cannot create the counter pipeline\n");
+      return 1;
+    }
+    d = r.device_index;
+  }
+  uint32_t count = opt->count ? opt->count : (ri.device_type == VKDS_DEVICE_CPU ? 400 : 4000);
+  task_arg *tasks = calloc(count, sizeof *tasks);
+  uint64_t units = 0, rng = 12345;
+  for (uint32_t i = 0; i < count; ++i) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    tasks[i] = (task_arg){.bal = &b, .size = 1u << ((rng >> 33) % SIZES)}; /* 1, 2, 4 or 8 units */
+    units += tasks[i].size;
+  }
+  double solo = 0;
+  double rate = concurrent_throughput(&b, count / b.n / 2 + 1, &solo);
+  /* the ideal treats resources as independent, each at the throughput it reaches alone;
+   * where they share hardware (lavapipe's devices share the CPU) it is a lower bound */
+  double ideal = (double)units / solo;
+  printf("%u resources (slowdown 1 + index %% 4), %u tasks, %llu units of %u iterations\n", b.n, count,
+         (unsigned long long)units, b.unit);
+  printf("throughput: %.0f units/s summed over each resource alone (the ideal's), %.0f all at once\n", solo, rate);
+  printf("ideal makespan: %.2f ms\n\n%-16s %14s %14s %12s\n", ideal * 1e3, "policy", "cold ms", "warm ms", "warm/ideal");
+  void *res[MAX_RES];
+  for (uint32_t i = 0; i < b.n; ++i) res[i] = vkds_context_resource(ctx, i);
+  for (size_t k = 1; k < POLICY_COUNT; ++k) { /* fixed is not a balancer */
+    vkds_policy *p;
+    if (vkds_policy_create(&(vkds_policy_info){.kind = POLICIES[k].kind,
+            .resources = {.resource_count = b.n, .resources = res}}, &p) != VKDS_SUCCESS) {
+      fprintf(stderr, "vkds-bench: %s: %s\n", POLICIES[k].name, vkds_last_error_message());
+      continue;
+    }
+    double cold = run_workload(p, tasks, count); /* includes learning */
+    double warm = run_workload(p, tasks, count);
+    printf("%-16s %14.2f %14.2f %11.2fx\n", POLICIES[k].name, cold * 1e3, warm * 1e3, warm / ideal);
+    vkds_policy_release(p);
+  }
+  printf("cold: the first run of a fresh policy (auto tune and earliest finish learn during it);\n"
+         "warm: the same workload again through the same policy. ideal: total units over the\n"
+         "summed throughput measured above, same run.\n");
+  for (uint32_t d = 0; d < devices; ++d) gpu_counter_destroy(&b.counters[d]);
+  free(b.counters);
+  free(tasks);
+  return 0;
+}
