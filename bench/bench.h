@@ -17,6 +17,7 @@ typedef int (*bench_fn)(vkds_context *ctx, const bench_options *opt);
 int bench_submit(vkds_context *ctx, const bench_options *opt);
 int bench_select(vkds_context *ctx, const bench_options *opt);
 int bench_balance(vkds_context *ctx, const bench_options *opt);
+int bench_balance_cpu(vkds_context *ctx, const bench_options *opt);
 
 /* Monotonic time in nanoseconds. */
 uint64_t bench_now_ns(void);

@@ -134,7 +134,8 @@ static const bench_mode modes[] = {
     {"quick", "self-test every resource: correctness, round trip, fill bandwidth", run_quick},
     {"submit", "submit-to-completion round trip and batched submissions, vkds against plain Vulkan", bench_submit},
     {"select", "select overhead per policy (1, 8, 64 resources; 1 and 4 threads)", bench_select},
-    {"balance", "makespan of mixed tasks over resources of unequal speed, per policy, against the ideal", bench_balance},
+    {"balance", "makespan of mixed GPU tasks over resources of unequal speed, per policy, against the ideal", bench_balance},
+    {"balance-cpu", "the same over independent one-thread CPU pools (examples/cpu_pool)", bench_balance_cpu},
 };
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 

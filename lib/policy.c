@@ -98,6 +98,16 @@ uint32_t vkds__policy_device_of(const vkds_policy *p, uint32_t i) {
   return i;
 }
 
+uint32_t vkds__policy_hardware_of(const vkds_policy *p, uint32_t i) {
+  if (p->backend->kind != &vkds_resource_kind_vulkan) return i;
+  const vkds_resource *ri = p->backend->resources[i];
+  for (uint32_t j = 0; j < i; ++j) {
+    const vkds_resource *rj = p->backend->resources[j];
+    if (memcmp(rj->dev->facts.props11.deviceUUID, ri->dev->facts.props11.deviceUUID, VK_UUID_SIZE) == 0) return j;
+  }
+  return i;
+}
+
 /* ---- reports ---- */
 
 static void on_report(void *user, const vkds_report *r) {

@@ -46,5 +46,8 @@ vkds__key_stats *vkds__key_stats_find(vkds__resource_stats *s, uint64_t key, boo
 
 /* The device index of resource i (Vulkan), or i itself for other kinds. */
 uint32_t vkds__policy_device_of(const vkds_policy *p, uint32_t i);
+/* The lowest resource index on the same physical device as resource i (Vulkan: same
+ * device UUID, also across VkDevices), or i itself for other kinds. */
+uint32_t vkds__policy_hardware_of(const vkds_policy *p, uint32_t i);
 
 #endif

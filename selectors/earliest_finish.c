@@ -8,7 +8,12 @@
  *   move(r)      hints->bytes / transfer_bytes_per_s unless hints->data_devices says the
  *                data already lives on r's device (then 0).
  * A resource that has never run K is tried first (one exploring task at a time), so
- * every estimate comes from a measurement. */
+ * every estimate comes from a measurement.
+ *
+ * Queues of one physical device share its execution units: on the H100 (driver 580) 16
+ * queues flooded at once retire work no faster than one (bench/RESULTS.md). So queued(r)
+ * counts the work in flight on every resource of r's physical device, not only on r;
+ * resources of different devices (or other kinds) are independent. */
 #include <stdlib.h>
 
 #include "../lib/policy_internal.h"
@@ -31,6 +36,7 @@ typedef struct earliest_finish {
   ef_key *keys;
   uint32_t key_count, key_room;
   double ns_per_byte;
+  uint32_t *hw; /* per resource: the first resource on the same physical device */
 } earliest_finish;
 
 static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
@@ -52,12 +58,15 @@ static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
 static bool measured(const ef_cost *c) { return c->warmup_ns || c->count; }
 static double cost_of(const ef_cost *c) { return c->count ? c->mean_ns : (double)c->warmup_ns; }
 
-/* The estimated time of everything in flight on resource r. */
+/* The estimated time of everything in flight on the hardware resource r runs on. */
 static double queued(const earliest_finish *ef, uint32_t r) {
   double total = 0.0;
-  for (uint32_t i = 0; i < ef->key_count; ++i) {
-    const ef_cost *c = &ef->keys[i].per[r];
-    if (c->in_flight) total += (double)c->in_flight * cost_of(c);
+  for (uint32_t j = 0; j < ef->base.resource_count; ++j) {
+    if (ef->hw[j] != ef->hw[r]) continue;
+    for (uint32_t i = 0; i < ef->key_count; ++i) {
+      const ef_cost *c = &ef->keys[i].per[j];
+      if (c->in_flight) total += (double)c->in_flight * cost_of(c);
+    }
   }
   return total;
 }
@@ -116,6 +125,9 @@ static vkds_result ef_init(vkds_policy *p) {
   pthread_mutex_init(&ef->lock, NULL);
   double bw = p->info->transfer_bytes_per_s > 0 ? p->info->transfer_bytes_per_s : 10e9;
   ef->ns_per_byte = 1e9 / bw;
+  ef->hw = calloc(p->resource_count, sizeof *ef->hw);
+  if (!ef->hw) return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish");
+  for (uint32_t r = 0; r < p->resource_count; ++r) ef->hw[r] = vkds__policy_hardware_of(p, r);
   return VKDS_SUCCESS;
 }
 
@@ -123,6 +135,7 @@ static void ef_destroy(vkds_policy *p) {
   earliest_finish *ef = (earliest_finish *)p;
   for (uint32_t i = 0; i < ef->key_count; ++i) free(ef->keys[i].per);
   free(ef->keys);
+  free(ef->hw);
   pthread_mutex_destroy(&ef->lock);
 }
 

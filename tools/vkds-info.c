@@ -809,7 +809,7 @@ static void print_policy_text(const facts *f, const policy_report *rep) {
            completed);
   }
 
-  printf("\nTask times per key and resource (microseconds, warm-ups excluded):\n");
+  printf("\nTask times per key and resource, in µs (warm-ups excluded):\n");
   if (!rep->measures_time) {
     printf("  not measured by this policy\n");
   } else {
