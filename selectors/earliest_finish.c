@@ -58,6 +58,21 @@ static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
 static bool measured(const ef_cost *c) { return c->warmup_ns || c->count; }
 static double cost_of(const ef_cost *c) { return c->count ? c->mean_ns : (double)c->warmup_ns; }
 
+/* A key's cost on a resource that has not run it yet: its mean over the resources that
+ * have; else the mean over every measured key and resource (unknown work is assumed
+ * typical, not free, or everything would pile onto the unmeasured); else 1 ns. */
+static double guess(const earliest_finish *ef, const ef_key *k) {
+  double sum = 0.0, all = 0.0;
+  uint32_t n = 0, n_all = 0;
+  for (uint32_t r = 0; r < ef->base.resource_count; ++r)
+    if (measured(&k->per[r])) sum += cost_of(&k->per[r]), ++n;
+  if (n) return sum / n;
+  for (uint32_t i = 0; i < ef->key_count; ++i)
+    for (uint32_t r = 0; r < ef->base.resource_count; ++r)
+      if (measured(&ef->keys[i].per[r])) all += cost_of(&ef->keys[i].per[r]), ++n_all;
+  return n_all ? all / n_all : 1.0;
+}
+
 /* The estimated time of everything in flight on the hardware resource r runs on. */
 static double queued(const earliest_finish *ef, uint32_t r) {
   double total = 0.0;
@@ -65,7 +80,7 @@ static double queued(const earliest_finish *ef, uint32_t r) {
     if (ef->hw[j] != ef->hw[r]) continue;
     for (uint32_t i = 0; i < ef->key_count; ++i) {
       const ef_cost *c = &ef->keys[i].per[j];
-      if (c->in_flight) total += (double)c->in_flight * cost_of(c);
+      if (c->in_flight) total += (double)c->in_flight * (measured(c) ? cost_of(c) : guess(ef, &ef->keys[i]));
     }
   }
   return total;
@@ -79,11 +94,12 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
     pthread_mutex_unlock(&ef->lock);
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish key");
   }
-  uint32_t best = UINT32_MAX, explore = UINT32_MAX;
-  double best_finish = 0.0, explore_queued = 0.0;
+  uint32_t best = UINT32_MAX, explore = UINT32_MAX, idlest = 0;
+  double best_finish = 0.0, explore_queued = 0.0, idlest_queued = 0.0;
   for (uint32_t r = 0; r < p->resource_count; ++r) {
     const ef_cost *c = &k->per[r];
     double q = queued(ef, r);
+    if (r == 0 || q < idlest_queued) idlest = r, idlest_queued = q;
     if (!measured(c)) { /* never ran this key: try it, unless a try is already running */
       if (c->in_flight == 0 && (explore == UINT32_MAX || q < explore_queued)) explore = r, explore_queued = q;
       continue;
@@ -93,7 +109,8 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
     if (best == UINT32_MAX || finish < best_finish) best = r, best_finish = finish;
   }
   if (explore != UINT32_MAX) best = explore;
-  if (best == UINT32_MAX) best = 0; /* every resource is exploring this key: queue behind */
+  /* every resource is still exploring this key: the one with the least work queued */
+  if (best == UINT32_MAX) best = idlest;
   ++k->per[best].in_flight;
   *index = best;
   pthread_mutex_unlock(&ef->lock);
