@@ -18,6 +18,7 @@ int bench_submit(vkds_context *ctx, const bench_options *opt);
 int bench_select(vkds_context *ctx, const bench_options *opt);
 int bench_balance(vkds_context *ctx, const bench_options *opt);
 int bench_balance_cpu(vkds_context *ctx, const bench_options *opt);
+int bench_launch(vkds_context *ctx, const bench_options *opt);
 
 /* Monotonic time in nanoseconds. */
 uint64_t bench_now_ns(void);

@@ -135,6 +135,7 @@ static const bench_mode modes[] = {
     {"submit", "submit-to-completion round trip and batched submissions, vkds against plain Vulkan", bench_submit},
     {"select", "select overhead per policy (1, 8, 64 resources; 1 and 4 threads)", bench_select},
     {"balance", "makespan of mixed GPU tasks over resources of unequal speed, per policy, against the ideal", bench_balance},
+    {"launch", "kernel launches against plain Vulkan; pipeline creation cold and from the disk cache", bench_launch},
     {"balance-cpu", "the same over independent one-thread CPU pools (examples/cpu_pool)", bench_balance_cpu},
 };
 #define MODE_COUNT (sizeof modes / sizeof modes[0])

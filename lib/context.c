@@ -1,6 +1,6 @@
 /* lib/context.c: creating and destroying a context, over vkds's own Vulkan objects or
  * over the application's (embedding). */
-#include "internal.h"
+#include "kernel_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,7 +241,12 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->log = info->log;
   ctx->log_user = info->log_user;
   ctx->log_level = info->log_level ? info->log_level : VKDS_LOG_WARN;
-  vkds_result r = info->embed ? create_adopted(ctx, info->embed) : create_own(ctx, info);
+  pthread_mutex_init(&ctx->glsl_lock, NULL);
+  vkds_result r = VKDS_SUCCESS;
+  if (info->pipeline_cache_dir && !(ctx->pipeline_cache_dir = strdup(info->pipeline_cache_dir)))
+    r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "pipeline cache path");
+  if (r == VKDS_SUCCESS) r = info->embed ? create_adopted(ctx, info->embed) : create_own(ctx, info);
+  for (uint32_t d = 0; r == VKDS_SUCCESS && d < ctx->device_count; ++d) r = vkds__pipeline_cache_open(&ctx->devices[d]);
   if (r != VKDS_SUCCESS) {
     vkds_context_destroy(ctx);
     return r;
@@ -263,6 +268,7 @@ void vkds_context_destroy(vkds_context *ctx) {
   }
   for (uint32_t d = 0; d < ctx->device_count; ++d) {
     vkds__device *dev = &ctx->devices[d];
+    if (dev->device) vkds__pipeline_cache_close(dev);
     if (dev->device && !dev->adopted) {
       dev->vk.vkDeviceWaitIdle(dev->device);
       dev->vk.vkDestroyDevice(dev->device, NULL);
@@ -271,6 +277,9 @@ void vkds_context_destroy(vkds_context *ctx) {
   }
   vkds__instance_destroy(ctx);
   vkds__loader_close(ctx->loader);
+  vkds__glsl_cache_free(ctx);
+  pthread_mutex_destroy(&ctx->glsl_lock);
+  free(ctx->pipeline_cache_dir);
   free(ctx->resources);
   free(ctx->devices);
   free(ctx);

@@ -111,6 +111,7 @@ typedef struct vkds__device {
   struct VolkDeviceTable vk; /* this device's own entry points */
   vkds__device_facts facts;
   vkds__device_enabled enabled;
+  VkPipelineCache pipeline_cache; /* loaded from / saved to the context's cache folder */
   /* embedding: the application's queue lock */
   void (*queue_lock)(void *user, VkQueue queue);
   void (*queue_unlock)(void *user, VkQueue queue);
@@ -211,7 +212,17 @@ struct vkds_context {
   vkds__device *devices;
   uint32_t resource_count;
   vkds_resource *resources;
+
+  /* kernels (lib/kernel.c) */
+  pthread_mutex_t glsl_lock;
+  struct vkds__glsl_entry *glsl_cache;
+  uint64_t glsl_compiles, glsl_hits;
+  char *pipeline_cache_dir;
 };
+
+/* Per-device pipeline caches (lib/pipeline_cache.c). */
+vkds_result vkds__pipeline_cache_open(vkds__device *dev);
+void vkds__pipeline_cache_close(vkds__device *dev);
 
 /* Instance creation and the validation messenger (lib/instance.c). */
 vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *info,
@@ -240,6 +251,12 @@ vkds_result vkds__buffer_create(vkds__device *dev, VkDeviceSize size, VkBufferUs
 void vkds__buffer_destroy(vkds__device *dev, vkds__buffer *buf);
 /* Makes device writes visible to the host for a non-coherent mapping. */
 void vkds__buffer_invalidate(vkds__device *dev, const vkds__buffer *buf);
+
+struct vkds_buffer {
+  vkds__device *dev;
+  vkds__buffer raw;
+  VkDeviceAddress address;
+};
 
 /* Case-insensitive substring search. */
 bool vkds__str_icontains(const char *haystack, const char *needle);

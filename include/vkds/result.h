@@ -34,7 +34,8 @@ extern "C" {
   X(VKDS_ERROR_ND_RANGE, -18, "launch range exceeds the kernel's range type")               \
   X(VKDS_ERROR_WRONG_CONTEXT, -19, "object belongs to another context")                     \
   X(VKDS_ERROR_LIMIT_EXCEEDED, -20, "device limit exceeded")                                \
-  X(VKDS_ERROR_WRONG_RESULT, -21, "the device computed a wrong result")
+  X(VKDS_ERROR_WRONG_RESULT, -21, "the device computed a wrong result")                      \
+  X(VKDS_ERROR_WRONG_DEVICE, -22, "object belongs to another device")
 
 typedef enum vkds_result {
 #define VKDS_X_ENUM(name, value, text) name = value,

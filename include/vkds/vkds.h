@@ -8,6 +8,8 @@
 #include "vkds/context.h"
 #include "vkds/backend.h"
 #include "vkds/policy.h"
+#include "vkds/buffer.h"
+#include "vkds/kernel.h"
 #include "vkds/selftest.h"
 #include "vkds/version.h"
 

@@ -1,0 +1,139 @@
+/* vkds/kernel.h: compute kernels, their arguments, and launching them.
+ *
+ * A kernel comes from SPIR-V (validated with SPIRV-Tools before any driver sees it) or
+ * from GLSL compiled at run time (glslang; `#include "vkds.glsl"` gives the device-side
+ * header). Its interface is reflected (SPIRV-Cross): the argument struct you describe
+ * once with vkds_arg is checked against the shader's push-constant block at creation,
+ * and each launch packs your C struct into that layout (seed 001: captured arguments
+ * become kernel parameters; views are rebuilt on the device by vkds.glsl).
+ *
+ * The range type (seed 002) is a kernel property: a launch of more work-items than the
+ * type counts fails with VKDS_ERROR_ND_RANGE before anything is submitted, and a 32-bit
+ * range keeps the kernel's index arithmetic 32-bit (a specialization constant). Launches
+ * larger than the device's maxComputeWorkGroupCount are split into several dispatches;
+ * vkds_global_id()/vkds_global_index() in the kernel stay right.
+ */
+#ifndef VKDS_KERNEL_H
+#define VKDS_KERNEL_H
+
+#include "vkds/buffer.h"
+#include "vkds/policy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkds_kernel vkds_kernel;
+
+typedef enum vkds_range_type {
+  VKDS_RANGE_DEFAULT = 0, /* VKDS_RANGE_U32 */
+  VKDS_RANGE_I32 = 1,     /* at most 2^31 - 1 work-items */
+  VKDS_RANGE_U32 = 2,     /* at most 2^32 - 1 */
+  VKDS_RANGE_U64 = 3,     /* 64-bit indices */
+} vkds_range_type;
+
+/* ---- describing the argument struct ---- */
+
+typedef enum vkds_arg_kind {
+  VKDS_ARG_END = 0,  /* ends a list */
+  VKDS_ARG_INT = 1,  /* signed integer scalar or vector (`bits`, `components`) */
+  VKDS_ARG_UINT = 2, /* unsigned */
+  VKDS_ARG_FLOAT = 3,
+  VKDS_ARG_VIEW = 4,    /* a vkds_view, passed by device address (a VKDS_VIEW in vkds.glsl) */
+  VKDS_ARG_BINDING = 5, /* a vkds_view bound as the storage buffer at set 0, `binding` */
+  VKDS_ARG_STRUCT = 6,  /* a nested struct: `members` */
+} vkds_arg_kind;
+
+/* One member of the argument struct. Members other than VKDS_ARG_BINDING match the
+ * shader's push-constant members one for one, in order (after vkds.glsl's reserved
+ * vkds_base). */
+typedef struct vkds_arg {
+  vkds_arg_kind kind;
+  size_t offset;       /* offsetof the member in your C struct */
+  uint32_t bits;       /* INT, UINT, FLOAT: 8, 16, 32 or 64; 0: 32 */
+  uint32_t components; /* vectors: 2..4; 0 or 1: a scalar */
+  uint32_t count;      /* a fixed array of this many; 0: not an array */
+  size_t stride;       /* arrays: bytes between elements in your struct; 0: their size */
+  uint32_t binding;    /* VKDS_ARG_BINDING */
+  const struct vkds_arg *members; /* VKDS_ARG_STRUCT: ends with VKDS_ARG_END */
+  const char *name;               /* for messages; optional */
+} vkds_arg;
+
+/* ---- kernels ---- */
+
+typedef struct vkds_kernel_info {
+  const uint32_t *spirv; /* vkds_kernel_create: the module */
+  size_t spirv_size;     /* in bytes */
+  const char *entry;     /* NULL: the first compute entry point */
+  const vkds_arg *args;  /* the argument struct; NULL: no arguments */
+  vkds_range_type range_type;
+  const char *name; /* names the kernel in messages and debug labels; NULL: "kernel" */
+} vkds_kernel_info;
+
+/* A kernel from SPIR-V. Errors: VKDS_ERROR_INVALID_ARGUMENT, VKDS_ERROR_INVALID_SPIRV
+ * (with the validator's message), VKDS_ERROR_ARGUMENT_MISMATCH (the description does not
+ * match the shader: the message says which member), VKDS_ERROR_LIMIT_EXCEEDED (local size
+ * over a device's limits). Pipelines are made per device on first use. */
+VKDS_API vkds_result vkds_kernel_create(vkds_context *ctx, const vkds_kernel_info *info, vkds_kernel **out);
+
+typedef struct vkds_glsl_info {
+  const char *source; /* REQUIRED: a GLSL compute shader */
+  const char *const *defines; /* "NAME" or "NAME=VALUE" */
+  uint32_t define_count;
+  bool debug;         /* defines VKDS_DEBUG: views check their bounds */
+  const char *entry;  /* as in vkds_kernel_info */
+  const vkds_arg *args;
+  vkds_range_type range_type;
+  const char *name;
+} vkds_glsl_info;
+
+/* A kernel from GLSL, compiled with glslang at run time; the SPIR-V is cached in the
+ * context by a hash of the source and options, so a second identical call compiles
+ * nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers. */
+VKDS_API vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info, vkds_kernel **out);
+
+/* Destroys a kernel; launches using it must be finished. NULL is a no-op. */
+VKDS_API void vkds_kernel_destroy(vkds_kernel *k);
+
+typedef struct vkds_kernel_reflection {
+  uint32_t local_size[3];
+  uint32_t push_constant_size; /* bytes, vkds_base included */
+  uint32_t binding_count;
+  bool uses_vkds_header;       /* the push block starts with vkds.glsl's vkds_base */
+} vkds_kernel_reflection;
+
+VKDS_API vkds_result vkds_kernel_reflect(const vkds_kernel *k, vkds_kernel_reflection *out);
+
+/* How many GLSL compilations the context has done, and how many were cache hits. */
+VKDS_API void vkds_context_glsl_stats(const vkds_context *ctx, uint64_t *compiles, uint64_t *cache_hits);
+
+/* ---- launching ---- */
+
+typedef struct vkds_launch_info {
+  uint64_t global[3]; /* work-items per dimension; 0 for y or z means 1; x must be > 0 */
+  const void *args;   /* your argument struct (as described); may be NULL without args */
+  uint64_t key;       /* for policies; 0: the kernel and the size's power of two */
+  /* Split dispatches above this many work groups per dimension (to test splitting);
+   * 0: the device's maxComputeWorkGroupCount. */
+  uint32_t max_groups;
+} vkds_launch_info;
+
+/* Selects a resource with the policy, records the kernel there (the pipeline is made
+ * on first use on that device) and submits it. The arguments are packed before this
+ * returns, so *args may change afterwards. Errors (nothing is submitted): VKDS_ERROR_
+ * INVALID_ARGUMENT (zero-size launch, NULL args with arguments, a NULL buffer),
+ * VKDS_ERROR_ND_RANGE, VKDS_ERROR_WRONG_CONTEXT (kernel or policy of another context),
+ * VKDS_ERROR_WRONG_DEVICE (a buffer of another device than the selected one), and the
+ * policy's errors. */
+VKDS_API vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_launch_info *li, vkds_submission **out);
+
+/* Records the kernel into the application's own command buffer (begun, on a queue of
+ * `res`'s device) for embedding: binds, pushes the arguments, dispatches (split as
+ * needed). Same errors as vkds_launch; on error nothing is recorded. */
+VKDS_API vkds_result vkds_cmd_dispatch(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
+                                       const vkds_launch_info *li);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,398 @@
+/* lib/kernel.c: kernels from SPIR-V or GLSL, the check of their argument description
+ * against the reflected interface, and their pipelines per device. */
+#include "kernel_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the argument description ---- */
+
+static size_t arg_list_length(const vkds_arg *a) {
+  size_t n = 0;
+  while (a && a[n].kind != VKDS_ARG_END) ++n;
+  return n;
+}
+
+/* A deep copy (members too), so callers may describe arguments on the stack. */
+static vkds_arg *arg_list_copy(const vkds_arg *src) {
+  size_t n = arg_list_length(src);
+  vkds_arg *dst = calloc(n + 1, sizeof *dst);
+  if (!dst) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    dst[i] = src[i];
+    dst[i].name = NULL; /* names are only for messages: not kept, not dangling */
+    if (src[i].kind == VKDS_ARG_STRUCT) {
+      dst[i].members = src[i].members ? arg_list_copy(src[i].members) : NULL;
+      if (src[i].members && !dst[i].members) {
+        dst[i].kind = VKDS_ARG_END; /* so the free below stops here */
+        return NULL;
+      }
+    }
+  }
+  return dst;
+}
+
+static void arg_list_free(vkds_arg *a) {
+  for (size_t i = 0; a && a[i].kind != VKDS_ARG_END; ++i)
+    if (a[i].kind == VKDS_ARG_STRUCT) arg_list_free((vkds_arg *)a[i].members);
+  free(a);
+}
+
+static const char *kind_name(vkds_arg_kind k) {
+  static const char *const names[] = {"end", "int", "uint", "float", "view", "binding", "struct"};
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+/* Whether a reflected member is a vkds.glsl view: struct { uint64_t address, bytes; }. */
+bool vkds__is_view(const vkds__member *m) {
+  return m->type == VKDS__TYPE_STRUCT && m->member_count == 2 && m->members[0].type == VKDS__TYPE_UINT &&
+         m->members[0].bits == 64 && m->members[1].type == VKDS__TYPE_UINT && m->members[1].bits == 64;
+}
+
+static bool has_storage_binding(const vkds__reflection *r, uint32_t binding) {
+  for (uint32_t i = 0; i < r->binding_count; ++i)
+    if (r->bindings[i].set == 0 && r->bindings[i].binding == binding &&
+        r->bindings[i].type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
+      return true;
+  return false;
+}
+
+/* Checks a description against the members of `block` from `first` on. */
+static vkds_result check_args(const vkds_kernel *k, const vkds_arg *args, const vkds__member *block,
+                              uint32_t first, const char *where) {
+  const vkds_context *ctx = k->ctx;
+  uint32_t m = first;
+  for (size_t i = 0; args && args[i].kind != VKDS_ARG_END; ++i) {
+    const vkds_arg *a = &args[i];
+    const char *an = a->name ? a->name : kind_name(a->kind);
+    if (a->kind == VKDS_ARG_BINDING) {
+      if (!has_storage_binding(&k->refl, a->binding))
+        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                          "kernel '%s', %s argument %zu (%s): the shader has no storage buffer at set 0, binding %u",
+                          k->name, where, i, an, a->binding);
+      continue;
+    }
+    if (a->kind < VKDS_ARG_INT || a->kind > VKDS_ARG_STRUCT)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "kernel '%s', %s argument %zu: unknown kind %d",
+                        k->name, where, i, (int)a->kind);
+    if (!block || m >= block->member_count)
+      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s): the shader has only %u argument members there",
+                        k->name, where, i, an, block ? block->member_count - first : 0);
+    const vkds__member *s = &block->members[m++];
+    uint32_t count = a->count;
+    if (count != s->array_count)
+      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s) vs shader member '%s': array of %u vs %u",
+                        k->name, where, i, an, s->name, count, s->array_count);
+    if (a->kind == VKDS_ARG_VIEW) {
+      if (!vkds__is_view(s))
+        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                          "kernel '%s', %s argument %zu (%s) is a view, shader member '%s' is not (declare it with "
+                          "VKDS_VIEW)", k->name, where, i, an, s->name);
+      continue;
+    }
+    if (a->kind == VKDS_ARG_STRUCT) {
+      if (s->type != VKDS__TYPE_STRUCT || vkds__is_view(s))
+        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                          "kernel '%s', %s argument %zu (%s) is a struct, shader member '%s' is not", k->name, where, i,
+                          an, s->name);
+      char inner[128];
+      snprintf(inner, sizeof inner, "%s.%s", where, s->name);
+      VKDS_CHECK(check_args(k, a->members, s, 0, inner));
+      uint32_t described = 0;
+      for (const vkds_arg *x = a->members; x && x->kind != VKDS_ARG_END; ++x) described += x->kind != VKDS_ARG_BINDING;
+      if (described != s->member_count)
+        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                          "kernel '%s', %s: struct '%s' has %u members in the shader, %u described", k->name, where,
+                          s->name, s->member_count, described);
+      continue;
+    }
+    vkds__base_type want = a->kind == VKDS_ARG_INT ? VKDS__TYPE_INT : a->kind == VKDS_ARG_UINT ? VKDS__TYPE_UINT
+                                                                                                 : VKDS__TYPE_FLOAT;
+    uint32_t bits = a->bits ? a->bits : 32, comps = a->components ? a->components : 1;
+    if (s->type != want || s->bits != bits || s->vecsize != comps || s->columns > 1)
+      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s: %s%u x%u) does not match shader member '%s' (%u-bit, %u "
+                        "components, type %d)", k->name, where, i, an, kind_name(a->kind), bits, comps, s->name,
+                        s->bits, s->vecsize, (int)s->type);
+  }
+  if (block && m != block->member_count)
+    return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                      "kernel '%s', %s: the shader has %u argument members, the description %u", k->name, where,
+                      block->member_count - first, m - first);
+  return VKDS_SUCCESS;
+}
+
+/* ---- creation ---- */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t word_count, const char *entry,
+                               const vkds_arg *args, vkds_range_type range, const char *name, vkds_kernel **out) {
+  if ((unsigned)range > VKDS_RANGE_U64)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "kernel: unknown range type %d", (int)range);
+  VKDS_CHECK(vkds__spirv_validate(ctx, words, word_count, ctx->api_version));
+  vkds_kernel *k = calloc(1, sizeof *k);
+  if (!k) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "kernel");
+  k->ctx = ctx;
+  snprintf(k->name, sizeof k->name, "%s", name ? name : "kernel");
+  k->range = range ? range : VKDS_RANGE_U32;
+  k->hash = fnv1a(0xcbf29ce484222325ull, words, word_count * 4);
+  pthread_mutex_init(&k->lock, NULL);
+  k->words = malloc(word_count * 4);
+  k->pipelines = calloc(ctx->device_count, sizeof *k->pipelines);
+  k->args = args ? arg_list_copy(args) : NULL;
+  vkds_result r = VKDS_SUCCESS;
+  if (!k->words || !k->pipelines || (args && !k->args))
+    r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "kernel");
+  if (r == VKDS_SUCCESS) {
+    memcpy(k->words, words, word_count * 4);
+    k->word_count = word_count;
+    r = vkds__spirv_reflect(ctx, words, word_count, entry, &k->refl);
+  }
+  if (r == VKDS_SUCCESS) {
+    const vkds__member *push = k->refl.has_push ? &k->refl.push : NULL;
+    k->first_member = push && push->member_count && strcmp(push->members[0].name, "vkds_base") == 0;
+    r = check_args(k, k->args, push, k->first_member, "push-constant");
+  }
+  if (r != VKDS_SUCCESS) {
+    vkds_kernel_destroy(k);
+    return r;
+  }
+  *out = k;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_kernel_create(vkds_context *ctx, const vkds_kernel_info *info, vkds_kernel **out) {
+  if (out) *out = NULL;
+  if (!ctx || !info || !out || !info->spirv)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_kernel_create: ctx, info, info->spirv and out are required");
+  if (info->spirv_size == 0 || info->spirv_size % 4)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS, "vkds_kernel_create: %zu bytes is not a SPIR-V module",
+                      info->spirv_size);
+  return kernel_make(ctx, info->spirv, info->spirv_size / 4, info->entry, info->args, info->range_type, info->name, out);
+}
+
+/* ---- the context's GLSL cache ---- */
+
+struct vkds__glsl_entry {
+  struct vkds__glsl_entry *next;
+  uint64_t hash;
+  char *key;
+  uint32_t *words;
+  size_t word_count;
+};
+
+/* The cache key: everything that changes the SPIR-V, one string. */
+static char *glsl_key(const vkds_glsl_info *info, uint32_t api_version) {
+  size_t n = strlen(info->source) + 64;
+  for (uint32_t i = 0; i < info->define_count; ++i) n += strlen(info->defines[i] ? info->defines[i] : "") + 1;
+  char *key = malloc(n);
+  if (!key) return NULL;
+  int used = snprintf(key, n, "%u|%d|", api_version, info->debug ? 1 : 0);
+  for (uint32_t i = 0; i < info->define_count; ++i)
+    used += snprintf(key + used, n - (size_t)used, "%s\n", info->defines[i] ? info->defines[i] : "");
+  snprintf(key + used, n - (size_t)used, "|%s", info->source);
+  return key;
+}
+
+vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info, vkds_kernel **out) {
+  if (out) *out = NULL;
+  if (!ctx || !info || !out || !info->source || (info->define_count && !info->defines))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_kernel_from_glsl: ctx, info, info->source and out are required");
+  char *key = glsl_key(info, ctx->api_version);
+  if (!key) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache key");
+  uint64_t hash = fnv1a(0xcbf29ce484222325ull, key, strlen(key));
+  pthread_mutex_lock(&ctx->glsl_lock);
+  struct vkds__glsl_entry *e = ctx->glsl_cache;
+  while (e && (e->hash != hash || strcmp(e->key, key) != 0)) e = e->next;
+  if (e) ++ctx->glsl_hits;
+  pthread_mutex_unlock(&ctx->glsl_lock);
+  if (!e) {
+    /* compile outside the cache lock (glslang itself is serialized in lib/glsl.c) */
+    const char *defines[66];
+    uint32_t nd = info->define_count;
+    if (nd > 64) {
+      free(key);
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_kernel_from_glsl: more than 64 defines");
+    }
+    for (uint32_t i = 0; i < nd; ++i) defines[i] = info->defines[i];
+    if (info->debug) defines[nd++] = "VKDS_DEBUG";
+    struct vkds__glsl_entry *fresh = calloc(1, sizeof *fresh);
+    vkds_result r = fresh ? vkds__glsl_compile(ctx, info->source, info->name, defines, nd, ctx->api_version,
+                                               &fresh->words, &fresh->word_count)
+                          : vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache entry");
+    if (r != VKDS_SUCCESS) {
+      free(fresh);
+      free(key);
+      return r;
+    }
+    fresh->hash = hash;
+    fresh->key = key;
+    key = NULL;
+    pthread_mutex_lock(&ctx->glsl_lock);
+    ++ctx->glsl_compiles;
+    fresh->next = ctx->glsl_cache;
+    ctx->glsl_cache = fresh;
+    pthread_mutex_unlock(&ctx->glsl_lock);
+    e = fresh;
+  }
+  free(key);
+  /* entries live until the context goes: their words need no copy under the lock */
+  return kernel_make(ctx, e->words, e->word_count, info->entry, info->args, info->range_type, info->name, out);
+}
+
+void vkds__glsl_cache_free(vkds_context *ctx) {
+  for (struct vkds__glsl_entry *e = ctx->glsl_cache, *next; e; e = next) {
+    next = e->next;
+    free(e->words);
+    free(e->key);
+    free(e);
+  }
+  ctx->glsl_cache = NULL;
+}
+
+void vkds_context_glsl_stats(const vkds_context *ctx, uint64_t *compiles, uint64_t *cache_hits) {
+  uint64_t c = 0, h = 0;
+  if (ctx) {
+    pthread_mutex_lock((pthread_mutex_t *)&ctx->glsl_lock);
+    c = ctx->glsl_compiles, h = ctx->glsl_hits;
+    pthread_mutex_unlock((pthread_mutex_t *)&ctx->glsl_lock);
+  }
+  if (compiles) *compiles = c;
+  if (cache_hits) *cache_hits = h;
+}
+
+/* ---- pipelines ---- */
+
+static void name_object(vkds__device *dev, VkObjectType type, uint64_t handle, const char *name) {
+  if (!dev->ctx->debug_utils || !dev->ctx->fn.SetDebugUtilsObjectNameEXT) return;
+  VkDebugUtilsObjectNameInfoEXT ni = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                      .objectType = type, .objectHandle = handle, .pObjectName = name};
+  dev->ctx->fn.SetDebugUtilsObjectNameEXT(dev->device, &ni);
+}
+
+static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeline *p) {
+  const vkds_context *ctx = k->ctx;
+  const VkPhysicalDeviceLimits *lim = &dev->facts.props.properties.limits;
+  const vkds__reflection *r = &k->refl;
+  uint64_t invocations = (uint64_t)r->local_size[0] * r->local_size[1] * r->local_size[2];
+  for (int d = 0; d < 3; ++d)
+    if (r->local_size[d] > lim->maxComputeWorkGroupSize[d])
+      return vkds__fail(ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
+                        "kernel '%s': local size %u in dimension %d exceeds %s's limit %u", k->name, r->local_size[d], d,
+                        dev->facts.props.properties.deviceName, lim->maxComputeWorkGroupSize[d]);
+  if (invocations > lim->maxComputeWorkGroupInvocations)
+    return vkds__fail(ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
+                      "kernel '%s': %llu invocations per work group exceed %s's limit %u", k->name,
+                      (unsigned long long)invocations, dev->facts.props.properties.deviceName,
+                      lim->maxComputeWorkGroupInvocations);
+  uint32_t push_size = r->has_push ? r->push.size : 0;
+  if (push_size > lim->maxPushConstantsSize)
+    return vkds__fail(ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
+                      "kernel '%s': %u bytes of arguments exceed %s's %u bytes of push constants (GLSL kernels can "
+                      "be compiled with VKDS_SPILL)", k->name, push_size, dev->facts.props.properties.deviceName,
+                      lim->maxPushConstantsSize);
+  VkDescriptorSetLayoutBinding bindings[32];
+  uint32_t nb = 0;
+  for (uint32_t i = 0; i < r->binding_count; ++i) {
+    if (r->bindings[i].set != 0 || nb == 32)
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                        "kernel '%s': descriptor set %u is used; vkds binds set 0 only (at most 32 bindings)", k->name,
+                        r->bindings[i].set);
+    bindings[nb++] = (VkDescriptorSetLayoutBinding){.binding = r->bindings[i].binding,
+                                                     .descriptorType = r->bindings[i].type,
+                                                     .descriptorCount = r->bindings[i].count,
+                                                     .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  }
+  if (nb && !dev->enabled.push_descriptor)
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "kernel '%s' has descriptor bindings, which need VK_KHR_push_descriptor on %s; pass buffers as "
+                      "views (device addresses) instead", k->name, dev->facts.props.properties.deviceName);
+  const struct VolkDeviceTable *vk = &dev->vk;
+  VkResult vr;
+  VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                  .codeSize = k->word_count * 4, .pCode = k->words};
+  if ((vr = vk->vkCreateShaderModule(dev->device, &mci, NULL, &p->module)) != VK_SUCCESS)
+    return vkds__vk_fail(ctx, vr, "vkCreateShaderModule");
+  VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                         .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+                                         .bindingCount = nb, .pBindings = bindings};
+  if (nb && (vr = vk->vkCreateDescriptorSetLayout(dev->device, &dci, NULL, &p->set_layout)) != VK_SUCCESS)
+    return vkds__vk_fail(ctx, vr, "vkCreateDescriptorSetLayout");
+  VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = push_size};
+  VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                    .setLayoutCount = nb ? 1 : 0, .pSetLayouts = &p->set_layout,
+                                    .pushConstantRangeCount = push_size ? 1 : 0, .pPushConstantRanges = &pcr};
+  if ((vr = vk->vkCreatePipelineLayout(dev->device, &lci, NULL, &p->layout)) != VK_SUCCESS)
+    return vkds__vk_fail(ctx, vr, "vkCreatePipelineLayout");
+  /* the range type reaches the shader through vkds.glsl's vkds_range64 (constant_id 0) */
+  uint32_t range64 = k->range == VKDS_RANGE_U64;
+  bool has_range_constant = false;
+  for (uint32_t i = 0; i < r->spec_count; ++i) has_range_constant |= r->specs[i].id == 0;
+  VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = 4};
+  VkSpecializationInfo spec = {.mapEntryCount = 1, .pMapEntries = &entry, .dataSize = 4, .pData = &range64};
+  VkComputePipelineCreateInfo cpci = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = p->module, .pName = r->entry, .pSpecializationInfo = has_range_constant ? &spec : NULL},
+      .layout = p->layout};
+  if ((vr = vk->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &cpci, NULL, &p->pipeline)) != VK_SUCCESS)
+    return vkds__vk_fail(ctx, vr, "vkCreateComputePipelines");
+  name_object(dev, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)p->pipeline, k->name);
+  name_object(dev, VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)(uintptr_t)p->module, k->name);
+  return VKDS_SUCCESS;
+}
+
+static void pipeline_free(vkds__device *dev, vkds__pipeline *p) {
+  if (p->pipeline) dev->vk.vkDestroyPipeline(dev->device, p->pipeline, NULL);
+  if (p->layout) dev->vk.vkDestroyPipelineLayout(dev->device, p->layout, NULL);
+  if (p->set_layout) dev->vk.vkDestroyDescriptorSetLayout(dev->device, p->set_layout, NULL);
+  if (p->module) dev->vk.vkDestroyShaderModule(dev->device, p->module, NULL);
+  *p = (vkds__pipeline){0};
+}
+
+vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds__pipeline **out) {
+  vkds__pipeline *p = &k->pipelines[dev->index];
+  pthread_mutex_lock(&k->lock);
+  if (!p->tried) {
+    vkds_result made = make_pipeline(k, dev, p);
+    if (made != VKDS_SUCCESS) pipeline_free(dev, p); /* (clears *p) */
+    p->result = made;
+    p->tried = true;
+  }
+  vkds_result r = p->result;
+  pthread_mutex_unlock(&k->lock);
+  if (r != VKDS_SUCCESS)
+    return vkds__fail(k->ctx, r, VK_SUCCESS, "kernel '%s' cannot run on %s (see the first error)", k->name,
+                      dev->facts.props.properties.deviceName);
+  *out = p;
+  return VKDS_SUCCESS;
+}
+
+void vkds_kernel_destroy(vkds_kernel *k) {
+  if (!k) return;
+  for (uint32_t d = 0; k->pipelines && d < k->ctx->device_count; ++d) pipeline_free(&k->ctx->devices[d], &k->pipelines[d]);
+  free(k->pipelines);
+  vkds__reflection_free(&k->refl);
+  arg_list_free(k->args);
+  free(k->words);
+  pthread_mutex_destroy(&k->lock);
+  free(k);
+}
+
+vkds_result vkds_kernel_reflect(const vkds_kernel *k, vkds_kernel_reflection *out) {
+  if (!k || !out) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_kernel_reflect: NULL argument");
+  *out = (vkds_kernel_reflection){.local_size = {k->refl.local_size[0], k->refl.local_size[1], k->refl.local_size[2]},
+                                  .push_constant_size = k->refl.has_push ? k->refl.push.size : 0,
+                                  .binding_count = k->refl.binding_count,
+                                  .uses_vkds_header = k->first_member == 1};
+  return VKDS_SUCCESS;
+}

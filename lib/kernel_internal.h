@@ -1,0 +1,117 @@
+/* lib/kernel_internal.h: what the kernel layer's files share: SPIR-V validation and
+ * reflection (lib/spirv.c), GLSL compilation (lib/glsl.c), kernels and launches
+ * (lib/kernel.c, lib/launch.c). */
+#ifndef VKDS_KERNEL_INTERNAL_H
+#define VKDS_KERNEL_INTERNAL_H
+
+#include "internal.h"
+
+/* ---- reflection (lib/spirv.c, through SPIRV-Cross's C API) ---- */
+
+typedef enum vkds__base_type {
+  VKDS__TYPE_UNKNOWN = 0,
+  VKDS__TYPE_BOOL,
+  VKDS__TYPE_INT,     /* signed, `bits` wide */
+  VKDS__TYPE_UINT,    /* unsigned, `bits` wide */
+  VKDS__TYPE_FLOAT,   /* `bits` wide */
+  VKDS__TYPE_STRUCT,  /* `members` */
+  VKDS__TYPE_POINTER, /* a buffer_reference (64-bit device address) */
+} vkds__base_type;
+
+/* One member of a block (or the block itself), as the shader lays it out. */
+typedef struct vkds__member {
+  char name[64];
+  vkds__base_type type;
+  uint32_t bits;          /* scalar width: 8, 16, 32, 64 (pointers: 64) */
+  uint32_t vecsize;       /* 1..4 */
+  uint32_t columns;       /* 1 unless a matrix */
+  uint32_t offset;        /* bytes from the start of the enclosing struct */
+  uint32_t size;          /* bytes of the whole member (all array elements) */
+  uint32_t array_count;   /* 0: not an array; else the (outermost) element count */
+  uint32_t array_stride;  /* bytes between array elements */
+  uint32_t member_count;  /* STRUCT */
+  struct vkds__member *members;
+} vkds__member;
+
+typedef struct vkds__binding {
+  uint32_t set, binding;
+  VkDescriptorType type;
+  uint32_t count;
+  char name[64];
+} vkds__binding;
+
+typedef struct vkds__spec_constant {
+  uint32_t id;
+  char name[64];
+} vkds__spec_constant;
+
+typedef struct vkds__reflection {
+  char entry[64];
+  uint32_t local_size[3];
+  uint32_t local_size_spec_id[3]; /* UINT32_MAX: a literal, not a specialization constant */
+  bool has_push;
+  vkds__member push;              /* the push-constant block (a STRUCT) when has_push */
+  uint32_t binding_count;
+  vkds__binding *bindings;
+  uint32_t spec_count;
+  vkds__spec_constant *specs;
+} vkds__reflection;
+
+/* Validates a module with SPIRV-Tools for Vulkan `api_version` (1.2 or 1.3 rules).
+ * VKDS_ERROR_INVALID_SPIRV carrying the validator's message. */
+vkds_result vkds__spirv_validate(const vkds_context *ctx, const uint32_t *words, size_t word_count,
+                                 uint32_t api_version);
+
+/* Reflects the compute entry point `entry` (NULL: the first compute entry point).
+ * VKDS_ERROR_INVALID_SPIRV when there is no such entry point or SPIRV-Cross cannot
+ * parse the module. Free with vkds__reflection_free. */
+vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, size_t word_count,
+                                const char *entry, vkds__reflection *out);
+void vkds__reflection_free(vkds__reflection *r);
+
+/* ---- GLSL (lib/glsl.c, through glslang's C API) ---- */
+
+/* Compiles a GLSL compute shader to SPIR-V for Vulkan `api_version`. `#include
+ * "vkds.glsl"` (or <vkds.glsl>) resolves to vkds's device-side header (embedded).
+ * `defines` are "NAME" or "NAME=VALUE". On success *words (malloc'ed; free it) and
+ * *word_count are set. Compile errors are VKDS_ERROR_COMPILE with glslang's log, which
+ * names the lines. */
+vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, const char *name,
+                               const char *const *defines, uint32_t define_count, uint32_t api_version,
+                               uint32_t **words, size_t *word_count);
+
+/* ---- kernels (lib/kernel.c) and launches (lib/launch.c) ---- */
+
+/* A kernel's pipeline on one device, made on first use. */
+typedef struct vkds__pipeline {
+  bool tried;          /* creation was attempted; `result` says how it went */
+  vkds_result result;
+  VkShaderModule module;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+} vkds__pipeline;
+
+struct vkds_kernel {
+  vkds_context *ctx;
+  char name[64];
+  uint32_t *words;
+  size_t word_count;
+  vkds__reflection refl;
+  vkds_arg *args;         /* a deep copy of the description; NULL: none */
+  uint32_t first_member;  /* 1 when the push block starts with vkds.glsl's vkds_base */
+  vkds_range_type range;
+  uint64_t hash;          /* of the SPIR-V: the default launch key */
+  pthread_mutex_t lock;   /* guards `pipelines` */
+  vkds__pipeline *pipelines; /* per context device */
+};
+
+/* Whether a reflected member is a vkds.glsl view: struct { uint64_t address, bytes; }. */
+bool vkds__is_view(const vkds__member *m);
+/* Frees the context's GLSL cache (at context destruction). */
+void vkds__glsl_cache_free(vkds_context *ctx);
+
+/* The pipeline of `k` on `dev`, made on first use (thread-safe). */
+vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds__pipeline **out);
+
+#endif

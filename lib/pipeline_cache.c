@@ -1,0 +1,80 @@
+/* lib/pipeline_cache.c: one VkPipelineCache per device, loaded from and saved to the
+ * folder given in vkds_context_info.pipeline_cache_dir, so a second start of a program
+ * does not compile its pipelines again. The file is named after the device's
+ * pipelineCacheUUID: another driver or device never reads it. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void cache_path(const vkds_context *ctx, const vkds__device *dev, char *path, size_t size) {
+  const uint8_t *u = dev->facts.props.properties.pipelineCacheUUID;
+  int n = snprintf(path, size, "%s/vkds-pipelines-", ctx->pipeline_cache_dir);
+  for (unsigned i = 0; i < VK_UUID_SIZE && n > 0 && (size_t)n + 2 < size; ++i) n += snprintf(path + n, size - (size_t)n, "%02x", u[i]);
+  if (n > 0 && (size_t)n < size) snprintf(path + n, size - (size_t)n, ".bin");
+}
+
+static void *read_file(const char *path, size_t *size) {
+  *size = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  void *data = NULL;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long n = ftell(f);
+    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)n)) && fread(data, 1, (size_t)n, f) == (size_t)n)
+      *size = (size_t)n;
+  }
+  fclose(f);
+  if (!*size) free(data), data = NULL;
+  return data;
+}
+
+vkds_result vkds__pipeline_cache_open(vkds__device *dev) {
+  const vkds_context *ctx = dev->ctx;
+  char path[1024];
+  size_t size = 0;
+  void *data = NULL;
+  if (ctx->pipeline_cache_dir) {
+    cache_path(ctx, dev, path, sizeof path);
+    data = read_file(path, &size);
+    /* the header says which device wrote it; a foreign or damaged file is ignored */
+    const uint8_t *bytes = data;
+    if (data && (size < 32 || memcmp(bytes + 16, dev->facts.props.properties.pipelineCacheUUID, VK_UUID_SIZE) != 0)) {
+      vkds__log(ctx, VKDS_LOG_WARN, "pipeline cache %s is not for this device: ignored", path);
+      free(data), data = NULL, size = 0;
+    }
+  }
+  VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                                  .initialDataSize = size, .pInitialData = data};
+  VkResult vr = dev->vk.vkCreatePipelineCache(dev->device, &ci, NULL, &dev->pipeline_cache);
+  free(data);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreatePipelineCache");
+  return VKDS_SUCCESS;
+}
+
+void vkds__pipeline_cache_close(vkds__device *dev) {
+  const vkds_context *ctx = dev->ctx;
+  if (!dev->pipeline_cache) return;
+  size_t size = 0;
+  void *data = NULL;
+  if (ctx->pipeline_cache_dir &&
+      dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, NULL) == VK_SUCCESS && size &&
+      (data = malloc(size)) &&
+      dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, data) == VK_SUCCESS) {
+    char path[1024], tmp[1100];
+    cache_path(ctx, dev, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.%p.tmp", path, (void *)dev);
+    /* write then rename: a reader never sees half a file */
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(data, 1, size, f) == size;
+    if (f) ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+      remove(tmp);
+      vkds__log(ctx, VKDS_LOG_WARN, "cannot save the pipeline cache to %s", path);
+    }
+  }
+  free(data);
+  dev->vk.vkDestroyPipelineCache(dev->device, dev->pipeline_cache, NULL);
+  dev->pipeline_cache = VK_NULL_HANDLE;
+}

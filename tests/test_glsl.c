@@ -1,0 +1,342 @@
+/* tests/test_glsl.c: GLSL to SPIR-V at run time (lib/glsl.c), called directly: valid
+ * modules for Vulkan 1.2 and 1.3, the embedded device-side header, the user's line
+ * numbers in errors, refused includes, defines, and compiles from several threads. */
+#include "kernel_internal.h" /* first: volk before any Vulkan header */
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+enum { SPIRV_MAGIC = 0x07230203u };
+
+static const char plain_source[] =
+    "#version 460\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(std430, set = 0, binding = 0) buffer Data { uint values[]; };\n"
+    "void main() { values[gl_GlobalInvocationID.x] *= 2u; }\n";
+
+/* A kernel in vkds's style: views, an argument block, the launch-wide index. */
+static const char header_source[] =
+    "#version 460\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 64) in;\n"
+    "VKDS_VIEW(float, 4, Floats)\n"
+    "#define VKDS_ARGS Floats src; Floats dst; float scale;\n"
+    "VKDS_DECLARE_ARGS\n"
+    "void main() {\n"
+    "  uint64_t i = vkds_global_index();\n"
+    "  if (!Floats_in(VKDS_ARG(src), i)) return;\n"
+    "  Floats_store(VKDS_ARG(dst), i, Floats_load(VKDS_ARG(src), i) * VKDS_ARG(scale));\n"
+    "  uvec3 id = vkds_global_id();\n"
+    "  if (id.y != 0u) Floats_store(VKDS_ARG(dst), 0ul, float(Floats_count(VKDS_ARG(dst))));\n"
+    "}\n";
+
+/* Compiles for Vulkan `api`; the result as vkds__glsl_compile gives it. */
+static vkds_result compile(const char *source, const char *const *defines, uint32_t define_count, uint32_t api,
+                           uint32_t **words, size_t *word_count) {
+  return vkds__glsl_compile(NULL, source, "test", defines, define_count, api, words, word_count);
+}
+
+/* Runs spirv-val on the module, for Vulkan `env` ("vulkan1.2", "vulkan1.3"). */
+static void assert_valid(const uint32_t *words, size_t word_count, const char *env) {
+  ck_assert_uint_gt(word_count, 5);
+  ck_assert_uint_eq(words[0], SPIRV_MAGIC);
+  char path[] = "/tmp/vkds-test-glsl-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  size_t bytes = word_count * sizeof *words;
+  ck_assert_int_eq(write(fd, words, bytes), (ssize_t)bytes);
+  close(fd);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "spirv-val --target-env %s %s", env, path);
+  int rc = system(cmd);
+  unlink(path);
+  ck_assert_msg(rc == 0, "spirv-val --target-env %s refused the module (status %d)", env, rc);
+}
+
+/* Compiles `source`, which must compile, and validates it for Vulkan 1.2. */
+static void assert_compiles(const char *source, const char *const *defines, uint32_t define_count) {
+  uint32_t *words = NULL;
+  size_t n = 0;
+  ck_assert_vkds(compile(source, defines, define_count, VK_API_VERSION_1_2, &words, &n));
+  assert_valid(words, n, "vulkan1.2");
+  free(words);
+}
+
+/* Compiles `source`, which must fail with VKDS_ERROR_COMPILE and a message holding
+ * `expected`. */
+static void assert_compile_error(const char *source, const char *const *defines, uint32_t define_count,
+                                 const char *expected) {
+  uint32_t *words = (uint32_t *)&words; /* must be reset */
+  size_t n = 1;
+  ck_assert_int_eq(compile(source, defines, define_count, VK_API_VERSION_1_2, &words, &n), VKDS_ERROR_COMPILE);
+  ck_assert_ptr_null(words);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_msg(strstr(vkds_last_error_message(), expected), "expected \"%s\" in: %s", expected,
+                vkds_last_error_message());
+}
+
+/* ---- valid modules ---- */
+
+START_TEST(plain_shader_is_valid_spirv_for_vulkan_1_2) {
+  uint32_t *words = NULL;
+  size_t n = 0;
+  ck_assert_vkds(compile(plain_source, NULL, 0, VK_API_VERSION_1_2, &words, &n));
+  ck_assert_uint_eq(words[1], 0x00010500u); /* SPIR-V 1.5 */
+  assert_valid(words, n, "vulkan1.2");
+  free(words);
+}
+END_TEST
+
+START_TEST(plain_shader_is_valid_spirv_for_vulkan_1_3) {
+  uint32_t *words = NULL;
+  size_t n = 0;
+  ck_assert_vkds(compile(plain_source, NULL, 0, VK_API_VERSION_1_3, &words, &n));
+  ck_assert_uint_eq(words[1], 0x00010600u); /* SPIR-V 1.6 */
+  assert_valid(words, n, "vulkan1.3");
+  free(words);
+}
+END_TEST
+
+START_TEST(source_without_version_gets_460) {
+  assert_compiles("layout(local_size_x = 1) in;\nvoid main() {}\n", NULL, 0);
+  assert_compiles("#version 460\nlayout(local_size_x = 1) in;\nvoid main() {}", NULL, 0); /* no last newline */
+  assert_compiles("// leading comment\n\n#version 450\r\nlayout(local_size_x = 1) in;\r\nvoid main() {}\r\n", NULL, 0);
+}
+END_TEST
+
+/* ---- the device-side header ---- */
+
+START_TEST(header_kernel_compiles_with_and_without_spill_and_debug) {
+  static const char *const sets[][2] = {{NULL, NULL}, {"VKDS_SPILL", NULL}, {"VKDS_DEBUG", NULL}, {"VKDS_SPILL", "VKDS_DEBUG"}};
+  static const uint32_t counts[] = {0, 1, 1, 2};
+  for (int i = 0; i < 4; ++i) assert_compiles(header_source, sets[i], counts[i]);
+}
+END_TEST
+
+START_TEST(header_in_angle_brackets_and_twice) {
+  char source[sizeof header_source + 64];
+  const char *rest = strchr(header_source, '\n') + 1;
+  rest = strchr(rest, '\n') + 1; /* past the #include */
+  snprintf(source, sizeof source, "#version 460\n#include <vkds.glsl>\n  #  include \"vkds.glsl\" // again\n%s", rest);
+  assert_compiles(source, NULL, 0);
+}
+END_TEST
+
+/* ---- the user's line numbers ---- */
+
+START_TEST(syntax_error_on_line_7_is_reported_on_line_7) {
+  static const char source[] = "#version 460\n"              /* 1 */
+                               "#include \"vkds.glsl\"\n"     /* 2: ~70 lines of header */
+                               "layout(local_size_x = 1) in;\n" /* 3 */
+                               "// a comment\n"               /* 4 */
+                               "void main() {\n"              /* 5 */
+                               "  uint x = 1u;\n"             /* 6 */
+                               "  x = x +* ;\n"               /* 7 */
+                               "}\n";
+  static const char *const defines[] = {"A=1", "B"}; /* the preamble shifts nothing either */
+  assert_compile_error(source, defines, 2, "ERROR: 0:7:");
+  /* the first line of the message is the error, prefixed with the shader's name */
+  ck_assert_msg(strstr(vkds_last_error_message(), "test: ERROR: 0:7:"), "%s", vkds_last_error_message());
+  ck_assert_ptr_null(strstr(vkds_last_error_message(), "ERROR: 0:6:"));
+  ck_assert_ptr_null(strstr(vkds_last_error_message(), "ERROR: 0:8:"));
+}
+END_TEST
+
+START_TEST(error_lines_match_with_comments_and_continuations) {
+  /* an undeclared name on line 9, after a version line that is not line 1, a block
+   * comment over lines, and a backslash-continued line */
+  assert_compile_error("// kernel\n"                        /* 1 */
+                       "#version 460\n"                      /* 2 */
+                       "#include <vkds.glsl>\n"              /* 3 */
+                       "/* one\n"                            /* 4 */
+                       "   two */\n"                         /* 5 */
+                       "layout(local_size_x = 1) in;\n"      /* 6 */
+                       "#define LONG 1 + \\\n"               /* 7 */
+                       "  2\n"                               /* 8 */
+                       "void main() { uint x = LONG + nope; }\n", /* 9 */
+                       NULL, 0, "ERROR: 0:9: 'nope'");
+  /* and without a #version line */
+  assert_compile_error("layout(local_size_x = 1) in;\n\nvoid main() { nope2 = 1; }\n", NULL, 0, "ERROR: 0:3: 'nope2'");
+}
+END_TEST
+
+START_TEST(errors_inside_the_header_name_it) {
+  /* a name the header declares, declared first by the kernel: the redefinition is
+   * reported on the header's own line (its declaration is some way into it) */
+  assert_compile_error("#version 460\n"
+                       "const uint vkds_range64 = 1u;\n"
+                       "#include \"vkds.glsl\"\n"
+                       "layout(local_size_x = 1) in;\n"
+                       "void main() {}\n",
+                       NULL, 0, "ERROR: vkds.glsl:");
+  unsigned line = 0;
+  const char *at = strstr(vkds_last_error_message(), "ERROR: vkds.glsl:");
+  ck_assert_int_eq(sscanf(at, "ERROR: vkds.glsl:%u: 'vkds_range64' : redefinition", &line), 1);
+  ck_assert_uint_gt(line, 10);
+}
+END_TEST
+
+/* ---- includes ---- */
+
+START_TEST(other_includes_are_refused_by_name) {
+  assert_compile_error("#version 460\n#include \"other.glsl\"\nvoid main() {}\n", NULL, 0, "\"other.glsl\"");
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "0:2:"));
+  assert_compile_error("#version 460\n#include <sys/other.glsl>\nvoid main() {}\n", NULL, 0, "\"sys/other.glsl\"");
+  assert_compile_error("#version 460\n#include vkds.glsl\nvoid main() {}\n", NULL, 0, "header name");
+  assert_compile_error("#version 460\n#include \"vkds.glsl\" x\nvoid main() {}\n", NULL, 0, "extra content");
+}
+END_TEST
+
+START_TEST(files_are_never_read_whatever_the_spelling) {
+  /* glslang 12's own include handling would read ./other.glsl; vkds must not let it */
+  FILE *f = fopen("other.glsl", "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("int from_the_file;\n", f);
+  fclose(f);
+  static const char *const spellings[] = {
+      "#include \"other.glsl\"\n",
+      "# include \"other.glsl\"\n",
+      "#/* c */include \"other.glsl\"\n",
+      "#inc\\\nlude \"other.glsl\"\n",
+      "/* c */ #include \"other.glsl\"\n",
+      "#if 0\n#include \"other.glsl\"\n#endif\n",
+  };
+  for (size_t i = 0; i < sizeof spellings / sizeof *spellings; ++i) {
+    char source[256];
+    snprintf(source, sizeof source,
+             "#version 460\n#extension GL_GOOGLE_include_directive : enable\n%s"
+             "layout(local_size_x = 1) in;\nvoid main() {}\n",
+             spellings[i]);
+    assert_compile_error(source, NULL, 0, "other.glsl");
+  }
+  unlink("other.glsl");
+  /* in comments and strings, an #include is no directive */
+  assert_compiles("#version 460\n// #include \"other.glsl\"\n/*\n#include \"other.glsl\"\n*/\n"
+                  "layout(local_size_x = 1) in;\nvoid main() {}\n",
+                  NULL, 0);
+}
+END_TEST
+
+/* ---- defines ---- */
+
+START_TEST(defines_are_visible_to_the_shader) {
+  static const char source[] = "#version 460\n"
+                               "#if N != 5\n"
+                               "#error bad N\n"
+                               "#endif\n"
+                               "#ifndef FLAG\n"
+                               "#error no FLAG\n"
+                               "#endif\n"
+                               "layout(local_size_x = N) in;\n"
+                               "void main() {}\n";
+  static const char *const good[] = {"N=5", "FLAG"};
+  assert_compiles(source, good, 2);
+  static const char *const wrong[] = {"N=4", "FLAG"};
+  assert_compile_error(source, wrong, 2, "bad N");
+  static const char *const missing[] = {"N=5"};
+  assert_compile_error(source, missing, 1, "no FLAG");
+}
+END_TEST
+
+START_TEST(malformed_defines_are_invalid_arguments) {
+  static const char *const bad[] = {"=5", "5N", "A B", "N=1\n#error x", ""};
+  uint32_t *words;
+  size_t n;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i)
+    ck_assert_int_eq(compile(plain_source, &bad[i], 1, VK_API_VERSION_1_2, &words, &n), VKDS_ERROR_INVALID_ARGUMENT);
+  const char *const null_define[] = {NULL};
+  ck_assert_int_eq(compile(plain_source, null_define, 1, VK_API_VERSION_1_2, &words, &n), VKDS_ERROR_INVALID_ARGUMENT);
+}
+END_TEST
+
+/* ---- arguments ---- */
+
+START_TEST(null_arguments_are_refused) {
+  uint32_t *words;
+  size_t n;
+  ck_assert_int_eq(compile(NULL, NULL, 0, VK_API_VERSION_1_2, &words, &n), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(compile(plain_source, NULL, 0, VK_API_VERSION_1_2, NULL, &n), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(compile(plain_source, NULL, 0, VK_API_VERSION_1_2, &words, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(compile(plain_source, NULL, 1, VK_API_VERSION_1_2, &words, &n), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(compile(plain_source, NULL, 0, VK_API_VERSION_1_1, &words, &n), VKDS_ERROR_UNSUPPORTED);
+  /* a NULL name is fine */
+  ck_assert_vkds(vkds__glsl_compile(NULL, plain_source, NULL, NULL, 0, VK_API_VERSION_1_2, &words, &n));
+  free(words);
+  ck_assert_int_eq(vkds__glsl_compile(NULL, "void main() { x }", NULL, NULL, 0, VK_API_VERSION_1_2, &words, &n),
+                   VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(vkds_last_error_message(), "compilation failed: ERROR: 0:1:"), "%s", vkds_last_error_message());
+}
+END_TEST
+
+/* ---- threads ---- */
+
+enum { THREADS = 4, EACH = 5 };
+
+typedef struct compile_job {
+  const uint32_t *expected;
+  size_t expected_count;
+  int failures;
+  char message[1024];
+} compile_job;
+
+static void *compile_repeatedly(void *arg) {
+  compile_job *job = arg;
+  static const char *const debug[] = {"VKDS_DEBUG"};
+  for (int i = 0; i < EACH; ++i) {
+    uint32_t *words = NULL;
+    size_t n = 0;
+    if (compile(header_source, debug, 1, VK_API_VERSION_1_2, &words, &n) != VKDS_SUCCESS) {
+      snprintf(job->message, sizeof job->message, "%s", vkds_last_error_message());
+      ++job->failures;
+    } else if (n != job->expected_count || memcmp(words, job->expected, n * sizeof *words) != 0) {
+      snprintf(job->message, sizeof job->message, "a different module (%zu words)", n);
+      ++job->failures;
+    }
+    free(words);
+  }
+  return NULL;
+}
+
+START_TEST(four_threads_compile_at_once) {
+  static const char *const debug[] = {"VKDS_DEBUG"};
+  uint32_t *expected = NULL;
+  size_t expected_count = 0;
+  ck_assert_vkds(compile(header_source, debug, 1, VK_API_VERSION_1_2, &expected, &expected_count));
+  compile_job jobs[THREADS];
+  pthread_t threads[THREADS];
+  for (int i = 0; i < THREADS; ++i) {
+    jobs[i] = (compile_job){.expected = expected, .expected_count = expected_count};
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, compile_repeatedly, &jobs[i]), 0);
+  }
+  for (int i = 0; i < THREADS; ++i) pthread_join(threads[i], NULL);
+  for (int i = 0; i < THREADS; ++i)
+    ck_assert_msg(jobs[i].failures == 0, "thread %d: %d failures; %s", i, jobs[i].failures, jobs[i].message);
+  free(expected);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("glsl");
+  TCase *tc = harness_tcase("glsl");
+  tcase_add_test(tc, plain_shader_is_valid_spirv_for_vulkan_1_2);
+  tcase_add_test(tc, plain_shader_is_valid_spirv_for_vulkan_1_3);
+  tcase_add_test(tc, source_without_version_gets_460);
+  tcase_add_test(tc, header_kernel_compiles_with_and_without_spill_and_debug);
+  tcase_add_test(tc, header_in_angle_brackets_and_twice);
+  tcase_add_test(tc, syntax_error_on_line_7_is_reported_on_line_7);
+  tcase_add_test(tc, error_lines_match_with_comments_and_continuations);
+  tcase_add_test(tc, errors_inside_the_header_name_it);
+  tcase_add_test(tc, other_includes_are_refused_by_name);
+  tcase_add_test(tc, files_are_never_read_whatever_the_spelling);
+  tcase_add_test(tc, defines_are_visible_to_the_shader);
+  tcase_add_test(tc, malformed_defines_are_invalid_arguments);
+  tcase_add_test(tc, null_arguments_are_refused);
+  tcase_add_test(tc, four_threads_compile_at_once);
+  suite_add_tcase(s, tc);
+  return harness_run(s);
+}

@@ -1,0 +1,399 @@
+/* tests/test_kernel.c: kernels from GLSL and SPIR-V, argument lowering, range types,
+ * split launches, and bad input, on lavapipe with validation on. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <vulkan/vulkan.h>
+
+#include "harness.h"
+
+static vkds_context *ctx;
+static vkds_policy *pol;
+
+static void open_all(void) {
+  ctx = harness_context();
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = {.context = ctx}}, &pol));
+}
+
+static void close_all(void) {
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+}
+
+static vkds_buffer *mapped(uint64_t bytes) {
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(vkds_context_resource(ctx, 0), &(vkds_buffer_info){.size = bytes, .memory = VKDS_MEMORY_MAPPED}, &b));
+  memset(vkds_buffer_map(b), 0, bytes);
+  return b;
+}
+
+static void launch_wait(vkds_kernel *k, const vkds_launch_info *li) {
+  vkds_submission *s;
+  ck_assert_vkds(vkds_launch(pol, k, li, &s));
+  ck_assert_vkds(vkds_submission_wait(s));
+  vkds_submission_release(s);
+}
+
+/* ---- saxpy ---- */
+
+static const char SAXPY[] =
+    "#version 450\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 64) in;\n"
+    "VKDS_VIEW(float, 4, Floats)\n"
+    "#define VKDS_ARGS uint n; float a; Floats x; Floats y;\n"
+    "VKDS_DECLARE_ARGS\n"
+    "void main() {\n"
+    "  uint64_t i = vkds_global_index();\n"
+    "  if (i >= VKDS_ARG(n)) return;\n"
+    "  Floats_store(VKDS_ARG(y), i, VKDS_ARG(a) * Floats_load(VKDS_ARG(x), i) + Floats_load(VKDS_ARG(y), i));\n"
+    "}\n";
+
+typedef struct saxpy_args {
+  uint32_t n;
+  float a;
+  vkds_view x, y;
+} saxpy_args;
+
+static const vkds_arg SAXPY_ARGS[] = {
+    {.kind = VKDS_ARG_UINT, .offset = offsetof(saxpy_args, n), .name = "n"},
+    {.kind = VKDS_ARG_FLOAT, .offset = offsetof(saxpy_args, a), .name = "a"},
+    {.kind = VKDS_ARG_VIEW, .offset = offsetof(saxpy_args, x), .name = "x"},
+    {.kind = VKDS_ARG_VIEW, .offset = offsetof(saxpy_args, y), .name = "y"},
+    {0},
+};
+
+START_TEST(saxpy_from_glsl) {
+  open_all();
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS, .name = "saxpy"}, &k));
+  vkds_kernel_reflection kr;
+  ck_assert_vkds(vkds_kernel_reflect(k, &kr));
+  ck_assert_uint_eq(kr.local_size[0], 64);
+  ck_assert(kr.uses_vkds_header);
+  enum { N = 100003 };
+  vkds_buffer *x = mapped(N * 4), *y = mapped(N * 4);
+  float *xs = vkds_buffer_map(x), *ys = vkds_buffer_map(y);
+  for (int i = 0; i < N; ++i) xs[i] = (float)i, ys[i] = 1.0f;
+  saxpy_args a = {.n = N, .a = 2.0f, .x = vkds_view_of(x), .y = vkds_view_of(y)};
+  launch_wait(k, &(vkds_launch_info){.global = {N}, .args = &a});
+  for (int i = 0; i < N; ++i) ck_assert_float_eq(ys[i], 2.0f * (float)i + 1.0f);
+  /* split into dispatches of 7 groups: the kernel's index is still right */
+  for (int i = 0; i < N; ++i) ys[i] = 1.0f;
+  launch_wait(k, &(vkds_launch_info){.global = {N}, .args = &a, .max_groups = 7});
+  for (int i = 0; i < N; ++i) ck_assert_float_eq(ys[i], 2.0f * (float)i + 1.0f);
+  /* the same source again: from the cache */
+  uint64_t compiles, hits;
+  vkds_kernel *again;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &again));
+  vkds_context_glsl_stats(ctx, &compiles, &hits);
+  ck_assert_uint_eq(compiles, 1);
+  ck_assert_uint_eq(hits, 1);
+  vkds_kernel_destroy(again);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(x);
+  vkds_buffer_destroy(y);
+  close_all();
+}
+END_TEST
+
+/* ---- the struct of issue 5: an int, a nested struct {float, view}, three views ---- */
+
+static const char NESTED[] =
+    "#version 450\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 1) in;\n"
+    "VKDS_VIEW(uint, 4, Words)\n"
+    "struct Inner { float f; Words w; };\n"
+    "#define VKDS_ARGS int i; Inner inner; Words three[3];\n"
+    "VKDS_DECLARE_ARGS\n"
+    "void main() {\n"
+    "  Words out_ = VKDS_ARG(inner).w;\n"
+    "  Words_store(out_, 0, uint(VKDS_ARG(i)));\n"
+    "  Words_store(out_, 1, floatBitsToUint(VKDS_ARG(inner).f));\n"
+    "  Words_store(out_, 2, uint(Words_count(out_)));\n"
+    "  for (int b = 0; b < 3; ++b) {\n"
+    "    Words v = VKDS_ARG(three)[b];\n"
+    "    for (uint64_t e = 0; e < Words_count(v); ++e) Words_store(v, e, uint(b * 1000) + uint(e));\n"
+    "  }\n"
+    "}\n";
+
+typedef struct inner_args {
+  float f;
+  vkds_view w;
+} inner_args;
+
+typedef struct nested_args {
+  int32_t i;
+  inner_args inner;
+  vkds_view three[3];
+} nested_args;
+
+static const vkds_arg INNER[] = {
+    {.kind = VKDS_ARG_FLOAT, .offset = offsetof(inner_args, f)},
+    {.kind = VKDS_ARG_VIEW, .offset = offsetof(inner_args, w)},
+    {0},
+};
+static const vkds_arg NESTED_ARGS[] = {
+    {.kind = VKDS_ARG_INT, .offset = offsetof(nested_args, i)},
+    {.kind = VKDS_ARG_STRUCT, .offset = offsetof(nested_args, inner), .members = INNER},
+    {.kind = VKDS_ARG_VIEW, .offset = offsetof(nested_args, three), .count = 3},
+    {0},
+};
+
+START_TEST(nested_struct_and_array_of_views) {
+  open_all();
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = NESTED, .args = NESTED_ARGS, .name = "nested"}, &k));
+  vkds_buffer *out = mapped(64), *b[3];
+  for (int i = 0; i < 3; ++i) b[i] = mapped(4096);
+  nested_args a = {.i = -77, .inner = {.f = 3.25f, .w = {out, 0, 16}}};
+  /* three views of different ranges: whole, an offset, a length */
+  a.three[0] = vkds_view_of(b[0]);
+  a.three[1] = (vkds_view){b[1], 1024, 0};
+  a.three[2] = (vkds_view){b[2], 0, 40};
+  launch_wait(k, &(vkds_launch_info){.global = {1}, .args = &a});
+  const uint32_t *o = vkds_buffer_map(out);
+  ck_assert_int_eq((int32_t)o[0], -77);
+  float f;
+  memcpy(&f, &o[1], 4);
+  ck_assert_float_eq(f, 3.25f);
+  ck_assert_uint_eq(o[2], 4);  /* the view's length reached the device: 16 bytes */
+  ck_assert_uint_eq(o[3], 0);  /* past the view: untouched */
+  const uint32_t *w0 = vkds_buffer_map(b[0]), *w1 = vkds_buffer_map(b[1]), *w2 = vkds_buffer_map(b[2]);
+  for (uint32_t e = 0; e < 1024; ++e) {
+    ck_assert_uint_eq(w0[e], e);
+    ck_assert_uint_eq(w1[e], e < 256 ? 0 : 1000 + e - 256); /* starts at byte 1024 */
+    ck_assert_uint_eq(w2[e], e < 10 ? 2000 + e : 0);        /* 40 bytes only */
+  }
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(out);
+  for (int i = 0; i < 3; ++i) vkds_buffer_destroy(b[i]);
+  close_all();
+}
+END_TEST
+
+/* ---- a descriptor binding and push constants without vkds.glsl ---- */
+
+static const char BOUND[] =
+    "#version 450\n"
+    "layout(local_size_x = 32) in;\n"
+    "layout(std430, set = 0, binding = 1) buffer Data { uint v[]; };\n"
+    "layout(push_constant) uniform P { uint add; uvec2 pair; };\n"
+    "void main() { v[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + add + pair.y; }\n";
+
+typedef struct bound_args {
+  vkds_view data;
+  uint32_t add;
+  uint32_t pair[2];
+} bound_args;
+
+static const vkds_arg BOUND_ARGS[] = {
+    {.kind = VKDS_ARG_BINDING, .offset = offsetof(bound_args, data), .binding = 1},
+    {.kind = VKDS_ARG_UINT, .offset = offsetof(bound_args, add)},
+    {.kind = VKDS_ARG_UINT, .offset = offsetof(bound_args, pair), .components = 2},
+    {0},
+};
+
+START_TEST(descriptor_binding_and_vectors) {
+  open_all();
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = BOUND, .args = BOUND_ARGS}, &k));
+  vkds_buffer *d = mapped(256 * 4);
+  bound_args a = {.data = vkds_view_of(d), .add = 5, .pair = {1, 100}};
+  launch_wait(k, &(vkds_launch_info){.global = {256}, .args = &a});
+  const uint32_t *v = vkds_buffer_map(d);
+  for (uint32_t i = 0; i < 256; ++i) ck_assert_uint_eq(v[i], i + 105);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(d);
+  close_all();
+}
+END_TEST
+
+/* ---- the range type ---- */
+
+START_TEST(range_types) {
+  open_all();
+  vkds_kernel *k32, *k64, *ku;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS, .range_type = VKDS_RANGE_I32}, &k32));
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &ku));
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS, .range_type = VKDS_RANGE_U64}, &k64));
+  vkds_buffer *x = mapped(4096), *y = mapped(4096);
+  saxpy_args a = {.n = 0, .a = 1.0f, .x = vkds_view_of(x), .y = vkds_view_of(y)}; /* n = 0: no work-item writes */
+  vkds_submission *s = (vkds_submission *)&a;
+  ck_assert_int_eq(vkds_launch(pol, k32, &(vkds_launch_info){.global = {1ull << 31}, .args = &a}, &s), VKDS_ERROR_ND_RANGE);
+  ck_assert_ptr_null(s);
+  ck_assert_int_eq(vkds_launch(pol, k32, &(vkds_launch_info){.global = {1 << 16, 1 << 15}, .args = &a}, &s), VKDS_ERROR_ND_RANGE);
+  ck_assert_int_eq(vkds_launch(pol, ku, &(vkds_launch_info){.global = {1ull << 32}, .args = &a}, &s), VKDS_ERROR_ND_RANGE);
+  vkds_policy_resource_stats st;
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &st));
+  ck_assert_uint_eq(st.selections, 0); /* nothing was even selected */
+  /* within range: runs (every work-item sees n = 0 and returns) */
+  launch_wait(k32, &(vkds_launch_info){.global = {(1ull << 31) - 64}, .args = &a, .max_groups = 65535});
+  launch_wait(k64, &(vkds_launch_info){.global = {1ull << 20}, .args = &a});
+  vkds_kernel_destroy(k32);
+  vkds_kernel_destroy(ku);
+  vkds_kernel_destroy(k64);
+  vkds_buffer_destroy(x);
+  vkds_buffer_destroy(y);
+  close_all();
+}
+END_TEST
+
+/* ---- embedding: the application's own command buffer ---- */
+
+START_TEST(record_into_my_command_buffer) {
+  open_all();
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  vkds_resource_info ri;
+  ck_assert_vkds(vkds_resource_get_info(res, &ri));
+  VkDevice dev;
+  VkQueue queue;
+  ck_assert_vkds(vkds_resource_vk_handles(res, NULL, &dev, &queue));
+  VkCommandPool pool;
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = ri.queue_family};
+  ck_assert_int_eq(vkCreateCommandPool(dev, &pci, NULL, &pool), VK_SUCCESS);
+  VkCommandBuffer cmd;
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  ck_assert_int_eq(vkAllocateCommandBuffers(dev, &ai, &cmd), VK_SUCCESS);
+  vkds_buffer *x = mapped(1000 * 4), *y = mapped(1000 * 4);
+  float *ys = vkds_buffer_map(y), *xs = vkds_buffer_map(x);
+  for (int i = 0; i < 1000; ++i) xs[i] = 1.0f, ys[i] = (float)i;
+  saxpy_args a = {.n = 1000, .a = 3.0f, .x = vkds_view_of(x), .y = vkds_view_of(y)};
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(cmd, &bi);
+  ck_assert_vkds(vkds_cmd_dispatch(cmd, res, k, &(vkds_launch_info){.global = {1000}, .args = &a}));
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                        .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+  vkEndCommandBuffer(cmd);
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+  vkds_resource_lock_queue(res);
+  ck_assert_int_eq(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
+  ck_assert_int_eq(vkQueueWaitIdle(queue), VK_SUCCESS);
+  vkds_resource_unlock_queue(res);
+  for (int i = 0; i < 1000; ++i) ck_assert_float_eq(ys[i], (float)i + 3.0f);
+  vkDestroyCommandPool(dev, pool, NULL);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(x);
+  vkds_buffer_destroy(y);
+  close_all();
+}
+END_TEST
+
+/* ---- bad input ---- */
+
+START_TEST(bad_input_is_named) {
+  open_all();
+  /* invalid SPIR-V: the validator's message comes back */
+  uint32_t junk[16] = {0x07230203, 0x00010500, 0, 50, 0};
+  vkds_kernel *k = NULL;
+  ck_assert_int_eq(vkds_kernel_create(ctx, &(vkds_kernel_info){.spirv = junk, .spirv_size = sizeof junk}, &k),
+                   VKDS_ERROR_INVALID_SPIRV);
+  ck_assert_ptr_null(k);
+  ck_assert_str_ne(vkds_last_error_message(), "");
+  ck_assert_int_eq(vkds_kernel_create(ctx, &(vkds_kernel_info){.spirv = junk, .spirv_size = 6}, &k), VKDS_ERROR_INVALID_SPIRV);
+  ck_assert_int_eq(vkds_kernel_create(ctx, &(vkds_kernel_info){0}, &k), VKDS_ERROR_INVALID_ARGUMENT);
+  /* a compile error names its line */
+  const char *broken = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {\n  int x = ;\n}\n";
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = broken}, &k), VKDS_ERROR_COMPILE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), ":4:"));
+  /* descriptions that do not match the shader */
+  vkds_arg wrong_type[] = {{.kind = VKDS_ARG_INT}, {.kind = VKDS_ARG_FLOAT}, {.kind = VKDS_ARG_VIEW}, {.kind = VKDS_ARG_VIEW, .offset = 24}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = wrong_type}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
+  vkds_arg too_few[] = {{.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_FLOAT}, {.kind = VKDS_ARG_VIEW}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = too_few}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
+  vkds_arg not_view[] = {{.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_FLOAT}, {.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_VIEW}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = not_view}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
+  vkds_arg bad_binding[] = {{.kind = VKDS_ARG_BINDING, .binding = 7}, {.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_UINT, .components = 2}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = BOUND, .args = bad_binding}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS, .range_type = 9}, &k),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  /* launches */
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
+  vkds_buffer *x = mapped(64);
+  saxpy_args a = {.n = 1, .a = 1, .x = vkds_view_of(x), .y = {NULL, 0, 0}};
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  a.y = (vkds_view){x, 128, 0}; /* outside the buffer */
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  a.y = vkds_view_of(x);
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {0}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_launch(pol, k, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_launch(pol, NULL, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  /* a kernel of another context, a buffer of another device */
+  vkds_context *other = harness_context();
+  vkds_kernel *foreign;
+  ck_assert_vkds(vkds_kernel_from_glsl(other, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &foreign));
+  ck_assert_int_eq(vkds_launch(pol, foreign, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_WRONG_CONTEXT);
+  vkds_buffer *elsewhere;
+  ck_assert_vkds(vkds_buffer_create(vkds_context_resource(other, 0), &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &elsewhere));
+  a.x = vkds_view_of(elsewhere);
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_WRONG_DEVICE);
+  vkds_buffer_destroy(elsewhere);
+  vkds_kernel_destroy(foreign);
+  vkds_context_destroy(other);
+  /* a local size over the device's limit: a named error at launch */
+  vkds_kernel *huge;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = "#version 450\nlayout(local_size_x = 1024, local_size_y = 2) in;\nvoid main() {}\n"}, &huge));
+  ck_assert_int_eq(vkds_launch(pol, huge, &(vkds_launch_info){.global = {1}}, NULL), VKDS_ERROR_LIMIT_EXCEEDED);
+  vkds_kernel_destroy(huge);
+  ck_assert_vkds(vkds_policy_wait_all(pol, UINT64_MAX));
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(x);
+  ck_assert_int_eq(vkds_buffer_create(vkds_context_resource(ctx, 0), &(vkds_buffer_info){.size = 0}, &x), VKDS_ERROR_INVALID_ARGUMENT);
+  close_all();
+}
+END_TEST
+
+/* ---- the pipeline cache on disk ---- */
+
+START_TEST(pipeline_cache_file) {
+  char dir[] = "/tmp/vkds-cache-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  for (int round = 0; round < 2; ++round) {
+    vkds_context_info info = harness_info();
+    info.pipeline_cache_dir = dir;
+    vkds_context *c;
+    ck_assert_vkds(vkds_context_create(&info, &c));
+    vkds_policy *p;
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = c}}, &p));
+    vkds_kernel *k;
+    ck_assert_vkds(vkds_kernel_from_glsl(c, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
+    vkds_buffer *x;
+    ck_assert_vkds(vkds_buffer_create(vkds_context_resource(c, 0), &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &x));
+    saxpy_args a = {.n = 0, .x = vkds_view_of(x), .y = vkds_view_of(x)};
+    ck_assert_vkds(vkds_launch(p, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL));
+    ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+    vkds_policy_release(p);
+    vkds_kernel_destroy(k);
+    vkds_buffer_destroy(x);
+    vkds_context_destroy(c); /* saves the cache */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls %s/vkds-pipelines-*.bin > /dev/null 2>&1", dir);
+    ck_assert_int_eq(system(cmd), 0);
+  }
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("kernel");
+  TCase *tc = harness_tcase("kernel");
+  tcase_add_test(tc, saxpy_from_glsl);
+  tcase_add_test(tc, nested_struct_and_array_of_views);
+  tcase_add_test(tc, descriptor_binding_and_vectors);
+  tcase_add_test(tc, range_types);
+  tcase_add_test(tc, record_into_my_command_buffer);
+  tcase_add_test(tc, bad_input_is_named);
+  tcase_add_test(tc, pipeline_cache_file);
+  suite_add_tcase(s, tc);
+  return harness_run(s);
+}
