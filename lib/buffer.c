@@ -1,6 +1,6 @@
 /* lib/buffer.c: plain VkBuffers with dedicated memory. (Sub-allocation and staging
  * build on this in the memory layer.) */
-#include "internal.h"
+#include "kernel_internal.h"
 
 
 uint32_t vkds__memory_type(const vkds__device *dev, uint32_t type_bits,
@@ -76,4 +76,19 @@ void vkds__buffer_invalidate(vkds__device *dev, const vkds__buffer *buf) {
       .size = VK_WHOLE_SIZE,
   };
   dev->vk.vkInvalidateMappedMemoryRanges(dev->device, 1, &range);
+}
+
+vkds_result vkds__scratch_reserve(vkds__device *dev, vkds__buffer *buf, VkDeviceAddress *address, VkDeviceSize size) {
+  if (buf->buffer && buf->size >= size) return VKDS_SUCCESS;
+  if (!dev->enabled.buffer_device_address)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "spilled arguments need buffer device address");
+  vkds__buffer_destroy(dev, buf);
+  VkDeviceSize rounded = 256;
+  while (rounded < size) rounded *= 2; /* grow in steps: a slot serves many launches */
+  VKDS_CHECK(vkds__buffer_create(dev, rounded, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, buf));
+  VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = buf->buffer};
+  *address = dev->vk.vkGetBufferDeviceAddress(dev->device, &ai);
+  return VKDS_SUCCESS;
 }

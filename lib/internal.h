@@ -118,6 +118,16 @@ typedef struct vkds__device {
   void *queue_lock_user;
 } vkds__device;
 
+/* A VkBuffer with its own memory (lib/buffer.c). */
+typedef struct vkds__buffer {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  VkDeviceSize size;
+  void *mapped;       /* when the memory is host-visible */
+  bool coherent;      /* host-coherent: no flush/invalidate needed */
+  uint32_t type_index;
+} vkds__buffer;
+
 /* One unit of in-flight work on a queue: the command pool and buffer it was recorded
  * with, timestamp queries, and whom to report its completion to. Slots are recycled. */
 typedef struct vkds__slot {
@@ -129,6 +139,8 @@ typedef struct vkds__slot {
   uint64_t value;         /* the timeline value its submit signals */
   vkds_selection *report_to; /* retained when completion or time must be reported */
   uint64_t key;
+  vkds__buffer scratch;       /* per-launch data that must live until the work is done */
+  VkDeviceAddress scratch_address;
 } vkds__slot;
 
 struct vkds_resource {
@@ -230,15 +242,6 @@ vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *in
 void vkds__instance_destroy(vkds_context *ctx);
 
 /* ---- raw buffers (lib/buffer.c) ---- */
-
-typedef struct vkds__buffer {
-  VkBuffer buffer;
-  VkDeviceMemory memory;
-  VkDeviceSize size;
-  void *mapped;       /* when the memory is host-visible */
-  bool coherent;      /* host-coherent: no flush/invalidate needed */
-  uint32_t type_index;
-} vkds__buffer;
 
 /* Picks the memory type for `type_bits` that has every `required` flag and, among
  * those, the most `preferred` flags; UINT32_MAX when none has the required ones. */

@@ -159,7 +159,15 @@ static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t 
   if (r == VKDS_SUCCESS) {
     const vkds__member *push = k->refl.has_push ? &k->refl.push : NULL;
     k->first_member = push && push->member_count && strcmp(push->members[0].name, "vkds_base") == 0;
-    r = check_args(k, k->args, push, k->first_member, "push-constant");
+    /* vkds.glsl's VKDS_SPILL: { vkds_base; VkdsArgs vkds_args; } with the arguments behind the pointer */
+    k->spilled = k->first_member && push->member_count == 2 && push->members[1].type == VKDS__TYPE_POINTER &&
+                 strcmp(push->members[1].name, "vkds_args") == 0;
+    k->arg_block = k->spilled ? &push->members[1] : push;
+    for (uint32_t i = 0; k->arg_block && i < k->arg_block->member_count; ++i) {
+      const vkds__member *m = &k->arg_block->members[i];
+      if (m->offset + m->size > k->arg_size) k->arg_size = m->offset + m->size;
+    }
+    r = check_args(k, k->args, k->arg_block, k->spilled ? 0 : k->first_member, k->spilled ? "spilled" : "push-constant");
   }
   if (r != VKDS_SUCCESS) {
     vkds_kernel_destroy(k);
@@ -202,12 +210,21 @@ static char *glsl_key(const vkds_glsl_info *info, uint32_t api_version) {
   return key;
 }
 
-vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info, vkds_kernel **out) {
-  if (out) *out = NULL;
-  if (!ctx || !info || !out || !info->source || (info->define_count && !info->defines))
-    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "vkds_kernel_from_glsl: ctx, info, info->source and out are required");
-  char *key = glsl_key(info, ctx->api_version);
+/* The SPIR-V for `info` (plus `extra`, a define, when not NULL), from the context's
+ * cache or compiled into it. Entries live until the context goes, so no copy. */
+static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, const char *extra,
+                               const struct vkds__glsl_entry **out) {
+  const char *defines[66];
+  uint32_t nd = info->define_count;
+  if (nd > 64) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_kernel_from_glsl: more than 64 defines");
+  for (uint32_t i = 0; i < nd; ++i) defines[i] = info->defines[i];
+  if (info->debug) defines[nd++] = "VKDS_DEBUG";
+  if (extra) defines[nd++] = extra;
+  vkds_glsl_info keyed = *info;
+  keyed.defines = defines;
+  keyed.define_count = nd;
+  keyed.debug = false; /* already among the defines */
+  char *key = glsl_key(&keyed, ctx->api_version);
   if (!key) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache key");
   uint64_t hash = fnv1a(0xcbf29ce484222325ull, key, strlen(key));
   pthread_mutex_lock(&ctx->glsl_lock);
@@ -215,37 +232,58 @@ vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info,
   while (e && (e->hash != hash || strcmp(e->key, key) != 0)) e = e->next;
   if (e) ++ctx->glsl_hits;
   pthread_mutex_unlock(&ctx->glsl_lock);
-  if (!e) {
-    /* compile outside the cache lock (glslang itself is serialized in lib/glsl.c) */
-    const char *defines[66];
-    uint32_t nd = info->define_count;
-    if (nd > 64) {
-      free(key);
-      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_kernel_from_glsl: more than 64 defines");
-    }
-    for (uint32_t i = 0; i < nd; ++i) defines[i] = info->defines[i];
-    if (info->debug) defines[nd++] = "VKDS_DEBUG";
-    struct vkds__glsl_entry *fresh = calloc(1, sizeof *fresh);
-    vkds_result r = fresh ? vkds__glsl_compile(ctx, info->source, info->name, defines, nd, ctx->api_version,
-                                               &fresh->words, &fresh->word_count)
-                          : vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache entry");
-    if (r != VKDS_SUCCESS) {
-      free(fresh);
-      free(key);
-      return r;
-    }
-    fresh->hash = hash;
-    fresh->key = key;
-    key = NULL;
-    pthread_mutex_lock(&ctx->glsl_lock);
-    ++ctx->glsl_compiles;
-    fresh->next = ctx->glsl_cache;
-    ctx->glsl_cache = fresh;
-    pthread_mutex_unlock(&ctx->glsl_lock);
-    e = fresh;
+  if (e) {
+    free(key);
+    *out = e;
+    return VKDS_SUCCESS;
   }
-  free(key);
-  /* entries live until the context goes: their words need no copy under the lock */
+  /* compile outside the cache lock (glslang itself is serialized in lib/glsl.c); two
+   * threads compiling the same source at once both compile, and both entries serve */
+  struct vkds__glsl_entry *fresh = calloc(1, sizeof *fresh);
+  vkds_result r = fresh ? vkds__glsl_compile(ctx, info->source, info->name, defines, nd, ctx->api_version,
+                                             &fresh->words, &fresh->word_count)
+                        : vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache entry");
+  if (r != VKDS_SUCCESS) {
+    free(fresh);
+    free(key);
+    return r;
+  }
+  fresh->hash = hash;
+  fresh->key = key;
+  pthread_mutex_lock(&ctx->glsl_lock);
+  ++ctx->glsl_compiles;
+  fresh->next = ctx->glsl_cache;
+  ctx->glsl_cache = fresh;
+  pthread_mutex_unlock(&ctx->glsl_lock);
+  *out = fresh;
+  return VKDS_SUCCESS;
+}
+
+/* The smallest maxPushConstantsSize among the context's devices. */
+static uint32_t min_push_size(const vkds_context *ctx) {
+  uint32_t least = UINT32_MAX;
+  for (uint32_t d = 0; d < ctx->device_count; ++d) {
+    uint32_t n = ctx->devices[d].facts.props.properties.limits.maxPushConstantsSize;
+    if (n < least) least = n;
+  }
+  return least;
+}
+
+vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info, vkds_kernel **out) {
+  if (out) *out = NULL;
+  if (!ctx || !info || !out || !info->source || (info->define_count && !info->defines))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_kernel_from_glsl: ctx, info, info->source and out are required");
+  const struct vkds__glsl_entry *e;
+  VKDS_CHECK(glsl_module(ctx, info, NULL, &e));
+  VKDS_CHECK(kernel_make(ctx, e->words, e->word_count, info->entry, info->args, info->range_type, info->name, out));
+  vkds_kernel *k = *out;
+  if (!k->refl.has_push || k->refl.push.size <= min_push_size(ctx) || !k->first_member) return VKDS_SUCCESS;
+  /* too many argument bytes for some device's push constants: the same source with the
+   * arguments in a buffer (vkds.glsl's VKDS_SPILL), for every device of the context */
+  vkds_kernel_destroy(k);
+  *out = NULL;
+  VKDS_CHECK(glsl_module(ctx, info, "VKDS_SPILL", &e));
   return kernel_make(ctx, e->words, e->word_count, info->entry, info->args, info->range_type, info->name, out);
 }
 

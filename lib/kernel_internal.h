@@ -29,7 +29,7 @@ typedef struct vkds__member {
   uint32_t size;          /* bytes of the whole member (all array elements) */
   uint32_t array_count;   /* 0: not an array; else the (outermost) element count */
   uint32_t array_stride;  /* bytes between array elements */
-  uint32_t member_count;  /* STRUCT */
+  uint32_t member_count;  /* STRUCT; POINTER to a struct: the pointee's members */
   struct vkds__member *members;
 } vkds__member;
 
@@ -82,6 +82,10 @@ vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, cons
 
 /* ---- kernels (lib/kernel.c) and launches (lib/launch.c) ---- */
 
+/* Makes sure `buf` is a mapped, device-addressed buffer of at least `size` bytes on
+ * `dev` (grows it; the old one must be unused). For per-launch spilled arguments. */
+vkds_result vkds__scratch_reserve(vkds__device *dev, vkds__buffer *buf, VkDeviceAddress *address, VkDeviceSize size);
+
 /* A kernel's pipeline on one device, made on first use. */
 typedef struct vkds__pipeline {
   bool tried;          /* creation was attempted; `result` says how it went */
@@ -100,6 +104,11 @@ struct vkds_kernel {
   vkds__reflection refl;
   vkds_arg *args;         /* a deep copy of the description; NULL: none */
   uint32_t first_member;  /* 1 when the push block starts with vkds.glsl's vkds_base */
+  /* Spilled (vkds.glsl's VKDS_SPILL): the arguments live in a buffer whose address is
+   * the push block's vkds_args; `arg_block` is their layout, `arg_size` their bytes. */
+  bool spilled;
+  const vkds__member *arg_block; /* the push block itself, or vkds_args's pointee */
+  uint32_t arg_size;
   vkds_range_type range;
   uint64_t hash;          /* of the SPIR-V: the default launch key */
   pthread_mutex_t lock;   /* guards `pipelines` */

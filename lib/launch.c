@@ -15,6 +15,8 @@ typedef struct packed_launch {
   const vkds__pipeline *pipe;
   unsigned char push[256]; /* maxPushConstantsSize is at most 256 on the devices we know */
   uint32_t push_size;
+  unsigned char *spill;    /* spilled kernels: the arguments, for the slot's scratch buffer */
+  unsigned char *target;   /* where pack() writes: push, or spill */
   VkDescriptorBufferInfo bound[MAX_BOUND];
   uint32_t bound_binding[MAX_BOUND];
   uint32_t bound_count;
@@ -103,12 +105,12 @@ static vkds_result pack(packed_launch *pl, const vkds_arg *args, const unsigned 
         if (!address)
           return vkds__fail(pl->k->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                             "kernel '%s': views need buffer device address, which this device lacks", pl->k->name);
-        memcpy(pl->push + to + s->members[0].offset, &address, 8);
-        memcpy(pl->push + to + s->members[1].offset, &bytes, 8);
+        memcpy(pl->target + to + s->members[0].offset, &address, 8);
+        memcpy(pl->target + to + s->members[1].offset, &bytes, 8);
       } else if (a->kind == VKDS_ARG_STRUCT) {
         VKDS_CHECK(pack(pl, a->members, from, s, 0, to));
       } else {
-        memcpy(pl->push + to, from, natural);
+        memcpy(pl->target + to, from, natural);
       }
     }
   }
@@ -125,7 +127,13 @@ static vkds_result prepare(packed_launch *pl, vkds_kernel *k, vkds__device *dev,
   pl->push_size = k->refl.has_push ? k->refl.push.size : 0;
   if (pl->push_size > sizeof pl->push)
     return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "kernel '%s': push constants over 256 bytes", k->name);
-  VKDS_CHECK(pack(pl, k->args, li->args, &k->refl.push, k->first_member, 0));
+  pl->target = pl->push;
+  if (k->spilled) {
+    if (!(pl->spill = calloc(1, k->arg_size ? k->arg_size : 1)))
+      return vkds__fail(k->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "spilled arguments");
+    pl->target = pl->spill;
+  }
+  VKDS_CHECK(pack(pl, k->args, li->args, k->arg_block, k->spilled ? 0 : k->first_member, 0));
   const VkPhysicalDeviceLimits *lim = &dev->facts.props.properties.limits;
   for (int d = 0; d < 3; ++d) {
     pl->groups[d] = (global[d] + k->refl.local_size[d] - 1) / k->refl.local_size[d];
@@ -178,6 +186,11 @@ static void record(const packed_launch *pl, VkCommandBuffer cmd) {
       }
 }
 
+static void release(packed_launch *pl) {
+  free(pl->spill);
+  pl->spill = NULL;
+}
+
 static vkds_result check_kernel(const vkds_kernel *k, const vkds_launch_info *li) {
   if (!k || !li) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "launch: kernel and launch info are required");
   return VKDS_SUCCESS;
@@ -189,10 +202,15 @@ vkds_result vkds_cmd_dispatch(VkCommandBuffer cmd, vkds_resource *res, vkds_kern
   if (res->dev->ctx != k->ctx)
     return vkds__fail(k->ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS, "vkds_cmd_dispatch: kernel '%s' belongs to another context",
                       k->name);
+  if (k->spilled)
+    return vkds__fail(k->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "kernel '%s' keeps its arguments in a buffer (too large for push constants): launch it with "
+                      "vkds_launch, which keeps that buffer alive until the work is done", k->name);
   packed_launch pl;
-  VKDS_CHECK(prepare(&pl, k, res->dev, li));
-  record(&pl, cmd);
-  return VKDS_SUCCESS;
+  vkds_result r = prepare(&pl, k, res->dev, li);
+  if (r == VKDS_SUCCESS) record(&pl, cmd);
+  release(&pl);
+  return r;
 }
 
 typedef struct launch_task {
@@ -203,10 +221,21 @@ typedef struct launch_task {
 static vkds_result launch_fn(void *user, const vkds_task *task, void **wait_object) {
   (void)wait_object;
   const launch_task *t = user;
+  vkds__device *dev = ((vkds_resource *)task->resource)->dev;
   packed_launch pl;
-  VKDS_CHECK(prepare(&pl, t->k, ((vkds_resource *)task->resource)->dev, t->li));
-  record(&pl, task->cmd);
-  return VKDS_SUCCESS;
+  vkds_result r = prepare(&pl, t->k, dev, t->li);
+  if (r == VKDS_SUCCESS && t->k->spilled) {
+    /* the arguments go to this task's slot: it is reused only after the GPU is done */
+    vkds__slot *slot = task->backend_data;
+    r = vkds__scratch_reserve(dev, &slot->scratch, &slot->scratch_address, t->k->arg_size);
+    if (r == VKDS_SUCCESS) {
+      memcpy(slot->scratch.mapped, pl.spill, t->k->arg_size);
+      memcpy(pl.push + t->k->refl.push.members[1].offset, &slot->scratch_address, 8);
+    }
+  }
+  if (r == VKDS_SUCCESS) record(&pl, task->cmd);
+  release(&pl);
+  return r;
 }
 
 vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_launch_info *li, vkds_submission **out) {

@@ -24,6 +24,7 @@ vkds_result vkds__queue_init(vkds_resource *r) {
 }
 
 static void slot_free(vkds__device *dev, vkds__slot *s) {
+  vkds__buffer_destroy(dev, &s->scratch);
   if (s->timestamps) dev->vk.vkDestroyQueryPool(dev->device, s->timestamps, NULL);
   if (s->pool) dev->vk.vkDestroyCommandPool(dev->device, s->pool, NULL);
   vkds_selection_release(s->report_to);

@@ -271,10 +271,12 @@ static vkds_result describe_member(reflector *x, spvc_type st, unsigned i, vkds_
   m->vecsize = 1;
   m->columns = 1;
   if (is_device_pointer(mt)) {
-    /* not the pointee: a 64-bit device address */
+    /* a 64-bit device address; for a pointer to one struct (vkds.glsl's spilled
+     * arguments) the pointee's layout is described in `members` too */
     m->type = VKDS__TYPE_POINTER;
     m->bits = 64;
     m->size = dims ? m->array_count * m->array_stride : 8;
+    if (!dims && spvc_type_get_basetype(mt) == SPVC_BASETYPE_STRUCT) return describe_members(x, mt, m, depth + 1);
     return VKDS_SUCCESS;
   }
 

@@ -351,6 +351,93 @@ START_TEST(bad_input_is_named) {
 }
 END_TEST
 
+/* ---- arguments larger than push constants: spilled to a buffer ---- */
+
+static const char BIG[] =
+    "#version 450\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 40) in;\n"
+    "VKDS_VIEW(float, 4, Floats)\n"
+    "#define VKDS_ARGS Floats out_; vec4 big[40]; uint tag;\n"
+    "VKDS_DECLARE_ARGS\n"
+    "void main() {\n"
+    "  uint i = uint(vkds_global_index());\n"
+    "  vec4 v = VKDS_ARG(big)[i];\n"
+    "  Floats_store(VKDS_ARG(out_), i, v.x + v.y + v.z + v.w + float(VKDS_ARG(tag)));\n"
+    "}\n";
+
+typedef struct big_args {
+  vkds_view out;
+  float big[40][4];
+  uint32_t tag;
+} big_args;
+
+static const vkds_arg BIG_ARGS[] = {
+    {.kind = VKDS_ARG_VIEW, .offset = offsetof(big_args, out)},
+    {.kind = VKDS_ARG_FLOAT, .offset = offsetof(big_args, big), .components = 4, .count = 40},
+    {.kind = VKDS_ARG_UINT, .offset = offsetof(big_args, tag)},
+    {0},
+};
+
+START_TEST(arguments_larger_than_push_constants) {
+  open_all();
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = BIG, .args = BIG_ARGS, .name = "big"}, &k));
+  vkds_kernel_reflection kr;
+  ck_assert_vkds(vkds_kernel_reflect(k, &kr));
+  vkds_resource_info ri;
+  ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, 0), &ri));
+  ck_assert_uint_le(kr.push_constant_size, ri.max_push_constants_size); /* 640+ bytes did not go there */
+  vkds_buffer *out = mapped(40 * 4);
+  static big_args a; /* 656 bytes */
+  a.out = vkds_view_of(out);
+  for (int rep = 0; rep < 3; ++rep) { /* several launches, each with its own values in flight */
+    for (int i = 0; i < 40; ++i)
+      for (int c = 0; c < 4; ++c) a.big[i][c] = (float)(i * 4 + c + rep);
+    a.tag = 1000u * (uint32_t)rep;
+    launch_wait(k, &(vkds_launch_info){.global = {40}, .args = &a});
+    const float *o = vkds_buffer_map(out);
+    for (int i = 0; i < 40; ++i) ck_assert_float_eq(o[i], (float)(16 * i + 6 + 4 * rep) + 1000.0f * (float)rep);
+  }
+  /* recording a spilled kernel into a foreign command buffer is a named error */
+  ck_assert_int_eq(vkds_cmd_dispatch((VkCommandBuffer)(uintptr_t)1, vkds_context_resource(ctx, 0), k,
+                                     &(vkds_launch_info){.global = {40}, .args = &a}),
+                   VKDS_ERROR_UNSUPPORTED);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(out);
+  close_all();
+}
+END_TEST
+
+/* ---- VKDS_DEBUG: views check their bounds ---- */
+
+static const char OOB[] =
+    "#version 450\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 64) in;\n"
+    "VKDS_VIEW(uint, 4, Words)\n"
+    "#define VKDS_ARGS Words w;\n"
+    "VKDS_DECLARE_ARGS\n"
+    "void main() { uint64_t i = vkds_global_index(); Words_store(VKDS_ARG(w), i, 7u + Words_load(VKDS_ARG(w), i + 1000)); }\n";
+
+START_TEST(debug_views_check_bounds) {
+  open_all();
+  vkds_kernel *k;
+  const vkds_arg args[] = {{.kind = VKDS_ARG_VIEW}, {0}};
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = OOB, .args = args, .debug = true}, &k));
+  vkds_buffer *b = mapped(4096);
+  uint32_t *w = vkds_buffer_map(b);
+  for (int i = 0; i < 1024; ++i) w[i] = 0xdeadbeef;
+  vkds_view v = {b, 0, 16 * 4}; /* the kernel sees 16 words; 64 invocations run */
+  launch_wait(k, &(vkds_launch_info){.global = {64}, .args = &v});
+  for (int i = 0; i < 16; ++i) ck_assert_uint_eq(w[i], 7); /* loads past the view read 0 */
+  for (int i = 16; i < 1024; ++i) ck_assert_uint_eq(w[i], 0xdeadbeef); /* stores past it do nothing */
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(b);
+  close_all();
+}
+END_TEST
+
 /* ---- the pipeline cache on disk ---- */
 
 START_TEST(pipeline_cache_file) {
@@ -394,6 +481,8 @@ int main(void) {
   tcase_add_test(tc, record_into_my_command_buffer);
   tcase_add_test(tc, bad_input_is_named);
   tcase_add_test(tc, pipeline_cache_file);
+  tcase_add_test(tc, arguments_larger_than_push_constants);
+  tcase_add_test(tc, debug_views_check_bounds);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }
