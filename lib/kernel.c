@@ -399,12 +399,17 @@ static void pipeline_free(vkds__device *dev, vkds__pipeline *p) {
 
 vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds__pipeline **out) {
   vkds__pipeline *p = &k->pipelines[dev->index];
+  if (atomic_load_explicit(&p->ready, memory_order_acquire)) { /* every launch after the first */
+    *out = p;
+    return VKDS_SUCCESS;
+  }
   pthread_mutex_lock(&k->lock);
   if (!p->tried) {
     vkds_result made = make_pipeline(k, dev, p);
     if (made != VKDS_SUCCESS) pipeline_free(dev, p); /* (clears *p) */
     p->result = made;
     p->tried = true;
+    atomic_store_explicit(&p->ready, made == VKDS_SUCCESS, memory_order_release);
   }
   vkds_result r = p->result;
   pthread_mutex_unlock(&k->lock);

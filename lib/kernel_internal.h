@@ -88,6 +88,7 @@ vkds_result vkds__scratch_reserve(vkds__device *dev, vkds__buffer *buf, VkDevice
 
 /* A kernel's pipeline on one device, made on first use. */
 typedef struct vkds__pipeline {
+  atomic_bool ready;   /* made: read without the kernel's lock */
   bool tried;          /* creation was attempted; `result` says how it went */
   vkds_result result;
   VkShaderModule module;

@@ -68,13 +68,25 @@ static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
   return VKDS_SUCCESS;
 }
 
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, vkds__slot **out) {
-  VKDS_CHECK(vkds__queue_reclaim(r));
+/* Pops a free slot, or NULL (counting the slot about to be made) when there is none. */
+static vkds__slot *pop_free(vkds_resource *r, bool count_new) {
   pthread_mutex_lock(&r->track_lock);
   vkds__slot *s = r->free_slots;
   if (s) r->free_slots = s->next;
-  else ++r->slot_count;
+  else if (count_new) ++r->slot_count;
   pthread_mutex_unlock(&r->track_lock);
+  return s;
+}
+
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, vkds__slot **out) {
+  /* Reclaim (a driver call for the timeline value) only when no slot is free: a stream
+   * of submissions then costs what plain Vulkan's does. Reports are not delayed by
+   * this: policies that want them reclaim before each selection (lazy_report). */
+  vkds__slot *s = pop_free(r, false);
+  if (!s) {
+    VKDS_CHECK(vkds__queue_reclaim(r));
+    s = pop_free(r, true);
+  }
   if (s) {
     /* the pool's only buffer finished (it was reclaimed): reset it wholesale */
     VkResult vr = r->dev->vk.vkResetCommandPool(r->dev->device, s->pool, 0);
