@@ -79,14 +79,12 @@ static vkds__slot *pop_free(vkds_resource *r, bool count_new) {
 }
 
 vkds_result vkds__queue_acquire_slot(vkds_resource *r, vkds__slot **out) {
-  /* Reclaim (a driver call for the timeline value) only when no slot is free: a stream
-   * of submissions then costs what plain Vulkan's does. Reports are not delayed by
-   * this: policies that want them reclaim before each selection (lazy_report). */
-  vkds__slot *s = pop_free(r, false);
-  if (!s) {
-    VKDS_CHECK(vkds__queue_reclaim(r));
-    s = pop_free(r, true);
-  }
+  /* Reclaim first (one read of the timeline value when work is in flight): the slot
+   * just finished is then the one reused, and slots never pile up behind finished work.
+   * (This is the variant measured on the H200 in bench/RESULTS.md; on lavapipe each
+   * read costs more the more work is in flight, see the notes there.) */
+  VKDS_CHECK(vkds__queue_reclaim(r));
+  vkds__slot *s = pop_free(r, true);
   if (s) {
     /* the pool's only buffer finished (it was reclaimed): reset it wholesale */
     VkResult vr = r->dev->vk.vkResetCommandPool(r->dev->device, s->pool, 0);
