@@ -197,22 +197,35 @@ void vkds_backend_lazy_report(vkds_backend *b) {
 
 /* Selecting is the hot path of every policy: a select-release pair costs a calloc and
  * a free unless the thread keeps its last released selection (without scratch) for the
- * next one. The key's destructor frees it when the thread ends. */
+ * next one. The pointer is a C11 thread-local (a plain load); a pthread key, set once
+ * per thread, only exists so that its destructor frees the cached one at thread exit. */
+static _Thread_local vkds_selection *cached;
+static _Thread_local bool cache_registered;
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
-static void make_cache_key(void) { pthread_key_create(&cache_key, free); }
+static void free_cached(void *unused) {
+  (void)unused;
+  free(cached);
+  cached = NULL;
+}
+static void make_cache_key(void) { pthread_key_create(&cache_key, free_cached); }
 
 static vkds_selection *take_cached_selection(void) {
-  pthread_once(&cache_once, make_cache_key);
-  vkds_selection *sel = pthread_getspecific(cache_key);
-  if (sel) pthread_setspecific(cache_key, NULL);
+  vkds_selection *sel = cached;
+  cached = NULL;
   return sel;
 }
 
 static bool cache_selection(vkds_selection *sel) {
-  pthread_once(&cache_once, make_cache_key);
-  if (pthread_getspecific(cache_key)) return false;
-  return pthread_setspecific(cache_key, sel) == 0;
+  if (cached) return false;
+  if (!cache_registered) {
+    pthread_once(&cache_once, make_cache_key);
+    /* any non-NULL value makes the destructor run for this thread */
+    if (pthread_setspecific(cache_key, (void *)1) != 0) return false;
+    cache_registered = true;
+  }
+  cached = sel;
+  return true;
 }
 
 vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t reports,
@@ -256,7 +269,12 @@ vkds_selection *vkds_selection_retain(vkds_selection *sel) {
 }
 
 void vkds_selection_release(vkds_selection *sel) {
-  if (!sel || atomic_fetch_sub_explicit(&sel->refs, 1, memory_order_acq_rel) != 1) return;
+  if (!sel) return;
+  /* The last reference (the common case: select, submit, release) needs no atomic
+   * write: holding the only reference, nobody else can take one. */
+  if (atomic_load_explicit(&sel->refs, memory_order_acquire) != 1 &&
+      atomic_fetch_sub_explicit(&sel->refs, 1, memory_order_acq_rel) != 1)
+    return;
   if (sel->scratch_size || !cache_selection(sel)) free(sel);
 }
 

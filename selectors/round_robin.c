@@ -10,7 +10,9 @@ typedef struct round_robin {
 static vkds_result rr_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
   (void)hints;
   round_robin *rr = (round_robin *)p;
-  *index = atomic_fetch_add_explicit(&rr->next, 1, memory_order_relaxed) % p->resource_count;
+  uint32_t ticket = atomic_fetch_add_explicit(&rr->next, 1, memory_order_relaxed);
+  uint32_t n = p->resource_count;
+  *index = (n & (n - 1)) == 0 ? ticket & (n - 1) : ticket % n; /* a mask for powers of two */
   return VKDS_SUCCESS;
 }
 
