@@ -108,26 +108,7 @@ static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_t
   VkResult vr = dev->vk.vkEndCommandBuffer(s->cmd);
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkEndCommandBuffer");
 
-  vkds_resource_lock_queue(r);
-  uint64_t value = atomic_load(&r->submitted) + 1;
-  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                      .signalSemaphoreValueCount = 1,
-                                      .pSignalSemaphoreValues = &value};
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                     .pNext = &ts,
-                     .commandBufferCount = 1,
-                     .pCommandBuffers = &s->cmd,
-                     .signalSemaphoreCount = 1,
-                     .pSignalSemaphores = &r->timeline};
-  vr = dev->vk.vkQueueSubmit(r->queue, 1, &si, VK_NULL_HANDLE);
-  if (vr == VK_SUCCESS) {
-    atomic_store(&r->submitted, value);
-    s->value = value;
-    vkds__queue_track(r, s);
-  }
-  vkds_resource_unlock_queue(r);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkQueueSubmit");
-  return VKDS_SUCCESS;
+  return vkds__queue_submit(r, s);
 }
 
 static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,

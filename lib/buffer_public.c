@@ -1,7 +1,23 @@
-/* lib/buffer_public.c: vkds_buffer, the public face of lib/buffer.c's raw buffers. */
+/* lib/buffer_public.c: vkds_buffer: argument checks, host buffers, and the public
+ * accessors; the memory itself comes from lib/memory.c. */
 #include "internal.h"
 
 #include <stdlib.h>
+#include <unistd.h>
+
+static const char *const kind_names[] = {"device", "mapped", "readback", "host", "imported"};
+
+/* Plain host memory, page-aligned so that it could be imported later. */
+static vkds_result host_alloc(vkds__device *dev, vkds_buffer *b) {
+  long page = sysconf(_SC_PAGESIZE);
+  size_t align = page > 0 ? (size_t)page : 4096;
+  uint64_t rounded = (b->size + align - 1) / align * align;
+  if (rounded != (size_t)rounded || !(b->mapped = aligned_alloc(align, (size_t)rounded)))
+    return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS,
+                      "vkds_buffer_create: %llu bytes of host memory", (unsigned long long)b->size);
+  b->coherent = true;
+  return VKDS_SUCCESS;
+}
 
 vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info, vkds_buffer **out) {
   if (out) *out = NULL;
@@ -10,35 +26,59 @@ vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info,
   vkds__device *dev = res->dev;
   if (info->size == 0)
     return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_buffer_create: size 0");
-  VkMemoryPropertyFlags required, preferred;
-  switch (info->memory) {
-  case VKDS_MEMORY_DEVICE:
-    required = 0, preferred = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    break;
-  case VKDS_MEMORY_MAPPED:
-    required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    preferred = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    break;
-  case VKDS_MEMORY_READBACK:
-    required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-    break;
-  default:
-    return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_buffer_create: unknown memory kind %d",
-                      (int)info->memory);
-  }
+  if ((unsigned)info->memory > VKDS_MEMORY_HOST)
+    return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_buffer_create: memory kind %d is not one vkds_buffer_create makes%s", (int)info->memory,
+                      info->memory == VKDS_MEMORY_IMPORTED ? " (use vkds_buffer_import_host)" : "");
+  if (info->flags & ~(uint32_t)(VKDS_BUFFER_DEDICATED | VKDS_BUFFER_NO_FALLBACK))
+    return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_buffer_create: unknown flags 0x%x",
+                      info->flags);
   vkds_buffer *b = calloc(1, sizeof *b);
   if (!b) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "buffer");
-  b->dev = dev;
-  const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  vkds_result r = vkds__buffer_create(dev, info->size, usage, required, preferred, &b->raw);
+  *b = (vkds_buffer){.dev = dev, .kind = info->memory, .size = info->size};
+  vkds_result r = b->kind == VKDS_MEMORY_HOST ? host_alloc(dev, b) : vkds__allocator_alloc(dev, b, info->flags);
   if (r != VKDS_SUCCESS) {
     free(b);
     return r;
   }
-  if (dev->enabled.buffer_device_address) {
-    VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = b->raw.buffer};
-    b->address = dev->vk.vkGetBufferDeviceAddress(dev->device, &ai);
+  /* Device buffers are never mapped, even where their memory could be (lavapipe, a
+   * fallback to system memory): the host reaches them through vkds_upload and
+   * vkds_download on every device alike. */
+  if (b->kind == VKDS_MEMORY_DEVICE) b->mapped = NULL;
+  vkds__log(dev->ctx, VKDS_LOG_DEBUG, "buffer: %llu bytes of %s memory, type %u (flags 0x%x)%s",
+            (unsigned long long)b->size, kind_names[b->kind], b->type_index, (unsigned)b->flags,
+            b->block ? ", sub-allocated" : "");
+  *out = b;
+  return VKDS_SUCCESS;
+}
+
+uint64_t vkds_import_alignment(const vkds_resource *res) {
+  if (!res || !res->dev->enabled.external_memory_host) return 0;
+  return res->dev->facts.import_alignment;
+}
+
+vkds_result vkds_buffer_import_host(vkds_resource *res, void *host, uint64_t size, vkds_buffer **out) {
+  if (out) *out = NULL;
+  if (!res || !host || !out || size == 0)
+    return vkds__fail(res ? res->dev->ctx : NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_buffer_import_host: NULL argument or size 0");
+  vkds__device *dev = res->dev;
+  uint64_t align = vkds_import_alignment(res);
+  if (!align)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "vkds_buffer_import_host: '%s' cannot import host memory (no VK_EXT_external_memory_host)",
+                      dev->facts.props.properties.deviceName);
+  if ((uintptr_t)host % align || size % align)
+    return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_buffer_import_host: pointer %p and size %llu must be multiples of %llu on '%s'", host,
+                      (unsigned long long)size, (unsigned long long)align, dev->facts.props.properties.deviceName);
+  vkds_buffer *b = calloc(1, sizeof *b);
+  if (!b) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "buffer");
+  *b = (vkds_buffer){.dev = dev, .kind = VKDS_MEMORY_IMPORTED, .size = size};
+  vkds_result r = vkds__allocator_import(dev, b, host);
+  if (r != VKDS_SUCCESS) {
+    free(b);
+    return r;
   }
   *out = b;
   return VKDS_SUCCESS;
@@ -46,11 +86,23 @@ vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info,
 
 void vkds_buffer_destroy(vkds_buffer *buf) {
   if (!buf) return;
-  vkds__buffer_destroy(buf->dev, &buf->raw);
+  if (buf->kind == VKDS_MEMORY_HOST) {
+    free(buf->mapped);
+  } else {
+    if (buf->kind == VKDS_MEMORY_IMPORTED) vkds__import_unregister(buf->dev, buf);
+    vkds__allocator_free(buf->dev, buf);
+  }
   free(buf);
 }
 
-void *vkds_buffer_map(const vkds_buffer *buf) { return buf ? buf->raw.mapped : NULL; }
-uint64_t vkds_buffer_size(const vkds_buffer *buf) { return buf ? buf->raw.size : 0; }
-VkBuffer vkds_buffer_vk(const vkds_buffer *buf) { return buf ? buf->raw.buffer : VK_NULL_HANDLE; }
+void *vkds_buffer_map(const vkds_buffer *buf) { return buf ? buf->mapped : NULL; }
+uint64_t vkds_buffer_size(const vkds_buffer *buf) { return buf ? buf->size : 0; }
+vkds_memory_kind vkds_buffer_memory(const vkds_buffer *buf) { return buf ? buf->kind : VKDS_MEMORY_DEVICE; }
+VkMemoryPropertyFlags vkds_buffer_memory_flags(const vkds_buffer *buf) { return buf ? buf->flags : 0; }
+VkBuffer vkds_buffer_vk(const vkds_buffer *buf) { return buf ? buf->vk : VK_NULL_HANDLE; }
+uint64_t vkds_buffer_offset(const vkds_buffer *buf) { return buf ? buf->offset : 0; }
 VkDeviceAddress vkds_buffer_address(const vkds_buffer *buf) { return buf ? buf->address : 0; }
+
+bool vkds_buffer_is_on(const vkds_buffer *buf, const vkds_resource *res) {
+  return buf && res && buf->kind != VKDS_MEMORY_HOST && buf->dev == res->dev;
+}

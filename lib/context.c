@@ -242,11 +242,17 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->log_user = info->log_user;
   ctx->log_level = info->log_level ? info->log_level : VKDS_LOG_WARN;
   pthread_mutex_init(&ctx->glsl_lock, NULL);
-  vkds_result r = VKDS_SUCCESS;
+  ctx->device_memory_limit = info->device_memory_limit;
+  ctx->staging_chunks = info->staging_chunks ? info->staging_chunks : 4;
+  ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
+  vkds_result r = vkds__host_copy_init(ctx, info->host_copy_threads);
   if (info->pipeline_cache_dir && !(ctx->pipeline_cache_dir = strdup(info->pipeline_cache_dir)))
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "pipeline cache path");
   if (r == VKDS_SUCCESS) r = info->embed ? create_adopted(ctx, info->embed) : create_own(ctx, info);
-  for (uint32_t d = 0; r == VKDS_SUCCESS && d < ctx->device_count; ++d) r = vkds__pipeline_cache_open(&ctx->devices[d]);
+  for (uint32_t d = 0; r == VKDS_SUCCESS && d < ctx->device_count; ++d) {
+    r = vkds__pipeline_cache_open(&ctx->devices[d]);
+    if (r == VKDS_SUCCESS) r = vkds__allocator_init(&ctx->devices[d]);
+  }
   if (r != VKDS_SUCCESS) {
     vkds_context_destroy(ctx);
     return r;
@@ -268,7 +274,11 @@ void vkds_context_destroy(vkds_context *ctx) {
   }
   for (uint32_t d = 0; d < ctx->device_count; ++d) {
     vkds__device *dev = &ctx->devices[d];
-    if (dev->device) vkds__pipeline_cache_close(dev);
+    if (dev->device) {
+      vkds__staging_destroy(dev);
+      vkds__allocator_destroy(dev);
+      vkds__pipeline_cache_close(dev);
+    }
     if (dev->device && !dev->adopted) {
       dev->vk.vkDeviceWaitIdle(dev->device);
       dev->vk.vkDestroyDevice(dev->device, NULL);
@@ -279,6 +289,7 @@ void vkds_context_destroy(vkds_context *ctx) {
   vkds__loader_close(ctx->loader);
   vkds__glsl_cache_free(ctx);
   pthread_mutex_destroy(&ctx->glsl_lock);
+  vkds__host_copy_destroy(ctx);
   free(ctx->pipeline_cache_dir);
   free(ctx->resources);
   free(ctx->devices);

@@ -56,6 +56,13 @@ vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
     f->has_push_descriptor = has_device_extension(exts, n, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   }
   free(exts);
+  if (f->has_external_memory_host) {
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &host};
+    fn->GetPhysicalDeviceProperties2(phys, &p2);
+    f->import_alignment = host.minImportedHostPointerAlignment;
+  }
   return VKDS_SUCCESS;
 }
 

@@ -93,6 +93,7 @@ typedef struct vkds__device_facts {
   uint32_t family_count;
   VkQueueFamilyProperties *families;
   bool has_external_memory_host;
+  VkDeviceSize import_alignment; /* minImportedHostPointerAlignment, with the extension */
   bool has_push_descriptor;
 } vkds__device_facts;
 
@@ -116,6 +117,9 @@ typedef struct vkds__device {
   void (*queue_lock)(void *user, VkQueue queue);
   void (*queue_unlock)(void *user, VkQueue queue);
   void *queue_lock_user;
+  struct vkds__allocator *allocator; /* lib/memory.c */
+  struct vkds__staging *staging;     /* lib/staging.c, made on first use */
+  pthread_mutex_t staging_lock;
 } vkds__device;
 
 /* A VkBuffer with its own memory (lib/buffer.c). */
@@ -170,6 +174,9 @@ vkds_result vkds__queue_acquire_slot(vkds_resource *r, vkds__slot **out);
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
 /* Appends a submitted slot; call with queue_lock held so slots stay in value order. */
 void vkds__queue_track(vkds_resource *r, vkds__slot *slot);
+/* Submits the slot's ended command buffer to the queue, signalling the next timeline
+ * value (set in s->value), and tracks the slot. */
+vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s);
 /* Recycles finished slots, delivering their completion and time reports. */
 vkds_result vkds__queue_reclaim(vkds_resource *r);
 /* Waits until the timeline reaches `value`: spins up to spin_ns, then sleeps. */
@@ -230,7 +237,25 @@ struct vkds_context {
   struct vkds__glsl_entry *glsl_cache;
   uint64_t glsl_compiles, glsl_hits;
   char *pipeline_cache_dir;
+
+  /* memory (lib/memory.c, lib/staging.c, lib/host_copy.c), resolved from the info */
+  uint64_t device_memory_limit;
+  uint32_t staging_chunks;
+  uint64_t staging_chunk_bytes;
+  struct vkds__host_copy_pool *host_copy;
 };
+
+/* ---- parallel host copies (lib/host_copy.c) ---- */
+
+/* Starts the context's copy threads (threads - 1 helpers; 0: as many processors as
+ * there are, at most 8). */
+vkds_result vkds__host_copy_init(vkds_context *ctx, uint32_t threads);
+void vkds__host_copy_destroy(vkds_context *ctx);
+/* memcpy, split over the copy threads when it is large. */
+void vkds__host_copy(vkds_context *ctx, void *dst, const void *src, uint64_t bytes);
+
+/* ---- staging (lib/staging.c) ---- */
+void vkds__staging_destroy(vkds__device *dev);
 
 /* Per-device pipeline caches (lib/pipeline_cache.c). */
 vkds_result vkds__pipeline_cache_open(vkds__device *dev);
@@ -255,11 +280,47 @@ void vkds__buffer_destroy(vkds__device *dev, vkds__buffer *buf);
 /* Makes device writes visible to the host for a non-coherent mapping. */
 void vkds__buffer_invalidate(vkds__device *dev, const vkds__buffer *buf);
 
+/* ---- buffers and the allocator (lib/memory.c, lib/buffer_public.c) ---- */
+
+typedef struct vkds__block vkds__block;
+
 struct vkds_buffer {
-  vkds__device *dev;
-  vkds__buffer raw;
+  vkds__device *dev;      /* the device it was made for (host buffers: for messages only) */
+  vkds_memory_kind kind;
+  uint64_t size;          /* as asked for */
+  VkBuffer vk;            /* VK_NULL_HANDLE for host buffers */
+  uint64_t offset;        /* of the buffer's first byte in `vk` */
   VkDeviceAddress address;
+  void *mapped;           /* host pointer of the first byte, or NULL */
+  VkMemoryPropertyFlags flags;
+  bool coherent;          /* no flush/invalidate needed */
+  /* where the memory came from: a block (sub-allocated), or its own VkDeviceMemory */
+  vkds__block *block;
+  uint64_t reserved; /* bytes taken in the block */
+  VkDeviceMemory memory;
+  uint32_t type_index;
+  struct vkds_buffer *next_import; /* the device's imported ranges */
 };
+
+/* The device's allocator: blocks per memory type, accounting, imported ranges. */
+vkds_result vkds__allocator_init(vkds__device *dev);
+/* Frees every block (buffers must be gone). */
+void vkds__allocator_destroy(vkds__device *dev);
+/* Allocates memory for `buf` (dev, kind and size set) by the fallback order of
+ * vkds_buffer_create; fills vk, offset, address, mapped, flags and the origin. */
+vkds_result vkds__allocator_alloc(vkds__device *dev, vkds_buffer *buf, uint32_t flags);
+void vkds__allocator_free(vkds__device *dev, vkds_buffer *buf);
+/* Imports `host` (buf->size bytes) into `dev` and registers the range so that
+ * vkds__import_find sees it; vkds__import_unregister before vkds__allocator_free. */
+vkds_result vkds__allocator_import(vkds__device *dev, vkds_buffer *buf, void *host);
+void vkds__import_unregister(vkds__device *dev, vkds_buffer *buf);
+/* Whether [host, host+bytes) lies inside memory imported into `dev`; if so sets *buf
+ * and *offset (of `host` in it). Thread-safe. */
+bool vkds__import_find(vkds__device *dev, const void *host, uint64_t bytes, vkds_buffer **buf, uint64_t *offset);
+/* Makes the host's writes to a non-coherent mapped range visible to the device, and the
+ * device's writes visible to the host. */
+void vkds__buffer_flush(const vkds_buffer *buf, uint64_t offset, uint64_t bytes);
+void vkds__buffer_invalidate_range(const vkds_buffer *buf, uint64_t offset, uint64_t bytes);
 
 /* Case-insensitive substring search. */
 bool vkds__str_icontains(const char *haystack, const char *needle);

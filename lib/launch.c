@@ -54,11 +54,15 @@ static vkds_result resolve_view(packed_launch *pl, const vkds_view *v, const cha
   if (!v->buffer)
     return vkds__fail(k->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "launch of kernel '%s': %s has a NULL buffer",
                       k->name, what);
+  if (v->buffer->kind == VKDS_MEMORY_HOST)
+    return vkds__fail(k->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "launch of kernel '%s': %s is plain host memory, which a device cannot see (upload it to a "
+                      "device buffer, or import it with vkds_buffer_import_host)", k->name, what);
   if (v->buffer->dev != pl->dev)
     return vkds__fail(k->ctx, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
                       "launch of kernel '%s': %s's buffer lives on device %u, the launch runs on device %u", k->name,
                       what, v->buffer->dev->index, pl->dev->index);
-  uint64_t size = v->buffer->raw.size;
+  uint64_t size = v->buffer->size;
   uint64_t n = v->bytes ? v->bytes : (v->offset <= size ? size - v->offset : 0);
   if (v->offset > size || n > size - v->offset)
     return vkds__fail(k->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
@@ -83,7 +87,7 @@ static vkds_result pack(packed_launch *pl, const vkds_arg *args, const unsigned 
       if (pl->bound_count == MAX_BOUND)
         return vkds__fail(pl->k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "more than %d bound buffers", MAX_BOUND);
       const vkds_view *v = (const vkds_view *)(src + a->offset);
-      pl->bound[pl->bound_count] = (VkDescriptorBufferInfo){.buffer = v->buffer->raw.buffer, .offset = v->offset,
+      pl->bound[pl->bound_count] = (VkDescriptorBufferInfo){.buffer = v->buffer->vk, .offset = v->buffer->offset + v->offset,
                                                             .range = bytes};
       pl->bound_binding[pl->bound_count++] = a->binding;
       continue;

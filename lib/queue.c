@@ -221,3 +221,27 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
   note_completed(r, value);
   return VKDS_SUCCESS;
 }
+
+vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s) {
+  vkds__device *dev = r->dev;
+  vkds_resource_lock_queue(r);
+  uint64_t value = atomic_load(&r->submitted) + 1;
+  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .signalSemaphoreValueCount = 1,
+                                      .pSignalSemaphoreValues = &value};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                     .pNext = &ts,
+                     .commandBufferCount = 1,
+                     .pCommandBuffers = &s->cmd,
+                     .signalSemaphoreCount = 1,
+                     .pSignalSemaphores = &r->timeline};
+  VkResult vr = dev->vk.vkQueueSubmit(r->queue, 1, &si, VK_NULL_HANDLE);
+  if (vr == VK_SUCCESS) {
+    atomic_store(&r->submitted, value);
+    s->value = value;
+    vkds__queue_track(r, s);
+  }
+  vkds_resource_unlock_queue(r);
+  if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkQueueSubmit");
+  return VKDS_SUCCESS;
+}

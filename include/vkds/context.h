@@ -105,6 +105,17 @@ typedef struct vkds_context_info {
    * own; `devices`, `max_queues_per_family`, `validation` and `vulkan_library` are then
    * ignored (the application chose them). */
   const vkds_embed_info *embed;
+  /* Memory (vkds/buffer.h, vkds/staging.h). A cap on the bytes vkds allocates from each
+   * device's device-local heaps; past it, buffers fall back to other memory. 0: none
+   * (the driver's own limits apply). */
+  uint64_t device_memory_limit;
+  /* The staging area of each device: this many chunks of this many bytes, 0: 4 chunks
+   * of 8 MiB. More and larger chunks overlap more, at the cost of host memory. */
+  uint32_t staging_chunks;
+  uint64_t staging_chunk_bytes;
+  /* Threads that copy large host ranges in parallel (staging, mapped memory), the
+   * calling thread included; 0: the number of processors, at most 8. 1: no helpers. */
+  uint32_t host_copy_threads;
 } vkds_context_info;
 
 /* Creates a context. Returns VKDS_SUCCESS and sets *out, or: VKDS_ERROR_INVALID_ARGUMENT

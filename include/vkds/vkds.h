@@ -9,6 +9,8 @@
 #include "vkds/backend.h"
 #include "vkds/policy.h"
 #include "vkds/buffer.h"
+#include "vkds/staging.h"
+#include "vkds/seq.h"
 #include "vkds/kernel.h"
 #include "vkds/selftest.h"
 #include "vkds/version.h"

@@ -1,0 +1,162 @@
+/* vkds/seq.h: sequences, what algorithms read and write, and whether a device can use
+ * one in place ("passed directly") or it has to be staged.
+ *
+ * This is the C form of seeds 000 and 003 (oneDPL's is_passed_directly_in_onedpl_device
+ * _policies customization point and its _v trait). A sequence is a small value: an ops
+ * table that is its type, an element count and type, and what its type needs (a buffer
+ * range, a host pointer, the parts of a view). Views hold pointers to their parts, so
+ * the parts must outlive them. Every type answers one question through its ops table,
+ * "are you passed directly to this device?"; vkds_seq_is_passed_directly() is the
+ * public trait that asks it. The rules of the built-in types:
+ *
+ *   buffer    a range of a vkds_buffer: on its own device yes, on any other no
+ *   mapped    a range of a mapped (host-visible) vkds_buffer: the same
+ *   host      plain host memory: no (it is staged), unless the range lies inside host
+ *             memory imported into that device with vkds_buffer_import_host
+ *   counting  start, start+1, ...: yes (computed on the device)
+ *   discard   writes that go nowhere: yes
+ *   transform an operator over a base: when its base is
+ *   zip       tuples of several sequences: when every part is
+ *   permutation  source[map[i]]: when both the source and the map are
+ *   reverse   base[n-1-i]: when its base is
+ *   user types   by their own is_passed_directly, which may ask the trait about parts
+ *
+ * Constructors never fail loudly: a bad argument gives a sequence whose `ops` is NULL
+ * (and sets vkds_last_error_message()); such a sequence is passed directly nowhere and
+ * vkds_seq_validate() reports VKDS_ERROR_INVALID_ARGUMENT for it. */
+#ifndef VKDS_SEQ_H
+#define VKDS_SEQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkds/buffer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types. */
+typedef enum vkds_type {
+  VKDS_TYPE_BYTES = 0, /* untyped bytes (elem_size 1 unless a type says otherwise) */
+  VKDS_I32 = 1,
+  VKDS_U32 = 2,
+  VKDS_F32 = 3,
+  VKDS_I64 = 4,
+  VKDS_U64 = 5,
+  VKDS_F64 = 6,
+  VKDS_TYPE_COMPOSITE = 7, /* a zip's tuple: the parts' elements packed back to back */
+} vkds_type;
+
+/* Bytes per element of a type; 1 for VKDS_TYPE_BYTES, 0 for COMPOSITE and unknown. */
+VKDS_API uint32_t vkds_type_size(vkds_type type);
+
+typedef struct vkds_seq vkds_seq;
+
+#define VKDS_SEQ_OPS_VERSION 1
+
+/* A sequence type. Tables are append-only: vkds reads a slot only when `version` says
+ * the table has it, so a table written against an older header keeps working. */
+typedef struct vkds_seq_ops {
+  uint32_t version; /* REQUIRED: VKDS_SEQ_OPS_VERSION of the header it was written with */
+  const char *name; /* REQUIRED: for messages ("buffer", "zip", "my_concat", ...) */
+  /* REQUIRED: the customization point. Whether `seq` can be handed to a kernel on the
+   * device of `res` as it is, without staging. May call vkds_seq_is_passed_directly()
+   * on the sequence's parts. Called with non-NULL arguments only. */
+  bool (*is_passed_directly)(const vkds_seq *seq, const vkds_resource *res);
+  /* OPTIONAL: reads element `index` (< count) into `out` (elem_size bytes) on the host.
+   * Returns VKDS_SUCCESS, or VKDS_ERROR_UNSUPPORTED where the host cannot (device-local
+   * memory, discard). NULL: unsupported. */
+  vkds_result (*read)(const vkds_seq *seq, uint64_t index, void *out);
+  /* OPTIONAL: checks the type's own fields and its parts (with vkds_seq_validate),
+   * returning VKDS_SUCCESS or a named error. NULL: only count and elem_size are checked. */
+  vkds_result (*validate)(const vkds_seq *seq);
+} vkds_seq_ops;
+
+/* An operator for vkds_seq_transform. */
+typedef struct vkds_transform {
+  /* The operator as a GLSL expression of `x` (one base element), e.g. "x * 2.0": what
+   * the algorithm layer compiles into its kernels. REQUIRED. */
+  const char *glsl;
+  /* The result type; VKDS_TYPE_BYTES: the base's type. */
+  vkds_type type;
+  /* The same operator on the host, OPTIONAL (vkds_seq_read needs it): reads one base
+   * element at `in`, writes one result element at `out`. */
+  void (*host)(const void *in, void *out, void *user);
+  void *user;
+} vkds_transform;
+
+struct vkds_seq {
+  const vkds_seq_ops *ops; /* its type; NULL: not a valid sequence */
+  uint64_t count;          /* elements */
+  vkds_type type;
+  uint32_t elem_size; /* bytes per element */
+  /* buffer, mapped: the range starts `offset` bytes into `buffer` */
+  vkds_buffer *buffer;
+  uint64_t offset;
+  /* host: the memory; read_only when made from a const pointer */
+  void *host;
+  bool read_only;
+  /* counting: the first value */
+  int64_t start;
+  /* transform, reverse: the base; permutation: the source */
+  const vkds_seq *base;
+  /* permutation: the index map (an integer sequence) */
+  const vkds_seq *map;
+  /* transform: the operator */
+  const vkds_transform *op;
+  /* zip: part_count sequences, contiguous */
+  const vkds_seq *parts;
+  uint32_t part_count;
+  /* user types: anything */
+  void *user;
+};
+
+/* The built-in types, for comparing a sequence's ops (seq.ops == &vkds_seq_zip_ops). */
+VKDS_API extern const vkds_seq_ops vkds_seq_buffer_ops, vkds_seq_mapped_ops, vkds_seq_host_ops,
+    vkds_seq_counting_ops, vkds_seq_discard_ops, vkds_seq_transform_ops, vkds_seq_zip_ops,
+    vkds_seq_permutation_ops, vkds_seq_reverse_ops;
+
+/* A range of a device buffer: view.bytes / size(type) elements (view.bytes 0: to the end
+ * of the buffer). Invalid for a NULL or host buffer, a range past the buffer, or bytes not
+ * a multiple of the element size. */
+VKDS_API vkds_seq vkds_seq_buffer(vkds_view view, vkds_type type);
+/* The same over a host-visible buffer (mapped, readback, imported): readable from the
+ * host too. Invalid for a buffer the host cannot see. */
+VKDS_API vkds_seq vkds_seq_mapped(vkds_view view, vkds_type type);
+/* `count` elements of plain host memory at `data` (writable). */
+VKDS_API vkds_seq vkds_seq_host(void *data, uint64_t count, vkds_type type);
+/* The same, read-only: algorithms refuse to write to it. */
+VKDS_API vkds_seq vkds_seq_host_const(const void *data, uint64_t count, vkds_type type);
+/* start, start+1, ..., start+count-1 as `type` (an integer or float type). */
+VKDS_API vkds_seq vkds_seq_counting(int64_t start, uint64_t count, vkds_type type);
+/* `count` elements of `type` whose writes are dropped. */
+VKDS_API vkds_seq vkds_seq_discard(uint64_t count, vkds_type type);
+/* op(base[i]); base and op must outlive the result. */
+VKDS_API vkds_seq vkds_seq_transform(const vkds_seq *base, const vkds_transform *op);
+/* (parts[0][i], parts[1][i], ...): all parts must have the same count; 1 to 16 parts. */
+VKDS_API vkds_seq vkds_seq_zip(const vkds_seq *parts, uint32_t part_count);
+/* source[map[i]] for i < map.count; map must be an integer sequence. */
+VKDS_API vkds_seq vkds_seq_permutation(const vkds_seq *source, const vkds_seq *map);
+/* base[count-1-i]. */
+VKDS_API vkds_seq vkds_seq_reverse(const vkds_seq *base);
+
+/* The trait: whether `seq` is passed directly to the device of `res` (see the rules
+ * above). false for NULL arguments and invalid sequences. */
+VKDS_API bool vkds_seq_is_passed_directly(const vkds_seq *seq, const vkds_resource *res);
+
+/* Checks a sequence and, recursively, its parts. VKDS_SUCCESS, or
+ * VKDS_ERROR_INVALID_ARGUMENT naming what is wrong (NULL, ops NULL, a table without the
+ * required slots, mismatched zip counts, a non-integer permutation map, ...). */
+VKDS_API vkds_result vkds_seq_validate(const vkds_seq *seq);
+
+/* Reads element `index` on the host into `out` (elem_size bytes). Returns
+ * VKDS_ERROR_INVALID_ARGUMENT (NULL, invalid, index out of range),
+ * VKDS_ERROR_UNSUPPORTED (the host cannot read it: device-local memory, discard, a
+ * transform without a host operator). */
+VKDS_API vkds_result vkds_seq_read(const vkds_seq *seq, uint64_t index, void *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

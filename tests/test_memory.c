@@ -1,0 +1,337 @@
+/* tests/test_memory.c: buffers (sub-allocation, memory kinds, the device memory limit
+ * and what happens past it, host import) and staging (exact round trips through the
+ * chunk ring, direct paths, several threads at once), on lavapipe with validation on. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define MiB (1ull << 20)
+
+static vkds_buffer *make(vkds_resource *res, uint64_t size, vkds_memory_kind kind, uint32_t flags) {
+  vkds_buffer *b = NULL;
+  ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind, .flags = flags}, &b));
+  return b;
+}
+
+/* Bytes that differ between neighbours and between runs of the same size. */
+static unsigned char *pattern(uint64_t n, uint32_t seed) {
+  unsigned char *p = malloc(n ? n : 1);
+  ck_assert_ptr_nonnull(p);
+  uint32_t x = seed * 2654435761u + 1;
+  for (uint64_t i = 0; i < n; ++i) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    p[i] = (unsigned char)x;
+  }
+  return p;
+}
+
+/* ---- sub-allocation ---- */
+
+START_TEST(small_buffers_share_a_block) {
+  vkds_context *ctx = harness_context();
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  vkds_resource_info ri;
+  ck_assert_vkds(vkds_resource_get_info(res, &ri));
+  enum { N = 100 };
+  vkds_buffer *b[N];
+  for (int i = 0; i < N; ++i) b[i] = make(res, 1000 + 37 * (uint64_t)i, VKDS_MEMORY_DEVICE, 0);
+  vkds_memory_stats st;
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.blocks, 1);
+  ck_assert_uint_eq(st.dedicated, 0);
+  ck_assert_uint_eq(st.buffers, N);
+  /* one VkBuffer; ranges aligned for storage descriptors and disjoint */
+  VkDeviceSize align = 64;
+  for (int i = 0; i < N; ++i) {
+    ck_assert_ptr_eq(vkds_buffer_vk(b[i]), vkds_buffer_vk(b[0]));
+    ck_assert_uint_eq(vkds_buffer_offset(b[i]) % align, 0);
+    ck_assert_uint_eq(vkds_buffer_address(b[i]) - vkds_buffer_address(b[0]),
+                      vkds_buffer_offset(b[i]) - vkds_buffer_offset(b[0]));
+    for (int j = 0; j < i; ++j) {
+      uint64_t a0 = vkds_buffer_offset(b[i]), a1 = a0 + vkds_buffer_size(b[i]);
+      uint64_t b0 = vkds_buffer_offset(b[j]), b1 = b0 + vkds_buffer_size(b[j]);
+      ck_assert_msg(a1 <= b0 || b1 <= a0, "buffers %d and %d overlap", i, j);
+    }
+  }
+  /* free every other one, then fill the holes: still one block */
+  for (int i = 0; i < N; i += 2) vkds_buffer_destroy(b[i]);
+  for (int i = 0; i < N; i += 2) b[i] = make(res, 1000, VKDS_MEMORY_DEVICE, 0);
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.blocks, 1);
+  for (int i = 0; i < N; ++i) vkds_buffer_destroy(b[i]);
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.used_bytes, 0);
+  ck_assert_uint_eq(st.buffers, 0);
+  ck_assert_uint_le(st.blocks, 1); /* the last block is kept for the next buffer */
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(large_or_dedicated_buffers_get_their_own_memory) {
+  vkds_context *ctx = harness_context();
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  vkds_buffer *small = make(res, 4096, VKDS_MEMORY_DEVICE, 0);
+  vkds_buffer *own = make(res, 4096, VKDS_MEMORY_DEVICE, VKDS_BUFFER_DEDICATED);
+  vkds_buffer *big = make(res, 40 * MiB, VKDS_MEMORY_DEVICE, 0);
+  ck_assert_ptr_ne(vkds_buffer_vk(own), vkds_buffer_vk(small));
+  ck_assert_ptr_ne(vkds_buffer_vk(big), vkds_buffer_vk(small));
+  ck_assert_uint_eq(vkds_buffer_offset(own), 0);
+  ck_assert_uint_eq(vkds_buffer_offset(big), 0);
+  vkds_memory_stats st;
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.dedicated, 2);
+  ck_assert_uint_eq(st.used_bytes, 4096 + 4096 + 40 * MiB);
+  vkds_buffer_destroy(big);
+  vkds_buffer_destroy(own);
+  vkds_buffer_destroy(small);
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.dedicated, 0);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(memory_kinds) {
+  vkds_context *ctx = harness_context();
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  vkds_buffer *dev = make(res, 256, VKDS_MEMORY_DEVICE, 0), *map = make(res, 256, VKDS_MEMORY_MAPPED, 0),
+              *rb = make(res, 256, VKDS_MEMORY_READBACK, 0), *host = make(res, 256, VKDS_MEMORY_HOST, 0);
+  ck_assert_ptr_null(vkds_buffer_map(dev)); /* reached by upload/download only */
+  ck_assert_ptr_nonnull(vkds_buffer_map(map));
+  ck_assert_ptr_nonnull(vkds_buffer_map(rb));
+  ck_assert_ptr_nonnull(vkds_buffer_map(host));
+  ck_assert(vkds_buffer_memory_flags(map) & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  ck_assert(vkds_buffer_memory_flags(map) & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  ck_assert_int_eq(vkds_buffer_memory(host), VKDS_MEMORY_HOST);
+  ck_assert_ptr_null(vkds_buffer_vk(host));
+  ck_assert_uint_eq(vkds_buffer_address(host), 0);
+  ck_assert(!vkds_buffer_is_on(host, res));
+  ck_assert(vkds_buffer_is_on(dev, res) && vkds_buffer_is_on(map, res) && vkds_buffer_is_on(rb, res));
+  ck_assert_uint_eq((uintptr_t)vkds_buffer_map(host) % 4096, 0);
+  ck_assert_uint_ne(vkds_buffer_address(dev), 0);
+  /* bad input */
+  vkds_buffer *b = (vkds_buffer *)1;
+  ck_assert_int_eq(vkds_buffer_create(res, &(vkds_buffer_info){.size = 0}, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(b);
+  ck_assert_int_eq(vkds_buffer_create(res, &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_IMPORTED}, &b),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_buffer_create(res, &(vkds_buffer_info){.size = 64, .memory = (vkds_memory_kind)99}, &b),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_buffer_create(res, &(vkds_buffer_info){.size = 64, .flags = 1u << 7}, &b),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_buffer_create(NULL, &(vkds_buffer_info){.size = 64}, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_memory_get_stats(NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(vkds_buffer_map(NULL));
+  ck_assert_uint_eq(vkds_buffer_size(NULL), 0);
+  vkds_buffer_destroy(NULL);
+  vkds_buffer_destroy(dev), vkds_buffer_destroy(map), vkds_buffer_destroy(rb), vkds_buffer_destroy(host);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+/* Past device_memory_limit: a new block does not fit, the buffer's own memory still
+ * does; then nothing fits (lavapipe has one memory type, so there is no other type to
+ * fall back to) and the error is named; freeing makes room again. */
+START_TEST(device_memory_limit_falls_back_then_fails_cleanly) {
+  vkds_context_info info = harness_info();
+  info.device_memory_limit = 32 * MiB;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  vkds_buffer *big = make(res, 26 * MiB, VKDS_MEMORY_DEVICE, 0);
+  vkds_buffer *small = make(res, 1 * MiB, VKDS_MEMORY_DEVICE, 0); /* a block (8 MiB) would pass the limit */
+  vkds_memory_stats st;
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.blocks, 0);
+  ck_assert_uint_eq(st.dedicated, 2);
+  ck_assert_uint_le(st.device_local_bytes, 32 * MiB);
+  vkds_buffer *b = (vkds_buffer *)1;
+  ck_assert_int_eq(vkds_buffer_create(res, &(vkds_buffer_info){.size = 6 * MiB}, &b), VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
+  ck_assert_ptr_null(b);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "6291456 bytes"));
+  vkds_buffer_destroy(big);
+  b = make(res, 6 * MiB, VKDS_MEMORY_DEVICE, VKDS_BUFFER_NO_FALLBACK);
+  vkds_buffer_destroy(b);
+  vkds_buffer_destroy(small);
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.device_local_bytes, 0);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+/* ---- import ---- */
+
+START_TEST(imported_host_memory_is_used_in_place) {
+  vkds_context *ctx = harness_context();
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  uint64_t align = vkds_import_alignment(res);
+  ck_assert_uint_ne(align, 0); /* lavapipe has VK_EXT_external_memory_host */
+  uint64_t size = 4 * align;
+  unsigned char *host = aligned_alloc(align, size);
+  memset(host, 0, size);
+  vkds_buffer *imp;
+  ck_assert_vkds(vkds_buffer_import_host(res, host, size, &imp));
+  ck_assert_ptr_eq(vkds_buffer_map(imp), host);
+  ck_assert_int_eq(vkds_buffer_memory(imp), VKDS_MEMORY_IMPORTED);
+  ck_assert(vkds_buffer_is_on(imp, res));
+  /* the GPU copies into the host memory itself: device buffer -> imported range */
+  unsigned char *data = pattern(size, 7);
+  vkds_buffer *dev = make(res, size, VKDS_MEMORY_DEVICE, 0);
+  ck_assert_vkds(vkds_upload(res, vkds_view_of(dev), data, size));
+  ck_assert_vkds(vkds_download(res, host + align, (vkds_view){dev, 0, 0}, 2 * align));
+  ck_assert_mem_eq(host + align, data, 2 * align);
+  ck_assert_uint_eq(host[0], 0);
+  ck_assert_uint_eq(host[3 * align], 0);
+  /* and from it: an upload whose source lies in imported memory */
+  memset(data, 0x5a, size);
+  memcpy(host, data, size);
+  ck_assert_vkds(vkds_upload(res, vkds_view_of(dev), host, size));
+  unsigned char *back = malloc(size);
+  ck_assert_vkds(vkds_download(res, back, vkds_view_of(dev), size));
+  ck_assert_mem_eq(back, data, size);
+  /* misaligned pointer or size, NULL */
+  vkds_buffer *b = (vkds_buffer *)1;
+  ck_assert_int_eq(vkds_buffer_import_host(res, host + 1, align, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(b);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "multiples of"));
+  ck_assert_int_eq(vkds_buffer_import_host(res, host, align + 1, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_buffer_import_host(res, NULL, align, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_buffer_import_host(NULL, host, align, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_uint_eq(vkds_import_alignment(NULL), 0);
+  vkds_buffer_destroy(imp);
+  ck_assert_uint_eq(host[align], data[0]); /* vkds left the memory alone */
+  vkds_buffer_destroy(dev);
+  free(back), free(data), free(host);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+/* ---- staging ---- */
+
+/* Uploads `n` pattern bytes into a device buffer at `offset`, downloads them into fresh
+ * memory, and compares every byte. */
+static void round_trip(vkds_resource *res, vkds_memory_kind kind, uint64_t n, uint64_t offset, uint32_t seed) {
+  vkds_buffer *b = make(res, n + offset + 1, kind, 0);
+  unsigned char *data = pattern(n, seed), *back = malloc(n + 1);
+  memset(back, 0xee, n + 1);
+  ck_assert_vkds(vkds_upload(res, (vkds_view){b, offset, 0}, data, n));
+  ck_assert_vkds(vkds_download(res, back, (vkds_view){b, offset, 0}, n));
+  ck_assert_msg(memcmp(back, data, n) == 0, "round trip of %llu bytes at offset %llu differs", (unsigned long long)n,
+                (unsigned long long)offset);
+  ck_assert_uint_eq(back[n], 0xee); /* nothing written past the end */
+  free(data), free(back);
+  vkds_buffer_destroy(b);
+}
+
+static const uint64_t sizes[] = {0, 1, 4095, MiB + 3};
+
+START_TEST(exact_round_trips) {
+  vkds_context *ctx = harness_context();
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+    for (uint64_t offset = 0; offset <= 5; offset += 5) {
+      round_trip(res, VKDS_MEMORY_DEVICE, sizes[i], offset, (uint32_t)i);
+      round_trip(res, VKDS_MEMORY_MAPPED, sizes[i], offset, (uint32_t)i + 10);
+      round_trip(res, VKDS_MEMORY_HOST, sizes[i], offset, (uint32_t)i + 20);
+    }
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+/* 300 MiB: past lavapipe's 128 MiB maxStorageBufferRange, 38 trips around the ring. */
+START_TEST(round_trip_300_mib) {
+  vkds_context *ctx = harness_context();
+  round_trip(vkds_context_resource(ctx, 0), VKDS_MEMORY_DEVICE, 300 * MiB, 0, 3);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+/* A tiny ring (two 64 KiB chunks) so that every slot is waited for and reused many
+ * times, with one helper thread splitting host copies. */
+START_TEST(small_ring_wraps_around) {
+  vkds_context_info info = harness_info();
+  info.staging_chunks = 2;
+  info.staging_chunk_bytes = 64 << 10;
+  info.host_copy_threads = 2;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  round_trip(res, VKDS_MEMORY_DEVICE, MiB + 3, 0, 1);
+  round_trip(res, VKDS_MEMORY_DEVICE, 3 * (64 << 10), 17, 2); /* exactly whole chunks */
+  round_trip(res, VKDS_MEMORY_MAPPED, 8 * MiB + 1, 0, 3);     /* parallel memcpy path */
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+typedef struct worker {
+  vkds_resource *res;
+  uint32_t seed;
+} worker;
+
+static void *transfer_worker(void *arg) {
+  worker *w = arg;
+  for (int i = 0; i < 3; ++i) round_trip(w->res, VKDS_MEMORY_DEVICE, 3 * MiB + w->seed, w->seed, w->seed * 3 + i);
+  return NULL;
+}
+
+START_TEST(transfers_from_four_threads) {
+  vkds_context_info info = harness_info();
+  info.staging_chunk_bytes = 1 * MiB;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  pthread_t t[4];
+  worker w[4];
+  for (uint32_t i = 0; i < 4; ++i) {
+    w[i] = (worker){vkds_context_resource(ctx, 0), i + 1};
+    ck_assert_int_eq(pthread_create(&t[i], NULL, transfer_worker, &w[i]), 0);
+  }
+  for (int i = 0; i < 4; ++i) pthread_join(t[i], NULL);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(transfer_errors) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert_uint_eq(vkds_context_device_count(ctx), 2);
+  vkds_resource *r0 = vkds_context_resource(ctx, 0), *r1 = vkds_context_resource(ctx, 1);
+  vkds_buffer *b = make(r0, 64, VKDS_MEMORY_DEVICE, 0);
+  char data[128] = {0};
+  ck_assert_int_eq(vkds_upload(NULL, vkds_view_of(b), data, 8), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_upload(r0, vkds_view_of(NULL), data, 8), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_upload(r0, vkds_view_of(b), NULL, 8), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_upload(r0, vkds_view_of(b), data, 65), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 60, 0}, data, 8), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 0, 4}, data, 8), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 65, 0}, data, 0), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_download(r1, data, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "device"));
+  ck_assert_int_eq(vkds_download(r0, NULL, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), NULL, 0)); /* nothing to do */
+  vkds_buffer_destroy(b);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("memory");
+  TCase *tc = harness_tcase("buffers");
+  tcase_add_test(tc, small_buffers_share_a_block);
+  tcase_add_test(tc, large_or_dedicated_buffers_get_their_own_memory);
+  tcase_add_test(tc, memory_kinds);
+  tcase_add_test(tc, device_memory_limit_falls_back_then_fails_cleanly);
+  tcase_add_test(tc, imported_host_memory_is_used_in_place);
+  suite_add_tcase(s, tc);
+  tc = harness_tcase("staging");
+  tcase_add_test(tc, exact_round_trips);
+  tcase_add_test(tc, round_trip_300_mib);
+  tcase_add_test(tc, small_ring_wraps_around);
+  tcase_add_test(tc, transfers_from_four_threads);
+  tcase_add_test(tc, transfer_errors);
+  suite_add_tcase(s, tc);
+  return harness_run(s);
+}
