@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <vkds/vkds.h>
+#include <vulkan/vulkan.h>
 
 /* Options every mode may use. */
 typedef struct bench_options {
@@ -19,6 +20,22 @@ int bench_select(vkds_context *ctx, const bench_options *opt);
 int bench_balance(vkds_context *ctx, const bench_options *opt);
 int bench_balance_cpu(vkds_context *ctx, const bench_options *opt);
 int bench_launch(vkds_context *ctx, const bench_options *opt);
+int bench_bandwidth(vkds_context *ctx, const bench_options *opt);
+
+/* A plain-Vulkan buffer with its own memory, for the baselines. */
+typedef struct bench_vk_buffer {
+  VkDevice dev;
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  void *mapped; /* when host-visible */
+} bench_vk_buffer;
+
+/* Creates one of `size` bytes in the first memory type that has every `want` flag and
+ * none of `avoid` (then, failing that, in any type with `want`); maps it when
+ * host-visible. Returns 0 on success. */
+int bench_vk_buffer_create(vkds_resource *res, VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags want,
+                           VkMemoryPropertyFlags avoid, bench_vk_buffer *out);
+void bench_vk_buffer_destroy(bench_vk_buffer *b);
 
 /* Monotonic time in nanoseconds. */
 uint64_t bench_now_ns(void);

@@ -20,3 +20,37 @@ double bench_median(double *samples, uint32_t n) {
   qsort(samples, n, sizeof *samples, compare);
   return samples[n / 2];
 }
+
+int bench_vk_buffer_create(vkds_resource *res, VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags want,
+                           VkMemoryPropertyFlags avoid, bench_vk_buffer *out) {
+  VkPhysicalDevice phys;
+  *out = (bench_vk_buffer){0};
+  vkds_resource_vk_handles(res, &phys, &out->dev, NULL);
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = usage};
+  if (vkCreateBuffer(out->dev, &bci, NULL, &out->buffer) != VK_SUCCESS) return 1;
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(out->dev, out->buffer, &req);
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+  uint32_t type = UINT32_MAX;
+  for (int pass = 0; pass < 2 && type == UINT32_MAX; ++pass)
+    for (uint32_t t = 0; t < mp.memoryTypeCount && type == UINT32_MAX; ++t) {
+      VkMemoryPropertyFlags f = mp.memoryTypes[t].propertyFlags;
+      if ((req.memoryTypeBits & (1u << t)) && (f & want) == want && (pass == 1 || !(f & avoid))) type = t;
+    }
+  VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+                              .memoryTypeIndex = type};
+  if (type == UINT32_MAX || vkAllocateMemory(out->dev, &mai, NULL, &out->memory) != VK_SUCCESS ||
+      vkBindBufferMemory(out->dev, out->buffer, out->memory, 0) != VK_SUCCESS)
+    return bench_vk_buffer_destroy(out), 1;
+  if ((mp.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+      vkMapMemory(out->dev, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped) != VK_SUCCESS)
+    return bench_vk_buffer_destroy(out), 1;
+  return 0;
+}
+
+void bench_vk_buffer_destroy(bench_vk_buffer *b) {
+  if (b->buffer) vkDestroyBuffer(b->dev, b->buffer, NULL);
+  if (b->memory) vkFreeMemory(b->dev, b->memory, NULL);
+  *b = (bench_vk_buffer){0};
+}

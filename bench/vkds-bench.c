@@ -137,6 +137,7 @@ static const bench_mode modes[] = {
     {"balance", "makespan of mixed GPU tasks over resources of unequal speed, per policy, against the ideal", bench_balance},
     {"launch", "kernel launches against plain Vulkan; pipeline creation cold and from the disk cache", bench_launch},
     {"balance-cpu", "the same over independent one-thread CPU pools (examples/cpu_pool)", bench_balance_cpu},
+    {"bandwidth", "host<->device bandwidth: plain staging, vkds pipelined, imported, mapped; 1 MiB to 1 GiB", bench_bandwidth},
 };
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
@@ -147,7 +148,8 @@ static void usage(FILE *f) {
     fprintf(f, "  --%-12s %s%s\n", modes[i].name, modes[i].help, i == 0 ? " (default)" : "");
   fprintf(f, "\nOptions:\n"
              "  --count N      --quick: elements per fill; --submit: dispatches per batch;\n"
-             "                 --select: calls per thread; --balance: tasks\n"
+             "                 --select: calls per thread; --balance: tasks;\n"
+             "                 --bandwidth: the largest size in MiB\n"
              "  --devices-per-physical N  N VkDevices on each physical device (several\n"
              "                 resources where there is one queue, as on lavapipe)\n"
              "  -h, --help     show this help\n"

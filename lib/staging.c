@@ -133,6 +133,18 @@ static vkds_result check_transfer(const char *fn, vkds_resource *res, const vkds
   return VKDS_SUCCESS;
 }
 
+/* Whether the host copies to or from the buffer's memory itself instead of going
+ * through a GPU copy. Host-visible memory that the host does not cache (the
+ * write-combined ReBAR window of a discrete GPU) reads at under 0.5 GB/s over PCIe and
+ * takes large writes at 33 GB/s where the staged path moves 45 (H200, bench/RESULTS.md):
+ * downloads from it, and large uploads to it, take the GPU copy. */
+static bool host_copies(const vkds_buffer *b, bool download, uint64_t bytes) {
+  if (!b->mapped) return false;
+  const VkMemoryPropertyFlags uncached_vram = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  if (!b->vk || (b->flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) || !(b->flags & uncached_vram)) return true;
+  return !download && bytes < (16ull << 20);
+}
+
 /* One GPU copy between a device buffer and imported host memory, waited for. */
 static vkds_result copy_and_wait(vkds_resource *res, const vkds_buffer *src, uint64_t src_off, const vkds_buffer *dst,
                                  uint64_t dst_off, uint64_t bytes, bool to_host) {
@@ -192,7 +204,7 @@ vkds_result vkds_upload(vkds_resource *res, vkds_view dst, const void *src, uint
   if (bytes == 0) return VKDS_SUCCESS;
   vkds__device *dev = res->dev;
   vkds_buffer *b = dst.buffer;
-  if (b->mapped) { /* memory the host sees: no GPU work */
+  if (host_copies(b, false, bytes)) {
     vkds__host_copy(dev->ctx, (char *)b->mapped + dst.offset, src, bytes);
     vkds__buffer_flush(b, dst.offset, bytes);
     return VKDS_SUCCESS;
@@ -214,7 +226,7 @@ vkds_result vkds_download(vkds_resource *res, void *dst, vkds_view src, uint64_t
   if (bytes == 0) return VKDS_SUCCESS;
   vkds__device *dev = res->dev;
   vkds_buffer *b = src.buffer;
-  if (b->mapped) {
+  if (host_copies(b, true, bytes)) {
     vkds__buffer_invalidate_range(b, src.offset, bytes);
     vkds__host_copy(dev->ctx, dst, (const char *)b->mapped + src.offset, bytes);
     return VKDS_SUCCESS;

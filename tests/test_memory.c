@@ -317,6 +317,121 @@ START_TEST(transfer_errors) {
 }
 END_TEST
 
+/* ---- sequences handed to a device (vkds_seq_bind) ---- */
+
+/* The device bytes behind a binding. */
+static void *device_bytes(vkds_resource *res, const vkds_seq_binding *b) {
+  void *p = malloc(b->view.bytes);
+  ck_assert_vkds(vkds_download(res, p, b->view, b->view.bytes));
+  return p;
+}
+
+START_TEST(binding_follows_the_trait) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *r0 = vkds_context_resource(ctx, 0), *r1 = vkds_context_resource(ctx, 1);
+  enum { N = 1000 };
+  uint32_t data[N];
+  for (uint32_t i = 0; i < N; ++i) data[i] = i * 7 + 1;
+  vkds_buffer *b0 = make(r0, sizeof data, VKDS_MEMORY_DEVICE, 0);
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(b0), data, sizeof data));
+
+  /* a device buffer on its own device: itself, nothing copied */
+  vkds_seq s = vkds_seq_buffer(vkds_view_of(b0), VKDS_U32);
+  vkds_seq_binding bd;
+  ck_assert_vkds(vkds_seq_bind(r0, &s, VKDS_ACCESS_READ_WRITE, &bd));
+  ck_assert(!bd.staged);
+  ck_assert_ptr_eq(bd.view.buffer, b0);
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  /* the same buffer for a kernel on the other device: staged both ways */
+  ck_assert_vkds(vkds_seq_bind(r1, &s, VKDS_ACCESS_READ_WRITE, &bd));
+  ck_assert(bd.staged);
+  ck_assert(vkds_buffer_is_on(bd.view.buffer, r1));
+  uint32_t *seen = device_bytes(r1, &bd);
+  ck_assert_mem_eq(seen, data, sizeof data);
+  for (uint32_t i = 0; i < N; ++i) seen[i] = ~data[i]; /* "the kernel" writes */
+  ck_assert_vkds(vkds_upload(r1, bd.view, seen, sizeof data));
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  uint32_t back[N];
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(b0), sizeof back));
+  ck_assert_mem_eq(back, seen, sizeof back);
+  free(seen);
+
+  /* host memory: uploaded for reading, copied back only for writing */
+  uint32_t host[N];
+  memcpy(host, data, sizeof host);
+  vkds_seq h = vkds_seq_host(host, N, VKDS_U32);
+  ck_assert_vkds(vkds_seq_bind(r0, &h, VKDS_ACCESS_READ, &bd));
+  ck_assert(bd.staged);
+  seen = device_bytes(r0, &bd);
+  ck_assert_mem_eq(seen, data, sizeof data);
+  memset(seen, 0, sizeof data);
+  ck_assert_vkds(vkds_upload(r0, bd.view, seen, sizeof data));
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  ck_assert_mem_eq(host, data, sizeof host); /* read-only binding: not copied back */
+  ck_assert_vkds(vkds_seq_bind(r0, &h, VKDS_ACCESS_WRITE, &bd));
+  ck_assert_vkds(vkds_upload(r0, bd.view, seen, sizeof data));
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  ck_assert_mem_eq(host, seen, sizeof host);
+  free(seen);
+  vkds_seq hc = vkds_seq_host_const(data, N, VKDS_U32);
+  ck_assert_int_eq(vkds_seq_bind(r0, &hc, VKDS_ACCESS_WRITE, &bd), VKDS_ERROR_INVALID_ARGUMENT);
+
+  /* imported host memory: used in place */
+  uint64_t align = vkds_import_alignment(r0);
+  uint32_t *pinned = aligned_alloc(align, align);
+  vkds_buffer *imp;
+  ck_assert_vkds(vkds_buffer_import_host(r0, pinned, align, &imp));
+  vkds_seq ps = vkds_seq_host(pinned + 4, 8, VKDS_U32);
+  ck_assert_vkds(vkds_seq_bind(r0, &ps, VKDS_ACCESS_READ_WRITE, &bd));
+  ck_assert(!bd.staged);
+  ck_assert_ptr_eq(bd.view.buffer, imp);
+  ck_assert_uint_eq(bd.view.offset, 16);
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  ck_assert_vkds(vkds_seq_bind(r1, &ps, VKDS_ACCESS_READ, &bd)); /* imported into r0's device only */
+  ck_assert(bd.staged);
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+
+  /* views: read element by element; only discard can be written */
+  vkds_seq c = vkds_seq_counting(5, N, VKDS_U32);
+  ck_assert_vkds(vkds_seq_bind(r0, &c, VKDS_ACCESS_READ, &bd));
+  seen = device_bytes(r0, &bd);
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(seen[i], 5 + i);
+  free(seen);
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  vkds_seq rev = vkds_seq_reverse(&h);
+  ck_assert_vkds(vkds_seq_bind(r0, &rev, VKDS_ACCESS_READ, &bd));
+  seen = device_bytes(r0, &bd);
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(seen[i], host[N - 1 - i]);
+  free(seen);
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  ck_assert_int_eq(vkds_seq_bind(r0, &rev, VKDS_ACCESS_WRITE, &bd), VKDS_ERROR_UNSUPPORTED);
+  vkds_seq d = vkds_seq_discard(N, VKDS_F32);
+  ck_assert_vkds(vkds_seq_bind(r0, &d, VKDS_ACCESS_WRITE, &bd));
+  ck_assert(bd.staged);
+  ck_assert_uint_eq(bd.view.bytes, N * 4);
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  vkds_seq empty = vkds_seq_host(host, 0, VKDS_U32);
+  ck_assert_vkds(vkds_seq_bind(r0, &empty, VKDS_ACCESS_READ_WRITE, &bd));
+  ck_assert_uint_eq(bd.view.bytes, 0);
+  ck_assert_vkds(vkds_seq_unbind(&bd));
+  /* bad input */
+  ck_assert_int_eq(vkds_seq_bind(NULL, &h, VKDS_ACCESS_READ, &bd), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_seq_bind(r0, NULL, VKDS_ACCESS_READ, &bd), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_seq_bind(r0, &h, (vkds_access)7, &bd), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_seq bad = {0};
+  ck_assert_int_eq(vkds_seq_bind(r0, &bad, VKDS_ACCESS_READ, &bd), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_vkds(vkds_seq_unbind(NULL));
+
+  vkds_buffer_destroy(imp);
+  free(pinned);
+  vkds_buffer_destroy(b0);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("memory");
   TCase *tc = harness_tcase("buffers");
@@ -332,6 +447,7 @@ int main(void) {
   tcase_add_test(tc, small_ring_wraps_around);
   tcase_add_test(tc, transfers_from_four_threads);
   tcase_add_test(tc, transfer_errors);
+  tcase_add_test(tc, binding_follows_the_trait);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

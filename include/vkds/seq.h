@@ -156,6 +156,46 @@ VKDS_API vkds_result vkds_seq_validate(const vkds_seq *seq);
  * transform without a host operator). */
 VKDS_API vkds_result vkds_seq_read(const vkds_seq *seq, uint64_t index, void *out);
 
+/* ---- handing a sequence to a device ----------------------------------------------- */
+
+typedef enum vkds_access {
+  VKDS_ACCESS_READ_WRITE = 0, /* the default */
+  VKDS_ACCESS_READ = 1,       /* the device reads the elements */
+  VKDS_ACCESS_WRITE = 2,      /* the device writes them (and reads nothing) */
+} vkds_access;
+
+/* A sequence resolved against one device: where a kernel there finds its elements. */
+typedef struct vkds_seq_binding {
+  vkds_view view; /* count * elem_size bytes of device memory holding the elements */
+  bool staged;    /* view is a temporary buffer the elements were (or will be) copied to */
+  /* private */
+  const vkds_seq *seq;
+  vkds_resource *res;
+  vkds_access access;
+} vkds_seq_binding;
+
+/* Resolves `seq` for a kernel on the device of `res`:
+ *   - a sequence passed directly with memory of its own (a buffer or mapped range on
+ *     that device, host memory imported into it): its own range, nothing copied;
+ *   - anything else: a temporary device buffer of count * elem_size bytes. For reading,
+ *     the elements are uploaded through the staging ring first: contiguous host memory
+ *     as it is, a buffer of another device through a download, any other sequence the
+ *     host can read (views) element by element. For writing, vkds_seq_unbind copies
+ *     them back (to host memory, a mapped range, or a buffer of another device); a
+ *     discard sequence drops them.
+ * `seq` must outlive the binding. Returns VKDS_ERROR_INVALID_ARGUMENT (NULL, an invalid
+ * sequence, an unknown access, writing to a read-only host sequence), VKDS_ERROR_UNSUPPORTED
+ * (reading what the host cannot read; writing to a view other than discard, whose
+ * elements have nowhere to go), an empty sequence binds to an empty view, and the
+ * errors of vkds_buffer_create and vkds_upload. */
+VKDS_API vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access access,
+                                   vkds_seq_binding *out);
+
+/* Ends a binding: copies a staged sequence's elements back when it was bound for
+ * writing, and frees the temporary buffer. The device must be done with the view.
+ * NULL, or a binding that failed, is a no-op returning VKDS_SUCCESS. */
+VKDS_API vkds_result vkds_seq_unbind(vkds_seq_binding *binding);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,8 +7,12 @@
  * last one; large chunks are filled by several threads at once. Downloads run the same
  * pipeline the other way. Both calls return when the bytes have arrived.
  *
- * Buffers whose memory the host can see (mapped, readback, host, imported, or a device
- * buffer that fell back to host-visible memory) are copied with memcpy, with no GPU work.
+ * Buffers whose memory the host sees and caches (host, imported, readback, and mapped
+ * buffers on devices whose memory is system memory) are copied by the host threads,
+ * with no GPU work. Mapped buffers in uncached device memory (ReBAR) are written by
+ * the host when small, but read, and written when large, through the GPU copy: the
+ * host reads such memory at under 0.5 GB/s. Host memory imported into the device
+ * (vkds_buffer_import_host) is copied by the GPU in place, without staging.
  *
  * Ordering: the calls do not wait for other work. The device must be done writing a
  * buffer before it is downloaded, and done reading one before it is overwritten. */

@@ -1,0 +1,131 @@
+/* lib/seq_bind.c: vkds_seq_bind and vkds_seq_unbind, where the passed-directly trait
+ * meets the staging ring. A sequence the device can use as it is costs nothing; any
+ * other gets a temporary device buffer that the elements go through, in the one
+ * direction or both that the access asks for. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+/* The sequence's own contiguous memory, when it has some: a range of a buffer, or a
+ * host pointer. */
+typedef struct storage {
+  vkds_buffer *buffer; /* buffer and mapped sequences */
+  uint64_t offset;
+  void *host; /* host sequences */
+} storage;
+
+static bool storage_of(const vkds_seq *seq, storage *out) {
+  *out = (storage){0};
+  if (seq->ops == &vkds_seq_buffer_ops || seq->ops == &vkds_seq_mapped_ops) {
+    out->buffer = seq->buffer, out->offset = seq->offset;
+    return true;
+  }
+  if (seq->ops == &vkds_seq_host_ops) {
+    out->host = seq->host;
+    return true;
+  }
+  return false;
+}
+
+/* A resource of the device a buffer lives on (any: transfers wait for themselves). */
+static vkds_resource *resource_on(const vkds_context *ctx, const vkds__device *dev) {
+  for (uint32_t i = 0; i < ctx->resource_count; ++i)
+    if (ctx->resources[i].dev == dev) return &ctx->resources[i];
+  return NULL;
+}
+
+/* Fills `host` with the sequence's elements. */
+static vkds_result gather(const vkds_seq *seq, const storage *st, const vkds__device *dev, unsigned char *host,
+                          uint64_t bytes) {
+  if (st->buffer && st->buffer->kind != VKDS_MEMORY_HOST) {
+    vkds_resource *other = resource_on(dev->ctx, st->buffer->dev);
+    return vkds_download(other, host, (vkds_view){st->buffer, st->offset, bytes}, bytes);
+  }
+  for (uint64_t i = 0; i < seq->count; ++i) {
+    vkds_result r = vkds_seq_read(seq, i, host + i * seq->elem_size);
+    if (r != VKDS_SUCCESS) return r;
+  }
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access access, vkds_seq_binding *out) {
+  if (out) *out = (vkds_seq_binding){0};
+  if (!res || !seq || !out)
+    return vkds__fail(res ? res->dev->ctx : NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_seq_bind: NULL argument");
+  vkds__device *dev = res->dev;
+  vkds_context *ctx = dev->ctx;
+  if ((unsigned)access > VKDS_ACCESS_WRITE)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_seq_bind: unknown access %d", (int)access);
+  VKDS_CHECK(vkds_seq_validate(seq));
+  bool reads = access != VKDS_ACCESS_WRITE, writes = access != VKDS_ACCESS_READ;
+  uint64_t bytes = seq->count * seq->elem_size;
+  storage st;
+  bool has_storage = storage_of(seq, &st);
+  if (writes && seq->ops == &vkds_seq_host_ops && seq->read_only)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_seq_bind: the host sequence is read-only");
+  if (writes && !has_storage && seq->ops != &vkds_seq_discard_ops)
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "vkds_seq_bind: a %s sequence cannot be written (its elements have nowhere to go)", seq->ops->name);
+  *out = (vkds_seq_binding){.seq = seq, .res = res, .access = access};
+  if (bytes == 0) return VKDS_SUCCESS;
+
+  /* passed directly, with memory of its own: no copy */
+  vkds_buffer *imported;
+  uint64_t at;
+  if (has_storage && st.buffer && vkds_seq_is_passed_directly(seq, res)) {
+    out->view = (vkds_view){st.buffer, st.offset, bytes};
+    return VKDS_SUCCESS;
+  }
+  if (has_storage && st.host && vkds__import_find(dev, st.host, bytes, &imported, &at)) {
+    out->view = (vkds_view){imported, at, bytes};
+    return VKDS_SUCCESS;
+  }
+
+  vkds_buffer *temp;
+  VKDS_CHECK(vkds_buffer_create(res, &(vkds_buffer_info){.size = bytes}, &temp));
+  out->view = (vkds_view){temp, 0, bytes};
+  out->staged = true;
+  if (!reads) return VKDS_SUCCESS;
+  vkds_result r;
+  if (has_storage && (st.host || st.buffer->kind == VKDS_MEMORY_HOST)) {
+    r = vkds_upload(res, out->view, st.host ? st.host : (char *)st.buffer->mapped + st.offset, bytes);
+  } else {
+    unsigned char *host = malloc(bytes);
+    r = host ? gather(seq, has_storage ? &st : &(storage){0}, dev, host, bytes)
+             : vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "vkds_seq_bind: %llu bytes",
+                          (unsigned long long)bytes);
+    if (r == VKDS_SUCCESS) r = vkds_upload(res, out->view, host, bytes);
+    free(host);
+  }
+  if (r != VKDS_SUCCESS) {
+    vkds_buffer_destroy(temp);
+    *out = (vkds_seq_binding){0};
+  }
+  return r;
+}
+
+vkds_result vkds_seq_unbind(vkds_seq_binding *b) {
+  if (!b || !b->staged) {
+    if (b) *b = (vkds_seq_binding){0};
+    return VKDS_SUCCESS;
+  }
+  const vkds_seq *seq = b->seq;
+  vkds_result r = VKDS_SUCCESS;
+  storage st;
+  if (b->access != VKDS_ACCESS_READ && storage_of(seq, &st)) {
+    uint64_t bytes = b->view.bytes;
+    if (st.host || st.buffer->kind == VKDS_MEMORY_HOST) {
+      r = vkds_download(b->res, st.host ? st.host : (char *)st.buffer->mapped + st.offset, b->view, bytes);
+    } else { /* a buffer of another device: through host memory */
+      unsigned char *host = malloc(bytes);
+      vkds_resource *other = resource_on(b->res->dev->ctx, st.buffer->dev);
+      r = host ? vkds_download(b->res, host, b->view, bytes)
+               : vkds__fail(b->res->dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "vkds_seq_unbind");
+      if (r == VKDS_SUCCESS) r = vkds_upload(other, (vkds_view){st.buffer, st.offset, bytes}, host, bytes);
+      free(host);
+    }
+  }
+  vkds_buffer_destroy(b->view.buffer);
+  *b = (vkds_seq_binding){0};
+  return r;
+}
