@@ -199,8 +199,11 @@ void vkds_backend_lazy_report(vkds_backend *b) {
  * a free unless the thread keeps its last released selection (without scratch) for the
  * next one. The pointer is a C11 thread-local (a plain load); a pthread key, set once
  * per thread, only exists so that its destructor frees the cached one at thread exit. */
-static _Thread_local vkds_selection *cached;
-static _Thread_local bool cache_registered;
+/* initial-exec: a thread-pointer-relative load instead of a __tls_get_addr call per
+ * access (the default model for a shared library); a few bytes of static TLS, which
+ * glibc reserves room for even when the library is dlopen()ed. */
+static _Thread_local vkds_selection *cached __attribute__((tls_model("initial-exec")));
+static _Thread_local bool cache_registered __attribute__((tls_model("initial-exec")));
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static void free_cached(void *unused) {

@@ -31,7 +31,12 @@ static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *d
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "policy ops version %u: this library knows versions 1..%u", given->version,
                       VKDS_POLICY_OPS_VERSION);
-  *dst = *given;
+  /* Copy only what the caller's version of the table has: a table built against an
+   * older header is shorter, and the slots it lacks stay NULL. */
+  static const size_t size_of_version[] = {0, offsetof(vkds_policy_ops, selections), sizeof(vkds_policy_ops)};
+  *dst = (vkds_policy_ops){0};
+  memcpy(dst, given, size_of_version[given->version]);
+  dst->version = VKDS_POLICY_OPS_VERSION;
   const vkds_policy_ops *p = given;
   for (int depth = 0; p != &vkds_policy_base_ops; ++depth) {
     if (depth > 16)
@@ -311,7 +316,7 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
     if (in->tracks_completion) atomic_fetch_sub(&s->in_flight, 1);
     return r;
   }
-  atomic_fetch_add_explicit(&s->selections, 1, memory_order_relaxed);
+  if (!p->ops->selections) atomic_fetch_add_explicit(&s->selections, 1, memory_order_relaxed);
   return VKDS_SUCCESS;
 }
 
@@ -372,7 +377,8 @@ vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index,
                       "vkds_policy_get_resource_stats: bad index or NULL out");
   vkds__policy_internal *in = vkds__policy_in(p);
   vkds__resource_stats *s = &in->stats[index];
-  *out = (vkds_policy_resource_stats){.selections = atomic_load(&s->selections),
+  *out = (vkds_policy_resource_stats){.selections = p->ops->selections ? p->ops->selections(p, index)
+                                                                      : atomic_load(&s->selections),
                                       .tracks_completion = in->tracks_completion,
                                       .in_flight = in->tracks_completion ? atomic_load(&s->in_flight) : 0,
                                       .completed = atomic_load(&s->completed)};

@@ -72,7 +72,8 @@ static bool table_ok(const vkds_seq *s, char *why) {
 }
 
 static bool elem_ok(const vkds_seq *s, char *why) {
-  if ((unsigned)s->type > VKDS_TYPE_COMPOSITE) return say(why, "%s: unknown element type %d", s->ops->name, (int)s->type);
+  if ((unsigned)s->type > VKDS_TYPE_COMPOSITE)
+    return say(why, "%s: unknown element type %d", s->ops->name, (int)s->type);
   if (s->elem_size == 0)
     return say(why, "%s: elements of %s have no size%s", s->ops->name, type_name(s->type),
                s->type == VKDS_TYPE_COMPOSITE ? " (COMPOSITE is a zip's tuple, sized by its parts)" : "");
@@ -86,12 +87,15 @@ static vkds_result check(const vkds_seq *s, char *why);
 
 /* A part of a view: present, and (deep) valid itself. */
 static bool part_ok(const vkds_seq *p, const char *what, uint32_t index, char *why, bool deep) {
-  char name[32];
-  snprintf(name, sizeof name, index == UINT32_MAX ? "%s" : "%s %" PRIu32, what, index);
+  char sub[WHY], name[32];
+  if (p && (!deep || check(p, sub) == VKDS_SUCCESS)) return true;
+  if (!why) return false;
+  if (index == UINT32_MAX) snprintf(name, sizeof name, "%s", what);
+  else snprintf(name, sizeof name, "%s %" PRIu32, what, index);
   if (!p) return say(why, "%s is NULL", name);
-  char sub[WHY];
-  if (deep && check(p, sub) != VKDS_SUCCESS) return say(why, "%s: %s", name, sub);
-  return true;
+  /* deep nesting: keep the innermost reason rather than the path to it */
+  if (snprintf(why, WHY, "%s: %s", name, sub) >= WHY) snprintf(why, WHY, "...%s", sub + strlen(sub) - (WHY - 4));
+  return false;
 }
 
 /* ---- the rules of the built-in types ---- */
@@ -100,7 +104,8 @@ static bool range_ok(const vkds_seq *s, char *why, bool need_mapping) {
   const vkds_buffer *b = s->buffer;
   if (!b) return say(why, "the buffer is NULL");
   if (b->kind == VKDS_MEMORY_HOST)
-    return say(why, "a VKDS_MEMORY_HOST buffer is host memory no device can see: make it a vkds_seq_host of vkds_buffer_map(buf)");
+    return say(why, "a VKDS_MEMORY_HOST buffer is host memory no device can see: "
+                    "make it a vkds_seq_host of vkds_buffer_map(buf)");
   if (need_mapping && !b->mapped)
     return say(why, "the buffer is device-local and not mapped, so the host cannot see it: use vkds_seq_buffer");
   if (s->elem_size == 0) return true; /* elem_ok says why */
@@ -108,7 +113,8 @@ static bool range_ok(const vkds_seq *s, char *why, bool need_mapping) {
     return say(why, "%" PRIu64 " elements of %" PRIu32 " bytes from offset %" PRIu64 " go past the buffer's %" PRIu64 " bytes",
                s->count, s->elem_size, s->offset, b->size);
   if (is_numeric(s->type) && s->offset % s->elem_size)
-    return say(why, "offset %" PRIu64 " is not a multiple of %s's %" PRIu32 " bytes", s->offset, type_name(s->type), s->elem_size);
+    return say(why, "offset %" PRIu64 " is not a multiple of %s's %" PRIu32 " bytes", s->offset, type_name(s->type),
+               s->elem_size);
   return true;
 }
 static bool buffer_own(const vkds_seq *s, char *why, bool deep) { return (void)deep, range_ok(s, why, false); }
@@ -117,7 +123,8 @@ static bool mapped_own(const vkds_seq *s, char *why, bool deep) { return (void)d
 static bool host_own(const vkds_seq *s, char *why, bool deep) {
   (void)deep;
   if (!s->host && s->count) return say(why, "%" PRIu64 " elements at a NULL pointer", s->count);
-  if (s->elem_size && s->count > UINT64_MAX / s->elem_size) return say(why, "%" PRIu64 " elements overflow the address space", s->count);
+  if (s->elem_size && s->count > UINT64_MAX / s->elem_size)
+    return say(why, "%" PRIu64 " elements overflow the address space", s->count);
   return true;
 }
 
@@ -143,7 +150,8 @@ static bool discard_own(const vkds_seq *s, char *why, bool deep) { return (void)
 /* Transform, reverse and permutation elements are their base's, unless the operator
  * says otherwise. */
 static bool like_base(const vkds_seq *s, const vkds_seq *base, const char *what, char *why) {
-  if (s->count != base->count) return say(why, "%" PRIu64 " elements, its %s %" PRIu64, s->count, what, base->count);
+  if (s->count != base->count)
+    return say(why, "%" PRIu64 " elements where its %s has %" PRIu64, s->count, what, base->count);
   if (s->type != base->type || s->elem_size != base->elem_size)
     return say(why, "elements are %s of %" PRIu32 " bytes, its %s's %s of %" PRIu32, type_name(s->type), s->elem_size,
                what, type_name(base->type), base->elem_size);
@@ -156,8 +164,10 @@ static bool transform_own(const vkds_seq *s, char *why, bool deep) {
   if (s->op->type == VKDS_TYPE_BYTES) return like_base(s, s->base, "base", why);
   if (!is_numeric(s->op->type))
     return say(why, "a transform's result type is numeric, or BYTES for its base's; not %s", type_name(s->op->type));
-  if (s->count != s->base->count) return say(why, "%" PRIu64 " elements, its base %" PRIu64, s->count, s->base->count);
-  if (s->type != s->op->type) return say(why, "type %s, its operator's %s", type_name(s->type), type_name(s->op->type));
+  if (s->count != s->base->count)
+    return say(why, "%" PRIu64 " elements where its base has %" PRIu64, s->count, s->base->count);
+  if (s->type != s->op->type)
+    return say(why, "elements of %s where its operator makes %s", type_name(s->type), type_name(s->op->type));
   return true;
 }
 
@@ -169,10 +179,12 @@ static bool zip_own(const vkds_seq *s, char *why, bool deep) {
   for (uint32_t i = 0; i < s->part_count; ++i) {
     if (!part_ok(&s->parts[i], "part", i, why, deep)) return false;
     if (s->parts[i].count != s->parts[0].count)
-      return say(why, "zip part %" PRIu32 " has %" PRIu64 " elements, part 0 has %" PRIu64, i, s->parts[i].count, s->parts[0].count);
+      return say(why, "zip part %" PRIu32 " has %" PRIu64 " elements, part 0 has %" PRIu64, i, s->parts[i].count,
+                 s->parts[0].count);
     bytes += s->parts[i].elem_size;
   }
-  if (s->count != s->parts[0].count) return say(why, "zip of %" PRIu64 " elements, its parts %" PRIu64, s->count, s->parts[0].count);
+  if (s->count != s->parts[0].count)
+    return say(why, "zip of %" PRIu64 " elements where its parts have %" PRIu64, s->count, s->parts[0].count);
   if (s->type != VKDS_TYPE_COMPOSITE || s->elem_size != bytes)
     return say(why, "a zip's elements are COMPOSITE of its parts' %" PRIu64 " bytes, not %s of %" PRIu32, bytes,
                type_name(s->type), s->elem_size);
@@ -184,8 +196,11 @@ static bool permutation_own(const vkds_seq *s, char *why, bool deep) {
   if (!is_integer(s->map->type))
     return say(why, "the permutation map's elements are %s; a map is an integer sequence (I32, U32, I64, U64)",
                type_name(s->map->type));
-  if (s->count != s->map->count) return say(why, "%" PRIu64 " elements, its map %" PRIu64, s->count, s->map->count);
-  if (s->type != s->base->type || s->elem_size != s->base->elem_size) return like_base(s, s->base, "source", why);
+  if (s->count != s->map->count)
+    return say(why, "%" PRIu64 " elements where its map has %" PRIu64, s->count, s->map->count);
+  if (s->type != s->base->type || s->elem_size != s->base->elem_size)
+    return say(why, "elements are %s of %" PRIu32 " bytes, its source's %s of %" PRIu32, type_name(s->type), s->elem_size,
+               type_name(s->base->type), s->base->elem_size);
   return true;
 }
 
@@ -206,17 +221,20 @@ static own_fn *own_of(const vkds_seq_ops *o) {
   return NULL;
 }
 
-/* The thread's last message without the "<result>: " that vkds__fail puts in front. */
+/* The thread's last message without the "<result>: " that vkds__fail puts in front, nor
+ * the "vkds_seq_validate: " of a user type's check of its parts. */
 static const char *last_reason(vkds_result r) {
-  const char *m = vkds_last_error_message(), *p = vkds_result_str(r);
+  const char *m = vkds_last_error_message(), *p = vkds_result_str(r), *v = "vkds_seq_validate: ";
   size_t n = strlen(p);
-  return strncmp(m, p, n) == 0 && m[n] == ':' && m[n + 1] == ' ' ? m + n + 2 : m;
+  if (strncmp(m, p, n) == 0 && m[n] == ':' && m[n + 1] == ' ') m += n + 2;
+  return strncmp(m, v, strlen(v)) == 0 ? m + strlen(v) : m;
 }
 
 /* Deep: the sequence and everything under it. Parts first, so that a view of a bad
  * sequence is blamed on the part. */
 static vkds_result check(const vkds_seq *s, char *why) {
-  if (depth >= MAX_DEPTH) return say(why, "nested more than %d deep (does it contain itself?)", MAX_DEPTH), VKDS_ERROR_INVALID_ARGUMENT;
+  if (depth >= MAX_DEPTH)
+    return say(why, "nested more than %d deep (does it contain itself?)", MAX_DEPTH), VKDS_ERROR_INVALID_ARGUMENT;
   if (!table_ok(s, why)) return VKDS_ERROR_INVALID_ARGUMENT;
   ++depth;
   vkds_result r = VKDS_SUCCESS;
@@ -257,20 +275,19 @@ vkds_result vkds_seq_read(const vkds_seq *seq, uint64_t index, void *out) {
   if (!table_ok(seq, why) || !elem_ok(seq, why))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_seq_read: %s", why);
   if (index >= seq->count)
-    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_seq_read: index %" PRIu64 " of a %s of %" PRIu64 " elements",
-                      index, seq->ops->name, seq->count);
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_seq_read: index %" PRIu64 " of a %s of %" PRIu64 " elements", index, seq->ops->name, seq->count);
   if (!seq->ops->read)
     return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "vkds_seq_read: a %s cannot be read on the host (no read slot)",
                       seq->ops->name);
   if (depth >= MAX_DEPTH)
-    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_seq_read: nested more than %d deep (does it contain itself?)",
-                      MAX_DEPTH);
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_seq_read: nested more than %d deep (does it contain itself?)", MAX_DEPTH);
   ++depth;
   vkds_result r = seq->ops->read(seq, index, out);
   --depth;
   return r;
 }
-
 
 /* ---- the built-in types' slots: each can be called straight from its table, so each
  * checks its own level first ---- */
@@ -345,7 +362,8 @@ static vkds_result transform_read(const vkds_seq *s, uint64_t i, void *out) {
   VKDS_CHECK(read_check(s, transform_own));
   const vkds_transform *op = s->op;
   if (!op->host)
-    return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "vkds_seq_read: the transform \"%s\" has no host operator", op->glsl);
+    return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "vkds_seq_read: the transform \"%s\" has no host operator",
+                      op->glsl);
   if (s->base->elem_size > STAGE || s->elem_size > STAGE)
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "vkds_seq_read: a host transform takes elements of up to %d bytes, not %" PRIu32, STAGE,
@@ -368,7 +386,10 @@ static bool zip_direct(const vkds_seq *s, const vkds_resource *res) {
 static vkds_result zip_read(const vkds_seq *s, uint64_t i, void *out) {
   VKDS_CHECK(read_check(s, zip_own));
   unsigned char *at = out;
-  for (uint32_t p = 0; p < s->part_count; at += s->parts[p++].elem_size) VKDS_CHECK(vkds_seq_read(&s->parts[p], i, at));
+  for (uint32_t p = 0; p < s->part_count; ++p) {
+    VKDS_CHECK(vkds_seq_read(&s->parts[p], i, at));
+    at += s->parts[p].elem_size;
+  }
   return VKDS_SUCCESS;
 }
 
@@ -424,17 +445,19 @@ static vkds_seq made(const vkds_seq *s, const char *fn) {
 
 static vkds_seq over_buffer(const vkds_seq_ops *ops, vkds_view v, vkds_type type, const char *fn) {
   vkds_seq s = {.ops = ops, .type = type, .elem_size = vkds_type_size(type), .buffer = v.buffer, .offset = v.offset};
+  uint64_t bytes = 0;
   if (v.buffer && s.elem_size && v.offset <= v.buffer->size) {
-    uint64_t bytes = v.bytes ? v.bytes : v.buffer->size - v.offset;
-    if (bytes % s.elem_size) {
-      vkds__fail(v.buffer->dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                 "%s: %" PRIu64 " bytes%s are not a whole number of %s elements", fn, bytes, v.bytes ? "" : " (to the end)",
-                 type_name(type));
-      return (vkds_seq){0};
-    }
+    bytes = v.bytes ? v.bytes : v.buffer->size - v.offset;
     s.count = bytes / s.elem_size;
   }
-  return made(&s, fn);
+  s = made(&s, fn);
+  if (s.ops && bytes % s.elem_size) { /* after made(): a wrong buffer is the better reason */
+    vkds__fail(v.buffer->dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+               "%s: %" PRIu64 " bytes%s are not a whole number of %s elements", fn, bytes, v.bytes ? "" : " (to the end)",
+               type_name(type));
+    return (vkds_seq){0};
+  }
+  return s;
 }
 
 vkds_seq vkds_seq_buffer(vkds_view view, vkds_type type) { return over_buffer(&vkds_seq_buffer_ops, view, type, __func__); }
@@ -447,7 +470,7 @@ static vkds_seq host_seq(void *data, uint64_t count, vkds_type type, bool read_o
 }
 vkds_seq vkds_seq_host(void *data, uint64_t count, vkds_type type) { return host_seq(data, count, type, false, __func__); }
 vkds_seq vkds_seq_host_const(const void *data, uint64_t count, vkds_type type) {
-  return host_seq((void *)data, count, type, true, __func__); /* read_only keeps it unwritten */
+  return host_seq((void *)data, count, type, true, __func__); /* the const lives on as read_only */
 }
 
 vkds_seq vkds_seq_counting(int64_t start, uint64_t count, vkds_type type) {

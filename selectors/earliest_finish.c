@@ -37,6 +37,7 @@ typedef struct earliest_finish {
   uint32_t key_count, key_room;
   double ns_per_byte;
   uint32_t *hw; /* per resource: the first resource on the same physical device */
+  double *queued_hw; /* per hardware (first resource): scratch of estimate_queued */
 } earliest_finish;
 
 static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
@@ -73,17 +74,22 @@ static double guess(const earliest_finish *ef, const ef_key *k) {
   return n_all ? all / n_all : 1.0;
 }
 
-/* The estimated time of everything in flight on the hardware resource r runs on. */
-static double queued(const earliest_finish *ef, uint32_t r) {
-  double total = 0.0;
-  for (uint32_t j = 0; j < ef->base.resource_count; ++j) {
-    if (ef->hw[j] != ef->hw[r]) continue;
-    for (uint32_t i = 0; i < ef->key_count; ++i) {
-      const ef_cost *c = &ef->keys[i].per[j];
-      if (c->in_flight) total += (double)c->in_flight * (measured(c) ? cost_of(c) : guess(ef, &ef->keys[i]));
+/* Fills ef->queued_hw[h] with the estimated time of everything in flight on hardware
+ * h (indexed by its first resource): one pass over keys and resources per selection,
+ * so a selection costs O(keys x resources), not that times the resources again. */
+static void estimate_queued(earliest_finish *ef) {
+  uint32_t n = ef->base.resource_count;
+  for (uint32_t r = 0; r < n; ++r) ef->queued_hw[r] = 0.0;
+  for (uint32_t i = 0; i < ef->key_count; ++i) {
+    const ef_key *k = &ef->keys[i];
+    double guessed = -1.0; /* computed once per key, when some in-flight task needs it */
+    for (uint32_t r = 0; r < n; ++r) {
+      const ef_cost *c = &k->per[r];
+      if (!c->in_flight) continue;
+      double cost = measured(c) ? cost_of(c) : (guessed >= 0 ? guessed : (guessed = guess(ef, k)));
+      ef->queued_hw[ef->hw[r]] += (double)c->in_flight * cost;
     }
   }
-  return total;
 }
 
 static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
@@ -94,11 +100,12 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
     pthread_mutex_unlock(&ef->lock);
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish key");
   }
+  estimate_queued(ef);
   uint32_t best = UINT32_MAX, explore = UINT32_MAX, idlest = 0;
   double best_finish = 0.0, explore_queued = 0.0, idlest_queued = 0.0;
   for (uint32_t r = 0; r < p->resource_count; ++r) {
     const ef_cost *c = &k->per[r];
-    double q = queued(ef, r);
+    double q = ef->queued_hw[ef->hw[r]];
     if (r == 0 || q < idlest_queued) idlest = r, idlest_queued = q;
     if (!measured(c)) { /* never ran this key: try it, unless a try is already running */
       if (c->in_flight == 0 && (explore == UINT32_MAX || q < explore_queued)) explore = r, explore_queued = q;
@@ -143,7 +150,8 @@ static vkds_result ef_init(vkds_policy *p) {
   double bw = p->info->transfer_bytes_per_s > 0 ? p->info->transfer_bytes_per_s : 10e9;
   ef->ns_per_byte = 1e9 / bw;
   ef->hw = calloc(p->resource_count, sizeof *ef->hw);
-  if (!ef->hw) return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish");
+  ef->queued_hw = calloc(p->resource_count, sizeof *ef->queued_hw);
+  if (!ef->hw || !ef->queued_hw) return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish");
   for (uint32_t r = 0; r < p->resource_count; ++r) ef->hw[r] = vkds__policy_hardware_of(p, r);
   return VKDS_SUCCESS;
 }
@@ -153,6 +161,7 @@ static void ef_destroy(vkds_policy *p) {
   for (uint32_t i = 0; i < ef->key_count; ++i) free(ef->keys[i].per);
   free(ef->keys);
   free(ef->hw);
+  free(ef->queued_hw);
   pthread_mutex_destroy(&ef->lock);
 }
 

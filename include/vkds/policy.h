@@ -29,7 +29,7 @@ typedef enum vkds_policy_kind {
 
 /* The table behind a policy. Slots are REQUIRED, DEFAULTED (NULL: the parent's) or
  * OPTIONAL, as for backends; the table grows only by appending. */
-#define VKDS_POLICY_OPS_VERSION 1
+#define VKDS_POLICY_OPS_VERSION 2
 typedef struct vkds_policy_ops {
   uint32_t version;   /* REQUIRED: VKDS_POLICY_OPS_VERSION */
   size_t policy_size; /* DEFAULTED: sizeof the struct that embeds vkds_policy first */
@@ -51,6 +51,11 @@ typedef struct vkds_policy_ops {
   vkds_result (*select)(vkds_policy *p, const vkds_task_info *hints, uint32_t *index);
   /* DEFAULTED: a report arrived (after vkds updated the statistics). Base: nothing. */
   void (*report)(vkds_policy *p, const vkds_report *report);
+  /* ---- version 2 ---- */
+  /* OPTIONAL, not inherited: how many times the policy picked resource `index`, from its
+   * own state. A policy that can tell (round robin: from its ticket counter) spares
+   * every selection vkds's own atomic count. NULL: vkds counts. */
+  uint64_t (*selections)(const vkds_policy *p, uint32_t index);
 } vkds_policy_ops;
 
 VKDS_API extern const vkds_policy_ops vkds_policy_base_ops;
