@@ -23,7 +23,21 @@
  *
  * Constructors never fail loudly: a bad argument gives a sequence whose `ops` is NULL
  * (and sets vkds_last_error_message()); such a sequence is passed directly nowhere and
- * vkds_seq_validate() reports VKDS_ERROR_INVALID_ARGUMENT for it. */
+ * vkds_seq_validate() reports VKDS_ERROR_INVALID_ARGUMENT for it. What they refuse,
+ * beyond NULLs: a buffer range past its buffer, an offset that is not a multiple of a
+ * numeric element's size, a remainder (bytes 0) that is not whole elements, a mapped
+ * sequence over memory the host cannot see (every VKDS_MEMORY_DEVICE buffer), counting
+ * values that do not fit the type, COMPOSITE where a size is needed, zips of
+ * unequal counts, non-integer permutation maps. Count 0 is valid everywhere.
+ *
+ * Views hold pointers, so a sequence can be made to contain itself: validation, the
+ * trait and reads stop 64 levels down (INVALID_ARGUMENT, or false from the trait).
+ *
+ * The trait and reads check only what is common (a valid table, element size, index <
+ * count) before calling a user type's slot; they do not run its validate slot, so its
+ * is_passed_directly and read must cope with its own fields. A permutation's map
+ * entries are range-checked by host reads only. Reading mapped memory needs the device
+ * to be done writing it. */
 #ifndef VKDS_SEQ_H
 #define VKDS_SEQ_H
 
@@ -147,13 +161,15 @@ VKDS_API bool vkds_seq_is_passed_directly(const vkds_seq *seq, const vkds_resour
 
 /* Checks a sequence and, recursively, its parts. VKDS_SUCCESS, or
  * VKDS_ERROR_INVALID_ARGUMENT naming what is wrong (NULL, ops NULL, a table without the
- * required slots, mismatched zip counts, a non-integer permutation map, ...). */
+ * required slots, mismatched zip counts, a non-integer permutation map, ...), or the
+ * error a user type's own validate slot returned. */
 VKDS_API vkds_result vkds_seq_validate(const vkds_seq *seq);
 
 /* Reads element `index` on the host into `out` (elem_size bytes). Returns
- * VKDS_ERROR_INVALID_ARGUMENT (NULL, invalid, index out of range),
- * VKDS_ERROR_UNSUPPORTED (the host cannot read it: device-local memory, discard, a
- * transform without a host operator). */
+ * VKDS_ERROR_INVALID_ARGUMENT (NULL, invalid, index out of range, a permutation map
+ * entry past its source), VKDS_ERROR_UNSUPPORTED (the host cannot read it:
+ * device-local memory, discard, a transform without a host operator or with elements
+ * over 512 bytes). */
 VKDS_API vkds_result vkds_seq_read(const vkds_seq *seq, uint64_t index, void *out);
 
 /* ---- handing a sequence to a device ----------------------------------------------- */
