@@ -100,7 +100,7 @@ static void vulkan_abandon(vkds_backend *b, vkds_selection *sel, vkds_task *task
 }
 
 /* Ends the slot's command buffer and submits it, signalling the next timeline value. */
-static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_task_info *info) {
+static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_task_info *info, uint64_t *value) {
   vkds__device *dev = r->dev;
   if (s->timed) dev->vk.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->timestamps, 1);
   if (info->label && dev->ctx->debug_utils && dev->ctx->fn.CmdEndDebugUtilsLabelEXT)
@@ -108,7 +108,7 @@ static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_t
   VkResult vr = dev->vk.vkEndCommandBuffer(s->cmd);
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkEndCommandBuffer");
 
-  return vkds__queue_submit(r, s);
+  return vkds__queue_submit(r, s, value);
 }
 
 static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
@@ -116,20 +116,21 @@ static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
                                            void *wait_object, vkds_submission **out) {
   vkds_resource *r = task->resource;
   vkds__slot *s = task->backend_data;
+  uint64_t value; /* not read back from s: once tracked, another thread may recycle it */
   if (task->mode == VKDS_TASK_SELF_SUBMIT) {
     /* the function submitted (signalling task->signal_value) with the queue held */
-    s->value = task->signal_value;
-    atomic_store(&r->submitted, s->value);
+    value = s->value = task->signal_value;
+    atomic_store(&r->submitted, value);
     vkds__queue_track(r, s);
     vkds_resource_unlock_queue(r);
   } else {
-    vkds_result res = submit_recorded(r, s, info);
+    vkds_result res = submit_recorded(r, s, info, &value);
     if (res != VKDS_SUCCESS) {
       vkds__queue_release_slot(r, s);
       return res;
     }
   }
-  return vkds_submission_create(b, sel, wait_object, s->value, out);
+  return vkds_submission_create(b, sel, wait_object, value, out);
 }
 
 static vkds_result vulkan_wait(vkds_backend *b, vkds_submission *sub, uint64_t timeout_ns) {

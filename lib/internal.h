@@ -175,8 +175,9 @@ void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
 /* Appends a submitted slot; call with queue_lock held so slots stay in value order. */
 void vkds__queue_track(vkds_resource *r, vkds__slot *slot);
 /* Submits the slot's ended command buffer to the queue, signalling the next timeline
- * value (set in s->value), and tracks the slot. */
-vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s);
+ * value (*value), and tracks the slot. Once tracked, the slot belongs to the queue: a
+ * concurrent reclaim may recycle it, so read nothing from it afterwards. */
+vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value);
 /* Recycles finished slots, delivering their completion and time reports. */
 vkds_result vkds__queue_reclaim(vkds_resource *r);
 /* Waits until the timeline reaches `value`: spins up to spin_ns, then sleeps. */

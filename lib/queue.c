@@ -222,7 +222,7 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
   return VKDS_SUCCESS;
 }
 
-vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s) {
+vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value_out) {
   vkds__device *dev = r->dev;
   vkds_resource_lock_queue(r);
   uint64_t value = atomic_load(&r->submitted) + 1;
@@ -239,9 +239,10 @@ vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s) {
   if (vr == VK_SUCCESS) {
     atomic_store(&r->submitted, value);
     s->value = value;
-    vkds__queue_track(r, s);
+    vkds__queue_track(r, s); /* from here on another thread may reclaim and reuse s */
   }
   vkds_resource_unlock_queue(r);
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkQueueSubmit");
+  *value_out = value;
   return VKDS_SUCCESS;
 }

@@ -104,13 +104,9 @@ static vkds_result submit_copy(vkds_resource *r, const vkds_buffer *src, uint64_
     vkds__queue_release_slot(r, s);
     return vkds__vk_fail(dev->ctx, vr, "recording a staging copy");
   }
-  vkds_result res = vkds__queue_submit(r, s);
-  if (res != VKDS_SUCCESS) {
-    vkds__queue_release_slot(r, s);
-    return res;
-  }
-  *value = s->value;
-  return VKDS_SUCCESS;
+  vkds_result res = vkds__queue_submit(r, s, value);
+  if (res != VKDS_SUCCESS) vkds__queue_release_slot(r, s);
+  return res;
 }
 
 /* Checks the arguments common to both directions and resolves the view's range. */
