@@ -12,7 +12,7 @@ meson test -C build --print-errorlogs
 
 echo "== tests under ASan + UBSan (unforked, so LeakSanitizer sees every test)"
 scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dtools=false
-CK_FORK=no UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+CK_FORK=no UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
   meson test -C build-asan --print-errorlogs
 
 echo "== threaded suites under ThreadSanitizer"
