@@ -35,8 +35,7 @@ typedef struct plain {
   VkSemaphore timeline;
   uint64_t value;
   /* the memory-spin probe: command buffers that also write their number to host memory */
-  VkBuffer flag;
-  VkDeviceMemory flag_memory;
+  bench_vk_buffer flag;
   volatile uint32_t *flag_word;
   VkCommandBuffer flag_cmds[2];
 } plain;
@@ -71,30 +70,12 @@ static int plain_open(plain *p, vkds_resource *res, const gpu_counter *c, uint32
 
 /* Host-visible, coherent memory for one word, and two command buffers that run the tiny
  * dispatch and then write 1 or 2 there (vkCmdFillBuffer after a barrier). */
-static int plain_open_flag(plain *p, const gpu_counter *c, VkPhysicalDevice phys) {
-  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 64,
-                            .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
-  if (vkCreateBuffer(p->dev, &bci, NULL, &p->flag) != VK_SUCCESS) return 1;
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(p->dev, p->flag, &req);
-  VkPhysicalDeviceMemoryProperties mp;
-  vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+static int plain_open_flag(plain *p, const gpu_counter *c) {
   const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  uint32_t type = UINT32_MAX;
-  for (uint32_t t = 0; t < mp.memoryTypeCount && type == UINT32_MAX; ++t)
-    if ((req.memoryTypeBits & (1u << t)) && (mp.memoryTypes[t].propertyFlags & want) == want &&
-        !(mp.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
-      type = t;
-  for (uint32_t t = 0; t < mp.memoryTypeCount && type == UINT32_MAX; ++t)
-    if ((req.memoryTypeBits & (1u << t)) && (mp.memoryTypes[t].propertyFlags & want) == want) type = t;
-  VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
-                              .memoryTypeIndex = type};
-  void *map;
-  if (type == UINT32_MAX || vkAllocateMemory(p->dev, &mai, NULL, &p->flag_memory) != VK_SUCCESS ||
-      vkBindBufferMemory(p->dev, p->flag, p->flag_memory, 0) != VK_SUCCESS ||
-      vkMapMemory(p->dev, p->flag_memory, 0, VK_WHOLE_SIZE, 0, &map) != VK_SUCCESS)
+  if (bench_vk_buffer_create(p->res, 64, VK_BUFFER_USAGE_TRANSFER_DST_BIT, want, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                             &p->flag))
     return 1;
-  p->flag_word = map;
+  p->flag_word = p->flag.mapped;
   *p->flag_word = 0;
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = p->pool,
                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 2};
@@ -107,7 +88,7 @@ static int plain_open_flag(plain *p, const gpu_counter *c, VkPhysicalDevice phys
                           .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
     vkCmdPipelineBarrier(p->flag_cmds[i], VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
                          &mb, 0, NULL, 0, NULL);
-    vkCmdFillBuffer(p->flag_cmds[i], p->flag, 0, 4, i + 1);
+    vkCmdFillBuffer(p->flag_cmds[i], p->flag.buffer, 0, 4, i + 1);
     VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
     vkCmdPipelineBarrier(p->flag_cmds[i], VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0,
@@ -180,8 +161,7 @@ static double plain_submit_call(plain *p, bool signal) {
 }
 
 static void plain_close(plain *p) {
-  if (p->flag) vkDestroyBuffer(p->dev, p->flag, NULL);
-  if (p->flag_memory) vkFreeMemory(p->dev, p->flag_memory, NULL);
+  bench_vk_buffer_destroy(&p->flag);
   vkDestroySemaphore(p->dev, p->timeline, NULL);
   vkDestroyFence(p->dev, p->fence, NULL);
   vkDestroyCommandPool(p->dev, p->pool, NULL);
@@ -297,10 +277,8 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   vkds_resource_get_info(res, &ri);
   gpu_counter c;
   plain p = {0};
-  VkPhysicalDevice phys;
-  vkds_resource_vk_handles(res, &phys, NULL, NULL);
   if (gpu_counter_create(&c, res) != VK_SUCCESS || plain_open(&p, res, &c, batch) ||
-      plain_open_flag(&p, &c, phys)) {
+      plain_open_flag(&p, &c)) {
     fprintf(stderr, "vkds-bench: cannot set up plain Vulkan on resource %u\n", ri.index);
     return 1;
   }
