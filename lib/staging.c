@@ -150,13 +150,19 @@ static vkds_result copy_and_wait(vkds_resource *res, const vkds_buffer *src, uin
   return vkds__queue_reclaim(res);
 }
 
+/* Bytes in chunk c of a `bytes`-long transfer (the last one may be short). */
+static uint64_t chunk_length(const vkds__staging *st, uint64_t bytes, uint64_t c) {
+  uint64_t off = c * st->chunk;
+  return bytes - off < st->chunk ? bytes - off : st->chunk;
+}
+
 static vkds_result upload_staged(vkds_resource *res, vkds__staging *st, const vkds_view *dst, const char *src,
                                  uint64_t bytes) {
   vkds_context *ctx = res->dev->ctx;
-  uint64_t i = 0;
-  for (uint64_t off = 0; off < bytes; off += st->chunk, ++i) {
-    ring_slot *s = &st->slots[i % st->count];
-    uint64_t n = bytes - off < st->chunk ? bytes - off : st->chunk;
+  uint64_t chunks = (bytes + st->chunk - 1) / st->chunk;
+  for (uint64_t c = 0; c < chunks; ++c) {
+    ring_slot *s = &st->slots[c % st->count];
+    uint64_t off = c * st->chunk, n = chunk_length(st, bytes, c);
     VKDS_CHECK(slot_wait(s));
     vkds__host_copy(ctx, s->buf.mapped, src + off, n);
     vkds__buffer_flush(&s->buf, 0, n);
@@ -174,21 +180,21 @@ static vkds_result download_staged(vkds_resource *res, vkds__staging *st, char *
   /* keep every ring slot busy: chunk c + count is asked for as soon as chunk c is out */
   for (uint64_t c = 0; c < chunks && c < st->count; ++c) {
     ring_slot *s = &st->slots[c];
-    uint64_t off = c * st->chunk, n = bytes - off < st->chunk ? bytes - off : st->chunk;
     VKDS_CHECK(slot_wait(s));
-    VKDS_CHECK(submit_copy(res, src->buffer, src->offset + off, &s->buf, 0, n, true, &s->value));
+    VKDS_CHECK(submit_copy(res, src->buffer, src->offset + c * st->chunk, &s->buf, 0, chunk_length(st, bytes, c), true,
+                           &s->value));
     s->queue = res;
   }
   for (uint64_t c = 0; c < chunks; ++c) {
     ring_slot *s = &st->slots[c % st->count];
-    uint64_t off = c * st->chunk, n = bytes - off < st->chunk ? bytes - off : st->chunk;
+    uint64_t off = c * st->chunk, n = chunk_length(st, bytes, c);
     VKDS_CHECK(slot_wait(s));
     vkds__buffer_invalidate_range(&s->buf, 0, n);
     vkds__host_copy(ctx, dst + off, s->buf.mapped, n);
     uint64_t next = c + st->count;
     if (next < chunks) {
-      uint64_t noff = next * st->chunk, nn = bytes - noff < st->chunk ? bytes - noff : st->chunk;
-      VKDS_CHECK(submit_copy(res, src->buffer, src->offset + noff, &s->buf, 0, nn, true, &s->value));
+      VKDS_CHECK(submit_copy(res, src->buffer, src->offset + next * st->chunk, &s->buf, 0, chunk_length(st, bytes, next),
+                             true, &s->value));
       s->queue = res;
     }
   }
