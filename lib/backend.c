@@ -99,16 +99,6 @@ struct vkds_submission {
   vkds_submission *next_free;
 };
 
-struct vkds_selection {
-  atomic_uint refs;
-  vkds_backend *backend;
-  uint32_t index;
-  uint32_t reports;
-  vkds_report_sink sink;
-  size_t scratch_size;
-  alignas(16) unsigned char scratch[];
-};
-
 static backend_internal *internal_of(const vkds_backend *b) { return b->internal; }
 
 vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **out) {
@@ -199,35 +189,32 @@ void vkds_backend_lazy_report(vkds_backend *b) {
  * a free unless the thread keeps its last released selection (without scratch) for the
  * next one. The pointer is a C11 thread-local (a plain load); a pthread key, set once
  * per thread, only exists so that its destructor frees the cached one at thread exit. */
-/* initial-exec: a thread-pointer-relative load instead of a __tls_get_addr call per
- * access (the default model for a shared library); a few bytes of static TLS, which
- * glibc reserves room for even when the library is dlopen()ed. */
-static _Thread_local vkds_selection *cached __attribute__((tls_model("initial-exec")));
-static _Thread_local bool cache_registered __attribute__((tls_model("initial-exec")));
+VKDS__FAST_TLS vkds_selection *vkds__cached_selection;
+static VKDS__FAST_TLS bool cache_registered;
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static void free_cached(void *unused) {
   (void)unused;
-  free(cached);
-  cached = NULL;
+  free(vkds__cached_selection);
+  vkds__cached_selection = NULL;
 }
 static void make_cache_key(void) { pthread_key_create(&cache_key, free_cached); }
 
 static vkds_selection *take_cached_selection(void) {
-  vkds_selection *sel = cached;
-  cached = NULL;
+  vkds_selection *sel = vkds__cached_selection;
+  vkds__cached_selection = NULL;
   return sel;
 }
 
 static bool cache_selection(vkds_selection *sel) {
-  if (cached) return false;
+  if (vkds__cached_selection) return false;
   if (!cache_registered) {
     pthread_once(&cache_once, make_cache_key);
     /* any non-NULL value makes the destructor run for this thread */
     if (pthread_setspecific(cache_key, (void *)1) != 0) return false;
     cache_registered = true;
   }
-  cached = sel;
+  vkds__cached_selection = sel;
   return true;
 }
 
@@ -278,6 +265,11 @@ void vkds_selection_release(vkds_selection *sel) {
   if (atomic_load_explicit(&sel->refs, memory_order_acquire) != 1 &&
       atomic_fetch_sub_explicit(&sel->refs, 1, memory_order_acq_rel) != 1)
     return;
+  if ((sel->reports & VKDS_REPORT_UNUSED) && atomic_load_explicit(&sel->state, memory_order_relaxed) == VKDS__SEL_PICKED) {
+    /* a policy's pick that never ran: it gives back what the policy counted */
+    vkds_report rep = {.what = VKDS_REPORT_UNUSED, .resource_index = sel->index, .key = sel->key};
+    sel->sink.report(sel->sink.user, &rep);
+  }
   if (sel->scratch_size || !cache_selection(sel)) free(sel);
 }
 
@@ -337,9 +329,19 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
   if (info->mode != VKDS_TASK_RECORD && info->mode != VKDS_TASK_SELF_SUBMIT)
     return vkds__fail(sel->backend->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: unknown mode %d", (int)info->mode);
   vkds_backend *b = sel->backend;
+  /* A policy's pick stands for one task (the policy counted it once): claim it. */
+  unsigned char picked = VKDS__SEL_PICKED;
+  bool claimed = atomic_compare_exchange_strong(&sel->state, &picked, VKDS__SEL_SUBMITTED);
+  if (!claimed && picked == VKDS__SEL_SUBMITTED)
+    return vkds__fail(b->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_submit: this selection of policy-picked resource %u was already submitted; "
+                      "a policy's selection runs one task (select again)", sel->index);
   vkds_submission *s = NULL;
   vkds_result r = b->ops->submit(b, sel, info, &s);
-  if (r != VKDS_SUCCESS) return r;
+  if (r != VKDS_SUCCESS) {
+    if (claimed) atomic_store(&sel->state, VKDS__SEL_PICKED); /* nothing ran: still unused */
+    return r;
+  }
   if (out) *out = s;
   else vkds_submission_release(s); /* fire and forget: the backend still tracks the work */
   return VKDS_SUCCESS;

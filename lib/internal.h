@@ -8,6 +8,7 @@
 #include <volk.h>
 
 #include <stdarg.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -185,8 +186,37 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
 /* Whether the timeline has reached `value` (VKDS_SUCCESS / VKDS_ERROR_WOULD_BLOCK). */
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value);
 
-/* vkds_selection_create without the argument and capability checks, for policies that
- * made them once at creation (lib/backend.c). */
+/* Thread-local storage for the hot paths: initial-exec is a thread-pointer-relative load
+ * instead of a __tls_get_addr call per access (the default model for a shared library);
+ * it takes a few bytes of static TLS, which glibc reserves room for even when the
+ * library is dlopen()ed. */
+#define VKDS__FAST_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+/* A selection: which resource, which reports go where. Defined here so that a policy's
+ * select (lib/policy.c) fills the recycled one in place; lib/backend.c owns the rest. */
+enum {
+  VKDS__SEL_FREE = 0,      /* vkds_selection_create: any number of submissions */
+  VKDS__SEL_PICKED = 1,    /* a policy's pick, not submitted: released so, it is UNUSED */
+  VKDS__SEL_SUBMITTED = 2, /* a policy's pick, submitted (once) */
+};
+struct vkds_selection {
+  atomic_uint refs;
+  atomic_uchar state; /* VKDS__SEL_* */
+  uint32_t index;
+  uint32_t reports;
+  vkds_backend *backend;
+  uint64_t key; /* the hints' key, for the UNUSED report */
+  vkds_report_sink sink;
+  size_t scratch_size;
+  alignas(16) unsigned char scratch[];
+};
+
+/* The calling thread's last released selection without scratch (NULL: none), kept for
+ * the next select instead of a free and a calloc. */
+extern VKDS__FAST_TLS vkds_selection *vkds__cached_selection;
+
+/* vkds_selection_create without the argument and capability checks: a FREE selection
+ * (lib/backend.c); a policy then marks it PICKED. */
 vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,
                                  const vkds_report_sink *sink, vkds_selection **out);
 

@@ -120,8 +120,10 @@ static void on_report(void *user, const vkds_report *r) {
   vkds__policy_internal *in = vkds__policy_in(p);
   vkds__resource_stats *s = &in->stats[r->resource_index];
   if (r->what == VKDS_REPORT_COMPLETION && in->tracks_completion) {
-    atomic_fetch_sub(&s->in_flight, 1);
-    atomic_fetch_add(&s->completed, 1);
+    atomic_fetch_sub_explicit(&s->picks, 1, memory_order_relaxed); /* one task fewer in flight */
+    atomic_fetch_add_explicit(&s->completed, 1, memory_order_relaxed);
+  } else if (r->what == VKDS_REPORT_UNUSED && in->tracks_completion) {
+    atomic_fetch_sub_explicit(&s->picks, 1, memory_order_relaxed); /* still a selection; never in flight */
   } else if (r->what == VKDS_REPORT_TIME) {
     pthread_mutex_lock(&s->lock);
     vkds__key_stats *k = vkds__key_stats_find(s, r->key, true);
@@ -189,6 +191,11 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   p->resource_count = p->backend->resource_count;
   vkds_result r = VKDS_SUCCESS;
   in->scratch = p->backend->ops->scratch_size(p->backend, in->reports);
+  if (in->reports & (VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME)) in->lazy_report = p->backend->ops->lazy_report;
+  in->sink = (vkds_report_sink){on_report, p};
+  /* An unused selection is worth a report only where select counted something. */
+  in->selection_reports = in->reports;
+  if (in->tracks_completion || p->ops->report != base_report) in->selection_reports |= VKDS_REPORT_UNUSED;
   in->stats = aligned_alloc(alignof(vkds__resource_stats), p->resource_count * sizeof *in->stats);
   if (in->stats) memset(in->stats, 0, p->resource_count * sizeof *in->stats);
   if (!in->stats) r = vkds__fail(res->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy statistics");
@@ -282,41 +289,68 @@ static vkds_result require_initialized(const vkds_policy *p, const char *what) {
 }
 
 bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected) {
-  return atomic_compare_exchange_strong(&vkds__policy_in(p)->stats[index].in_flight, &expected, expected + 1);
+  for (uint64_t w = vkds__picks(p, index); (w & VKDS__IN_FLIGHT_MASK) == expected && expected < VKDS__IN_FLIGHT_MASK;) {
+    /* only the in-flight count decides; a change in the selection count is retried */
+    if (atomic_compare_exchange_weak(&vkds__policy_in(p)->stats[index].picks, &w, w + VKDS__ONE_PICK)) return true;
+  }
+  return false;
 }
 
 uint64_t vkds_policy_in_flight(const vkds_policy *p, uint32_t index) {
-  return atomic_load_explicit(&vkds__policy_in(p)->stats[index].in_flight, memory_order_relaxed);
+  return vkds__picks(p, index) & VKDS__IN_FLIGHT_MASK;
 }
 
+/* Counts a pick of resource s in both counts unless the policy's select did: a
+ * selection always, and a task in flight when completions are tracked (where the
+ * capacity applies). */
+static vkds_result count_pick(const vkds_policy *p, vkds__policy_internal *in, vkds__resource_stats *s) {
+  if (p->ops->select_counts_in_flight) return VKDS_SUCCESS;
+  if (in->tracks_completion) {
+    uint64_t limit = in->info.capacity && in->info.capacity < VKDS__IN_FLIGHT_MASK ? in->info.capacity : VKDS__IN_FLIGHT_MASK;
+    for (uint64_t w = atomic_load_explicit(&s->picks, memory_order_relaxed);;) {
+      if ((w & VKDS__IN_FLIGHT_MASK) >= limit) return VKDS_ERROR_WOULD_BLOCK;
+      if (atomic_compare_exchange_weak_explicit(&s->picks, &w, w + VKDS__ONE_PICK, memory_order_relaxed,
+                                                memory_order_relaxed))
+        return VKDS_SUCCESS;
+    }
+  }
+  if (!p->ops->selections) atomic_fetch_add_explicit(&s->picks, VKDS__ONE_SELECTION, memory_order_relaxed);
+  return VKDS_SUCCESS;
+}
+
+/* The hot path of every policy, kept to: the policy's select, one atomic step to count
+ * it (none for round robin), and the thread's recycled selection filled in place. */
 vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out) {
   if (out) *out = NULL;
-  VKDS_CHECK(require_initialized(p, "vkds_select"));
+  if (!p || !atomic_load_explicit(&vkds__policy_in(p)->initialized, memory_order_acquire))
+    return require_initialized(p, "vkds_select");
   if (!out) return vkds__fail(p->backend->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_select: out is NULL");
   vkds__policy_internal *in = vkds__policy_in(p);
-  vkds_task_info none = {0};
+  static const vkds_task_info none = {0};
   if (!hints) hints = &none;
-  if (in->reports & (VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME))
-    vkds_backend_lazy_report(p->backend); /* completions and times first: select on fresh facts */
+  if (in->lazy_report) in->lazy_report(p->backend); /* completions and times first: select on fresh facts */
   uint32_t index = UINT32_MAX;
   VKDS_CHECK(p->ops->select(p, hints, &index));
   if (index >= p->resource_count)
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
                       "policy '%s' selected index %u of %u", p->ops->name, index, p->resource_count);
   vkds__resource_stats *s = &in->stats[index];
-  if (in->tracks_completion && !p->ops->select_counts_in_flight) {
-    for (uint64_t cur = atomic_load(&s->in_flight);;) {
-      if (in->info.capacity && cur >= in->info.capacity) return VKDS_ERROR_WOULD_BLOCK;
-      if (atomic_compare_exchange_weak(&s->in_flight, &cur, cur + 1)) break;
+  VKDS_CHECK(count_pick(p, in, s));
+  vkds_selection *sel = in->scratch ? NULL : vkds__cached_selection;
+  if (sel) { /* what vkds__selection_make does, without the call */
+    vkds__cached_selection = NULL;
+    *sel = (vkds_selection){.index = index, .reports = in->selection_reports, .backend = p->backend, .sink = in->sink};
+    atomic_init(&sel->refs, 1);
+  } else {
+    vkds_result r = vkds__selection_make(p->backend, index, in->selection_reports, in->scratch, &in->sink, &sel);
+    if (r != VKDS_SUCCESS) {
+      if (in->tracks_completion) atomic_fetch_sub(&s->picks, 1); /* picked (and counted) but never in flight */
+      return r;
     }
   }
-  vkds_result r = vkds__selection_make(p->backend, index, in->reports, in->scratch,
-                                       &(vkds_report_sink){on_report, p}, out);
-  if (r != VKDS_SUCCESS) {
-    if (in->tracks_completion) atomic_fetch_sub(&s->in_flight, 1);
-    return r;
-  }
-  if (!p->ops->selections) atomic_fetch_add_explicit(&s->selections, 1, memory_order_relaxed);
+  sel->key = hints->key;
+  atomic_init(&sel->state, VKDS__SEL_PICKED);
+  *out = sel;
   return VKDS_SUCCESS;
 }
 
@@ -327,9 +361,7 @@ vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_sub
   vkds_selection *sel;
   VKDS_CHECK(vkds_select(p, task, &sel));
   vkds_result r = vkds_selection_submit(sel, task, out);
-  if (r != VKDS_SUCCESS && vkds__policy_in(p)->tracks_completion) /* no completion will come */
-    atomic_fetch_sub(&vkds__policy_in(p)->stats[vkds_selection_index(sel)].in_flight, 1);
-  vkds_selection_release(sel);
+  vkds_selection_release(sel); /* unsubmitted (an error), it gives its place back */
   return r;
 }
 
@@ -377,10 +409,11 @@ vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index,
                       "vkds_policy_get_resource_stats: bad index or NULL out");
   vkds__policy_internal *in = vkds__policy_in(p);
   vkds__resource_stats *s = &in->stats[index];
+  uint64_t picks = atomic_load(&s->picks);
   *out = (vkds_policy_resource_stats){.selections = p->ops->selections ? p->ops->selections(p, index)
-                                                                      : atomic_load(&s->selections),
+                                                                      : picks / VKDS__ONE_SELECTION,
                                       .tracks_completion = in->tracks_completion,
-                                      .in_flight = in->tracks_completion ? atomic_load(&s->in_flight) : 0,
+                                      .in_flight = in->tracks_completion ? picks & VKDS__IN_FLIGHT_MASK : 0,
                                       .completed = atomic_load(&s->completed)};
   return VKDS_SUCCESS;
 }

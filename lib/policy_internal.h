@@ -15,12 +15,20 @@ typedef struct vkds__key_stats {
   uint64_t best_ns;
 } vkds__key_stats;
 
+/* A resource's selections and tasks in flight share one 64-bit word: selections in the
+ * high 40 bits, tasks in flight in the low 24. So a pick is counted in both by one
+ * atomic step (one compare-and-swap for dynamic load, which picks on the in-flight
+ * count), not two or three. The price: at most 16,777,215 tasks in flight per resource
+ * (a pick beyond that would block), and selection counts wrap after 2^40. */
+#define VKDS__IN_FLIGHT_MASK ((UINT64_C(1) << 24) - 1)
+#define VKDS__ONE_SELECTION (UINT64_C(1) << 24)
+#define VKDS__ONE_PICK (VKDS__ONE_SELECTION + 1) /* a selection that is also in flight */
+
 /* Per-resource counters: atomics on the select path, a lock for the key table. Each on
  * its own cache line, so that threads selecting different resources do not share one. */
 typedef struct vkds__resource_stats {
   alignas(64)
-  _Atomic uint64_t selections;
-  _Atomic uint64_t in_flight;
+  _Atomic uint64_t picks; /* selections << 24 | in flight (see above) */
   _Atomic uint64_t completed;
   pthread_mutex_t lock;
   vkds__key_stats *keys; /* open addressing, power-of-two capacity */
@@ -34,11 +42,26 @@ typedef struct vkds__policy_internal {
   atomic_bool initialized;
   uint32_t reports; /* asked of the backend */
   size_t scratch;    /* per selection, for those reports */
+  void (*lazy_report)(vkds_backend *b); /* the backend's, when the policy needs reports; else NULL */
+  vkds_report_sink sink;                /* on_report, to this policy */
+  uint32_t selection_reports;           /* reports | VKDS_REPORT_UNUSED when the policy needs it */
   bool tracks_completion;
   vkds__resource_stats *stats;
 } vkds__policy_internal;
 
 static inline vkds__policy_internal *vkds__policy_in(const vkds_policy *p) { return p->internal; }
+
+/* The resource's picks word (selections and in-flight count), for selectors that pick
+ * on the in-flight count: read it, choose, then vkds__count_pick from what was read. */
+static inline uint64_t vkds__picks(const vkds_policy *p, uint32_t index) {
+  return atomic_load_explicit(&vkds__policy_in(p)->stats[index].picks, memory_order_relaxed);
+}
+/* Counts a pick of `index` (a selection and a task in flight) if its word is still
+ * `seen`; false when another thread changed it meanwhile (look again). */
+static inline bool vkds__count_pick(vkds_policy *p, uint32_t index, uint64_t seen) {
+  return atomic_compare_exchange_weak_explicit(&vkds__policy_in(p)->stats[index].picks, &seen, seen + VKDS__ONE_PICK,
+                                               memory_order_relaxed, memory_order_relaxed);
+}
 
 /* Looks up (and with create, adds) the key's entry; call with s->lock held. NULL when
  * absent (or out of memory). */

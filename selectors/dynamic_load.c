@@ -4,30 +4,32 @@
  * Better than oneDPL's: the pick and the count are one atomic step (a compare-and-swap
  * of the chosen resource's count from the value the choice was made on), so threads
  * selecting at once spread over the resources instead of all taking the one that was
- * least loaded when they looked; and ties rotate instead of always going to the first. */
+ * least loaded when they looked; and ties rotate instead of always going to the first.
+ * The compare-and-swap also counts the selection (both live in one word, see
+ * lib/policy_internal.h), so a pick is one atomic step in all. */
 #include "../lib/policy_internal.h"
 
-typedef struct dynamic_load {
-  vkds_policy base;
-  _Atomic uint32_t rotate; /* where the scan starts: rotates ties */
-} dynamic_load;
+/* Where this thread's next scan starts, so that ties rotate. Per thread, not shared: a
+ * shared counter would cost every selection one more contended atomic add, and the
+ * compare-and-swap below already spreads threads that look at once. */
+static VKDS__FAST_TLS uint32_t rotate;
 
 static vkds_result dl_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
   (void)hints;
-  dynamic_load *dl = (dynamic_load *)p;
   const uint32_t n = p->resource_count;
-  const uint32_t capacity = p->info->capacity;
+  const uint64_t capacity = p->info->capacity && p->info->capacity < VKDS__IN_FLIGHT_MASK ? p->info->capacity
+                                                                                         : VKDS__IN_FLIGHT_MASK;
   for (;;) {
-    uint32_t start = atomic_fetch_add_explicit(&dl->rotate, 1, memory_order_relaxed) % n;
+    uint32_t start = rotate++ % n;
     uint32_t best = start;
-    uint64_t best_load = vkds_policy_in_flight(p, start);
-    for (uint32_t k = 1; k < n && best_load; ++k) {
+    uint64_t best_word = vkds__picks(p, start);
+    for (uint32_t k = 1; k < n && (best_word & VKDS__IN_FLIGHT_MASK); ++k) {
       uint32_t i = start + k < n ? start + k : start + k - n;
-      uint64_t load = vkds_policy_in_flight(p, i);
-      if (load < best_load) best = i, best_load = load;
+      uint64_t word = vkds__picks(p, i);
+      if ((word & VKDS__IN_FLIGHT_MASK) < (best_word & VKDS__IN_FLIGHT_MASK)) best = i, best_word = word;
     }
-    if (capacity && best_load >= capacity) return VKDS_ERROR_WOULD_BLOCK;
-    if (vkds_policy_count_in_flight(p, best, best_load)) {
+    if ((best_word & VKDS__IN_FLIGHT_MASK) >= capacity) return VKDS_ERROR_WOULD_BLOCK;
+    if (vkds__count_pick(p, best, best_word)) {
       *index = best;
       return VKDS_SUCCESS;
     }
@@ -37,7 +39,6 @@ static vkds_result dl_select(vkds_policy *p, const vkds_task_info *hints, uint32
 
 const vkds_policy_ops vkds_policy_dynamic_load_ops = {
     .version = VKDS_POLICY_OPS_VERSION,
-    .policy_size = sizeof(dynamic_load),
     .name = "dynamic_load",
     .reports = VKDS_REPORT_COMPLETION,
     .select_counts_in_flight = true,

@@ -130,7 +130,7 @@ static void ef_report(vkds_policy *p, const vkds_report *r) {
   ef_key *k = find_key(ef, r->key, false);
   if (k) {
     ef_cost *c = &k->per[r->resource_index];
-    if (r->what == VKDS_REPORT_COMPLETION && c->in_flight) {
+    if ((r->what == VKDS_REPORT_COMPLETION || r->what == VKDS_REPORT_UNUSED) && c->in_flight) {
       --c->in_flight;
     } else if (r->what == VKDS_REPORT_TIME) {
       if (!c->warmup_ns && !c->count) {

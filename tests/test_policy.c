@@ -282,6 +282,50 @@ START_TEST(earliest_finish_weighs_queue_cost_and_data) {
 }
 END_TEST
 
+/* A selection stands for one task. Released unsubmitted, it gives back what its select
+ * counted (dynamic load's in-flight count, earliest finish's queued work, the capacity
+ * it took); submitted a second time, it is a named error, since its task is counted
+ * once. The selection count keeps every pick. */
+START_TEST(unsubmitted_selection_gives_its_place_back) {
+  const vkds_policy_kind kinds[] = {VKDS_POLICY_DYNAMIC_LOAD, VKDS_POLICY_EARLIEST_FINISH, VKDS_POLICY_ROUND_ROBIN};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+    fake_setup();
+    fake_hold_completions(true);
+    vkds_policy *p = fake_policy((vkds_policy_info){.kind = kinds[k], .capacity = 1, .track_completion = true});
+    for (int round = 0; round < 3 * N; ++round) { /* more than the capacity of all N */
+      vkds_selection *sel;
+      ck_assert_vkds(vkds_select(p, NULL, &sel));
+      ck_assert_uint_eq(vkds_policy_in_flight(p, vkds_selection_index(sel)), 1);
+      vkds_selection_release(sel);
+    }
+    uint64_t picks = 0;
+    for (uint32_t i = 0; i < N; ++i) {
+      vkds_policy_resource_stats st;
+      ck_assert_vkds(vkds_policy_get_resource_stats(p, i, &st));
+      ck_assert_uint_eq(st.in_flight, 0);
+      ck_assert_uint_eq(st.completed, 0);
+      picks += st.selections;
+    }
+    ck_assert_uint_eq(picks, 3 * N);
+    /* submitted once it counts; a second submission of it is refused */
+    vkds_selection *sel;
+    ck_assert_vkds(vkds_select(p, NULL, &sel));
+    uint32_t at = vkds_selection_index(sel);
+    ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = fake_task}, NULL));
+    ck_assert_int_eq(vkds_selection_submit(sel, &(vkds_task_info){.fn = fake_task}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+    vkds_selection_release(sel);
+    ck_assert_uint_eq(vkds_policy_in_flight(p, at), 1);
+    ck_assert_int_eq(fake_complete(-1), 1);
+    vkds_policy_resource_stats st;
+    ck_assert_vkds(vkds_policy_get_resource_stats(p, at, &st));
+    ck_assert_uint_eq(st.in_flight, 0);
+    ck_assert_uint_eq(st.completed, 1);
+    fake_hold_completions(false);
+    vkds_policy_release(p);
+  }
+}
+END_TEST
+
 /* ---- the verbs' errors ---- */
 
 START_TEST(deferred_initialization) {
@@ -469,6 +513,7 @@ int main(void) {
   tcase_add_test(tc, auto_tune_keys_are_independent);
   tcase_add_test(tc, auto_tune_retunes_after_the_interval);
   tcase_add_test(tc, earliest_finish_weighs_queue_cost_and_data);
+  tcase_add_test(tc, unsubmitted_selection_gives_its_place_back);
   tcase_add_test(tc, deferred_initialization);
   tcase_add_test(tc, bad_policies_are_named_errors);
   tcase_add_test(tc, capacity_blocks_and_times_out);

@@ -54,6 +54,10 @@ typedef enum vkds_report_bits {
   VKDS_REPORT_SUBMISSION = 1u << 0, /* task_submission: before the task function runs */
   VKDS_REPORT_COMPLETION = 1u << 1, /* task_completion: when the task has finished */
   VKDS_REPORT_TIME = 1u << 2,       /* task_time: how long it ran, in nanoseconds */
+  /* Sent by vkds itself, never asked of a backend: a selection made by a policy was
+   * released without being submitted, so the policy gives back what its select counted
+   * (a task in flight, queued work). `key` is the hints' key. */
+  VKDS_REPORT_UNUSED = 1u << 3,
 } vkds_report_bits;
 
 /* One report. `value_ns` is the task time for VKDS_REPORT_TIME and 0 otherwise. */
@@ -244,7 +248,11 @@ VKDS_API void vkds_backend_lazy_report(vkds_backend *b);
 
 /* A selection of resource `index` of `b` (policies make these; this makes a fixed one).
  * `sink` (may be NULL) receives the reports in `reports`; a report the resource cannot
- * deliver is VKDS_ERROR_UNSUPPORTED. The selection holds a reference until released. */
+ * deliver is VKDS_ERROR_UNSUPPORTED. The selection holds a reference until released.
+ * A selection made here may be submitted any number of times. One made by a policy
+ * (vkds_select) stands for one task: the policy counted it when it picked, so it is
+ * submitted at most once (again: VKDS_ERROR_INVALID_ARGUMENT), and released unsubmitted
+ * it gives its place back (VKDS_REPORT_UNUSED to the policy). */
 VKDS_API vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t reports,
                                            const vkds_report_sink *sink, vkds_selection **out);
 VKDS_API void vkds_selection_release(vkds_selection *sel);
@@ -263,8 +271,11 @@ VKDS_API void vkds_selection_report(vkds_selection *sel, vkds_report_bits what, 
 
 /* ---- submissions ------------------------------------------------------------------- */
 
-/* Runs a task on the selected resource (the policy's vkds_submit selects first). With out NULL the submission is not returned
- * (fire and forget: vkds_backend_wait_all still covers it). */
+/* Runs a task on the selected resource (the policy's vkds_submit selects first). With
+ * out NULL the submission is not returned (fire and forget: vkds_backend_wait_all still
+ * covers it). VKDS_ERROR_INVALID_ARGUMENT for a NULL argument or a policy's selection
+ * submitted before; else the backend's or the task function's error (nothing ran then,
+ * and a policy's selection may be submitted again). */
 VKDS_API vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *info, vkds_submission **out);
 
 /* Waits for a submission (no limit). */

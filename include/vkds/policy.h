@@ -49,7 +49,9 @@ typedef struct vkds_policy_ops {
   /* REQUIRED: pick a resource index for a task with these hints (key, bytes,
    * data_devices; fn may be NULL). VKDS_ERROR_WOULD_BLOCK: nothing can take it now. */
   vkds_result (*select)(vkds_policy *p, const vkds_task_info *hints, uint32_t *index);
-  /* DEFAULTED: a report arrived (after vkds updated the statistics). Base: nothing. */
+  /* DEFAULTED: a report arrived (after vkds updated the statistics). Base: nothing.
+   * Besides the backend's reports, VKDS_REPORT_UNUSED: a selection was released without
+   * being submitted; undo what select counted for it. */
   void (*report)(vkds_policy *p, const vkds_report *report);
   /* ---- version 2 ---- */
   /* OPTIONAL, not inherited: how many times the policy picked resource `index`, from its
@@ -185,8 +187,10 @@ VKDS_API vkds_result vkds_policy_auto_tune_state(const vkds_policy *p, uint64_t 
 /* ---- for policy writers ---- */
 
 /* The resource's in-flight counter, for a select that counts its own pick
- * (select_counts_in_flight): read, and compare-and-swap it from `expected` to
- * expected + 1. */
+ * (select_counts_in_flight): vkds_policy_in_flight reads it; vkds_policy_count_in_flight
+ * counts one selection and one task in flight if the count is still `expected` and
+ * returns true, else false (another thread changed it: look again; or it is at its
+ * limit of 16,777,215 tasks in flight). */
 VKDS_API uint64_t vkds_policy_in_flight(const vkds_policy *p, uint32_t index);
 VKDS_API bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected);
 
