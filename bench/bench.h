@@ -18,6 +18,7 @@ typedef int (*bench_fn)(vkds_context *ctx, const bench_options *opt);
 int bench_submit(vkds_context *ctx, const bench_options *opt);
 int bench_select(vkds_context *ctx, const bench_options *opt);
 int bench_balance(vkds_context *ctx, const bench_options *opt);
+int bench_balance_devices(vkds_context *ctx, const bench_options *opt);
 int bench_balance_cpu(vkds_context *ctx, const bench_options *opt);
 int bench_launch(vkds_context *ctx, const bench_options *opt);
 int bench_bandwidth(vkds_context *ctx, const bench_options *opt);

@@ -11,6 +11,8 @@
  *   reaches alone (measured in the same run). Resources that share hardware (lavapipe's
  *   devices share two CPU cores) cannot reach that sum; the all-at-once throughput is
  *   printed next to it.
+ * --balance-devices: the same over the first queue of every device with no slowdown
+ *   added: the devices differ by what they are (the GPU next to lavapipe).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -129,6 +131,8 @@ enum { MAX_RES = 16, SIZES = 4 };
 typedef struct balance {
   vkds_context *ctx;
   uint32_t n;              /* resources used */
+  void *res[MAX_RES];
+  uint32_t slow[MAX_RES];  /* per resource: every task runs this many times its size */
   gpu_counter *counters;   /* per device */
   uint32_t unit;           /* iterations of one unit of work */
 } balance;
@@ -143,19 +147,20 @@ static uint32_t slowdown(uint32_t resource_index) { return 1 + resource_index % 
 static vkds_result record_task(void *user, const vkds_task *task, void **wait_object) {
   (void)wait_object;
   const task_arg *a = user;
+  const balance *b = a->bal;
   vkds_resource_info ri;
   vkds_resource_get_info(task->resource, &ri);
-  gpu_counter_record(&a->bal->counters[ri.device_index], task->cmd, 1, 2,
-                     a->bal->unit * a->size * slowdown(ri.index));
+  uint32_t slow = 1;
+  for (uint32_t i = 0; i < b->n; ++i)
+    if (b->res[i] == task->resource) slow = b->slow[i];
+  gpu_counter_record(&b->counters[ri.device_index], task->cmd, 1, 2, b->unit * a->size * slow);
   return VKDS_SUCCESS;
 }
 
 /* Every resource flooded with unit tasks at once: units per second each reaches. */
 static double concurrent_throughput(balance *b, uint32_t per_resource, double *solo_sum, double *solo_best) {
   vkds_backend *be;
-  void *res[MAX_RES];
-  for (uint32_t i = 0; i < b->n; ++i) res[i] = vkds_context_resource(b->ctx, i);
-  if (vkds_backend_create(&(vkds_backend_info){.resource_count = b->n, .resources = res, .spin_ns = 1}, &be) != VKDS_SUCCESS)
+  if (vkds_backend_create(&(vkds_backend_info){.resource_count = b->n, .resources = b->res, .spin_ns = 1}, &be) != VKDS_SUCCESS)
     return 0;
   vkds_selection *sel[MAX_RES];
   vkds_submission *last[MAX_RES];
@@ -182,7 +187,7 @@ static double concurrent_throughput(balance *b, uint32_t per_resource, double *s
   double total = 0;
   for (uint32_t s = 1; s <= 4; ++s)
     for (uint32_t i = 0; i < b->n; ++i)
-      if (slowdown(i) == s) {
+      if (b->slow[i] == s) {
         vkds_submission_wait(last[i]);
         total += per_resource / ((double)(bench_now_ns() - t0) * 1e-9);
         vkds_submission_release(last[i]);
@@ -202,11 +207,21 @@ static double run_workload(vkds_policy *p, const task_arg *tasks, uint32_t count
   return (double)(bench_now_ns() - t0) * 1e-9;
 }
 
-int bench_balance(vkds_context *ctx, const bench_options *opt) {
-  balance b = {.ctx = ctx, .n = vkds_context_resource_count(ctx)};
-  if (b.n > MAX_RES) b.n = MAX_RES;
+/* per_device: the first queue of every device, each at its own speed (the GPU next to
+ * lavapipe); else the first 16 resources with slowdown 1 + index % 4. */
+static int balance_run(vkds_context *ctx, const bench_options *opt, bool per_device) {
+  balance b = {.ctx = ctx};
+  for (uint32_t i = 0, d = UINT32_MAX; i < vkds_context_resource_count(ctx) && b.n < MAX_RES; ++i) {
+    vkds_resource_info r;
+    vkds_resource_get_info(vkds_context_resource(ctx, i), &r);
+    if (per_device && r.device_index == d) continue;
+    d = r.device_index;
+    b.res[b.n] = vkds_context_resource(ctx, i);
+    b.slow[b.n] = per_device ? 1 : slowdown(b.n);
+    ++b.n;
+  }
   vkds_resource_info ri;
-  vkds_resource_get_info(vkds_context_resource(ctx, 0), &ri);
+  vkds_resource_get_info(b.res[0], &ri);
   b.unit = ri.device_type == VKDS_DEVICE_CPU ? 2000 : 20000;
   uint32_t devices = vkds_context_device_count(ctx);
   b.counters = calloc(devices, sizeof *b.counters);
@@ -235,25 +250,30 @@ int bench_balance(vkds_context *ctx, const bench_options *opt) {
   /* where the resources take turns on one device, the best is every unit at the cheapest
    * resource's cost: units over the best single resource's throughput */
   double ideal_shared = (double)units / best_solo;
-  printf("%u resources (slowdown 1 + index %% 4), %u tasks, %llu units of %u iterations\n", b.n, count,
+  printf("%u resources (%s), %u tasks, %llu units of %u iterations\n", b.n,
+         per_device ? "the first queue of each device, each at its own speed" : "slowdown 1 + index % 4", count,
          (unsigned long long)units, b.unit);
   printf("throughput: %.0f units/s summed over each resource alone (the ideal's), %.0f all at once\n", solo, rate);
   printf("ideal makespan: %.2f ms if the resources were independent; %.2f ms if they take turns\n"
          "on shared hardware (every unit on the cheapest resource)\n\n%-16s %12s %12s %12s %12s\n",
          ideal * 1e3, ideal_shared * 1e3, "policy", "cold ms", "warm ms", "/indep.", "/shared");
-  void *res[MAX_RES];
-  for (uint32_t i = 0; i < b.n; ++i) res[i] = vkds_context_resource(ctx, i);
   for (size_t k = 1; k < POLICY_COUNT; ++k) { /* fixed is not a balancer */
     vkds_policy *p;
     if (vkds_policy_create(&(vkds_policy_info){.kind = POLICIES[k].kind,
-            .resources = {.resource_count = b.n, .resources = res}}, &p) != VKDS_SUCCESS) {
+            .resources = {.resource_count = b.n, .resources = b.res}}, &p) != VKDS_SUCCESS) {
       fprintf(stderr, "vkds-bench: %s: %s\n", POLICIES[k].name, vkds_last_error_message());
       continue;
     }
     double cold = run_workload(p, tasks, count); /* includes learning */
     double warm = run_workload(p, tasks, count);
-    printf("%-16s %12.2f %12.2f %11.2fx %11.2fx\n", POLICIES[k].name, cold * 1e3, warm * 1e3, warm / ideal,
-           warm / ideal_shared);
+    printf("%-16s %12.2f %12.2f %11.2fx %11.2fx   tasks per resource:", POLICIES[k].name, cold * 1e3, warm * 1e3,
+           warm / ideal, warm / ideal_shared);
+    for (uint32_t i = 0; i < b.n; ++i) {
+      vkds_policy_resource_stats st;
+      vkds_policy_get_resource_stats(p, i, &st);
+      printf(" %llu", (unsigned long long)st.selections);
+    }
+    printf("\n");
     vkds_policy_release(p);
   }
   printf("cold: the first run of a fresh policy (auto tune and earliest finish learn during it);\n"
@@ -264,6 +284,9 @@ int bench_balance(vkds_context *ctx, const bench_options *opt) {
   free(tasks);
   return 0;
 }
+
+int bench_balance(vkds_context *ctx, const bench_options *opt) { return balance_run(ctx, opt, false); }
+int bench_balance_devices(vkds_context *ctx, const bench_options *opt) { return balance_run(ctx, opt, true); }
 
 /* ---- --balance-cpu: the same over independent resources ----
  * One-thread CPU pools (examples/cpu_pool*) as resources: on a machine with a core per

@@ -136,6 +136,8 @@ static const bench_mode modes[] = {
     {"select", "select overhead per policy (1, 8, 64 resources; 1 and 4 threads)", bench_select},
     {"balance", "makespan of mixed GPU tasks over resources of unequal speed, per policy, against the ideal", bench_balance},
     {"launch", "kernel launches against plain Vulkan; pipeline creation cold and from the disk cache", bench_launch},
+    {"balance-devices", "the same over the first queue of every device, each at its own speed (a GPU next to lavapipe)",
+     bench_balance_devices},
     {"balance-cpu", "the same over independent one-thread CPU pools (examples/cpu_pool)", bench_balance_cpu},
     {"bandwidth", "host<->device bandwidth: plain staging, vkds pipelined, imported, mapped; 1 MiB to 1 GiB", bench_bandwidth},
 };

@@ -13,7 +13,16 @@
  * Queues of one physical device share its execution units: on the H100 (driver 580) 16
  * queues flooded at once retire work no faster than one (bench/RESULTS.md). So queued(r)
  * counts the work in flight on every resource of r's physical device, not only on r;
- * resources of different devices (or other kinds) are independent. */
+ * resources of different devices (or other kinds) are independent.
+ *
+ * For the same reason, the queues of one GPU whose estimates are within 5% of each
+ * other are a tie, broken toward the queue with more tasks in flight: under the shared
+ * model the choice changes nothing but the queue's own cost, and spreading one GPU's
+ * work over several of its queues makes the driver switch between them (time slicing)
+ * for no gain. Without it, measurement noise between equally fast queues decided. Not
+ * on CPU devices: lavapipe runs each VkDevice on threads of its own, which do overlap
+ * where there are cores for them (--balance-devices on two lavapipe devices: keeping to
+ * one took 1.5x as long as spreading). */
 #include <stdlib.h>
 
 #include "../lib/policy_internal.h"
@@ -38,6 +47,7 @@ typedef struct earliest_finish {
   double ns_per_byte;
   uint32_t *hw; /* per resource: the first resource on the same physical device */
   double *queued_hw; /* per hardware (first resource): scratch of estimate_queued */
+  bool *sticky;      /* per resource: the tie rule applies (a GPU queue) */
 } earliest_finish;
 
 static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
@@ -92,6 +102,15 @@ static void estimate_queued(earliest_finish *ef) {
   }
 }
 
+/* Whether resource r (estimated finish `finish`) beats the best so far (see the tie rule
+ * at the top). */
+static bool replaces(const vkds_policy *p, uint32_t r, double finish, uint32_t best, double best_finish) {
+  const earliest_finish *ef = (const earliest_finish *)p;
+  if (ef->hw[r] == ef->hw[best] && ef->sticky[r] && finish <= best_finish * 1.05 && best_finish <= finish * 1.05)
+    return (vkds__picks(p, r) & VKDS__IN_FLIGHT_MASK) > (vkds__picks(p, best) & VKDS__IN_FLIGHT_MASK);
+  return finish < best_finish;
+}
+
 static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
   earliest_finish *ef = (earliest_finish *)p;
   pthread_mutex_lock(&ef->lock);
@@ -113,7 +132,7 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
     }
     bool resident = hints->data_devices & (1u << (vkds__policy_device_of(p, r) & 31));
     double finish = q + cost_of(c) + (resident ? 0.0 : (double)hints->bytes * ef->ns_per_byte);
-    if (best == UINT32_MAX || finish < best_finish) best = r, best_finish = finish;
+    if (best == UINT32_MAX || replaces(p, r, finish, best, best_finish)) best = r, best_finish = finish;
   }
   if (explore != UINT32_MAX) best = explore;
   /* every resource is still exploring this key: the one with the least work queued */
@@ -151,8 +170,19 @@ static vkds_result ef_init(vkds_policy *p) {
   ef->ns_per_byte = 1e9 / bw;
   ef->hw = calloc(p->resource_count, sizeof *ef->hw);
   ef->queued_hw = calloc(p->resource_count, sizeof *ef->queued_hw);
-  if (!ef->hw || !ef->queued_hw) return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish");
-  for (uint32_t r = 0; r < p->resource_count; ++r) ef->hw[r] = vkds__policy_hardware_of(p, r);
+  ef->sticky = calloc(p->resource_count, sizeof *ef->sticky);
+  if (!ef->hw || !ef->queued_hw || !ef->sticky) { /* destroy is not called when init fails */
+    free(ef->hw), free(ef->queued_hw), free(ef->sticky);
+    pthread_mutex_destroy(&ef->lock);
+    return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish");
+  }
+  for (uint32_t r = 0; r < p->resource_count; ++r) {
+    ef->hw[r] = vkds__policy_hardware_of(p, r);
+    vkds_resource_info ri;
+    ef->sticky[r] = p->backend->kind == &vkds_resource_kind_vulkan &&
+                    vkds_resource_get_info(p->backend->resources[r], &ri) == VKDS_SUCCESS &&
+                    ri.device_type != VKDS_DEVICE_CPU;
+  }
   return VKDS_SUCCESS;
 }
 
@@ -162,6 +192,7 @@ static void ef_destroy(vkds_policy *p) {
   free(ef->keys);
   free(ef->hw);
   free(ef->queued_hw);
+  free(ef->sticky);
   pthread_mutex_destroy(&ef->lock);
 }
 
