@@ -1,10 +1,12 @@
 /* bench/bench_submit.c: --submit, the cost of running one tiny dispatch through the
  * Vulkan backend, against plain Vulkan doing the same work in the same run.
  *
+ * On the first queue of every queue family of every device.
  * Round trip: one dispatch submitted, then waited for, again and again (median).
  *   plain/fence     pre-recorded command buffer, vkQueueSubmit with a fence, vkWaitForFences
  *   plain/timeline  the same, signalling a timeline semaphore, vkWaitSemaphores
  *   plain/spin      the same, spinning on vkGetSemaphoreCounterValue
+ *   plain/spin, empty submit: a submission without command buffers that only signals
  *   plain/spin on host memory: the command buffer also writes a word to host-visible
  *                   memory (vkCmdFillBuffer), and the host spins on that word
  *   vkQueueSubmit call: how long the call alone takes (with a timeline signal, or a fence)
@@ -12,6 +14,7 @@
  *                   with the backend's spin-then-sleep wait at three spin lengths
  * Batched: N dispatches each in its own submission, then one wait (mean per dispatch).
  *   plain           N pre-recorded command buffers, N vkQueueSubmit, one wait
+ *   plain, one vkQueueSubmit: the N command buffers in one submission
  *   vkds            N vkds_submit (fire and forget), one vkds_backend_wait_all
  */
 #include <stdbool.h>
@@ -182,6 +185,46 @@ static void plain_submit(plain *p, uint32_t i, VkFence fence) {
 
 typedef enum plain_wait { WAIT_FENCE, WAIT_TIMELINE, WAIT_SPIN } plain_wait;
 
+/* The floor under any task: a submission with no command buffer that only signals the
+ * timeline, spun on like plain/spin. */
+static double plain_empty_round_trip(plain *p) {
+  double samples[TRIPS];
+  for (uint32_t i = 0; i < TRIPS + WARMUP; ++i) {
+    uint64_t t0 = bench_now_ns();
+    ++p->value;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &p->timeline};
+    vkds_resource_lock_queue(p->res);
+    vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
+    vkds_resource_unlock_queue(p->res);
+    uint64_t v = 0;
+    while (vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
+    }
+    if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
+  }
+  return bench_median(samples, TRIPS);
+}
+
+/* N dispatches in one vkQueueSubmit (N command buffers, the last signals): what
+ * coalescing tasks into one submission would buy. */
+static double plain_one_submit(plain *p) {
+  uint64_t t0 = bench_now_ns();
+  ++p->value;
+  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = p->cmd_count,
+                     .pCommandBuffers = p->cmds, .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
+  vkds_resource_lock_queue(p->res);
+  vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
+  vkds_resource_unlock_queue(p->res);
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                            .pSemaphores = &p->timeline, .pValues = &p->value};
+  vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+  return (double)(bench_now_ns() - t0) / p->cmd_count;
+}
+
 static double plain_round_trip(plain *p, plain_wait how) {
   double samples[TRIPS];
   for (uint32_t i = 0; i < TRIPS + WARMUP; ++i) {
@@ -286,6 +329,7 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   double fence = plain_round_trip(&p, WAIT_FENCE);
   double timeline = plain_round_trip(&p, WAIT_TIMELINE);
   double spin = plain_round_trip(&p, WAIT_SPIN);
+  double empty = plain_empty_round_trip(&p);
   double memspin = plain_memspin_round_trip(&p, true);
   double memspin_nosignal = plain_memspin_round_trip(&p, false);
   double call_signal = plain_submit_call(&p, true);
@@ -298,6 +342,7 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   err = err ? err : e;
   double b_plain = plain_batched(&p, true);
   double b_plain_last = plain_batched(&p, false);
+  double b_plain_one = plain_one_submit(&p);
   double b_vkds = vkds_batched(res, &c, batch, &e);
   err = err ? err : e;
   plain_close(&p);
@@ -307,11 +352,12 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
     return 1;
   }
   char where[64];
-  snprintf(where, sizeof where, "%u %.22s", ri.index, ri.device_name);
+  snprintf(where, sizeof where, "%u %.16s fam %u", ri.index, ri.device_name, ri.queue_family);
   const struct { const char *what; double ns, base; } rows[] = {
       {"round trip  plain/fence", fence, fence},
       {"round trip  plain/timeline", timeline, fence},
       {"round trip  plain/spin", spin, fence},
+      {"round trip  plain/spin, empty submit", empty, fence},
       {"round trip  plain/spin on host memory", memspin, fence},
       {"round trip  plain/spin on host memory, no sem.", memspin_nosignal, fence},
       {"vkQueueSubmit call, timeline signal", call_signal, fence},
@@ -321,6 +367,7 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
       {"round trip  vkds (spin only)", v_spin, spin},
       {"batched     plain (per dispatch)", b_plain, b_plain},
       {"batched     plain, only the last signals", b_plain_last, b_plain},
+      {"batched     plain, all in one vkQueueSubmit", b_plain_one, b_plain},
       {"batched     vkds (per dispatch)", b_vkds, b_plain},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
@@ -333,13 +380,14 @@ int bench_submit(vkds_context *ctx, const bench_options *opt) {
   uint32_t batch = opt->count ? opt->count : 1000;
   printf("%-26s  %-42s %10s  %9s\n", "resource", "variant", "µs", "ratio");
   int status = 0;
-  /* the first queue of every device */
-  uint32_t last_device = UINT32_MAX;
+  /* the first queue of every queue family of every device (a compute-only family may
+   * answer faster than a graphics one) */
+  uint32_t last_device = UINT32_MAX, last_family = UINT32_MAX;
   for (uint32_t i = 0; i < vkds_context_resource_count(ctx); ++i) {
     vkds_resource_info ri;
     vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
-    if (ri.device_index == last_device) continue;
-    last_device = ri.device_index;
+    if (ri.device_index == last_device && ri.queue_family == last_family) continue;
+    last_device = ri.device_index, last_family = ri.queue_family;
     status |= bench_resource(vkds_context_resource(ctx, i), batch);
   }
   printf("ratio: plain rows against plain/fence; each vkds round trip against the plain one that\n"
