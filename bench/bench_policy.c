@@ -94,33 +94,42 @@ int bench_select(vkds_context *ctx, const bench_options *opt) {
   void *res[64];
   for (int i = 0; i < 64; ++i) res[i] = &dummy[i];
   _Atomic uint64_t counter = 0;
-  printf("%-16s %9s %8s %12s %10s\n", "policy", "resources", "threads", "ns/select", "vs atomic");
+  printf("%-16s %9s %8s %12s %10s %16s\n", "policy", "resources", "threads", "ns/select", "vs atomic", "trials min-max");
+  enum { TRIALS = 5 };
   for (int threads = 1; threads <= 4; threads *= 4) {
     double floor = on_threads(atomic_loop, (select_job){.iterations = iterations, .counter = &counter}, threads);
     printf("%-16s %9s %8d %12.1f %10s\n", "(atomic add)", "-", threads, floor, "1.00x");
     for (size_t k = 0; k < POLICY_COUNT; ++k)
       for (uint32_t n = 1; n <= 64; n *= 8) {
-        vkds_policy *p;
-        vkds_result r = vkds_policy_create(&(vkds_policy_info){.kind = POLICIES[k].kind,
-            .resources = {.kind = &opaque, .resource_count = n, .resources = res, .backend_ops = &null_backend}}, &p);
-        if (r != VKDS_SUCCESS) {
-          fprintf(stderr, "vkds-bench: %s: %s\n", POLICIES[k].name, vkds_last_error_message());
-          return 1;
+        /* the median of TRIALS, each with a fresh policy on fresh threads: one trial's
+         * figure can hang on where its allocations happened to land */
+        double trial[TRIALS];
+        for (int t = 0; t < TRIALS; ++t) {
+          vkds_policy *p;
+          vkds_result r = vkds_policy_create(&(vkds_policy_info){.kind = POLICIES[k].kind,
+              .resources = {.kind = &opaque, .resource_count = n, .resources = res, .backend_ops = &null_backend}}, &p);
+          if (r != VKDS_SUCCESS) {
+            fprintf(stderr, "vkds-bench: %s: %s\n", POLICIES[k].name, vkds_last_error_message());
+            return 1;
+          }
+          /* one task in flight on each resource throughout: dynamic load then scans them
+           * all and earliest finish has queued work to estimate (idle resources would let
+           * both stop early) */
+          vkds_selection *held[64] = {0};
+          for (uint32_t i = 0; i < n; ++i) vkds_select(p, &(vkds_task_info){.key = 1}, &held[i]);
+          trial[t] = on_threads(select_loop, (select_job){.p = p, .iterations = iterations}, threads);
+          for (uint32_t i = 0; i < n; ++i) vkds_selection_release(held[i]);
+          vkds_policy_release(p);
         }
-        /* one task in flight on each resource throughout: dynamic load then scans them
-         * all and earliest finish has queued work to estimate (idle resources would let
-         * both stop early) */
-        vkds_selection *held[64] = {0};
-        for (uint32_t i = 0; i < n; ++i) vkds_select(p, &(vkds_task_info){.key = 1}, &held[i]);
-        double ns = on_threads(select_loop, (select_job){.p = p, .iterations = iterations}, threads);
-        printf("%-16s %9u %8d %12.1f %9.2fx\n", POLICIES[k].name, n, threads, ns, ns / floor);
-        for (uint32_t i = 0; i < n; ++i) vkds_selection_release(held[i]);
-        vkds_policy_release(p);
+        double lo = trial[0], hi = trial[0];
+        for (int t = 1; t < TRIALS; ++t) lo = trial[t] < lo ? trial[t] : lo, hi = trial[t] > hi ? trial[t] : hi;
+        double ns = bench_median(trial, TRIALS);
+        printf("%-16s %9u %8d %12.1f %9.2fx %8.1f-%.1f\n", POLICIES[k].name, n, threads, ns, ns / floor, lo, hi);
       }
   }
   printf("ns/select: vkds_select + vkds_selection_release, mean over %u calls per thread,\n"
-         "one task in flight on every resource;\n"
-         "vs atomic: against one relaxed atomic add on a shared counter, same threads, same run.\n", iterations);
+         "one task in flight on every resource; the median of %d trials;\n"
+         "vs atomic: against one relaxed atomic add on a shared counter, same threads, same run.\n", iterations, TRIALS);
   return 0;
 }
 

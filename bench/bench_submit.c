@@ -7,6 +7,8 @@
  *   plain/timeline  the same, signalling a timeline semaphore, vkWaitSemaphores
  *   plain/spin      the same, spinning on vkGetSemaphoreCounterValue
  *   plain/spin, empty submit: a submission without command buffers that only signals
+ *   plain/spin, recorded: the command buffer recorded before each submission, as vkds's
+ *                   task functions do (pool reset first, or reset by vkBeginCommandBuffer)
  *   plain/spin on host memory: the command buffer also writes a word to host-visible
  *                   memory (vkCmdFillBuffer), and the host spins on that word
  *   vkQueueSubmit call: how long the call alone takes (with a timeline signal, or a fence)
@@ -207,6 +209,48 @@ static double plain_empty_round_trip(plain *p) {
   return bench_median(samples, TRIPS);
 }
 
+/* Like plain/spin, but recording the command buffer before each submission, as vkds
+ * does (the task function records): after resetting its pool (pool_reset), or letting
+ * vkBeginCommandBuffer reset it (a pool made with RESET_COMMAND_BUFFER_BIT). */
+static double plain_recorded_round_trip(plain *p, const gpu_counter *c, bool pool_reset) {
+  VkCommandPool pool;
+  VkCommandBuffer cmd;
+  vkds_resource_info ri;
+  vkds_resource_get_info(p->res, &ri);
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                 .flags = pool_reset ? VK_COMMAND_POOL_CREATE_TRANSIENT_BIT
+                                                     : VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                 .queueFamilyIndex = ri.queue_family};
+  if (vkCreateCommandPool(p->dev, &pci, NULL, &pool) != VK_SUCCESS) return 0;
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  vkAllocateCommandBuffers(p->dev, &ai, &cmd);
+  double samples[TRIPS];
+  for (uint32_t i = 0; i < TRIPS + WARMUP; ++i) {
+    uint64_t t0 = bench_now_ns();
+    if (pool_reset) vkResetCommandPool(p->dev, pool, 0);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    vkBeginCommandBuffer(cmd, &bi);
+    gpu_counter_record(c, cmd, 1, 1, 0);
+    vkEndCommandBuffer(cmd);
+    ++p->value;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
+                       .pCommandBuffers = &cmd, .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
+    vkds_resource_lock_queue(p->res);
+    vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
+    vkds_resource_unlock_queue(p->res);
+    uint64_t v = 0;
+    while (vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
+    }
+    if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
+  }
+  vkDestroyCommandPool(p->dev, pool, NULL);
+  return bench_median(samples, TRIPS);
+}
+
 /* N dispatches in one vkQueueSubmit (N command buffers, the last signals): what
  * coalescing tasks into one submission would buy. */
 static double plain_one_submit(plain *p) {
@@ -330,6 +374,8 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   double timeline = plain_round_trip(&p, WAIT_TIMELINE);
   double spin = plain_round_trip(&p, WAIT_SPIN);
   double empty = plain_empty_round_trip(&p);
+  double recorded = plain_recorded_round_trip(&p, &c, true);
+  double recorded_implicit = plain_recorded_round_trip(&p, &c, false);
   double memspin = plain_memspin_round_trip(&p, true);
   double memspin_nosignal = plain_memspin_round_trip(&p, false);
   double call_signal = plain_submit_call(&p, true);
@@ -358,6 +404,8 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
       {"round trip  plain/timeline", timeline, fence},
       {"round trip  plain/spin", spin, fence},
       {"round trip  plain/spin, empty submit", empty, fence},
+      {"round trip  plain/spin, recorded each time", recorded, fence},
+      {"round trip  plain/spin, recorded, reset by begin", recorded_implicit, fence},
       {"round trip  plain/spin on host memory", memspin, fence},
       {"round trip  plain/spin on host memory, no sem.", memspin_nosignal, fence},
       {"vkQueueSubmit call, timeline signal", call_signal, fence},

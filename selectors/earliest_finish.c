@@ -3,8 +3,11 @@
  * Beyond oneDPL. For a task with key K, the estimated finish on resource r is
  *   queued(r)    the estimated time of the tasks already in flight there (for each key,
  *                tasks in flight × that key's measured cost on r), plus
- *   cost(K, r)   K's measured task time on r (the mean without the warm-up sample; the
- *                warm-up alone until there is more), plus
+ *   cost(K, r)   K's measured task time on r without the warm-up sample (the warm-up
+ *                alone until there is more): the mean, except on a resource that shares
+ *                its device with others of the policy, where it is the best sample (a
+ *                task timed while the device also ran other queues' work has that work
+ *                in its time, and queued(r) counts it already), plus
  *   move(r)      hints->bytes / transfer_bytes_per_s unless hints->data_devices says the
  *                data already lives on r's device (then 0).
  * A resource that has never run K is tried first (one exploring task at a time), so
@@ -32,6 +35,8 @@ typedef struct ef_cost {
   uint64_t warmup_ns; /* the first sample */
   uint64_t count;     /* later samples */
   double mean_ns;
+  double best_ns;
+  double cost_ns;     /* what the estimate uses (see cost(K, r) above) */
 } ef_cost;
 
 typedef struct ef_key {
@@ -48,6 +53,7 @@ typedef struct earliest_finish {
   uint32_t *hw; /* per resource: the first resource on the same physical device */
   double *queued_hw; /* per hardware (first resource): scratch of estimate_queued */
   bool *sticky;      /* per resource: the tie rule applies (a GPU queue) */
+  bool *shared;      /* per resource: another resource of the policy is on its device */
 } earliest_finish;
 
 static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
@@ -67,7 +73,7 @@ static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
 }
 
 static bool measured(const ef_cost *c) { return c->warmup_ns || c->count; }
-static double cost_of(const ef_cost *c) { return c->count ? c->mean_ns : (double)c->warmup_ns; }
+static double cost_of(const ef_cost *c) { return c->count ? c->cost_ns : (double)c->warmup_ns; }
 
 /* A key's cost on a resource that has not run it yet: its mean over the resources that
  * have; else the mean over every measured key and resource (unknown work is assumed
@@ -157,6 +163,8 @@ static void ef_report(vkds_policy *p, const vkds_report *r) {
       } else {
         ++c->count;
         c->mean_ns += ((double)r->value_ns - c->mean_ns) / (double)c->count;
+        if (c->count == 1 || (double)r->value_ns < c->best_ns) c->best_ns = (double)r->value_ns;
+        c->cost_ns = ef->shared[r->resource_index] ? c->best_ns : c->mean_ns;
       }
     }
   }
@@ -171,8 +179,9 @@ static vkds_result ef_init(vkds_policy *p) {
   ef->hw = calloc(p->resource_count, sizeof *ef->hw);
   ef->queued_hw = calloc(p->resource_count, sizeof *ef->queued_hw);
   ef->sticky = calloc(p->resource_count, sizeof *ef->sticky);
-  if (!ef->hw || !ef->queued_hw || !ef->sticky) { /* destroy is not called when init fails */
-    free(ef->hw), free(ef->queued_hw), free(ef->sticky);
+  ef->shared = calloc(p->resource_count, sizeof *ef->shared);
+  if (!ef->hw || !ef->queued_hw || !ef->sticky || !ef->shared) { /* destroy is not called when init fails */
+    free(ef->hw), free(ef->queued_hw), free(ef->sticky), free(ef->shared);
     pthread_mutex_destroy(&ef->lock);
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish");
   }
@@ -182,6 +191,7 @@ static vkds_result ef_init(vkds_policy *p) {
     ef->sticky[r] = p->backend->kind == &vkds_resource_kind_vulkan &&
                     vkds_resource_get_info(p->backend->resources[r], &ri) == VKDS_SUCCESS &&
                     ri.device_type != VKDS_DEVICE_CPU;
+    if (ef->hw[r] != r) ef->shared[r] = ef->shared[ef->hw[r]] = true;
   }
   return VKDS_SUCCESS;
 }
@@ -193,6 +203,7 @@ static void ef_destroy(vkds_policy *p) {
   free(ef->hw);
   free(ef->queued_hw);
   free(ef->sticky);
+  free(ef->shared);
   pthread_mutex_destroy(&ef->lock);
 }
 
