@@ -141,6 +141,8 @@ typedef struct vkds__slot {
   VkCommandBuffer cmd;
   VkQueryPool timestamps; /* created on first use */
   bool timed;             /* this use wrote timestamps */
+  bool time_known;        /* time_ns holds the task's time (read when it finished) */
+  uint64_t time_ns;
   uint64_t value;         /* the timeline value its submit signals */
   vkds_selection *report_to; /* retained when completion or time must be reported */
   uint64_t key;
@@ -160,6 +162,7 @@ struct vkds_resource {
   _Atomic uint64_t submitted;      /* the last value a submit signals (set under queue_lock) */
   _Atomic uint64_t completed;      /* the last value seen reached */
   pthread_mutex_t track_lock;      /* guards the slot lists */
+  uint64_t last_end_ticks;         /* end timestamp of the last reclaimed task, 0: unknown (track_lock) */
   vkds__slot *free_slots;
   vkds__slot *inflight_head, *inflight_tail; /* in timeline order */
   _Atomic uint32_t inflight_count;           /* lets reclaim skip an idle queue without the lock */

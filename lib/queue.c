@@ -142,19 +142,40 @@ static vkds_result read_counter(vkds_resource *r, uint64_t *value) {
   return VKDS_SUCCESS;
 }
 
-static void report_finished(vkds_resource *r, vkds__slot *s) {
-  if (!s->report_to) return;
-  if (s->timed) {
-    uint64_t ticks[2];
-    VkResult vr = r->dev->vk.vkGetQueryPoolResults(r->dev->device, s->timestamps, 0, 2, sizeof ticks,
-                                                   ticks, sizeof ticks[0], VK_QUERY_RESULT_64_BIT);
-    if (vr == VK_SUCCESS) {
-      uint32_t bits = r->dev->facts.families[r->family].timestampValidBits;
-      uint64_t mask = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
-      double ns = (double)((ticks[1] - ticks[0]) & mask) * r->dev->facts.props.properties.limits.timestampPeriod;
-      vkds_selection_report(s->report_to, VKDS_REPORT_TIME, s->key, (uint64_t)(ns + 0.5));
-    }
+/* Reads the timestamps of a finished slot into s->time_ns; call in completion order,
+ * under track_lock. A task's time runs from its start, or from the end of the task
+ * before it on this queue if that came later: submissions to one queue overlap, and a
+ * TOP_OF_PIPE timestamp is written when the command reaches the front of the pipe,
+ * while the task before may still be running. Without this, every task of a backed-up
+ * queue was charged with part of its predecessor's time, and a busy queue looked slower
+ * than an idle one of the same speed (earliest finish and auto tune then moved work to
+ * slower queues). */
+static void read_task_time(vkds_resource *r, vkds__slot *s) {
+  s->time_known = false;
+  if (!s->timed) {
+    r->last_end_ticks = 0; /* an untimed task ran in between: its end is unknown */
+    return;
   }
+  uint64_t ticks[2];
+  VkResult vr = r->dev->vk.vkGetQueryPoolResults(r->dev->device, s->timestamps, 0, 2, sizeof ticks, ticks,
+                                                 sizeof ticks[0], VK_QUERY_RESULT_64_BIT);
+  if (vr != VK_SUCCESS) {
+    r->last_end_ticks = 0;
+    return;
+  }
+  uint32_t bits = r->dev->facts.families[r->family].timestampValidBits;
+  uint64_t mask = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+  uint64_t start = ticks[0], length = (ticks[1] - start) & mask;
+  uint64_t prev = r->last_end_ticks;
+  if (prev && ((prev - start) & mask) < length) start = prev; /* the previous task ended inside this one */
+  s->time_ns = (uint64_t)((double)((ticks[1] - start) & mask) * r->dev->facts.props.properties.limits.timestampPeriod + 0.5);
+  s->time_known = true;
+  r->last_end_ticks = ticks[1];
+}
+
+static void report_finished(vkds__slot *s) {
+  if (!s->report_to) return;
+  if (s->time_known) vkds_selection_report(s->report_to, VKDS_REPORT_TIME, s->key, s->time_ns);
   vkds_selection_report(s->report_to, VKDS_REPORT_COMPLETION, s->key, 0);
 }
 
@@ -169,6 +190,7 @@ vkds_result vkds__queue_reclaim(vkds_resource *r) {
   while (r->inflight_head && r->inflight_head->value <= done) {
     vkds__slot *s = r->inflight_head;
     r->inflight_head = s->next;
+    read_task_time(r, s);
     *tail = s;
     tail = &s->next;
     atomic_fetch_sub_explicit(&r->inflight_count, 1, memory_order_relaxed);
@@ -179,7 +201,7 @@ vkds_result vkds__queue_reclaim(vkds_resource *r) {
   /* reports call user code: outside the lock */
   for (vkds__slot *s = finished, *next; s; s = next) {
     next = s->next;
-    report_finished(r, s);
+    report_finished(s);
     vkds__queue_release_slot(r, s);
   }
   return VKDS_SUCCESS;

@@ -165,6 +165,38 @@ START_TEST(reports_submission_completion_and_time) {
 }
 END_TEST
 
+/* Back to back on one queue, without a wait between: each task is charged its own
+ * time, not the rest of the one before it (lib/queue.c, read_task_time). The sink logs
+ * the last time, so the short task goes second. */
+START_TEST(back_to_back_tasks_are_timed_apart) {
+  sink_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  fixture f;
+  vkds_report_sink sink = {log_report, &log};
+  fixture_open(&f, VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME, &sink);
+  uint64_t alone = UINT64_MAX, behind = UINT64_MAX;
+  for (int i = 0; i < 3; ++i) { /* the best of three, against a noisy machine */
+    uint64_t t = timed_run(&f, &log, 1, 10);
+    alone = t < alone ? t : alone;
+    add_task slow = {.counter = &f.counter, .add = 1, .groups = 512, .iterations = 20000};
+    add_task quick = {.counter = &f.counter, .add = 1, .groups = 1, .iterations = 10};
+    vkds_submission *s;
+    ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &slow, .key = 1}, NULL));
+    ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &quick, .key = 2}, &s));
+    ck_assert_vkds(vkds_submission_wait(s));
+    vkds_submission_release(s);
+    vkds_backend_lazy_report(f.b);
+    ck_assert_uint_eq(log.last_key, 2);
+    behind = log.last_time_ns < behind ? log.last_time_ns : behind;
+  }
+  uint64_t slow_alone = timed_run(&f, &log, 512, 20000);
+  ck_assert_uint_gt(behind, 0);
+  ck_assert_msg(behind * 4 < slow_alone, "a short task behind a long one: %llu ns; the long one alone: %llu ns",
+                (unsigned long long)behind, (unsigned long long)slow_alone);
+  ck_assert_int_eq(log.times, 3 * 3 + 1);
+  fixture_close(&f);
+}
+END_TEST
+
 START_TEST(completion_is_reported_lazily_without_waiting) {
   sink_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
   fixture f;
@@ -552,6 +584,7 @@ int main(void) {
   tcase_add_test(tc, waiting_each_in_turn);
   tcase_add_test(tc, wait_with_timeout_and_poll);
   tcase_add_test(tc, reports_submission_completion_and_time);
+  tcase_add_test(tc, back_to_back_tasks_are_timed_apart);
   tcase_add_test(tc, completion_is_reported_lazily_without_waiting);
   tcase_add_test(tc, hooks_run_in_order_and_see_every_submission);
   tcase_add_test(tc, a_failing_task_submits_nothing);
