@@ -335,16 +335,23 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
                       "policy '%s' selected index %u of %u", p->ops->name, index, p->resource_count);
   vkds__resource_stats *s = &in->stats[index];
-  VKDS_CHECK(count_pick(p, in, s));
+  /* If no selection comes of the pick, the policy's own count of it (earliest finish's
+   * queued work) is given back as for a selection released unsubmitted. */
+  const vkds_report unused = {.what = VKDS_REPORT_UNUSED, .resource_index = index, .key = hints->key};
+  vkds_result r = count_pick(p, in, s);
+  if (r != VKDS_SUCCESS) {
+    p->ops->report(p, &unused); /* vkds counted nothing */
+    return r;
+  }
   vkds_selection *sel = in->scratch ? NULL : vkds__cached_selection;
   if (sel) { /* what vkds__selection_make does, without the call */
     vkds__cached_selection = NULL;
     *sel = (vkds_selection){.index = index, .reports = in->selection_reports, .backend = p->backend, .sink = in->sink};
     atomic_init(&sel->refs, 1);
   } else {
-    vkds_result r = vkds__selection_make(p->backend, index, in->selection_reports, in->scratch, &in->sink, &sel);
+    r = vkds__selection_make(p->backend, index, in->selection_reports, in->scratch, &in->sink, &sel);
     if (r != VKDS_SUCCESS) {
-      if (in->tracks_completion) atomic_fetch_sub(&s->picks, 1); /* picked (and counted) but never in flight */
+      on_report(p, &unused); /* counted by vkds and the policy: both give it back */
       return r;
     }
   }

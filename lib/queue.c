@@ -147,9 +147,8 @@ static vkds_result read_counter(vkds_resource *r, uint64_t *value) {
  * before it on this queue if that came later: submissions to one queue overlap, and a
  * TOP_OF_PIPE timestamp is written when the command reaches the front of the pipe,
  * while the task before may still be running. Without this, every task of a backed-up
- * queue was charged with part of its predecessor's time, and a busy queue looked slower
- * than an idle one of the same speed (earliest finish and auto tune then moved work to
- * slower queues). */
+ * queue could be charged with part of its predecessor's time, and a busy queue would
+ * look slower than an idle one of the same speed. */
 static void read_task_time(vkds_resource *r, vkds__slot *s) {
   s->time_known = false;
   if (!s->timed) {
