@@ -173,16 +173,33 @@ static void plain_close(plain *p) {
   free(p->cmds);
 }
 
-/* Submits command buffer i, signalling the timeline (and the fence when asked). */
-static void plain_submit(plain *p, uint32_t i, VkFence fence) {
+/* Submits `count` command buffers (0: none) in one vkQueueSubmit that signals the next
+ * timeline value (and the fence when given). */
+static void plain_submit_cmds(plain *p, uint32_t count, const VkCommandBuffer *cmds, VkFence fence) {
   ++p->value;
   VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                       .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
-                     .pCommandBuffers = &p->cmds[i], .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = count,
+                     .pCommandBuffers = cmds, .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
   vkds_resource_lock_queue(p->res); /* vkds may share the queue */
   vkQueueSubmit(p->queue, 1, &si, fence);
   vkds_resource_unlock_queue(p->res);
+}
+
+/* Submits command buffer i, signalling the timeline (and the fence when asked). */
+static void plain_submit(plain *p, uint32_t i, VkFence fence) { plain_submit_cmds(p, 1, &p->cmds[i], fence); }
+
+/* Waits for the last signalled timeline value: sleeping in the driver, or spinning on
+ * vkGetSemaphoreCounterValue. */
+static void plain_wait_timeline(plain *p) {
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                            .pSemaphores = &p->timeline, .pValues = &p->value};
+  vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+}
+static void plain_spin_timeline(plain *p) {
+  uint64_t v = 0;
+  while (vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
+  }
 }
 
 typedef enum plain_wait { WAIT_FENCE, WAIT_TIMELINE, WAIT_SPIN } plain_wait;
@@ -193,17 +210,8 @@ static double plain_empty_round_trip(plain *p) {
   double samples[TRIPS];
   for (uint32_t i = 0; i < TRIPS + WARMUP; ++i) {
     uint64_t t0 = bench_now_ns();
-    ++p->value;
-    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .signalSemaphoreCount = 1,
-                       .pSignalSemaphores = &p->timeline};
-    vkds_resource_lock_queue(p->res);
-    vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
-    vkds_resource_unlock_queue(p->res);
-    uint64_t v = 0;
-    while (vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
-    }
+    plain_submit_cmds(p, 0, NULL, VK_NULL_HANDLE);
+    plain_spin_timeline(p);
     if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
   }
   return bench_median(samples, TRIPS);
@@ -234,17 +242,8 @@ static double plain_recorded_round_trip(plain *p, const gpu_counter *c, bool poo
     vkBeginCommandBuffer(cmd, &bi);
     gpu_counter_record(c, cmd, 1, 1, 0);
     vkEndCommandBuffer(cmd);
-    ++p->value;
-    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
-                       .pCommandBuffers = &cmd, .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
-    vkds_resource_lock_queue(p->res);
-    vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
-    vkds_resource_unlock_queue(p->res);
-    uint64_t v = 0;
-    while (vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
-    }
+    plain_submit_cmds(p, 1, &cmd, VK_NULL_HANDLE);
+    plain_spin_timeline(p);
     if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
   }
   vkDestroyCommandPool(p->dev, pool, NULL);
@@ -255,17 +254,8 @@ static double plain_recorded_round_trip(plain *p, const gpu_counter *c, bool poo
  * coalescing tasks into one submission would buy. */
 static double plain_one_submit(plain *p) {
   uint64_t t0 = bench_now_ns();
-  ++p->value;
-  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                      .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = p->cmd_count,
-                     .pCommandBuffers = p->cmds, .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
-  vkds_resource_lock_queue(p->res);
-  vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
-  vkds_resource_unlock_queue(p->res);
-  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
-                            .pSemaphores = &p->timeline, .pValues = &p->value};
-  vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+  plain_submit_cmds(p, p->cmd_count, p->cmds, VK_NULL_HANDLE);
+  plain_wait_timeline(p);
   return (double)(bench_now_ns() - t0) / p->cmd_count;
 }
 
@@ -278,13 +268,9 @@ static double plain_round_trip(plain *p, plain_wait how) {
       vkWaitForFences(p->dev, 1, &p->fence, VK_TRUE, UINT64_MAX);
       vkResetFences(p->dev, 1, &p->fence);
     } else if (how == WAIT_TIMELINE) {
-      VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
-                                .pSemaphores = &p->timeline, .pValues = &p->value};
-      vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+      plain_wait_timeline(p);
     } else {
-      uint64_t v = 0;
-      while (vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
-      }
+      plain_spin_timeline(p);
     }
     if (i >= WARMUP) samples[i - WARMUP] = (double)(bench_now_ns() - t0);
   }
@@ -304,9 +290,7 @@ static double plain_batched(plain *p, bool signal_each) {
       vkds_resource_unlock_queue(p->res);
     }
   }
-  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
-                            .pSemaphores = &p->timeline, .pValues = &p->value};
-  vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+  plain_wait_timeline(p);
   return (double)(bench_now_ns() - t0) / p->cmd_count;
 }
 
