@@ -159,10 +159,8 @@ static vkds_result record_task(void *user, const vkds_task *task, void **wait_ob
   const balance *b = a->bal;
   vkds_resource_info ri;
   vkds_resource_get_info(task->resource, &ri);
-  uint32_t slow = 1;
-  for (uint32_t i = 0; i < b->n; ++i)
-    if (b->res[i] == task->resource) slow = b->slow[i];
-  gpu_counter_record(&b->counters[ri.device_index], task->cmd, 1, 2, b->unit * a->size * slow);
+  /* every policy and backend here is made over b->res, so the index is the position */
+  gpu_counter_record(&b->counters[ri.device_index], task->cmd, 1, 2, b->unit * a->size * b->slow[task->resource_index]);
   return VKDS_SUCCESS;
 }
 

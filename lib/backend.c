@@ -240,15 +240,9 @@ vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t repo
 vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,
                                  const vkds_report_sink *sink, vkds_selection **out) {
   vkds_selection *sel = scratch ? NULL : take_cached_selection();
-  if (sel) memset(sel, 0, sizeof *sel);
-  else sel = calloc(1, sizeof *sel + scratch);
+  if (!sel) sel = calloc(1, sizeof *sel + scratch);
   if (!sel) return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "selection");
-  atomic_init(&sel->refs, 1);
-  sel->backend = b;
-  sel->index = index;
-  sel->reports = reports;
-  if (sink) sel->sink = *sink;
-  sel->scratch_size = scratch;
+  vkds__selection_init(sel, b, index, reports, scratch, sink);
   *out = sel;
   return VKDS_SUCCESS;
 }

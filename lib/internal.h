@@ -218,6 +218,14 @@ struct vkds_selection {
  * the next select instead of a free and a calloc. */
 extern VKDS__FAST_TLS vkds_selection *vkds__cached_selection;
 
+/* Fills a selection (one reference, state FREE); `sink` may be NULL. */
+static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, uint32_t index, uint32_t reports,
+                                        size_t scratch, const vkds_report_sink *sink) {
+  /* one store of the whole struct: the object is not shared yet */
+  *sel = (vkds_selection){.refs = 1, .state = VKDS__SEL_FREE, .index = index, .reports = reports, .backend = b,
+                          .sink = sink ? *sink : (vkds_report_sink){0}, .scratch_size = scratch};
+}
+
 /* vkds_selection_create without the argument and capability checks: a FREE selection
  * (lib/backend.c); a policy then marks it PICKED. */
 vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,

@@ -306,7 +306,7 @@ uint64_t vkds_policy_in_flight(const vkds_policy *p, uint32_t index) {
 static vkds_result count_pick(const vkds_policy *p, vkds__policy_internal *in, vkds__resource_stats *s) {
   if (p->ops->select_counts_in_flight) return VKDS_SUCCESS;
   if (in->tracks_completion) {
-    uint64_t limit = in->info.capacity && in->info.capacity < VKDS__IN_FLIGHT_MASK ? in->info.capacity : VKDS__IN_FLIGHT_MASK;
+    const uint64_t limit = vkds__in_flight_limit(p);
     for (uint64_t w = atomic_load_explicit(&s->picks, memory_order_relaxed);;) {
       if ((w & VKDS__IN_FLIGHT_MASK) >= limit) return VKDS_ERROR_WOULD_BLOCK;
       if (atomic_compare_exchange_weak_explicit(&s->picks, &w, w + VKDS__ONE_PICK, memory_order_relaxed,
@@ -344,10 +344,9 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
     return r;
   }
   vkds_selection *sel = in->scratch ? NULL : vkds__cached_selection;
-  if (sel) { /* what vkds__selection_make does, without the call */
+  if (sel) { /* vkds__selection_make without the call */
     vkds__cached_selection = NULL;
-    *sel = (vkds_selection){.index = index, .reports = in->selection_reports, .backend = p->backend, .sink = in->sink};
-    atomic_init(&sel->refs, 1);
+    vkds__selection_init(sel, p->backend, index, in->selection_reports, 0, &in->sink);
   } else {
     r = vkds__selection_make(p->backend, index, in->selection_reports, in->scratch, &in->sink, &sel);
     if (r != VKDS_SUCCESS) {

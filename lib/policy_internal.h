@@ -56,6 +56,11 @@ static inline vkds__policy_internal *vkds__policy_in(const vkds_policy *p) { ret
 static inline uint64_t vkds__picks(const vkds_policy *p, uint32_t index) {
   return atomic_load_explicit(&vkds__policy_in(p)->stats[index].picks, memory_order_relaxed);
 }
+/* Tasks in flight a resource may have: the policy's capacity, within what the word holds. */
+static inline uint64_t vkds__in_flight_limit(const vkds_policy *p) {
+  uint32_t capacity = p->info->capacity;
+  return capacity && capacity < VKDS__IN_FLIGHT_MASK ? capacity : VKDS__IN_FLIGHT_MASK;
+}
 /* Counts a pick of `index` (a selection and a task in flight) if its word is still
  * `seen`; false when another thread changed it meanwhile (look again). */
 static inline bool vkds__count_pick(vkds_policy *p, uint32_t index, uint64_t seen) {

@@ -17,8 +17,7 @@ static VKDS__FAST_TLS uint32_t rotate;
 static vkds_result dl_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
   (void)hints;
   const uint32_t n = p->resource_count;
-  const uint64_t capacity = p->info->capacity && p->info->capacity < VKDS__IN_FLIGHT_MASK ? p->info->capacity
-                                                                                         : VKDS__IN_FLIGHT_MASK;
+  const uint64_t capacity = vkds__in_flight_limit(p);
   for (;;) {
     uint32_t start = rotate++ % n;
     uint32_t best = start;
