@@ -22,10 +22,11 @@
  * other are a tie, broken toward the queue with more tasks in flight: under the shared
  * model the choice changes nothing but the queue's own cost, and spreading one GPU's
  * work over several of its queues makes the driver switch between them (time slicing)
- * for no gain. Without it, measurement noise between equally fast queues decided (the
- * H100 balance benchmark went from 1.15-1.22x to 1.00x of the one-queue makespan with
- * it). Not on CPU devices: lavapipe runs each VkDevice on threads of its own, which do
- * overlap where there are cores for them. */
+ * for no gain. Without it, measurement noise between equally fast queues decided (H100
+ * balance benchmark: 2,599-2,758 ms without it in session 1, 2,575 ms with it, against
+ * 2,563 ms for everything on the fastest queue in the same run; bench/RESULTS.md). Not
+ * on CPU devices: lavapipe runs each VkDevice on threads of its own, which do overlap
+ * where there are cores for them. */
 #include <stdlib.h>
 
 #include "../lib/policy_internal.h"
