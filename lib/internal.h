@@ -19,7 +19,7 @@
 
 #include "vkds/vkds.h"
 
-/* ---- errors and logging (lib/result.c) ---- */
+/* ---- errors and logging (lib/core/result.c) ---- */
 
 /* Logs at `level` through the context's logger (ctx may be NULL: then only thread-local
  * state is touched). */
@@ -42,7 +42,7 @@ vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what
                         __func__, #cond);                                                   \
   } while (0)
 
-/* ---- instance-level entry points, per context (lib/loader.c) ----
+/* ---- instance-level entry points, per context (lib/core/loader.c) ----
  * Kept per context rather than in volk's globals so that contexts on different loaders
  * or instances, created from different threads, never write shared state. */
 typedef struct vkds__instance_fns {
@@ -79,7 +79,7 @@ void vkds__loader_load_device(const vkds__instance_fns *fns, VkDevice device,
                               struct VolkDeviceTable *table);
 void vkds__loader_close(void *handle);
 
-/* ---- devices and resources (lib/device.c) ---- */
+/* ---- devices and resources (lib/core/device.c) ---- */
 
 /* Everything vkds knows about one physical device, queried once. */
 typedef struct vkds__device_facts {
@@ -118,12 +118,12 @@ typedef struct vkds__device {
   void (*queue_lock)(void *user, VkQueue queue);
   void (*queue_unlock)(void *user, VkQueue queue);
   void *queue_lock_user;
-  struct vkds__allocator *allocator; /* lib/memory.c */
-  struct vkds__staging *staging;     /* lib/staging.c, made on first use */
+  struct vkds__allocator *allocator; /* lib/memory/memory.c */
+  struct vkds__staging *staging;     /* lib/memory/staging.c, made on first use */
   pthread_mutex_t staging_lock;
 } vkds__device;
 
-/* A VkBuffer with its own memory (lib/buffer.c). */
+/* A VkBuffer with its own memory (lib/memory/buffer.c). */
 typedef struct vkds__buffer {
   VkBuffer buffer;
   VkDeviceMemory memory;
@@ -157,7 +157,7 @@ struct vkds_resource {
   VkQueue queue;
   pthread_mutex_t queue_lock; /* VkQueue is externally synchronized */
 
-  /* submission tracking (lib/queue.c) */
+  /* submission tracking (lib/backend/queue.c) */
   VkSemaphore timeline;            /* signalled by every vkds submit to this queue */
   _Atomic uint64_t submitted;      /* the last value a submit signals (set under queue_lock) */
   _Atomic uint64_t completed;      /* the last value seen reached */
@@ -169,7 +169,7 @@ struct vkds_resource {
   uint32_t slot_count;
 };
 
-/* ---- queue tracking (lib/queue.c) ---- */
+/* ---- queue tracking (lib/backend/queue.c) ---- */
 vkds_result vkds__queue_init(vkds_resource *r);
 /* The device must be idle. */
 void vkds__queue_destroy(vkds_resource *r);
@@ -196,7 +196,7 @@ vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value);
 #define VKDS__FAST_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* A selection: which resource, which reports go where. Defined here so that a policy's
- * select (lib/policy.c) fills the recycled one in place; lib/backend.c owns the rest. */
+ * select (lib/backend/policy.c) fills the recycled one in place; lib/backend/backend.c owns the rest. */
 enum {
   VKDS__SEL_FREE = 0,      /* vkds_selection_create: any number of submissions */
   VKDS__SEL_PICKED = 1,    /* a policy's pick, not submitted: released so, it is UNUSED */
@@ -227,7 +227,7 @@ static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, ui
 }
 
 /* vkds_selection_create without the argument and capability checks: a FREE selection
- * (lib/backend.c); a policy then marks it PICKED. */
+ * (lib/backend/backend.c); a policy then marks it PICKED. */
 vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,
                                  const vkds_report_sink *sink, vkds_selection **out);
 
@@ -244,7 +244,7 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues);
 /* Reads what the application enabled on an adopted device. */
 void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *embed);
 
-/* ---- device filters (lib/filter.c) ---- */
+/* ---- device filters (lib/core/filter.c) ---- */
 
 /* A parsed filter: positive and negative terms. */
 typedef struct vkds__filter vkds__filter;
@@ -274,20 +274,20 @@ struct vkds_context {
   uint32_t resource_count;
   vkds_resource *resources;
 
-  /* kernels (lib/kernel.c) */
+  /* kernels (lib/kernel/kernel.c) */
   pthread_mutex_t glsl_lock;
   struct vkds__glsl_entry *glsl_cache;
   uint64_t glsl_compiles, glsl_hits;
   char *pipeline_cache_dir;
 
-  /* memory (lib/memory.c, lib/staging.c, lib/host_copy.c), resolved from the info */
+  /* memory (lib/memory/memory.c, lib/memory/staging.c, lib/memory/host_copy.c), resolved from the info */
   uint64_t device_memory_limit;
   uint32_t staging_chunks;
   uint64_t staging_chunk_bytes;
   struct vkds__host_copy_pool *host_copy;
 };
 
-/* ---- parallel host copies (lib/host_copy.c) ---- */
+/* ---- parallel host copies (lib/memory/host_copy.c) ---- */
 
 /* Starts the context's copy threads (threads - 1 helpers; 0: as many processors as
  * there are, at most 8). */
@@ -296,19 +296,19 @@ void vkds__host_copy_destroy(vkds_context *ctx);
 /* memcpy, split over the copy threads when it is large. */
 void vkds__host_copy(vkds_context *ctx, void *dst, const void *src, uint64_t bytes);
 
-/* ---- staging (lib/staging.c) ---- */
+/* ---- staging (lib/memory/staging.c) ---- */
 void vkds__staging_destroy(vkds__device *dev);
 
-/* Per-device pipeline caches (lib/pipeline_cache.c). */
+/* Per-device pipeline caches (lib/kernel/pipeline_cache.c). */
 vkds_result vkds__pipeline_cache_open(vkds__device *dev);
 void vkds__pipeline_cache_close(vkds__device *dev);
 
-/* Instance creation and the validation messenger (lib/instance.c). */
+/* Instance creation and the validation messenger (lib/core/instance.c). */
 vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *info,
                                   bool validation);
 void vkds__instance_destroy(vkds_context *ctx);
 
-/* ---- raw buffers (lib/buffer.c) ---- */
+/* ---- raw buffers (lib/memory/buffer.c) ---- */
 
 /* Picks the memory type for `type_bits` that has every `required` flag and, among
  * those, the most `preferred` flags; UINT32_MAX when none has the required ones. */
@@ -322,7 +322,7 @@ void vkds__buffer_destroy(vkds__device *dev, vkds__buffer *buf);
 /* Makes device writes visible to the host for a non-coherent mapping. */
 void vkds__buffer_invalidate(vkds__device *dev, const vkds__buffer *buf);
 
-/* ---- buffers and the allocator (lib/memory.c, lib/buffer_public.c) ---- */
+/* ---- buffers and the allocator (lib/memory/memory.c, lib/memory/buffer_public.c) ---- */
 
 typedef struct vkds__block vkds__block;
 

@@ -11,7 +11,7 @@
  * reset between rounds. */
 #include <stdlib.h>
 
-#include "../lib/policy_internal.h"
+#include "../lib/backend/policy_internal.h"
 
 typedef struct tune_key {
   uint64_t key;

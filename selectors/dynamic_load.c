@@ -6,8 +6,8 @@
  * selecting at once spread over the resources instead of all taking the one that was
  * least loaded when they looked; and ties rotate instead of always going to the first.
  * The compare-and-swap also counts the selection (both live in one word, see
- * lib/policy_internal.h), so a pick is one atomic step in all. */
-#include "../lib/policy_internal.h"
+ * lib/backend/policy_internal.h), so a pick is one atomic step in all. */
+#include "../lib/backend/policy_internal.h"
 
 /* Where this thread's next scan starts, so that ties rotate. Per thread, not shared: a
  * shared counter would cost every selection one more contended atomic add, and the

@@ -29,7 +29,7 @@
  * where there are cores for them. */
 #include <stdlib.h>
 
-#include "../lib/policy_internal.h"
+#include "../lib/backend/policy_internal.h"
 
 typedef struct ef_cost {
   uint64_t in_flight; /* this key's tasks in flight on the resource */

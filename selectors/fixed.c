@@ -1,5 +1,5 @@
 /* selectors/fixed.c: every task goes to one resource, chosen by index at creation. */
-#include "../lib/policy_internal.h"
+#include "../lib/backend/policy_internal.h"
 
 static vkds_result fixed_init(vkds_policy *p) {
   if (p->info->fixed_index >= p->resource_count)

@@ -1,7 +1,7 @@
 /* selectors/round_robin.c: task i goes to resource i mod n. One relaxed atomic add per
  * selection, which also serves as the selection count; no reports needed, so nothing
  * is tracked per task. */
-#include "../lib/policy_internal.h"
+#include "../lib/backend/policy_internal.h"
 
 typedef struct round_robin {
   vkds_policy base;

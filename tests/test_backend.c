@@ -166,7 +166,7 @@ START_TEST(reports_submission_completion_and_time) {
 END_TEST
 
 /* Back to back on one queue, without a wait between: each task is charged its own
- * time, not the rest of the one before it (lib/queue.c, read_task_time). The sink logs
+ * time, not the rest of the one before it (lib/backend/queue.c, read_task_time). The sink logs
  * the last time, so the short task goes second. */
 START_TEST(back_to_back_tasks_are_timed_apart) {
   sink_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};

@@ -1,7 +1,7 @@
-/* tests/test_glsl.c: GLSL to SPIR-V at run time (lib/glsl.c), called directly: valid
+/* tests/test_glsl.c: GLSL to SPIR-V at run time (lib/kernel/glsl.c), called directly: valid
  * modules for Vulkan 1.2 and 1.3, the embedded device-side header, the user's line
  * numbers in errors, refused includes, defines, and compiles from several threads. */
-#include "kernel_internal.h" /* first: volk before any Vulkan header */
+#include "kernel/kernel_internal.h" /* first: volk before any Vulkan header */
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
-/* tests/test_reflect.c: SPIR-V validation and reflection (lib/spirv.c), called directly.
+/* tests/test_reflect.c: SPIR-V validation and reflection (lib/kernel/spirv.c), called directly.
  * The modules come from the .comp files in tests/shaders, built like the library's own shaders
  * (glslang -> spirv-val -> spirv-opt -> spirv-val); broken ones are made here by
  * editing their words. */
-#include "kernel_internal.h"
+#include "kernel/kernel_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* lib/kernel.c: kernels from SPIR-V or GLSL, the check of their argument description
+/* lib/kernel/kernel.c: kernels from SPIR-V or GLSL, the check of their argument description
  * against the reflected interface, and their pipelines per device. */
 #include "kernel_internal.h"
 
@@ -237,7 +237,7 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
     *out = e;
     return VKDS_SUCCESS;
   }
-  /* compile outside the cache lock (glslang itself is serialized in lib/glsl.c); two
+  /* compile outside the cache lock (glslang itself is serialized in lib/kernel/glsl.c); two
    * threads compiling the same source at once both compile, and both entries serve */
   struct vkds__glsl_entry *fresh = calloc(1, sizeof *fresh);
   vkds_result r = fresh ? vkds__glsl_compile(ctx, info->source, info->name, defines, nd, ctx->api_version,

@@ -1,4 +1,4 @@
-/* lib/device.c: a physical device's facts, and the VkDevice vkds creates on it. */
+/* lib/core/device.c: a physical device's facts, and the VkDevice vkds creates on it. */
 #include "internal.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* lib/resource.c: what a resource reports about itself. */
+/* lib/core/resource.c: what a resource reports about itself. */
 #include "internal.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* lib/instance.c: the VkInstance vkds creates, and the validation-layer messenger. */
+/* lib/core/instance.c: the VkInstance vkds creates, and the validation-layer messenger. */
 #include "internal.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* lib/policy_internal.h: what lib/policy.c and selectors/ share. */
+/* lib/backend/policy_internal.h: what lib/backend/policy.c and selectors/ share. */
 #ifndef VKDS_POLICY_INTERNAL_H
 #define VKDS_POLICY_INTERNAL_H
 

@@ -1,4 +1,4 @@
-/* lib/launch.c: launching kernels: the range-type check, packing the argument struct
+/* lib/kernel/launch.c: launching kernels: the range-type check, packing the argument struct
  * into the reflected push-constant layout, push descriptors for bound buffers, and
  * dispatches split to fit maxComputeWorkGroupCount. */
 #include "kernel_internal.h"

@@ -1,4 +1,4 @@
-/* lib/memory.c: the allocator behind vkds_buffer.
+/* lib/memory/memory.c: the allocator behind vkds_buffer.
  *
  * Drivers cap the number of live VkDeviceMemory objects (maxMemoryAllocationCount is
  * 4096 on many), and every vkAllocateMemory is slow (the kernel maps and often clears

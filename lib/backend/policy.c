@@ -1,4 +1,4 @@
-/* lib/policy.c: what every policy shares: creation (deferred or not), the backend it
+/* lib/backend/policy.c: what every policy shares: creation (deferred or not), the backend it
  * owns, reference counting, select/submit, and the statistics behind the query API.
  * The strategies themselves are in selectors/. */
 #include "policy_internal.h"

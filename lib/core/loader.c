@@ -1,4 +1,4 @@
-/* lib/loader.c: finding the Vulkan loader and its entry points. */
+/* lib/core/loader.c: finding the Vulkan loader and its entry points. */
 #include "internal.h"
 
 #include <dlfcn.h>

@@ -1,6 +1,6 @@
-/* lib/buffer.c: plain VkBuffers with dedicated memory. (Sub-allocation and staging
+/* lib/memory/buffer.c: plain VkBuffers with dedicated memory. (Sub-allocation and staging
  * build on this in the memory layer.) */
-#include "kernel_internal.h"
+#include "kernel/kernel_internal.h"
 
 
 uint32_t vkds__memory_type(const vkds__device *dev, uint32_t type_bits,

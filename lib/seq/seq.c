@@ -1,4 +1,4 @@
-/* lib/seq.c: sequences and the passed-directly trait (vkds/seq.h).
+/* lib/seq/seq.c: sequences and the passed-directly trait (vkds/seq.h).
  *
  * Each built-in type has one check of its own fields (`*_own`), written once and used
  * three ways: constructors and vkds_seq_validate want the reason and go down into the
@@ -22,7 +22,7 @@ enum {
 
 /* Views hold pointers, so a sequence can be made to contain itself; the checks, the
  * trait and reads all recurse, and this bounds them rather than the stack. */
-static _Thread_local uint32_t depth __attribute__((tls_model("initial-exec"))); /* see lib/backend.c */
+static _Thread_local uint32_t depth __attribute__((tls_model("initial-exec"))); /* see lib/backend/backend.c */
 
 typedef bool own_fn(const vkds_seq *s, char *why, bool deep);
 

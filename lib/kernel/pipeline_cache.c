@@ -1,4 +1,4 @@
-/* lib/pipeline_cache.c: one VkPipelineCache per device, loaded from and saved to the
+/* lib/kernel/pipeline_cache.c: one VkPipelineCache per device, loaded from and saved to the
  * folder given in vkds_context_info.pipeline_cache_dir, so a second start of a program
  * does not compile its pipelines again. The file is named after the device's
  * pipelineCacheUUID: another driver or device never reads it. */

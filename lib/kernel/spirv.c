@@ -1,4 +1,4 @@
-/* lib/spirv.c: SPIR-V validation (SPIRV-Tools) and compute-interface reflection
+/* lib/kernel/spirv.c: SPIR-V validation (SPIRV-Tools) and compute-interface reflection
  * (SPIRV-Cross), both through their C APIs. Every failure goes through vkds__fail;
  * neither library is allowed to print (SPIRV-Tools reports through the diagnostic,
  * SPIRV-Cross through a silent error callback and its last-error string). */

@@ -1,4 +1,4 @@
-/* lib/result.c: result strings, the thread's last error, and the logger. */
+/* lib/core/result.c: result strings, the thread's last error, and the logger. */
 #include "internal.h"
 
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* lib/seq_bind.c: vkds_seq_bind and vkds_seq_unbind, where the passed-directly trait
+/* lib/seq/seq_bind.c: vkds_seq_bind and vkds_seq_unbind, where the passed-directly trait
  * meets the staging ring. A sequence the device can use as it is costs nothing; any
  * other gets a temporary device buffer that the elements go through, in the one
  * direction or both that the access asks for. */

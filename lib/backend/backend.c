@@ -1,6 +1,6 @@
-/* lib/backend.c: creating backends (completing their ops tables), the registry,
- * selections and submissions. The base backend's slots are in lib/backend_base.c, the
- * Vulkan backend's in lib/backend_vulkan.c. */
+/* lib/backend/backend.c: creating backends (completing their ops tables), the registry,
+ * selections and submissions. The base backend's slots are in lib/backend/backend_base.c, the
+ * Vulkan backend's in lib/backend/backend_vulkan.c. */
 #include "internal.h"
 
 #include <stdalign.h>

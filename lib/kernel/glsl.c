@@ -1,4 +1,4 @@
-/* lib/glsl.c: GLSL compute shaders to SPIR-V at run time, through glslang's C API.
+/* lib/kernel/glsl.c: GLSL compute shaders to SPIR-V at run time, through glslang's C API.
  *
  * glslang 12's C API cannot take include callbacks: glsl_include_callbacks_t is declared,
  * but glslang_input_t has no field for it, and glslang_shader_preprocess always uses a
@@ -45,7 +45,7 @@ static const int glslang_messages = GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULK
  * thread-specific pointer), but glslang 12 documents no such guarantee, thread-safety
  * fixes kept arriving in its process set-up as late as 2021, and glslang is not built
  * with ThreadSanitizer, so our TSan runs could not catch a race inside it. Compiling is
- * rare (kernel creation, and lib/kernel.c caches the result per context), so one lock
+ * rare (kernel creation, and lib/kernel/kernel.c caches the result per context), so one lock
  * costs little. */
 static pthread_once_t glslang_once = PTHREAD_ONCE_INIT;
 static bool glslang_ready; /* written once, inside glslang_once */

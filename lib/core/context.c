@@ -1,6 +1,6 @@
-/* lib/context.c: creating and destroying a context, over vkds's own Vulkan objects or
+/* lib/core/context.c: creating and destroying a context, over vkds's own Vulkan objects or
  * over the application's (embedding). */
-#include "kernel_internal.h"
+#include "kernel/kernel_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* lib/version.c */
+/* lib/core/version.c */
 #include "internal.h"
 
 #define STR2(x) #x

@@ -1,4 +1,4 @@
-/* lib/filter.c: the device filter language of vkds_context_info.devices and
+/* lib/core/filter.c: the device filter language of vkds_context_info.devices and
  * VKDS_DEVICES. Terms are comma-separated: an index ("0"), a type ("gpu", "cpu",
  * "discrete", "integrated", "virtual", "other"), "vendor=ID" (decimal or 0x hex) or
  * "name=SUBSTRING" (case-insensitive); a leading '!' excludes. */

@@ -1,4 +1,4 @@
-/* lib/queue.c: what vkds tracks per VkQueue: a timeline semaphore that every vkds
+/* lib/backend/queue.c: what vkds tracks per VkQueue: a timeline semaphore that every vkds
  * submit signals, recycled slots (command pool, buffer, timestamp queries), and the
  * in-flight list that completion reports come from. */
 #include "internal.h"

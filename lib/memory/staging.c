@@ -1,4 +1,4 @@
-/* lib/staging.c: vkds_upload and vkds_download.
+/* lib/memory/staging.c: vkds_upload and vkds_download.
  *
  * Plain staging (copy everything into one host-visible buffer, then one GPU copy)
  * runs the host copy and the GPU copy one after the other, and the host copy on one

@@ -1,4 +1,4 @@
-/* lib/backend_base.c: vkds_backend_base_ops, the defaults every backend table is
+/* lib/backend/backend_base.c: vkds_backend_base_ops, the defaults every backend table is
  * completed from (seed 004's backend_base). They work for any opaque resource kind. */
 #include "internal.h"
 

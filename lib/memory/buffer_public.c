@@ -1,5 +1,5 @@
-/* lib/buffer_public.c: vkds_buffer: argument checks, host buffers, and the public
- * accessors; the memory itself comes from lib/memory.c. */
+/* lib/memory/buffer_public.c: vkds_buffer: argument checks, host buffers, and the public
+ * accessors; the memory itself comes from lib/memory/memory.c. */
 #include "internal.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* lib/backend_vulkan.c: vkds_backend_vulkan_ops, the backend for vkds's compute queues.
+/* lib/backend/backend_vulkan.c: vkds_backend_vulkan_ops, the backend for vkds's compute queues.
  *
  * It keeps the base's submit (instrument_before, the task function, instrument_after)
  * and overrides the hooks: before hands the function a begun command buffer from a

@@ -1,12 +1,12 @@
-/* lib/kernel_internal.h: what the kernel layer's files share: SPIR-V validation and
- * reflection (lib/spirv.c), GLSL compilation (lib/glsl.c), kernels and launches
- * (lib/kernel.c, lib/launch.c). */
+/* lib/kernel/kernel_internal.h: what the kernel layer's files share: SPIR-V validation and
+ * reflection (lib/kernel/spirv.c), GLSL compilation (lib/kernel/glsl.c), kernels and launches
+ * (lib/kernel/kernel.c, lib/kernel/launch.c). */
 #ifndef VKDS_KERNEL_INTERNAL_H
 #define VKDS_KERNEL_INTERNAL_H
 
 #include "internal.h"
 
-/* ---- reflection (lib/spirv.c, through SPIRV-Cross's C API) ---- */
+/* ---- reflection (lib/kernel/spirv.c, through SPIRV-Cross's C API) ---- */
 
 typedef enum vkds__base_type {
   VKDS__TYPE_UNKNOWN = 0,
@@ -69,7 +69,7 @@ vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, 
                                 const char *entry, vkds__reflection *out);
 void vkds__reflection_free(vkds__reflection *r);
 
-/* ---- GLSL (lib/glsl.c, through glslang's C API) ---- */
+/* ---- GLSL (lib/kernel/glsl.c, through glslang's C API) ---- */
 
 /* Compiles a GLSL compute shader to SPIR-V for Vulkan `api_version`. `#include
  * "vkds.glsl"` (or <vkds.glsl>) resolves to vkds's device-side header (embedded).
@@ -80,7 +80,7 @@ vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, cons
                                const char *const *defines, uint32_t define_count, uint32_t api_version,
                                uint32_t **words, size_t *word_count);
 
-/* ---- kernels (lib/kernel.c) and launches (lib/launch.c) ---- */
+/* ---- kernels (lib/kernel/kernel.c) and launches (lib/kernel/launch.c) ---- */
 
 /* Makes sure `buf` is a mapped, device-addressed buffer of at least `size` bytes on
  * `dev` (grows it; the old one must be unused). For per-launch spilled arguments. */

@@ -1,4 +1,4 @@
-/* lib/host_copy.c: memcpy over several threads.
+/* lib/memory/host_copy.c: memcpy over several threads.
  *
  * One thread copying into a mapped staging buffer reaches about 9 GB/s on the H100's
  * host (../shared/DESIGN.md), a fifth of what the PCIe link moves; several threads

@@ -1,4 +1,4 @@
-/* lib/selftest.c: vkds_resource_self_test, the end-to-end proof that a queue computes.
+/* lib/core/selftest.c: vkds_resource_self_test, the end-to-end proof that a queue computes.
  *
  * It deliberately uses plain Vulkan objects of its own (a fence, a descriptor set, a
  * pipeline made from the embedded SPIR-V) rather than the backend and kernel layers, so
