@@ -231,6 +231,15 @@ static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, ui
 vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,
                                  const vkds_report_sink *sink, vkds_selection **out);
 
+/* A submission's finishing step (lib/backend/backend.c): what must happen on the host
+ * after the work is done (an algorithm's results and staged outputs written back, its
+ * temporaries freed). Runs once: by the first vkds_submission_wait or _poll that sees
+ * the work done (done = true; its result becomes theirs), or by the release (which waits
+ * first; done = false when that wait failed, and the step then only frees). Set it
+ * before the submission is handed to anyone. */
+typedef vkds_result (*vkds__finish_fn)(void *user, bool done);
+void vkds__submission_set_finish(vkds_submission *s, vkds__finish_fn fn, void *user);
+
 /* Monotonic nanoseconds. */
 uint64_t vkds__now_ns(void);
 

@@ -89,7 +89,7 @@ typedef struct vkds_glsl_info {
 
 /* A kernel from GLSL, compiled with glslang at run time; the SPIR-V is cached in the
  * context by a hash of the source and options, so a second identical call compiles
- * nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers. */
+ * nothing, and with pipeline_cache_dir also on disk, so a new process compiles nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers. */
 VKDS_API vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info, vkds_kernel **out);
 
 /* Destroys a kernel; launches using it must be finished. NULL is a no-op. */
@@ -104,7 +104,8 @@ typedef struct vkds_kernel_reflection {
 
 VKDS_API vkds_result vkds_kernel_reflect(const vkds_kernel *k, vkds_kernel_reflection *out);
 
-/* How many GLSL compilations the context has done, and how many were cache hits. */
+/* How many times the context ran glslang, and how many GLSL kernels it found compiled
+ * already: in its memory, or (with pipeline_cache_dir) on disk from an earlier run. */
 VKDS_API void vkds_context_glsl_stats(const vkds_context *ctx, uint64_t *compiles, uint64_t *cache_hits);
 
 /* ---- launching ---- */

@@ -67,7 +67,31 @@ VKDS_API uint32_t vkds_type_size(vkds_type type);
 
 typedef struct vkds_seq vkds_seq;
 
-#define VKDS_SEQ_OPS_VERSION 1
+#define VKDS_SEQ_OPS_VERSION 2
+
+/* How a kernel reads (and writes) a user type's elements on a device, for the algorithm
+ * layer, which compiles it into its kernels (vkds/algorithm.h). A type is described by
+ * GLSL over its parts and parameters:
+ *   - `load`: the statements of the body of `T load(uint64_t i)`, where T is the
+ *     sequence's GLSL element type (int, uint, float, int64_t, uint64_t, double); the
+ *     parts are read with part0(i), part1(i), ... and the parameters are the uint64_t
+ *     values param0, param1, ...;
+ *   - `store` (OPTIONAL): the statements of `void store(uint64_t i, T v)`, writing
+ *     through part0_store(j, v), ...; NULL: the type is read-only.
+ * Each part is any sequence (vkds resolves it for the device itself: passed directly,
+ * staged, or a view turned into code). The texts must not vary between sequences of
+ * the type (kernels are cached by them); what varies goes in params. Example, two
+ * buffers end to end: load = "return i < param0 ? part0(i) : part1(i - param0);",
+ * parts {first, second}, params {first.count}. */
+#define VKDS_SEQ_DEVICE_PARTS 4
+typedef struct vkds_seq_device_code {
+  const char *load;
+  const char *store;
+  uint32_t part_count; /* at most VKDS_SEQ_DEVICE_PARTS */
+  const vkds_seq *parts[VKDS_SEQ_DEVICE_PARTS];
+  uint32_t param_count; /* at most VKDS_SEQ_DEVICE_PARTS */
+  uint64_t params[VKDS_SEQ_DEVICE_PARTS];
+} vkds_seq_device_code;
 
 /* A sequence type. Tables are append-only: vkds reads a slot only when `version` says
  * the table has it, so a table written against an older header keeps working. */
@@ -85,10 +109,16 @@ typedef struct vkds_seq_ops {
   /* OPTIONAL: checks the type's own fields and its parts (with vkds_seq_validate),
    * returning VKDS_SUCCESS or a named error. NULL: only count and elem_size are checked. */
   vkds_result (*validate)(const vkds_seq *seq);
+  /* ---- version 2 ---- */
+  /* OPTIONAL: the type's device-side access (see vkds_seq_device_code), asked for when
+   * is_passed_directly says yes for the device an algorithm runs on. Fills *out and
+   * returns VKDS_SUCCESS, or an error. NULL (or a table of version 1): the algorithm
+   * layer stages the sequence through its read slot, element by element. */
+  vkds_result (*device_code)(const vkds_seq *seq, const vkds_resource *res, vkds_seq_device_code *out);
 } vkds_seq_ops;
 
 /* An operator for vkds_seq_transform. */
-typedef struct vkds_transform {
+typedef struct vkds_transform_op {
   /* The operator as a GLSL expression of `x` (one base element), e.g. "x * 2.0": what
    * the algorithm layer compiles into its kernels. REQUIRED. */
   const char *glsl;
@@ -98,7 +128,7 @@ typedef struct vkds_transform {
    * element at `in`, writes one result element at `out`. */
   void (*host)(const void *in, void *out, void *user);
   void *user;
-} vkds_transform;
+} vkds_transform_op;
 
 struct vkds_seq {
   const vkds_seq_ops *ops; /* its type; NULL: not a valid sequence */
@@ -118,7 +148,7 @@ struct vkds_seq {
   /* permutation: the index map (an integer sequence) */
   const vkds_seq *map;
   /* transform: the operator */
-  const vkds_transform *op;
+  const vkds_transform_op *op;
   /* zip: part_count sequences, contiguous */
   const vkds_seq *parts;
   uint32_t part_count;
@@ -147,7 +177,7 @@ VKDS_API vkds_seq vkds_seq_counting(int64_t start, uint64_t count, vkds_type typ
 /* `count` elements of `type` whose writes are dropped. */
 VKDS_API vkds_seq vkds_seq_discard(uint64_t count, vkds_type type);
 /* op(base[i]); base and op must outlive the result. */
-VKDS_API vkds_seq vkds_seq_transform(const vkds_seq *base, const vkds_transform *op);
+VKDS_API vkds_seq vkds_seq_transform(const vkds_seq *base, const vkds_transform_op *op);
 /* (parts[0][i], parts[1][i], ...): all parts must have the same count; 1 to 16 parts. */
 VKDS_API vkds_seq vkds_seq_zip(const vkds_seq *parts, uint32_t part_count);
 /* source[map[i]] for i < map.count; map must be an integer sequence. */

@@ -12,6 +12,7 @@
 #include "vkds/staging.h"
 #include "vkds/seq.h"
 #include "vkds/kernel.h"
+#include "vkds/algorithm.h"
 #include "vkds/selftest.h"
 #include "vkds/version.h"
 

@@ -89,6 +89,7 @@ typedef struct backend_internal {
   vkds_backend_ops ops; /* the completed table b->ops points to */
   pthread_mutex_t free_lock;
   vkds_submission *free_submissions;
+  pthread_mutex_t finish_lock; /* runs each submission's finishing step once */
 } backend_internal;
 
 struct vkds_submission {
@@ -97,6 +98,13 @@ struct vkds_submission {
   void *wait_object;
   uint64_t data;
   vkds_submission *next_free;
+  /* A finishing step (vkds__submission_set_finish), run once under finish_lock by the
+   * first wait or poll that sees the work done, or by the release; its result is what
+   * every later wait and poll returns. */
+  vkds__finish_fn finish;
+  void *finish_user;
+  bool has_finish;
+  vkds_result finish_result;
 };
 
 static backend_internal *internal_of(const vkds_backend *b) { return b->internal; }
@@ -133,6 +141,7 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "backend");
   }
   pthread_mutex_init(&in->free_lock, NULL);
+  pthread_mutex_init(&in->finish_lock, NULL);
   for (uint32_t i = 0; i < count; ++i)
     resources[i] = all_of_context ? (void *)&ctx->resources[i] : info->resources[i];
   *b = (vkds_backend){.ops = &in->ops, .kind = kind, .context = info->context,
@@ -141,6 +150,7 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   r = b->ops->init(b);
   if (r != VKDS_SUCCESS) {
     pthread_mutex_destroy(&in->free_lock);
+    pthread_mutex_destroy(&in->finish_lock);
     free(resources), free(b), free(in);
     return r;
   }
@@ -158,6 +168,7 @@ void vkds_backend_destroy(vkds_backend *b) {
     free(s);
   }
   pthread_mutex_destroy(&in->free_lock);
+  pthread_mutex_destroy(&in->finish_lock);
   free(b->resources);
   free(in);
   free(b);
@@ -302,9 +313,32 @@ vkds_result vkds_submission_create(vkds_backend *b, vkds_selection *sel, void *w
   return VKDS_SUCCESS;
 }
 
+void vkds__submission_set_finish(vkds_submission *s, vkds__finish_fn fn, void *user) {
+  s->finish = fn;
+  s->finish_user = user;
+  s->has_finish = true;
+  s->finish_result = VKDS_SUCCESS;
+}
+
+/* Runs the finishing step if nobody has yet; returns what it returned. `done`: the work
+ * completed (else the step only frees what it holds). */
+static vkds_result run_finish(vkds_submission *s, bool done) {
+  backend_internal *in = internal_of(s->backend);
+  pthread_mutex_lock(&in->finish_lock);
+  if (s->finish) {
+    s->finish_result = s->finish(s->finish_user, done);
+    s->finish = NULL;
+  }
+  vkds_result r = s->finish_result;
+  pthread_mutex_unlock(&in->finish_lock);
+  return r;
+}
+
 void vkds_submission_release(vkds_submission *s) {
   if (!s) return;
   backend_internal *in = internal_of(s->backend);
+  if (s->has_finish) /* nothing is lost: the work is waited for and finished */
+    run_finish(s, s->backend->ops->wait(s->backend, s, UINT64_MAX) == VKDS_SUCCESS);
   vkds_selection_release(s->selection);
   pthread_mutex_lock(&in->free_lock);
   s->next_free = in->free_submissions;
@@ -343,12 +377,14 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
 
 vkds_result vkds_submission_wait_timeout(vkds_submission *s, uint64_t timeout_ns) {
   if (!s) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_wait: NULL submission");
-  return s->backend->ops->wait(s->backend, s, timeout_ns);
+  vkds_result r = s->backend->ops->wait(s->backend, s, timeout_ns);
+  return r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r;
 }
 
 vkds_result vkds_submission_wait(vkds_submission *s) { return vkds_submission_wait_timeout(s, UINT64_MAX); }
 
 vkds_result vkds_submission_poll(vkds_submission *s) {
   if (!s) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_poll: NULL submission");
-  return s->backend->ops->poll(s->backend, s);
+  vkds_result r = s->backend->ops->poll(s->backend, s);
+  return r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r;
 }

@@ -240,18 +240,27 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
   /* compile outside the cache lock (glslang itself is serialized in lib/kernel/glsl.c); two
    * threads compiling the same source at once both compile, and both entries serve */
   struct vkds__glsl_entry *fresh = calloc(1, sizeof *fresh);
-  vkds_result r = fresh ? vkds__glsl_compile(ctx, info->source, info->name, defines, nd, ctx->api_version,
-                                             &fresh->words, &fresh->word_count)
-                        : vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache entry");
-  if (r != VKDS_SUCCESS) {
-    free(fresh);
+  if (!fresh) {
     free(key);
-    return r;
+    return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache entry");
+  }
+  /* compiled by an earlier process into pipeline_cache_dir? */
+  bool from_disk = vkds__spirv_cache_load(ctx, hash, key, &fresh->words, &fresh->word_count);
+  if (!from_disk) {
+    vkds_result r = vkds__glsl_compile(ctx, info->source, info->name, defines, nd, ctx->api_version, &fresh->words,
+                                       &fresh->word_count);
+    if (r != VKDS_SUCCESS) {
+      free(fresh);
+      free(key);
+      return r;
+    }
+    vkds__spirv_cache_store(ctx, hash, key, fresh->words, fresh->word_count);
   }
   fresh->hash = hash;
   fresh->key = key;
   pthread_mutex_lock(&ctx->glsl_lock);
-  ++ctx->glsl_compiles;
+  if (from_disk) ++ctx->glsl_hits;
+  else ++ctx->glsl_compiles;
   fresh->next = ctx->glsl_cache;
   ctx->glsl_cache = fresh;
   pthread_mutex_unlock(&ctx->glsl_lock);

@@ -80,6 +80,25 @@ vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, cons
                                const char *const *defines, uint32_t define_count, uint32_t api_version,
                                uint32_t **words, size_t *word_count);
 
+/* ---- files (lib/kernel/pipeline_cache.c) ---- */
+
+/* A whole file, malloc'ed (free it); NULL (and *size 0) when missing, empty or unreadable. */
+void *vkds__read_file(const char *path, size_t *size);
+/* Writes a whole file through a temporary name and a rename, so that a reader (another
+ * process too) never sees half of it. false on any failure. */
+bool vkds__write_file(const char *path, const void *data, size_t size);
+
+/* ---- compiled GLSL on disk (lib/kernel/spirv_cache.c) ---- */
+
+/* The SPIR-V compiled from the GLSL cache key `key` (hash: its hash), from the context's
+ * pipeline_cache_dir: true and *words (malloc'ed) when a file holds exactly that key.
+ * false when there is no folder, no file, or another key in it. */
+bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *key, uint32_t **words,
+                            size_t *word_count);
+/* Saves it there (nothing when there is no folder; a failure is only logged). */
+void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char *key, const uint32_t *words,
+                             size_t word_count);
+
 /* ---- kernels (lib/kernel/kernel.c) and launches (lib/kernel/launch.c) ---- */
 
 /* Makes sure `buf` is a mapped, device-addressed buffer of at least `size` bytes on

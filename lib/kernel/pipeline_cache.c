@@ -2,11 +2,12 @@
  * folder given in vkds_context_info.pipeline_cache_dir, so a second start of a program
  * does not compile its pipelines again. The file is named after the device's
  * pipelineCacheUUID: another driver or device never reads it. */
-#include "internal.h"
+#include "kernel_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void cache_path(const vkds_context *ctx, const vkds__device *dev, char *path, size_t size) {
   const uint8_t *u = dev->facts.props.properties.pipelineCacheUUID;
@@ -15,7 +16,7 @@ static void cache_path(const vkds_context *ctx, const vkds__device *dev, char *p
   if (n > 0 && (size_t)n < size) snprintf(path + n, size - (size_t)n, ".bin");
 }
 
-static void *read_file(const char *path, size_t *size) {
+void *vkds__read_file(const char *path, size_t *size) {
   *size = 0;
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -30,6 +31,21 @@ static void *read_file(const char *path, size_t *size) {
   return data;
 }
 
+bool vkds__write_file(const char *path, const void *data, size_t size) {
+  char tmp[1100];
+  static atomic_uint serial;
+  snprintf(tmp, sizeof tmp, "%s.%u.%u.tmp", path, (unsigned)getpid(), atomic_fetch_add(&serial, 1));
+  /* write then rename: a reader never sees half a file */
+  FILE *f = fopen(tmp, "wb");
+  bool ok = f && fwrite(data, 1, size, f) == size;
+  if (f) ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    remove(tmp);
+    return false;
+  }
+  return true;
+}
+
 vkds_result vkds__pipeline_cache_open(vkds__device *dev) {
   const vkds_context *ctx = dev->ctx;
   char path[1024];
@@ -37,7 +53,7 @@ vkds_result vkds__pipeline_cache_open(vkds__device *dev) {
   void *data = NULL;
   if (ctx->pipeline_cache_dir) {
     cache_path(ctx, dev, path, sizeof path);
-    data = read_file(path, &size);
+    data = vkds__read_file(path, &size);
     /* the header says which device wrote it; a foreign or damaged file is ignored */
     const uint8_t *bytes = data;
     if (data && (size < 32 || memcmp(bytes + 16, dev->facts.props.properties.pipelineCacheUUID, VK_UUID_SIZE) != 0)) {
@@ -62,17 +78,9 @@ void vkds__pipeline_cache_close(vkds__device *dev) {
       dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, NULL) == VK_SUCCESS && size &&
       (data = malloc(size)) &&
       dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, data) == VK_SUCCESS) {
-    char path[1024], tmp[1100];
+    char path[1024];
     cache_path(ctx, dev, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.%p.tmp", path, (void *)dev);
-    /* write then rename: a reader never sees half a file */
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(data, 1, size, f) == size;
-    if (f) ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-      remove(tmp);
-      vkds__log(ctx, VKDS_LOG_WARN, "cannot save the pipeline cache to %s", path);
-    }
+    if (!vkds__write_file(path, data, size)) vkds__log(ctx, VKDS_LOG_WARN, "cannot save the pipeline cache to %s", path);
   }
   free(data);
   dev->vk.vkDestroyPipelineCache(dev->device, dev->pipeline_cache, NULL);

@@ -360,7 +360,7 @@ static bool transform_direct(const vkds_seq *s, const vkds_resource *res) {
 }
 static vkds_result transform_read(const vkds_seq *s, uint64_t i, void *out) {
   VKDS_CHECK(read_check(s, transform_own));
-  const vkds_transform *op = s->op;
+  const vkds_transform_op *op = s->op;
   if (!op->host)
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "vkds_seq_read: the transform \"%s\" has no host operator",
                       op->glsl);
@@ -483,7 +483,7 @@ vkds_seq vkds_seq_discard(uint64_t count, vkds_type type) {
   return made(&s, __func__);
 }
 
-vkds_seq vkds_seq_transform(const vkds_seq *base, const vkds_transform *op) {
+vkds_seq vkds_seq_transform(const vkds_seq *base, const vkds_transform_op *op) {
   vkds_seq s = {.ops = &vkds_seq_transform_ops, .base = base, .op = op};
   if (base) s.count = base->count, s.type = base->type, s.elem_size = base->elem_size;
   if (op && op->type != VKDS_TYPE_BYTES) s.type = op->type, s.elem_size = vkds_type_size(op->type);

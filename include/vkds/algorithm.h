@@ -1,0 +1,268 @@
+/* vkds/algorithm.h: parallel algorithms over sequences (oneDPL's algorithms over device
+ * policies, in C).
+ *
+ * Every algorithm runs the same way (lib/algorithm/frame.c):
+ *
+ *   hints from the sequences    bytes they hold, and the devices their data already
+ *                               lives on (earliest finish then prefers resident data)
+ *   -> select                   the policy picks a queue
+ *   -> resolve each sequence    on that device: memory passed directly is used in place;
+ *                               host memory and buffers of other devices are staged.
+ *                               Views (reverse, permutation, counting, discard,
+ *                               transform, zip, views of views, user types with device
+ *                               code) become code in the kernel: only their leaves (the
+ *                               memory under them) are ever staged, never gathered
+ *   -> kernel                   the algorithm's GLSL template (shaders/algorithm/),
+ *                               specialized for the types, operators and views, compiled
+ *                               once and cached (in memory, and as SPIR-V plus the
+ *                               VkPipelineCache in pipeline_cache_dir when it is set)
+ *   -> record -> submit -> (blocking) wait, write the results and staged outputs back.
+ *
+ * Each algorithm comes in three forms:
+ *   vkds_X(policy, ...)                  blocking: returns when the results are written.
+ *   vkds_X_async(policy, ..., &sub)      returns a submission at once. Host outputs
+ *                                        (results, host sequences written) are complete
+ *                                        when a vkds_submission_wait or _poll on it says
+ *                                        it is done; releasing it unwaited waits first,
+ *                                        so nothing is lost. Staged inputs were uploaded
+ *                                        before the call returned, so host inputs may be
+ *                                        reused then; result pointers must stay valid
+ *                                        until the submission is done.
+ *   vkds_cmd_X(&cmd, ...)                records into the application's own command
+ *                                        buffer (embedding). Every sequence must be passed
+ *                                        directly on that device, and scalar results go
+ *                                        to a device view; see vkds_cmd below.
+ *
+ * Element types: VKDS_I32, U32, F32, I64, U64, F64. 64-bit integers need shaderInt64 and
+ * F64 needs shaderFloat64 on the selected device; without them the call fails with
+ * VKDS_ERROR_UNSUPPORTED, naming the device and the feature. Values passed by pointer
+ * (init, fill values, results) are of the C type of the sequence's element type
+ * (int32_t, uint32_t, float, int64_t, uint64_t, double).
+ *
+ * Operators are GLSL:
+ *   - a function of one element: an expression of `x`, e.g. "x * 2.0 + 1.0";
+ *   - of two: an expression of `a` and `b`, e.g. "a * b";
+ *   - a predicate: a bool expression of `x`, e.g. "x > 0 && (x & 1u) == 0u";
+ *   - a reduction (vkds_op): a built-in kind, or VKDS_OP_GLSL with an expression of
+ *     `a` and `b` and its identity, e.g. {VKDS_OP_GLSL, "max(a, b)", "-1.0 / 0.0"}.
+ * Results are converted to the type they are stored as (a GLSL constructor). An
+ * operator that does not compile fails with VKDS_ERROR_COMPILE, and the message shows
+ * the operator's text and the line in it, not the generated kernel. Operators may use
+ * GLSL built-ins and must not have side effects.
+ *
+ * Reductions are exact for integers (plus and multiplies wrap around, as unsigned C
+ * arithmetic does) and repeatable for floats: the order of the operations depends only
+ * on the device, the element count and the type, so the same call gives bit-identical
+ * results every time. No float atomics. The order:
+ *   1. the elements are split into G groups of 256 threads; thread t of group g
+ *      combines, in increasing index order, starting from the identity, the runs of 4
+ *      elements starting at 4 * (g * 256 + t + k * G * 256), k = 0, 1, ...;
+ *   2. each group combines its 256 values pairwise: values t and t + s for s = 128, 64,
+ *      ..., 1 (value t on the left);
+ *   3. when G > 1, one group combines the G group results the same way (thread t takes
+ *      the results t, t + 256, ... in order, then step 2);
+ *   4. init, when given, is combined last, on the left: op(init, total).
+ * G = 1 up to 8192 elements; above, min(ceil(count / 4096), 1024), raised so that no
+ * thread runs more than 32768 steps (lavapipe cuts longer loops short). A non-associative
+ * user operator therefore gives a result that depends on that order.
+ *
+ * Sequence counts must match exactly where an algorithm has several (or the call is
+ * VKDS_ERROR_INVALID_ARGUMENT); equal() is the exception: different counts are simply
+ * not equal. Outputs may be the same memory as an input of the same shape (in place),
+ * but not overlap an input otherwise. Outputs must be writable: buffer, mapped and host
+ * sequences (not made with vkds_seq_host_const), discard, and reverse or permutation
+ * views of writable sequences; counting, transform and zip views are not.
+ *
+ * Every error is reported before anything is submitted or written: NULL arguments,
+ * invalid sequences, mismatched counts or types, read-only outputs, overlap, a
+ * sequence of another context (VKDS_ERROR_WRONG_CONTEXT), a type the device lacks, an
+ * operator that does not compile. On error the selection is released unused.
+ *
+ * Host memory larger than the device's staging ring is streamed: the algorithm runs on
+ * one chunk while the next is uploaded (see vkds_reduce); other staged sequences are
+ * uploaded whole into a temporary device buffer of their size.
+ *
+ * All functions are thread-safe: several threads may run algorithms through one policy
+ * at once. */
+#ifndef VKDS_ALGORITHM_H
+#define VKDS_ALGORITHM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkds/policy.h"
+#include "vkds/seq.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- operators --------------------------------------------------------------------- */
+
+typedef enum vkds_op_kind {
+  VKDS_OP_DEFAULT = 0, /* the algorithm's default: plus */
+  VKDS_OP_PLUS = 1,
+  VKDS_OP_MULTIPLIES = 2,
+  VKDS_OP_MIN = 3, /* the GLSL min(): b when b < a, else a (so a NaN in b is skipped) */
+  VKDS_OP_MAX = 4, /* b when a < b, else a */
+  VKDS_OP_BIT_AND = 5, /* integer types only */
+  VKDS_OP_BIT_OR = 6,
+  VKDS_OP_BIT_XOR = 7,
+  VKDS_OP_LOGICAL_AND = 8, /* 1 when both are nonzero, else 0 */
+  VKDS_OP_LOGICAL_OR = 9,  /* 1 when either is nonzero, else 0 */
+  VKDS_OP_GLSL = 10,       /* `glsl` over a and b, with `identity` */
+} vkds_op_kind;
+
+/* A reduction operator. Zero-initialised: plus. NULL where an operator is taken: plus. */
+typedef struct vkds_op {
+  vkds_op_kind kind;
+  /* VKDS_OP_GLSL: an expression of `a` and `b` (both of the reduction's type); it should
+   * be associative (see the order above). */
+  const char *glsl;
+  /* VKDS_OP_GLSL: the identity as a GLSL expression of the reduction's type
+   * (op(identity, x) == x), e.g. "0", "1.0", "-1.0 / 0.0". REQUIRED with glsl. */
+  const char *identity;
+} vkds_op;
+
+/* ---- recording into the application's command buffer ---------------------------- */
+
+/* Where the vkds_cmd_X forms record. vkds records its dispatches into `cmd` with a
+ * global memory barrier before the first (so the application's earlier shader and
+ * transfer writes are seen) and after the last (so later shader, transfer and host
+ * reads see the results). The command buffer must be in the recording state and be
+ * submitted to a queue of `resource`'s device; vkds keeps nothing of the call, so the
+ * sequences' memory and `scratch` must live until the work is done. */
+typedef struct vkds_cmd {
+  VkCommandBuffer cmd;     /* REQUIRED */
+  vkds_resource *resource; /* REQUIRED: the device the command buffer runs on */
+  /* Temporary device memory: a range of a buffer on that device of at least
+   * vkds_algorithm_scratch_bytes() bytes (which may be 0: then it may be {0}). Two
+   * recorded algorithms that may run at the same time need separate scratch. */
+  vkds_view scratch;
+} vkds_cmd;
+
+/* The scratch bytes any algorithm of this header needs over `count` elements on the
+ * device of `res` (0 for NULL). Enough for every algorithm and type at that count. */
+VKDS_API uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count);
+
+/* ---- element-wise ------------------------------------------------------------------ */
+
+/* out[i] = *value for every i. `value` is one element of out's type. */
+VKDS_API vkds_result vkds_fill(vkds_policy *p, const vkds_seq *out, const void *value);
+VKDS_API vkds_result vkds_fill_async(vkds_policy *p, const vkds_seq *out, const void *value, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_fill(const vkds_cmd *c, const vkds_seq *out, const void *value);
+
+/* out[i] = in[i], converted to out's type. Counts must match; no overlap. */
+VKDS_API vkds_result vkds_copy(vkds_policy *p, const vkds_seq *in, const vkds_seq *out);
+VKDS_API vkds_result vkds_copy_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_copy(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out);
+
+/* out[i] = op(in[i]): `op` is a GLSL expression of `x`. out may be in itself. */
+VKDS_API vkds_result vkds_transform(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *op);
+VKDS_API vkds_result vkds_transform_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *op,
+                                          vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_transform(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const char *op);
+
+/* out[i] = op(in1[i], in2[i]): `op` is a GLSL expression of `a` and `b`. */
+VKDS_API vkds_result vkds_transform2(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const vkds_seq *out,
+                                     const char *op);
+VKDS_API vkds_result vkds_transform2_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2,
+                                           const vkds_seq *out, const char *op, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_transform2(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2,
+                                         const vkds_seq *out, const char *op);
+
+/* ---- reductions ---------------------------------------------------------------------
+ * `result` points to one value of the reduction's type; `init` (NULL: none) too. In the
+ * vkds_cmd_ forms `result` is a device view that receives the same bytes. */
+
+/* *result = init op in[0] op in[1] op ... (in the documented order). Empty: init, or
+ * the identity when init is NULL. */
+VKDS_API vkds_result vkds_reduce(vkds_policy *p, const vkds_seq *in, const vkds_op *op, const void *init, void *result);
+VKDS_API vkds_result vkds_reduce_async(vkds_policy *p, const vkds_seq *in, const vkds_op *op, const void *init,
+                                       void *result, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_reduce(const vkds_cmd *c, const vkds_seq *in, const vkds_op *op, const void *init,
+                                     vkds_view result);
+
+/* The reduction of transform(in[i]): `transform` is a GLSL expression of `x` whose
+ * value is converted to `type` (VKDS_TYPE_BYTES: in's type), the reduction's type. */
+VKDS_API vkds_result vkds_transform_reduce(vkds_policy *p, const vkds_seq *in, const char *transform, vkds_type type,
+                                           const vkds_op *op, const void *init, void *result);
+VKDS_API vkds_result vkds_transform_reduce_async(vkds_policy *p, const vkds_seq *in, const char *transform,
+                                                 vkds_type type, const vkds_op *op, const void *init, void *result,
+                                                 vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_transform_reduce(const vkds_cmd *c, const vkds_seq *in, const char *transform,
+                                               vkds_type type, const vkds_op *op, const void *init, vkds_view result);
+
+/* The reduction of transform(in1[i], in2[i]) (an expression of `a` and `b`);
+ * VKDS_TYPE_BYTES: in1's type. */
+VKDS_API vkds_result vkds_transform_reduce2(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2,
+                                            const char *transform, vkds_type type, const vkds_op *op,
+                                            const void *init, void *result);
+VKDS_API vkds_result vkds_transform_reduce2_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2,
+                                                  const char *transform, vkds_type type, const vkds_op *op,
+                                                  const void *init, void *result, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_transform_reduce2(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2,
+                                                const char *transform, vkds_type type, const vkds_op *op,
+                                                const void *init, vkds_view result);
+
+/* init + sum of in1[i] * in2[i], in in1's type. */
+VKDS_API vkds_result vkds_inner_product(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const void *init,
+                                        void *result);
+VKDS_API vkds_result vkds_inner_product_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2,
+                                              const void *init, void *result, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_inner_product(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2,
+                                            const void *init, vkds_view result);
+
+/* How many elements equal *value (one element of in's type; floats compare with ==,
+ * so NaN counts nothing). The result is a uint64_t. */
+VKDS_API vkds_result vkds_count(vkds_policy *p, const vkds_seq *in, const void *value, uint64_t *result);
+VKDS_API vkds_result vkds_count_async(vkds_policy *p, const vkds_seq *in, const void *value, uint64_t *result,
+                                      vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_count(const vkds_cmd *c, const vkds_seq *in, const void *value, vkds_view result);
+
+/* How many elements satisfy `pred` (a GLSL bool expression of `x`). */
+VKDS_API vkds_result vkds_count_if(vkds_policy *p, const vkds_seq *in, const char *pred, uint64_t *result);
+VKDS_API vkds_result vkds_count_if_async(vkds_policy *p, const vkds_seq *in, const char *pred, uint64_t *result,
+                                         vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_count_if(const vkds_cmd *c, const vkds_seq *in, const char *pred, vkds_view result);
+
+/* The first index of the smallest (largest) element, and its value (value may be NULL).
+ * Elements compare with <; a NaN is never chosen over a number (all NaN: index 0).
+ * Empty: *index = 0 and *value untouched. In the vkds_cmd_ forms `result` receives the
+ * index (a uint64_t) followed by the value at byte 8. */
+VKDS_API vkds_result vkds_min_element(vkds_policy *p, const vkds_seq *in, uint64_t *index, void *value);
+VKDS_API vkds_result vkds_min_element_async(vkds_policy *p, const vkds_seq *in, uint64_t *index, void *value,
+                                            vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_min_element(const vkds_cmd *c, const vkds_seq *in, vkds_view result);
+VKDS_API vkds_result vkds_max_element(vkds_policy *p, const vkds_seq *in, uint64_t *index, void *value);
+VKDS_API vkds_result vkds_max_element_async(vkds_policy *p, const vkds_seq *in, uint64_t *index, void *value,
+                                            vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_max_element(const vkds_cmd *c, const vkds_seq *in, vkds_view result);
+
+/* Whether any / every / no element satisfies `pred` (a GLSL bool expression of `x`).
+ * Empty: any false, all true, none true. In the vkds_cmd_ forms `result` receives a
+ * uint32_t 0 or 1. */
+VKDS_API vkds_result vkds_any_of(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result);
+VKDS_API vkds_result vkds_any_of_async(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result,
+                                       vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_any_of(const vkds_cmd *c, const vkds_seq *in, const char *pred, vkds_view result);
+VKDS_API vkds_result vkds_all_of(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result);
+VKDS_API vkds_result vkds_all_of_async(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result,
+                                       vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_all_of(const vkds_cmd *c, const vkds_seq *in, const char *pred, vkds_view result);
+VKDS_API vkds_result vkds_none_of(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result);
+VKDS_API vkds_result vkds_none_of_async(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result,
+                                        vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_none_of(const vkds_cmd *c, const vkds_seq *in, const char *pred, vkds_view result);
+
+/* Whether in1 and in2 have the same count and in1[i] == in2[i] for every i (as GLSL ==
+ * after converting in2's element to in1's type). */
+VKDS_API vkds_result vkds_equal(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, bool *result);
+VKDS_API vkds_result vkds_equal_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, bool *result,
+                                      vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2, vkds_view result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

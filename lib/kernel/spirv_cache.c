@@ -1,0 +1,64 @@
+/* lib/kernel/spirv_cache.c: GLSL compiled once, kept on disk. With pipeline_cache_dir set,
+ * every module glslang compiles is saved there under the hash of its cache key (source,
+ * defines, options, target), so a new process with a warm folder runs glslang zero
+ * times: the algorithm layer's generated kernels and users' GLSL kernels alike. The file
+ * holds the whole key, compared on load, so a hash collision or a damaged file is a
+ * miss, never a wrong module. Layout: "VKDSSPV1", key bytes (u64), key, words (u64),
+ * words. */
+#include "kernel_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char magic[8] = {'V', 'K', 'D', 'S', 'S', 'P', 'V', '1'};
+
+static void path_of(const vkds_context *ctx, uint64_t hash, char *path, size_t size) {
+  snprintf(path, size, "%s/vkds-glsl-%016llx.spv", ctx->pipeline_cache_dir, (unsigned long long)hash);
+}
+
+bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *key, uint32_t **words,
+                            size_t *word_count) {
+  if (!ctx->pipeline_cache_dir) return false;
+  char path[1100];
+  path_of(ctx, hash, path, sizeof path);
+  size_t size;
+  unsigned char *data = vkds__read_file(path, &size);
+  if (!data) return false;
+  uint64_t key_bytes = strlen(key), stored_key, count;
+  bool ok = size >= 24 && memcmp(data, magic, 8) == 0;
+  if (ok) {
+    memcpy(&stored_key, data + 8, 8);
+    ok = stored_key == key_bytes && size >= 24 + key_bytes && memcmp(data + 16, key, key_bytes) == 0;
+  }
+  if (ok) {
+    memcpy(&count, data + 16 + key_bytes, 8);
+    ok = count > 0 && count <= (size - 24 - key_bytes) / 4 && size == 24 + key_bytes + count * 4;
+  }
+  if (ok && (*words = malloc(count * 4))) {
+    memcpy(*words, data + 24 + key_bytes, count * 4);
+    *word_count = count;
+  } else {
+    ok = false;
+  }
+  free(data);
+  return ok;
+}
+
+void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char *key, const uint32_t *words,
+                             size_t word_count) {
+  if (!ctx->pipeline_cache_dir) return;
+  uint64_t key_bytes = strlen(key), count = word_count;
+  size_t size = 24 + key_bytes + count * 4;
+  unsigned char *data = malloc(size);
+  if (!data) return;
+  memcpy(data, magic, 8);
+  memcpy(data + 8, &key_bytes, 8);
+  memcpy(data + 16, key, key_bytes);
+  memcpy(data + 16 + key_bytes, &count, 8);
+  memcpy(data + 24 + key_bytes, words, count * 4);
+  char path[1100];
+  path_of(ctx, hash, path, sizeof path);
+  if (!vkds__write_file(path, data, size)) vkds__log(ctx, VKDS_LOG_WARN, "cannot save compiled GLSL to %s", path);
+  free(data);
+}
