@@ -289,12 +289,22 @@ struct vkds_context {
   uint64_t glsl_compiles, glsl_hits;
   char *pipeline_cache_dir;
 
+  /* algorithms (lib/algorithm/kernels.c): compiled kernels by signature, and small
+   * mapped buffers for reductions' results, per device */
+  pthread_mutex_t alg_lock;
+  struct vkds__alg_kernel *alg_kernels;
+  struct vkds__alg_spare *alg_spares;
+
   /* memory (lib/memory/memory.c, lib/memory/staging.c, lib/memory/host_copy.c), resolved from the info */
   uint64_t device_memory_limit;
   uint32_t staging_chunks;
   uint64_t staging_chunk_bytes;
   struct vkds__host_copy_pool *host_copy;
 };
+
+/* Frees the algorithm layer's kernels and buffers (lib/algorithm/kernels.c); called by
+ * vkds_context_destroy once the queues are idle, before the devices go. */
+void vkds__algorithm_state_free(vkds_context *ctx);
 
 /* ---- parallel host copies (lib/memory/host_copy.c) ---- */
 

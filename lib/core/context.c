@@ -242,6 +242,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->log_user = info->log_user;
   ctx->log_level = info->log_level ? info->log_level : VKDS_LOG_WARN;
   pthread_mutex_init(&ctx->glsl_lock, NULL);
+  pthread_mutex_init(&ctx->alg_lock, NULL);
   ctx->device_memory_limit = info->device_memory_limit;
   ctx->staging_chunks = info->staging_chunks ? info->staging_chunks : 4;
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
@@ -272,6 +273,8 @@ void vkds_context_destroy(vkds_context *ctx) {
     vkds__queue_destroy(r);
     pthread_mutex_destroy(&r->queue_lock);
   }
+  vkds__algorithm_state_free(ctx); /* kernels and buffers, while the devices live */
+  pthread_mutex_destroy(&ctx->alg_lock);
   for (uint32_t d = 0; d < ctx->device_count; ++d) {
     vkds__device *dev = &ctx->devices[d];
     if (dev->device) {

@@ -1,0 +1,158 @@
+/* lib/algorithm/algorithm_internal.h: what the algorithm layer's files share.
+ *
+ * An algorithm call is described once, as a `vkds__alg` (which template, its inputs and
+ * output, its element function and reduction), by the family's file (elementwise.c,
+ * reduce.c). frame.c runs every description the same way, in all three forms;
+ * codegen.c turns a description and the selected device into GLSL (the sequences'
+ * views become code) plus the launch parameters; kernels.c caches the compiled kernels
+ * per context by the generated code's signature. */
+#ifndef VKDS_ALGORITHM_INTERNAL_H
+#define VKDS_ALGORITHM_INTERNAL_H
+
+#include "internal.h"
+
+/* The kernel templates (shaders/algorithm/). */
+typedef enum vkds__alg_template {
+  VKDS__TEMPLATE_MAP = 1,    /* out[i] = elem(inputs[i]) */
+  VKDS__TEMPLATE_REDUCE = 2, /* result = init op map(inputs[0]) op map(inputs[1]) ... */
+} vkds__alg_template;
+
+/* The element function: what a template computes from element i of the inputs. */
+typedef enum vkds__alg_elem {
+  VKDS__ELEM_VALUE = 1,  /* the value (fill) */
+  VKDS__ELEM_COPY,       /* x */
+  VKDS__ELEM_GLSL,       /* the user's expression of x (one input) or a, b (two) */
+  VKDS__ELEM_PRED,       /* the user's predicate of x, as 1 or 0 */
+  VKDS__ELEM_NOT_PRED,   /* its negation, as 1 or 0 (none_of) */
+  VKDS__ELEM_EQ_VALUE,   /* x == value, as 1 or 0 */
+  VKDS__ELEM_EQUAL,      /* a == b, as 1 or 0 */
+  VKDS__ELEM_PRODUCT,    /* a * b */
+  VKDS__ELEM_LOCATED,    /* (x, i): for min and max element */
+} vkds__alg_elem;
+
+/* The reduction's combining step, beyond the vkds_op kinds. */
+typedef enum vkds__alg_combine {
+  VKDS__COMBINE_OP = 1, /* the vkds_op in `op` */
+  VKDS__COMBINE_MIN_LOC, /* the first smallest (value, index) */
+  VKDS__COMBINE_MAX_LOC, /* the first largest */
+} vkds__alg_combine;
+
+/* What a reduction leaves at its result address, and what the host makes of it. */
+typedef enum vkds__alg_result {
+  VKDS__RESULT_VALUE = 1, /* one element of acc_type */
+  VKDS__RESULT_COUNT,     /* a uint64_t */
+  VKDS__RESULT_BOOL,      /* a uint32_t 0 or 1 */
+  VKDS__RESULT_LOCATION,  /* uint64_t index, then the value at byte 8 */
+} vkds__alg_result;
+
+enum { VKDS__ALG_MAX_INPUTS = 2 };
+
+typedef struct vkds__alg {
+  const char *name; /* the public function, for messages */
+  vkds__alg_template template_kind;
+  uint32_t input_count;
+  const vkds_seq *inputs[VKDS__ALG_MAX_INPUTS];
+  const vkds_seq *output;  /* MAP */
+  bool in_place_allowed;   /* the output may be exactly an input (transform) */
+  uint64_t count;          /* elements */
+  vkds__alg_elem elem;
+  const char *glsl;        /* ELEM_GLSL, ELEM_PRED */
+  vkds_type elem_type;     /* MAP: the output's type; REDUCE: the accumulated type */
+  vkds__alg_combine combine;
+  vkds_op op;              /* COMBINE_OP (kind resolved: never DEFAULT) */
+  vkds__alg_result result;
+  bool has_value;          /* `value` holds the fill value, the counted value or init */
+  unsigned char value[8];
+  /* blocking and asynchronous forms: where the host results go */
+  void *host_result;       /* VALUE: one element; COUNT: uint64_t; BOOL: bool */
+  uint64_t *host_index;    /* LOCATION */
+  void *host_value;        /* LOCATION, may be NULL */
+} vkds__alg;
+
+/* The three forms (frame.c). */
+vkds_result vkds__alg_run(vkds_policy *p, const vkds__alg *a);
+vkds_result vkds__alg_run_async(vkds_policy *p, const vkds__alg *a, vkds_submission **sub);
+vkds_result vkds__alg_record(const vkds_cmd *c, const vkds__alg *a, vkds_view result);
+
+/* ---- code generation (codegen.c) ---- */
+
+enum {
+  VKDS__GEN_MAX_PARAMS = 30,  /* 64-bit launch parameters (push constants: 16 + 240 bytes) */
+  VKDS__GEN_MAX_LEAVES = 16,  /* memory ranges one call reads or writes */
+  VKDS__GEN_HEADER = 6,       /* parameters every kernel has, below */
+};
+/* The fixed parameters. */
+enum {
+  VKDS__P_COUNT = 0,    /* elements */
+  VKDS__P_VALUE = 1,    /* the value's bits */
+  VKDS__P_RESULT = 2,   /* REDUCE: the result's device address */
+  VKDS__P_PARTIALS = 3, /* REDUCE: 16 bytes per work group of the first pass */
+  VKDS__P_FLAGS = 4,    /* REDUCE: bit 0: second pass; bit 1: has init */
+  VKDS__P_GROUPS = 5,   /* REDUCE: work groups of the first pass */
+};
+#define VKDS__FLAG_SECOND_PASS 1u
+#define VKDS__FLAG_HAS_INIT 2u
+
+/* A memory range a kernel uses through a device address: a buffer, mapped or host
+ * sequence, or a sequence of a user type that is staged whole through its host reads. */
+typedef struct vkds__leaf {
+  const vkds_seq *seq;
+  vkds_access access;
+  uint32_t param; /* the parameter that receives its address */
+} vkds__leaf;
+
+/* A call turned into code for one device. */
+typedef struct vkds__gen {
+  const vkds_resource *res;
+  /* the signature: everything the code depends on, as bytes (the kernel cache's key) */
+  unsigned char *sig;
+  size_t sig_len, sig_cap;
+  /* the source, when asked for (on a cache miss) */
+  bool emit;
+  struct vkds__text *head, *body, *tail;
+  uint32_t tail_lines; /* snippets placed at the end, for their line numbers */
+  uint32_t next_node;
+  uint32_t types_used; /* bit per vkds_type: pointer types to declare */
+  /* user snippets, in source-string order from 1000 */
+  uint32_t snippet_count;
+  const char *snippets[64];
+  const char *snippet_roles[64];
+  /* the launch */
+  uint64_t params[VKDS__GEN_MAX_PARAMS];
+  uint32_t param_count;
+  vkds__leaf leaves[VKDS__GEN_MAX_LEAVES];
+  uint32_t leaf_count;
+  bool needs_float64, needs_int64;
+  vkds_result error; /* the first failure (its message already recorded) */
+} vkds__gen;
+
+/* Describes `a` for the device of `res`: the signature, the parameters and the leaves,
+ * and with emit the GLSL source too (vkds__gen_source). Returns the first error. */
+vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit);
+/* The whole kernel source (malloc'ed) after a build with emit. */
+char *vkds__gen_source(vkds__gen *g, const vkds__alg *a);
+void vkds__gen_free(vkds__gen *g);
+
+/* GLSL names and sizes of the numeric types. */
+const char *vkds__glsl_type(vkds_type t);
+bool vkds__type_is_float(vkds_type t);
+
+/* ---- kernels (kernels.c) ---- */
+
+/* The kernel for a built description, from the context's cache or compiled into it
+ * (thread-safe). A compile error in a user snippet becomes VKDS_ERROR_COMPILE naming the
+ * snippet and its line. The kernel lives until the context is destroyed. */
+vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a, bool range64, vkds_kernel **out);
+
+/* ---- per-context state (kernels.c) ---- */
+
+/* Small mapped buffers (a reduction's result and partials) kept for reuse. */
+vkds_result vkds__alg_scratch_get(vkds_resource *res, vkds_buffer **out);
+void vkds__alg_scratch_put(vkds_buffer *buf);
+#define VKDS__ALG_SCRATCH_BYTES 32768u /* 256 bytes of result, then the partials */
+#define VKDS__ALG_RESULT_BYTES 256u
+
+/* The reduction's grid: work groups of the first pass for `count` elements. */
+uint32_t vkds__reduce_groups(uint64_t count);
+
+#endif

@@ -1,0 +1,699 @@
+/* lib/algorithm/codegen.c: an algorithm call, as GLSL for one device.
+ *
+ * Views are code, not copies. Every sequence becomes a node with GLSL functions named
+ * after it (s<k>: element i; s<k>_v: elements i..i+3; s<k>_st, s<k>_vst: stores): a
+ * buffer, mapped or host sequence is a leaf read through a device address (16 bytes at
+ * a time when the address allows), a reverse calls its base at n-1-i, a permutation
+ * its source at map[i], a transform applies its compiled operator, a zip builds a
+ * struct, counting computes, discard drops, and a user type with device code runs its
+ * own snippet over its parts. Only leaves become memory the frame binds (directly, or
+ * staged); nothing is gathered on the host.
+ *
+ * One walk over the call gives the signature (everything the code depends on: the
+ * kernel cache's key), the launch parameters (addresses, counts, values: they vary
+ * without changing the code) and the leaves; the walk writes the source only when
+ * `emit` is set, on a cache miss, so a cached call costs a few hundred bytes of
+ * signature.
+ *
+ * The source is laid out: vkds.glsl and the parameter block, type declarations and
+ * prototypes (head), the nodes' functions (body), the algorithm's names for its inputs,
+ * the template (shaders/algorithm/), and last the user's snippets (tail). Each snippet
+ * sits after a `#line 1 <1000 + k>` directive, so glslang reports its errors as
+ * source string 1000 + k, line 1.. of the snippet, and kernels.c can name the snippet;
+ * with nothing generated after the tail, no other line number moves. */
+#include "algorithm_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- growing text ---- */
+
+struct vkds__text {
+  char *s;
+  size_t len, cap;
+  bool failed;
+};
+
+static void put(struct vkds__text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct vkds__text *t, const char *fmt, ...) {
+  if (!t || t->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      t->failed = true;
+      return;
+    }
+    if (t->s && t->len + (size_t)n < t->cap) {
+      t->len += (size_t)n;
+      return;
+    }
+    size_t cap = t->cap ? t->cap * 2 : 4096;
+    while (cap <= t->len + (size_t)n) cap *= 2;
+    char *s = realloc(t->s, cap);
+    if (!s) {
+      t->failed = true;
+      return;
+    }
+    t->s = s, t->cap = cap;
+  }
+}
+
+static void text_free(struct vkds__text *t) {
+  if (t) free(t->s);
+  free(t);
+}
+
+/* ---- types ---- */
+
+const char *vkds__glsl_type(vkds_type t) {
+  switch (t) {
+  case VKDS_I32: return "int";
+  case VKDS_U32: return "uint";
+  case VKDS_F32: return "float";
+  case VKDS_I64: return "int64_t";
+  case VKDS_U64: return "uint64_t";
+  case VKDS_F64: return "double";
+  default: return NULL;
+  }
+}
+
+bool vkds__type_is_float(vkds_type t) { return t == VKDS_F32 || t == VKDS_F64; }
+
+/* The GLSL expression turning 64 bits `bits` into a value of type t. */
+static void from_bits(struct vkds__text *o, vkds_type t, const char *bits) {
+  switch (t) {
+  case VKDS_I32: put(o, "int(uint(%s))", bits); break;
+  case VKDS_U32: put(o, "uint(%s)", bits); break;
+  case VKDS_F32: put(o, "uintBitsToFloat(uint(%s))", bits); break;
+  case VKDS_I64: put(o, "int64_t(%s)", bits); break;
+  case VKDS_U64: put(o, "(%s)", bits); break;
+  default: put(o, "uint64BitsToDouble(%s)", bits); break;
+  }
+}
+
+/* One element from a word (4-byte types, w is a uint) or two (8-byte, w is a uvec2). */
+static void decode(struct vkds__text *o, vkds_type t, const char *w) {
+  switch (t) {
+  case VKDS_I32: put(o, "int(%s)", w); break;
+  case VKDS_U32: put(o, "%s", w); break;
+  case VKDS_F32: put(o, "uintBitsToFloat(%s)", w); break;
+  case VKDS_I64: put(o, "int64_t(pack64(%s))", w); break;
+  case VKDS_U64: put(o, "pack64(%s)", w); break;
+  default: put(o, "packDouble2x32(%s)", w); break;
+  }
+}
+
+/* The word(s) of one element (uint for 4-byte types, uvec2 for 8-byte). */
+static void encode(struct vkds__text *o, vkds_type t, const char *v) {
+  switch (t) {
+  case VKDS_I32: put(o, "uint(%s)", v); break;
+  case VKDS_U32: put(o, "%s", v); break;
+  case VKDS_F32: put(o, "floatBitsToUint(%s)", v); break;
+  case VKDS_I64: put(o, "unpack64(uint64_t(%s))", v); break;
+  case VKDS_U64: put(o, "unpack64(%s)", v); break;
+  default: put(o, "unpackDouble2x32(%s)", v); break;
+  }
+}
+
+/* ---- the walk's bookkeeping ---- */
+
+static vkds_result gen_fail(vkds__gen *g, vkds_result r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static vkds_result gen_fail(vkds__gen *g, vkds_result r, const char *fmt, ...) {
+  if (g->error != VKDS_SUCCESS) return g->error;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  g->error = vkds__fail(g->res->dev->ctx, r, VK_SUCCESS, "%s", msg);
+  return g->error;
+}
+
+static void sig_bytes(vkds__gen *g, const void *p, size_t n) {
+  if (g->sig_len + n > g->sig_cap) {
+    size_t cap = g->sig_cap ? g->sig_cap * 2 : 256;
+    while (cap < g->sig_len + n) cap *= 2;
+    unsigned char *s = realloc(g->sig, cap);
+    if (!s) {
+      gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm signature");
+      return;
+    }
+    g->sig = s, g->sig_cap = cap;
+  }
+  memcpy(g->sig + g->sig_len, p, n);
+  g->sig_len += n;
+}
+static void sig_u32(vkds__gen *g, uint32_t v) { sig_bytes(g, &v, sizeof v); }
+static void sig_str(vkds__gen *g, const char *s) {
+  uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
+  sig_u32(g, n);
+  if (s) sig_bytes(g, s, n);
+}
+
+static uint32_t param(vkds__gen *g, uint64_t value) {
+  if (g->param_count >= VKDS__GEN_MAX_PARAMS) {
+    gen_fail(g, VKDS_ERROR_UNSUPPORTED,
+             "the sequences need more than %d launch parameters (views nested too deeply for one kernel)",
+             VKDS__GEN_MAX_PARAMS - VKDS__GEN_HEADER);
+    return 0;
+  }
+  g->params[g->param_count] = value;
+  return g->param_count++;
+}
+
+static void use_type(vkds__gen *g, vkds_type t) {
+  g->types_used |= 1u << t;
+  if (t == VKDS_F64) g->needs_float64 = true;
+  if (t == VKDS_I64 || t == VKDS_U64) g->needs_int64 = true;
+}
+
+/* A snippet of the user's, in the tail between `before` and `after` (generated code),
+ * on lines of its own after a #line that names it: its first line is line 1 of source
+ * string 1000 + k. */
+static void snippet(vkds__gen *g, const char *role, const char *before, const char *text, const char *after) {
+  uint32_t k = g->snippet_count < 64 ? g->snippet_count++ : 63;
+  g->snippets[k] = text;
+  g->snippet_roles[k] = role;
+  put(g->tail, "%s\n#line 1 %u\n%s\n%s\n", before, 1000 + k, text, after);
+}
+
+/* ---- nodes ---- */
+
+typedef struct node {
+  uint32_t id;
+  vkds_type type;    /* COMPOSITE for a zip */
+  char glsl[24];     /* its GLSL type */
+  bool readable, writable;
+} node;
+
+static node walk(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth);
+
+static void node_type(node *n, vkds_type t, uint32_t id) {
+  n->type = t;
+  if (t == VKDS_TYPE_COMPOSITE) snprintf(n->glsl, sizeof n->glsl, "vkds_z%u", id);
+  else snprintf(n->glsl, sizeof n->glsl, "%s", vkds__glsl_type(t));
+}
+
+/* Declares the functions a node defines. */
+static void prototypes(vkds__gen *g, const node *n) {
+  if (n->readable) {
+    put(g->head, "%s s%u(uint64_t i);\n", n->glsl, n->id);
+    put(g->head, "void s%u_v(uint64_t i, out %s r[4]);\n", n->id, n->glsl);
+  }
+  if (n->writable) {
+    put(g->head, "void s%u_st(uint64_t i, %s v);\n", n->id, n->glsl);
+    put(g->head, "void s%u_vst(uint64_t i, %s r[4]);\n", n->id, n->glsl);
+  }
+}
+
+/* Four elements one at a time, for nodes without a faster way. */
+static void generic_vector(vkds__gen *g, const node *n) {
+  if (n->readable)
+    put(g->body, "void s%u_v(uint64_t i, out %s r[4]) { for (int q = 0; q < 4; ++q) r[q] = s%u(i + uint64_t(q)); }\n",
+        n->id, n->glsl, n->id);
+  if (n->writable)
+    put(g->body, "void s%u_vst(uint64_t i, %s r[4]) { for (int q = 0; q < 4; ++q) s%u_st(i + uint64_t(q), r[q]); }\n",
+        n->id, n->glsl, n->id);
+}
+
+/* Memory through a device address: read 16 bytes at a time when the address is
+ * 16-byte aligned (then so is every group of 4 elements), else element by element. */
+static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
+  node n = {.id = g->next_node++, .readable = access != VKDS_ACCESS_WRITE, .writable = access != VKDS_ACCESS_READ};
+  node_type(&n, s->type, n.id);
+  if (!vkds__glsl_type(s->type)) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a %s sequence of element type %d: algorithms take I32, U32, F32, I64, U64 "
+             "and F64 elements", s->ops->name, (int)s->type);
+    return n;
+  }
+  if (g->leaf_count >= VKDS__GEN_MAX_LEAVES) {
+    gen_fail(g, VKDS_ERROR_UNSUPPORTED, "more than %d memory ranges in one algorithm call", VKDS__GEN_MAX_LEAVES);
+    return n;
+  }
+  uint32_t p = param(g, 0); /* the address, filled in when the leaf is bound */
+  g->leaves[g->leaf_count++] = (vkds__leaf){.seq = s, .access = access, .param = p};
+  use_type(g, s->type);
+  sig_u32(g, 'L'), sig_u32(g, s->type), sig_u32(g, access);
+  if (!g->emit) return n;
+  prototypes(g, &n);
+  const char *T = n.glsl;
+  uint32_t size = vkds_type_size(s->type), k = n.id;
+  bool wide = size == 8;
+  if (n.readable) {
+    put(g->body, "%s s%u(uint64_t i) { return vkds_p_%s(P(%u) + i * %uul).v; }\n", T, k, T, p, size);
+    put(g->body, "void s%u_v(uint64_t i, out %s r[4]) {\n  uint64_t a = P(%u) + i * %uul;\n"
+                 "  if ((P(%u) & 15ul) == 0ul) {\n", k, T, p, size, p);
+    if (!wide) {
+      put(g->body, "    uvec4 w = vkds_p_uvec4(a).v;\n");
+      const char *lanes[] = {"w.x", "w.y", "w.z", "w.w"};
+      for (int q = 0; q < 4; ++q) put(g->body, "    r[%d] = ", q), decode(g->body, s->type, lanes[q]), put(g->body, ";\n");
+    } else {
+      put(g->body, "    uvec4 w0 = vkds_p_uvec4(a).v, w1 = vkds_p_uvec4(a + 16ul).v;\n");
+      const char *lanes[] = {"w0.xy", "w0.zw", "w1.xy", "w1.zw"};
+      for (int q = 0; q < 4; ++q) put(g->body, "    r[%d] = ", q), decode(g->body, s->type, lanes[q]), put(g->body, ";\n");
+    }
+    put(g->body, "  } else {\n    for (int q = 0; q < 4; ++q) r[q] = s%u(i + uint64_t(q));\n  }\n}\n", k);
+  }
+  if (n.writable) {
+    put(g->body, "void s%u_st(uint64_t i, %s v) { vkds_p_%s(P(%u) + i * %uul).v = v; }\n", k, T, T, p, size);
+    put(g->body, "void s%u_vst(uint64_t i, %s r[4]) {\n  uint64_t a = P(%u) + i * %uul;\n"
+                 "  if ((P(%u) & 15ul) == 0ul) {\n", k, T, p, size, p);
+    const char *v[] = {"r[0]", "r[1]", "r[2]", "r[3]"};
+    if (!wide) {
+      put(g->body, "    vkds_p_uvec4(a).v = uvec4(");
+      for (int q = 0; q < 4; ++q) put(g->body, q ? ", " : ""), encode(g->body, s->type, v[q]);
+      put(g->body, ");\n");
+    } else {
+      for (int h = 0; h < 2; ++h) {
+        put(g->body, "    vkds_p_uvec4(a + %dul).v = uvec4(", 16 * h);
+        encode(g->body, s->type, v[2 * h]), put(g->body, ", "), encode(g->body, s->type, v[2 * h + 1]);
+        put(g->body, ");\n");
+      }
+    }
+    put(g->body, "  } else {\n    for (int q = 0; q < 4; ++q) s%u_st(i + uint64_t(q), r[q]);\n  }\n}\n", k);
+  }
+  return n;
+}
+
+static node counting(vkds__gen *g, const vkds_seq *s) {
+  node n = {.id = g->next_node++, .readable = true};
+  node_type(&n, s->type, n.id);
+  uint32_t p = param(g, (uint64_t)s->start);
+  sig_u32(g, 'C'), sig_u32(g, s->type);
+  if (!g->emit) return n;
+  prototypes(g, &n);
+  put(g->body, "%s s%u(uint64_t i) { return %s(int64_t(P(%u)) + int64_t(i)); }\n", n.glsl, n.id, n.glsl, p);
+  generic_vector(g, &n);
+  return n;
+}
+
+static node discard(vkds__gen *g, const vkds_seq *s) {
+  node n = {.id = g->next_node++, .writable = true};
+  node_type(&n, s->type, n.id);
+  sig_u32(g, 'D'), sig_u32(g, s->type);
+  if (!g->emit) return n;
+  prototypes(g, &n);
+  put(g->body, "void s%u_st(uint64_t i, %s v) {}\nvoid s%u_vst(uint64_t i, %s r[4]) {}\n", n.id, n.glsl, n.id, n.glsl);
+  return n;
+}
+
+static node reverse(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
+  sig_u32(g, 'R');
+  node b = walk(g, s->base, access, depth + 1);
+  node n = {.id = g->next_node++, .type = b.type, .readable = b.readable, .writable = b.writable};
+  memcpy(n.glsl, b.glsl, sizeof n.glsl);
+  uint32_t p = param(g, s->count);
+  if (!g->emit) return n;
+  prototypes(g, &n);
+  if (n.readable) put(g->body, "%s s%u(uint64_t i) { return s%u(P(%u) - 1ul - i); }\n", n.glsl, n.id, b.id, p);
+  if (n.writable) put(g->body, "void s%u_st(uint64_t i, %s v) { s%u_st(P(%u) - 1ul - i, v); }\n", n.id, n.glsl, b.id, p);
+  generic_vector(g, &n);
+  return n;
+}
+
+/* source[map[i]]; a map entry past the source reads as 0 and drops a write (the map is
+ * the user's data: a device must never be sent outside its memory). */
+static node permutation(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
+  sig_u32(g, 'P');
+  node src = walk(g, s->base, access, depth + 1);
+  node map = walk(g, s->map, VKDS_ACCESS_READ, depth + 1);
+  node n = {.id = g->next_node++, .type = src.type, .readable = src.readable, .writable = src.writable};
+  memcpy(n.glsl, src.glsl, sizeof n.glsl);
+  uint32_t p = param(g, s->base->count);
+  if (!g->emit) return n;
+  prototypes(g, &n);
+  if (n.readable)
+    put(g->body, "%s s%u(uint64_t i) { uint64_t j = uint64_t(s%u(i)); return j < P(%u) ? s%u(j) : %s(0); }\n", n.glsl,
+        n.id, map.id, p, src.id, n.glsl);
+  if (n.writable)
+    put(g->body, "void s%u_st(uint64_t i, %s v) { uint64_t j = uint64_t(s%u(i)); if (j < P(%u)) s%u_st(j, v); }\n",
+        n.id, n.glsl, map.id, p, src.id);
+  generic_vector(g, &n);
+  return n;
+}
+
+static node transform(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
+  vkds_type t = s->type;
+  sig_u32(g, 'T'), sig_u32(g, t), sig_str(g, s->op->glsl);
+  node b = walk(g, s->base, VKDS_ACCESS_READ, depth + 1);
+  node n = {.id = g->next_node++, .readable = true};
+  if (access != VKDS_ACCESS_READ) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a transform view cannot be written");
+    return n;
+  }
+  if (!vkds__glsl_type(t)) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a transform view over a %s must name its numeric result type (its "
+             "operator's .type)", s->base->ops->name);
+    return n;
+  }
+  node_type(&n, t, n.id);
+  use_type(g, t);
+  if (!g->emit) return n;
+  prototypes(g, &n);
+  put(g->head, "%s s%u_op(%s x);\n", n.glsl, n.id, b.glsl);
+  put(g->body, "%s s%u(uint64_t i) { return s%u_op(s%u(i)); }\n", n.glsl, n.id, n.id, b.id);
+  put(g->body, "void s%u_v(uint64_t i, out %s r[4]) { %s x[4]; s%u_v(i, x); for (int q = 0; q < 4; ++q) r[q] = "
+               "s%u_op(x[q]); }\n", n.id, n.glsl, b.glsl, b.id, n.id);
+  char before[128];
+  snprintf(before, sizeof before, "%s s%u_op(%s x) { return %s(", n.glsl, n.id, b.glsl, n.glsl);
+  snippet(g, "transform view operator", before, s->op->glsl, "); }");
+  return n;
+}
+
+static node zip(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
+  node n = {.readable = true};
+  if (access != VKDS_ACCESS_READ) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a zip view cannot be written");
+    return n;
+  }
+  sig_u32(g, 'Z'), sig_u32(g, s->part_count);
+  node parts[16];
+  for (uint32_t k = 0; k < s->part_count && k < 16; ++k) parts[k] = walk(g, &s->parts[k], VKDS_ACCESS_READ, depth + 1);
+  n.id = g->next_node++;
+  node_type(&n, VKDS_TYPE_COMPOSITE, n.id);
+  if (!g->emit || g->error) return n;
+  put(g->head, "struct vkds_z%u {", n.id);
+  for (uint32_t k = 0; k < s->part_count; ++k) put(g->head, " %s p%u;", parts[k].glsl, k);
+  put(g->head, " };\n");
+  prototypes(g, &n);
+  put(g->body, "vkds_z%u s%u(uint64_t i) { return vkds_z%u(", n.id, n.id, n.id);
+  for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "%ss%u(i)", k ? ", " : "", parts[k].id);
+  put(g->body, "); }\nvoid s%u_v(uint64_t i, out vkds_z%u r[4]) {\n", n.id, n.id);
+  for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "  %s x%u[4]; s%u_v(i, x%u);\n", parts[k].glsl, k, parts[k].id, k);
+  put(g->body, "  for (int q = 0; q < 4; ++q) r[q] = vkds_z%u(", n.id);
+  for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "%sx%u[q]", k ? ", " : "", k);
+  put(g->body, ");\n}\n");
+  return n;
+}
+
+/* A user type: its own device code when it has some and says it is passed directly to
+ * this device; otherwise a leaf staged through its host reads. */
+static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
+  const vkds_seq_ops *o = s->ops;
+  bool has_code = o->version >= 2 && o->device_code && o->is_passed_directly(s, g->res);
+  if (!has_code) {
+    if (access != VKDS_ACCESS_READ) {
+      node n = {0};
+      gen_fail(g, VKDS_ERROR_UNSUPPORTED, "a '%s' sequence cannot be written on this device (it has no device code "
+               "with a store, or is not passed directly here)", o->name ? o->name : "user");
+      return n;
+    }
+    return leaf(g, s, VKDS_ACCESS_READ);
+  }
+  vkds_seq_device_code code = {0};
+  vkds_result r = o->device_code(s, g->res, &code);
+  node n = {0};
+  if (r != VKDS_SUCCESS) {
+    gen_fail(g, r, "the device_code slot of a '%s' sequence failed", o->name ? o->name : "user");
+    return n;
+  }
+  if (!code.load || code.part_count > VKDS_SEQ_DEVICE_PARTS || code.param_count > VKDS_SEQ_DEVICE_PARTS) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "the device code of a '%s' sequence needs `load` and at most %d parts and "
+             "params", o->name ? o->name : "user", VKDS_SEQ_DEVICE_PARTS);
+    return n;
+  }
+  if (access != VKDS_ACCESS_READ && !code.store) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a '%s' sequence cannot be written: its device code has no store",
+             o->name ? o->name : "user");
+    return n;
+  }
+  if (!vkds__glsl_type(s->type)) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a '%s' sequence with device code must have a numeric element type",
+             o->name ? o->name : "user");
+    return n;
+  }
+  sig_u32(g, 'U'), sig_u32(g, s->type), sig_u32(g, access), sig_str(g, code.load);
+  sig_str(g, access != VKDS_ACCESS_READ ? code.store : NULL);
+  sig_u32(g, code.part_count), sig_u32(g, code.param_count);
+  node parts[VKDS_SEQ_DEVICE_PARTS];
+  for (uint32_t k = 0; k < code.part_count; ++k) {
+    if (!code.parts[k]) {
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "part %u of a '%s' sequence's device code is NULL", k,
+               o->name ? o->name : "user");
+      return n;
+    }
+    parts[k] = walk(g, code.parts[k], access, depth + 1);
+  }
+  uint32_t params[VKDS_SEQ_DEVICE_PARTS];
+  for (uint32_t k = 0; k < code.param_count; ++k) params[k] = param(g, code.params[k]);
+  n = (node){.id = g->next_node++, .readable = true, .writable = access != VKDS_ACCESS_READ};
+  node_type(&n, s->type, n.id);
+  use_type(g, s->type);
+  if (!g->emit || g->error) return n;
+  prototypes(g, &n);
+  generic_vector(g, &n);
+  for (uint32_t k = 0; k < code.part_count; ++k) {
+    put(g->tail, "#define part%u s%u\n", k, parts[k].id);
+    if (n.writable) put(g->tail, "#define part%u_store s%u_st\n", k, parts[k].id);
+  }
+  for (uint32_t k = 0; k < code.param_count; ++k) put(g->tail, "#define param%u P(%u)\n", k, params[k]);
+  char before[128];
+  snprintf(before, sizeof before, "%s s%u(uint64_t i) {", n.glsl, n.id);
+  snippet(g, "sequence device code (load)", before, code.load, "}");
+  if (n.writable) {
+    snprintf(before, sizeof before, "void s%u_st(uint64_t i, %s v) {", n.id, n.glsl);
+    snippet(g, "sequence device code (store)", before, code.store, "}");
+  }
+  for (uint32_t k = 0; k < code.part_count; ++k) {
+    put(g->tail, "#undef part%u\n", k);
+    if (n.writable) put(g->tail, "#undef part%u_store\n", k);
+  }
+  for (uint32_t k = 0; k < code.param_count; ++k) put(g->tail, "#undef param%u\n", k);
+  return n;
+}
+
+static node walk(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
+  node none = {0};
+  if (g->error) return none;
+  if (depth > 32) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "sequences nested more than 32 deep");
+    return none;
+  }
+  const vkds_seq_ops *o = s->ops;
+  bool writes = access != VKDS_ACCESS_READ;
+  if (o == &vkds_seq_buffer_ops || o == &vkds_seq_mapped_ops || o == &vkds_seq_host_ops) {
+    if (writes && o == &vkds_seq_host_ops && s->read_only) {
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "the output is a read-only host sequence (vkds_seq_host_const)");
+      return none;
+    }
+    return leaf(g, s, access);
+  }
+  if (o == &vkds_seq_counting_ops || o == &vkds_seq_discard_ops) {
+    if (writes != (o == &vkds_seq_discard_ops)) {
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, writes ? "a counting sequence cannot be written"
+                                                       : "a discard sequence cannot be read");
+      return none;
+    }
+    return o == &vkds_seq_counting_ops ? counting(g, s) : discard(g, s);
+  }
+  if (o == &vkds_seq_reverse_ops) return reverse(g, s, access, depth);
+  if (o == &vkds_seq_permutation_ops) return permutation(g, s, access, depth);
+  if (o == &vkds_seq_transform_ops) return transform(g, s, access, depth);
+  if (o == &vkds_seq_zip_ops) return zip(g, s, access, depth);
+  return user(g, s, access, depth);
+}
+
+/* ---- the algorithm's own functions ---- */
+
+/* The GLSL of a built-in operator over a and b of type t. */
+static void builtin_op(struct vkds__text *o, vkds_op_kind k, const char *T) {
+  switch (k) {
+  case VKDS_OP_MULTIPLIES: put(o, "a * b"); break;
+  case VKDS_OP_MIN: put(o, "b < a ? b : a"); break;
+  case VKDS_OP_MAX: put(o, "a < b ? b : a"); break;
+  case VKDS_OP_BIT_AND: put(o, "a & b"); break;
+  case VKDS_OP_BIT_OR: put(o, "a | b"); break;
+  case VKDS_OP_BIT_XOR: put(o, "a ^ b"); break;
+  case VKDS_OP_LOGICAL_AND: put(o, "(a != %s(0) && b != %s(0)) ? %s(1) : %s(0)", T, T, T, T); break;
+  case VKDS_OP_LOGICAL_OR: put(o, "(a != %s(0) || b != %s(0)) ? %s(1) : %s(0)", T, T, T, T); break;
+  default: put(o, "a + b"); break;
+  }
+}
+
+/* The identity of a built-in operator for type t. */
+static void builtin_identity(struct vkds__text *o, vkds_op_kind k, vkds_type t) {
+  const char *T = vkds__glsl_type(t);
+  bool big = vkds_type_size(t) == 8;
+  switch (k) {
+  case VKDS_OP_MULTIPLIES: case VKDS_OP_LOGICAL_AND: put(o, "%s(1)", T); return;
+  case VKDS_OP_BIT_AND: put(o, big ? "%s(0xfffffffffffffffful)" : "%s(0xffffffffu)", T); return;
+  case VKDS_OP_MIN: case VKDS_OP_MAX: {
+    bool lowest = k == VKDS_OP_MAX;
+    switch (t) {
+    case VKDS_I32: put(o, lowest ? "int(0x80000000u)" : "int(0x7fffffff)"); return;
+    case VKDS_U32: put(o, lowest ? "0u" : "0xffffffffu"); return;
+    case VKDS_F32: put(o, lowest ? "uintBitsToFloat(0xff800000u)" : "uintBitsToFloat(0x7f800000u)"); return;
+    case VKDS_I64: put(o, lowest ? "int64_t(0x8000000000000000ul)" : "int64_t(0x7ffffffffffffffful)"); return;
+    case VKDS_U64: put(o, lowest ? "0ul" : "0xfffffffffffffffful"); return;
+    default: put(o, lowest ? "uint64BitsToDouble(0xfff0000000000000ul)" : "uint64BitsToDouble(0x7ff0000000000000ul)"); return;
+    }
+  }
+  default: put(o, "%s(0)", T); return;
+  }
+}
+
+/* Prototypes and defaults of what the templates call. */
+static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out) {
+  struct vkds__text *b = g->body;
+  put(b, "#define VKDS_INPUTS %u\n", a->input_count);
+  for (uint32_t k = 0; k < a->input_count; ++k)
+    put(b, "#define IN%u_T %s\n#define in%u s%u\n#define in%u_v s%u_v\n", k, in[k].glsl, k, in[k].id, k, in[k].id);
+  const char *args1 = a->input_count == 2 ? "IN0_T a, IN1_T b" : a->input_count == 1 ? "IN0_T x" : "";
+  if (a->template_kind == VKDS__TEMPLATE_MAP) {
+    put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n", out->glsl, out->id, out->id);
+    put(b, "OUT_T vkds_elem(%s);\n", args1);
+    if (a->elem == VKDS__ELEM_VALUE) {
+      put(b, "OUT_T vkds_elem() { return "), from_bits(b, a->elem_type, "P(1)"), put(b, "; }\n");
+    } else if (a->elem == VKDS__ELEM_COPY) {
+      put(b, "OUT_T vkds_elem(IN0_T x) { return OUT_T(x); }\n");
+    } else {
+      char before[128];
+      snprintf(before, sizeof before, "OUT_T vkds_elem(%s) { return OUT_T(", args1);
+      snippet(g, "operator", before, a->glsl, "); }");
+    }
+    return;
+  }
+  /* REDUCE */
+  const char *T = vkds__glsl_type(a->elem_type);
+  bool located = a->elem == VKDS__ELEM_LOCATED;
+  if (located) {
+    put(g->head, "struct vkds_loc { %s v; uint64_t i; };\n", T);
+    put(b, "#define ACC_T vkds_loc\n");
+  } else {
+    put(b, "#define ACC_T %s\n", T);
+  }
+  put(b, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_acc { ACC_T v; };\n");
+  const char *margs = a->input_count == 2 ? "uint64_t i, IN0_T a, IN1_T b" : "uint64_t i, IN0_T x";
+  put(b, "ACC_T vkds_map(%s);\nACC_T vkds_combine(ACC_T a, ACC_T b);\nACC_T vkds_identity();\n", margs);
+  put(b, "ACC_T vkds_partial_load(uint j) { return vkds_p_acc(P(3) + uint64_t(j) * 16ul).v; }\n");
+  put(b, "void vkds_partial_store(uint j, ACC_T v) { vkds_p_acc(P(3) + uint64_t(j) * 16ul).v = v; }\n");
+  /* the element's contribution */
+  switch (a->elem) {
+  case VKDS__ELEM_COPY: put(b, "ACC_T vkds_map(%s) { return ACC_T(x); }\n", margs); break;
+  case VKDS__ELEM_PRODUCT: put(b, "ACC_T vkds_map(%s) { return ACC_T(a) * ACC_T(b); }\n", margs); break;
+  case VKDS__ELEM_EQUAL: put(b, "ACC_T vkds_map(%s) { return a == IN0_T(b) ? ACC_T(1) : ACC_T(0); }\n", margs); break;
+  case VKDS__ELEM_EQ_VALUE:
+    put(b, "ACC_T vkds_map(%s) { return x == ", margs), from_bits(b, in[0].type, "P(1)");
+    put(b, " ? ACC_T(1) : ACC_T(0); }\n");
+    break;
+  case VKDS__ELEM_LOCATED: put(b, "ACC_T vkds_map(%s) { return vkds_loc(x, i); }\n", margs); break;
+  case VKDS__ELEM_PRED:
+  case VKDS__ELEM_NOT_PRED: {
+    bool keep = a->elem == VKDS__ELEM_PRED;
+    char before[128], after[64];
+    snprintf(before, sizeof before, "ACC_T vkds_map(%s) { return bool(", margs);
+    snprintf(after, sizeof after, ") ? ACC_T(%d) : ACC_T(%d); }", keep, !keep);
+    snippet(g, "predicate", before, a->glsl, after);
+    break;
+  }
+  default: {
+    char before[128];
+    snprintf(before, sizeof before, "ACC_T vkds_map(%s) { return ACC_T(", margs);
+    snippet(g, "transform", before, a->glsl, "); }");
+    break;
+  }
+  }
+  /* the operator and its identity */
+  if (located) {
+    bool is_float = vkds__type_is_float(a->elem_type);
+    const char *better = a->combine == VKDS__COMBINE_MIN_LOC ? "b.v < a.v" : "a.v < b.v";
+    put(b, "ACC_T vkds_identity() { return vkds_loc(%s(0), 0xfffffffffffffffful); }\n", T);
+    put(b, "ACC_T vkds_combine(ACC_T a, ACC_T b) {\n"
+           "  if (a.i == 0xfffffffffffffffful) return b;\n  if (b.i == 0xfffffffffffffffful) return a;\n");
+    if (is_float)
+      put(b, "  if (isnan(a.v) || isnan(b.v)) return isnan(a.v) && (!isnan(b.v) || b.i < a.i) ? b : a;\n");
+    put(b, "  return (%s) || (a.v == b.v && b.i < a.i) ? b : a;\n}\n", better);
+  } else if (a->op.kind == VKDS_OP_GLSL) {
+    snippet(g, "reduction operator", "ACC_T vkds_combine(ACC_T a, ACC_T b) { return ACC_T(", a->op.glsl, "); }");
+    snippet(g, "reduction identity", "ACC_T vkds_identity() { return ACC_T(", a->op.identity, "); }");
+  } else {
+    put(b, "ACC_T vkds_combine(ACC_T a, ACC_T b) { return ");
+    builtin_op(b, a->op.kind, T);
+    put(b, "; }\nACC_T vkds_identity() { return ");
+    builtin_identity(b, a->op.kind, a->elem_type);
+    put(b, "; }\n");
+  }
+  if (located) put(b, "ACC_T vkds_init() { return vkds_identity(); }\n");
+  else put(b, "ACC_T vkds_init() { return "), from_bits(b, a->elem_type, "P(1)"), put(b, "; }\n");
+  /* the result */
+  if (located) {
+    put(b, "void vkds_result_store(ACC_T v) {\n  vkds_p_uint64_t(P(2)).v = v.i == 0xfffffffffffffffful ? 0ul : v.i;\n"
+           "  if (v.i != 0xfffffffffffffffful) vkds_p_%s(P(2) + 8ul).v = v.v;\n}\n", T);
+  } else {
+    put(b, "void vkds_result_store(ACC_T v) { vkds_p_%s(P(2)).v = v; }\n", T);
+  }
+}
+
+vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit) {
+  *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER};
+  if (emit) {
+    g->head = calloc(1, sizeof *g->head);
+    g->body = calloc(1, sizeof *g->body);
+    g->tail = calloc(1, sizeof *g->tail);
+    if (!g->head || !g->body || !g->tail) return gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm source");
+  }
+  sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
+  sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result);
+  sig_str(g, a->glsl);
+  sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
+  sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
+  node in[VKDS__ALG_MAX_INPUTS] = {{0}}, out = {0};
+  for (uint32_t k = 0; k < a->input_count; ++k) {
+    in[k] = walk(g, a->inputs[k], VKDS_ACCESS_READ, 0);
+    if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
+        a->elem != VKDS__ELEM_NOT_PRED)
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "
+               "predicate) can take its tuples (x.p0, x.p1, ...)", a->name, k);
+  }
+  if (a->template_kind == VKDS__TEMPLATE_MAP) {
+    out = walk(g, a->output, VKDS_ACCESS_WRITE, 0); /* every element is written */
+  }
+  use_type(g, a->elem_type);
+  if (a->result == VKDS__RESULT_LOCATION) use_type(g, VKDS_U64);
+  if (g->error) return g->error;
+  if (emit) algorithm_functions(g, a, in, &out);
+  if (emit && (g->head->failed || g->body->failed || g->tail->failed))
+    return gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm source");
+  return g->error;
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+#include "algorithm_map.h"
+#include "algorithm_reduce.h"
+#pragma GCC diagnostic pop
+
+char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
+  struct vkds__text t = {0};
+  put(&t, "#version 460\n#include \"vkds.glsl\"\n");
+  put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
+  put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
+  for (vkds_type ty = VKDS_I32; ty <= VKDS_F64; ++ty)
+    if (g->types_used & (1u << ty)) {
+      const char *T = vkds__glsl_type(ty);
+      put(&t, "layout(buffer_reference, std430, buffer_reference_align = %u) buffer vkds_p_%s { %s v; };\n",
+          vkds_type_size(ty), T, T);
+    }
+  put(&t, "%s%s", g->head->s ? g->head->s : "", g->body->s ? g->body->s : "");
+  put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
+  put(&t, "%s", g->tail->s ? g->tail->s : "");
+  if (t.failed) {
+    free(t.s);
+    return NULL;
+  }
+  return t.s;
+}
+
+void vkds__gen_free(vkds__gen *g) {
+  free(g->sig);
+  text_free(g->head);
+  text_free(g->body);
+  text_free(g->tail);
+  g->sig = NULL;
+  g->head = g->body = g->tail = NULL;
+}

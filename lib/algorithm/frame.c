@@ -1,0 +1,445 @@
+/* lib/algorithm/frame.c: how every algorithm runs, written once (vkds/algorithm.h):
+ *
+ *   check everything (nothing is selected, submitted or written on bad input)
+ *   -> hints (bytes; the devices the buffers live on) -> select
+ *   -> the code for that device (codegen.c) and its kernel (kernels.c)
+ *   -> bind each leaf: passed directly, or staged (vkds_seq_bind)
+ *   -> record (barrier, dispatches, barrier) -> submit
+ *   -> blocking: wait, then finish; asynchronous: the finishing step is the
+ *      submission's, run by whoever sees it done first (lib/backend/backend.c)
+ *   finish: written leaves copied back (vkds_seq_unbind), results read, temporaries
+ *   freed.
+ * The recording form skips the policy and the staging: every leaf must be passed
+ * directly on the application's device. */
+#include "algorithm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One call in flight. Leaves are copied in: a binding points at its sequence until it
+ * is undone, which for the asynchronous form is after the caller's sequences are gone. */
+typedef struct call {
+  vkds__alg a;
+  vkds_resource *res;
+  vkds_kernel *kernel;
+  vkds__gen gen;
+  vkds_seq leaf[VKDS__GEN_MAX_LEAVES];
+  vkds_seq_binding bind[VKDS__GEN_MAX_LEAVES];
+  uint32_t bound;
+  vkds_buffer *scratch; /* blocking and asynchronous reductions: result and partials */
+  uint32_t groups;
+  bool range64;
+} call;
+
+/* ---- checks before anything happens ---- */
+
+static vkds_context *context_of_policy(vkds_policy *p) {
+  return p && vkds_policy_initialized(p) ? p->backend->context : NULL;
+}
+
+/* Every buffer under a sequence (through the built-in views) must be of `ctx`. User
+ * types' parts are checked when they are bound. Also collects the devices the buffers
+ * are on (bit per device index) and whether some data is on the host. */
+static vkds_result check_tree(const vkds_context *ctx, const char *name, const vkds_seq *s, uint32_t *devices,
+                              bool *on_host, uint32_t depth) {
+  if (depth > 32) return VKDS_SUCCESS; /* vkds_seq_validate refused cycles already */
+  const vkds_seq_ops *o = s->ops;
+  if (o == &vkds_seq_buffer_ops || o == &vkds_seq_mapped_ops) {
+    if (s->buffer->dev->ctx != ctx)
+      return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS, "%s: a sequence's buffer belongs to another context",
+                        name);
+    if (s->buffer->kind == VKDS_MEMORY_HOST) *on_host = true;
+    else *devices |= 1u << (s->buffer->dev->index & 31);
+    return VKDS_SUCCESS;
+  }
+  if (o == &vkds_seq_host_ops) *on_host = true;
+  if (s->base) VKDS_CHECK(check_tree(ctx, name, s->base, devices, on_host, depth + 1));
+  if (s->map) VKDS_CHECK(check_tree(ctx, name, s->map, devices, on_host, depth + 1));
+  if (o == &vkds_seq_zip_ops)
+    for (uint32_t k = 0; k < s->part_count; ++k)
+      VKDS_CHECK(check_tree(ctx, name, &s->parts[k], devices, on_host, depth + 1));
+  return VKDS_SUCCESS;
+}
+
+/* The memory a plain sequence covers, for the overlap check. */
+typedef struct span {
+  const void *base; /* a buffer or a host pointer */
+  uint64_t begin, end;
+} span;
+
+static bool span_of(const vkds_seq *s, span *out) {
+  uint64_t bytes = s->count * s->elem_size;
+  if (s->ops == &vkds_seq_buffer_ops || s->ops == &vkds_seq_mapped_ops) {
+    *out = (span){s->buffer, s->offset, s->offset + bytes};
+    return bytes > 0;
+  }
+  if (s->ops == &vkds_seq_host_ops) {
+    *out = (span){NULL, (uint64_t)(uintptr_t)s->host, (uint64_t)(uintptr_t)s->host + bytes};
+    return bytes > 0;
+  }
+  return false;
+}
+
+/* Collects the plain sequences under `s` (through the built-in views). */
+static uint32_t spans_under(const vkds_seq *s, span *out, uint32_t n, uint32_t cap, uint32_t depth) {
+  if (depth > 32 || n >= cap) return n;
+  if (span_of(s, &out[n])) return n + 1;
+  if (s->base) n = spans_under(s->base, out, n, cap, depth + 1);
+  if (s->map) n = spans_under(s->map, out, n, cap, depth + 1);
+  if (s->ops == &vkds_seq_zip_ops)
+    for (uint32_t k = 0; k < s->part_count; ++k) n = spans_under(&s->parts[k], out, n, cap, depth + 1);
+  return n;
+}
+
+static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
+  if (!a->output) return VKDS_SUCCESS;
+  span outs[16], ins[32];
+  uint32_t no = spans_under(a->output, outs, 0, 16, 0), ni = 0;
+  for (uint32_t k = 0; k < a->input_count; ++k) {
+    /* exactly the same plain sequence, written in place, is allowed where the algorithm says so */
+    const vkds_seq *in = a->inputs[k], *out = a->output;
+    span si, so;
+    if (a->in_place_allowed && span_of(in, &si) && span_of(out, &so) && si.base == so.base && si.begin == so.begin &&
+        si.end == so.end && in->elem_size == out->elem_size)
+      continue;
+    ni = spans_under(in, ins, ni, 32, 0);
+  }
+  for (uint32_t i = 0; i < no; ++i)
+    for (uint32_t j = 0; j < ni; ++j)
+      if (outs[i].base == ins[j].base && outs[i].begin < ins[j].end && ins[j].begin < outs[i].end)
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                          "%s: the output overlaps an input (only an output that is exactly an input, in place, is "
+                          "allowed, and only where the algorithm allows it)", a->name);
+  return VKDS_SUCCESS;
+}
+
+static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
+
+/* Everything that can be known before a device is picked. */
+static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *devices, bool *on_host) {
+  const char *name = a->name;
+  for (uint32_t k = 0; k < a->input_count; ++k) {
+    if (!a->inputs[k]) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u is NULL", name, k);
+    VKDS_CHECK(vkds_seq_validate(a->inputs[k]));
+    VKDS_CHECK(check_tree(ctx, name, a->inputs[k], devices, on_host, 0));
+    if (a->inputs[k]->count != a->count && a->elem != VKDS__ELEM_EQUAL)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u has %llu elements, input 0 has %llu",
+                        name, k, (unsigned long long)a->inputs[k]->count, (unsigned long long)a->count);
+    bool tuple_ok = a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED;
+    vkds_type t = a->inputs[k]->type;
+    if (!is_numeric(t) && !(tuple_ok && t == VKDS_TYPE_COMPOSITE))
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: input %u has elements of type %d; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
+                        (int)t, tuple_ok ? " (and zips, through your operator)" : "");
+  }
+  if (a->template_kind == VKDS__TEMPLATE_MAP) {
+    if (!a->output) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is NULL", name);
+    VKDS_CHECK(vkds_seq_validate(a->output));
+    VKDS_CHECK(check_tree(ctx, name, a->output, devices, on_host, 0));
+    if (a->output->count != a->count)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output has %llu elements, the input %llu",
+                        name, (unsigned long long)a->output->count, (unsigned long long)a->count);
+    if (!is_numeric(a->output->type))
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output's elements must be numeric", name);
+  }
+  if ((a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED) && !a->glsl)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the operator (GLSL text) is NULL", name);
+  if (!is_numeric(a->elem_type))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: result type %d is not numeric", name,
+                      (int)a->elem_type);
+  if (a->combine == VKDS__COMBINE_OP) {
+    vkds_op_kind k = a->op.kind;
+    if ((unsigned)k > VKDS_OP_GLSL || k == VKDS_OP_DEFAULT)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown operator kind %d", name, (int)k);
+    if (k == VKDS_OP_GLSL && (!a->op.glsl || !a->op.identity))
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: a VKDS_OP_GLSL operator needs both glsl and identity", name);
+    if (k >= VKDS_OP_BIT_AND && k <= VKDS_OP_BIT_XOR && vkds__type_is_float(a->elem_type))
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: a bitwise operator on %s elements", name,
+                        vkds__glsl_type(a->elem_type));
+  }
+  return check_overlap(ctx, a);
+}
+
+/* The results of a reduction must have somewhere to go (blocking and async forms). */
+static vkds_result check_host_results(const vkds_context *ctx, const vkds__alg *a) {
+  if (a->template_kind != VKDS__TEMPLATE_REDUCE) return VKDS_SUCCESS;
+  bool ok = a->result == VKDS__RESULT_LOCATION ? a->host_index != NULL : a->host_result != NULL;
+  return ok ? VKDS_SUCCESS : vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the result pointer is NULL", a->name);
+}
+
+static vkds_result check_features(const call *c) {
+  vkds_resource_info info;
+  vkds_resource_get_info(c->res, &info);
+  if (c->gen.needs_float64 && !info.shader_float64)
+    return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: F64 elements need shaderFloat64, which device %u (%s) does not have enabled", c->a.name,
+                      c->res->dev->index, info.device_name);
+  if (c->gen.needs_int64 && !info.shader_int64)
+    return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: 64-bit integer elements need shaderInt64, which device %u (%s) does not have enabled",
+                      c->a.name, c->res->dev->index, info.device_name);
+  return VKDS_SUCCESS;
+}
+
+/* ---- building, binding, recording ---- */
+
+/* The code and kernel for the selected device, then the leaves bound. */
+static vkds_result prepare(call *c) {
+  VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false));
+  VKDS_CHECK(check_features(c));
+  c->range64 = c->a.template_kind == VKDS__TEMPLATE_MAP && (c->a.count + 3) / 4 > UINT32_MAX;
+  VKDS_CHECK(vkds__alg_kernel(c->res->dev->ctx, &c->gen, &c->a, c->range64, &c->kernel));
+  uint64_t *p = c->gen.params;
+  p[VKDS__P_COUNT] = c->a.count;
+  memcpy(&p[VKDS__P_VALUE], c->a.value, 8);
+  c->groups = vkds__reduce_groups(c->a.count);
+  if (c->a.template_kind == VKDS__TEMPLATE_REDUCE && VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
+    return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one "
+                      "reduction handles", c->a.name, (unsigned long long)c->a.count);
+  return VKDS_SUCCESS;
+}
+
+static vkds_result bind_leaves(call *c) {
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
+    const vkds__leaf *l = &c->gen.leaves[k];
+    c->leaf[k] = *l->seq;
+    vkds_result r = vkds_seq_bind(c->res, &c->leaf[k], l->access, &c->bind[k]);
+    if (r != VKDS_SUCCESS) return r;
+    c->bound = k + 1;
+    const vkds_view *v = &c->bind[k].view;
+    c->gen.params[l->param] = v->buffer ? vkds_buffer_address(v->buffer) + v->offset : 0;
+  }
+  return VKDS_SUCCESS;
+}
+
+/* Undoes the bindings: with `write_back`, staged outputs are copied to their sequences;
+ * without, temporaries are only freed (an error: nothing is written). */
+static vkds_result unbind_leaves(call *c, bool write_back) {
+  vkds_result first = VKDS_SUCCESS;
+  for (uint32_t k = 0; k < c->bound; ++k) {
+    vkds_result r = VKDS_SUCCESS;
+    if (write_back) {
+      r = vkds_seq_unbind(&c->bind[k]);
+    } else {
+      if (c->bind[k].staged) vkds_buffer_destroy(c->bind[k].view.buffer);
+      c->bind[k] = (vkds_seq_binding){0};
+    }
+    if (first == VKDS_SUCCESS) first = r;
+  }
+  c->bound = 0;
+  return first;
+}
+
+static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static vkds_result record_into(call *c, VkCommandBuffer cmd, VkDeviceAddress result, VkDeviceAddress partials) {
+  const vkds__device *dev = c->res->dev;
+  const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  const VkAccessFlags writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  uint64_t *p = c->gen.params;
+  if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
+    if (c->a.count)
+      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {(c->a.count + 3) / 4}, .args = p}));
+  } else {
+    p[VKDS__P_RESULT] = result;
+    p[VKDS__P_PARTIALS] = partials;
+    p[VKDS__P_GROUPS] = c->groups;
+    p[VKDS__P_FLAGS] = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
+    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256ull * c->groups}, .args = p}));
+    if (c->groups > 1) {
+      barrier(dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+      p[VKDS__P_FLAGS] |= VKDS__FLAG_SECOND_PASS;
+      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = p}));
+    }
+  }
+  barrier(dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+          work | VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+              VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+  return VKDS_SUCCESS;
+}
+
+static vkds_result record_task(void *user, const vkds_task *task, void **wait_object) {
+  (void)wait_object;
+  call *c = user;
+  VkDeviceAddress base = c->scratch ? vkds_buffer_address(c->scratch) : 0;
+  return record_into(c, task->cmd, base, base + VKDS__ALG_RESULT_BYTES);
+}
+
+/* ---- finishing ---- */
+
+/* Copies the reduction's result from the scratch buffer to the caller's pointers. */
+static void read_results(const call *c) {
+  const vkds__alg *a = &c->a;
+  const unsigned char *r = vkds_buffer_map(c->scratch);
+  uint32_t size = vkds_type_size(a->elem_type);
+  switch (a->result) {
+  case VKDS__RESULT_VALUE: memcpy(a->host_result, r, size); break;
+  case VKDS__RESULT_COUNT: memcpy(a->host_result, r, 8); break;
+  case VKDS__RESULT_BOOL: {
+    uint32_t v;
+    memcpy(&v, r, 4);
+    *(bool *)a->host_result = v != 0;
+    break;
+  }
+  case VKDS__RESULT_LOCATION:
+    memcpy(a->host_index, r, 8);
+    if (a->host_value && a->count) memcpy(a->host_value, r + 8, size);
+    break;
+  }
+}
+
+static void call_free(call *c) {
+  vkds__alg_scratch_put(c->scratch);
+  vkds__gen_free(&c->gen);
+  free(c);
+}
+
+/* The finishing step: outputs written back and results read when the work is done;
+ * temporaries freed either way. */
+static vkds_result finish(void *user, bool done) {
+  call *c = user;
+  vkds_result r = unbind_leaves(c, done);
+  if (done && r == VKDS_SUCCESS && c->a.template_kind == VKDS__TEMPLATE_REDUCE) read_results(c);
+  call_free(c);
+  return r;
+}
+
+/* ---- the forms ---- */
+
+/* Everything up to the submission; on error nothing is left behind. */
+static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **sub, call **out) {
+  *out = NULL;
+  vkds_context *ctx = context_of_policy(p);
+  if (!p || !a) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the policy is NULL", a->name);
+  if (!ctx || p->backend->kind != &vkds_resource_kind_vulkan)
+    return vkds__fail(NULL, ctx ? VKDS_ERROR_INVALID_ARGUMENT : VKDS_ERROR_NOT_INITIALIZED, VK_SUCCESS,
+                      "%s: the policy must be initialized, over vkds resources", a->name);
+  uint32_t devices = 0;
+  bool on_host = false;
+  VKDS_CHECK(check(ctx, a, &devices, &on_host));
+  VKDS_CHECK(check_host_results(ctx, a));
+
+  /* hints: earliest finish counts moving the bytes unless they are where it picks */
+  uint64_t bytes = 0;
+  for (uint32_t k = 0; k < a->input_count; ++k) bytes += a->inputs[k]->count * a->inputs[k]->elem_size;
+  if (a->output) bytes += a->output->count * a->output->elem_size;
+  uint64_t key = ((uint64_t)a->template_kind << 56 | (uint64_t)a->elem << 48 | (uint64_t)a->elem_type << 40) ^
+                 (uint64_t)(a->count ? 64 - __builtin_clzll(a->count) : 0);
+  vkds_task_info hints = {.key = key, .bytes = bytes, .data_devices = on_host ? 0 : devices, .label = a->name};
+  vkds_selection *sel;
+  VKDS_CHECK(vkds_select(p, &hints, &sel));
+
+  call *c = calloc(1, sizeof *c);
+  if (!c) {
+    vkds_selection_release(sel);
+    return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "%s", a->name);
+  }
+  c->a = *a;
+  c->res = vkds_selection_resource(sel);
+  vkds_result r = prepare(c);
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE) r = vkds__alg_scratch_get(c->res, &c->scratch);
+  if (r == VKDS_SUCCESS) r = bind_leaves(c);
+  if (r == VKDS_SUCCESS) {
+    vkds_task_info task = hints;
+    task.fn = record_task;
+    task.user = c;
+    r = vkds_selection_submit(sel, &task, sub);
+  }
+  vkds_selection_release(sel); /* unsubmitted: its place goes back to the policy */
+  if (r != VKDS_SUCCESS) {
+    unbind_leaves(c, false);
+    call_free(c);
+    return r;
+  }
+  *out = c;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds__alg_run(vkds_policy *p, const vkds__alg *a) {
+  vkds_submission *sub;
+  call *c;
+  VKDS_CHECK(start(p, a, &sub, &c));
+  vkds_result r = vkds_submission_wait(sub);
+  vkds_submission_release(sub);
+  vkds_result f = finish(c, r == VKDS_SUCCESS);
+  return r != VKDS_SUCCESS ? r : f;
+}
+
+vkds_result vkds__alg_run_async(vkds_policy *p, const vkds__alg *a, vkds_submission **sub) {
+  if (!sub) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the submission pointer is NULL", a->name);
+  *sub = NULL;
+  call *c;
+  VKDS_CHECK(start(p, a, sub, &c));
+  vkds__submission_set_finish(*sub, finish, c);
+  return VKDS_SUCCESS;
+}
+
+/* A view's device address, checked to be on `res`'s device and to hold `bytes`. */
+static vkds_result device_view(const vkds_context *ctx, const char *name, const char *what, const vkds_resource *res,
+                               vkds_view v, uint64_t bytes, VkDeviceAddress *out) {
+  uint64_t size = v.buffer ? vkds_buffer_size(v.buffer) : 0;
+  uint64_t avail = v.buffer && v.offset <= size ? (v.bytes ? v.bytes : size - v.offset) : 0;
+  if (bytes == 0) {
+    *out = v.buffer ? vkds_buffer_address(v.buffer) + v.offset : 0;
+    return VKDS_SUCCESS;
+  }
+  if (!v.buffer || !vkds_buffer_is_on(v.buffer, res) || !vkds_buffer_address(v.buffer))
+    return vkds__fail(ctx, v.buffer && v.buffer->dev->ctx != ctx ? VKDS_ERROR_WRONG_CONTEXT : VKDS_ERROR_INVALID_ARGUMENT,
+                      VK_SUCCESS, "%s: %s must be a device-addressed buffer of the command buffer's device", name, what);
+  if (avail < bytes || v.offset + avail > size)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s holds %llu bytes, %llu are needed", name,
+                      what, (unsigned long long)avail, (unsigned long long)bytes);
+  *out = vkds_buffer_address(v.buffer) + v.offset;
+  return VKDS_SUCCESS;
+}
+
+static uint64_t result_bytes(const vkds__alg *a) {
+  switch (a->result) {
+  case VKDS__RESULT_COUNT: return 8;
+  case VKDS__RESULT_BOOL: return 4;
+  case VKDS__RESULT_LOCATION: return 16;
+  default: return vkds_type_size(a->elem_type);
+  }
+}
+
+vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view result) {
+  if (!cmd || !cmd->cmd || !cmd->resource)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the vkds_cmd, its cmd and resource are required",
+                      a->name);
+  vkds_resource *res = cmd->resource;
+  vkds_context *ctx = res->dev->ctx;
+  uint32_t devices = 0;
+  bool on_host = false;
+  VKDS_CHECK(check(ctx, a, &devices, &on_host));
+  const vkds_seq *all[VKDS__ALG_MAX_INPUTS + 1];
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < a->input_count; ++k) all[n++] = a->inputs[k];
+  if (a->output) all[n++] = a->output;
+  for (uint32_t k = 0; k < n; ++k)
+    if (all[k]->count && !vkds_seq_is_passed_directly(all[k], res))
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: a %s sequence is not passed directly to this device, and the recording form cannot stage "
+                        "(use the blocking or _async form, or a buffer of this device)", a->name, all[k]->ops->name);
+  call c = {.a = *a, .res = res};
+  vkds_result r = prepare(&c);
+  VkDeviceAddress result_at = 0, scratch_at = 0;
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE) {
+    r = device_view(ctx, a->name, "the result view", res, result, result_bytes(a), &result_at);
+    if (r == VKDS_SUCCESS)
+      r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds_algorithm_scratch_bytes(res, a->count),
+                      &scratch_at);
+  }
+  if (r == VKDS_SUCCESS) r = bind_leaves(&c); /* all direct: no copies */
+  if (r == VKDS_SUCCESS) r = record_into(&c, cmd->cmd, result_at, scratch_at + VKDS__ALG_RESULT_BYTES);
+  unbind_leaves(&c, false);
+  vkds__gen_free(&c.gen);
+  return r;
+}

@@ -1,0 +1,191 @@
+/* lib/algorithm/kernels.c: the algorithm layer's per-context state: compiled kernels
+ * keyed by the signature of their generated code, and spare mapped buffers for the
+ * results of reductions.
+ *
+ * A call first builds only its signature (lib/algorithm/codegen.c); the source is
+ * generated and compiled on a miss alone, and the compiled kernel keeps its pipelines,
+ * so the second identical call compiles nothing and creates no pipeline. The GLSL goes
+ * through vkds_kernel_from_glsl, whose SPIR-V cache (in memory and in
+ * pipeline_cache_dir) means a new process with a warm folder runs glslang zero times. */
+#include "algorithm_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct vkds__alg_kernel {
+  struct vkds__alg_kernel *next;
+  uint64_t hash;
+  unsigned char *sig;
+  size_t sig_len;
+  bool range64;
+  vkds_kernel *kernel;
+};
+
+struct vkds__alg_spare {
+  struct vkds__alg_spare *next;
+  vkds_buffer *buffer;
+};
+
+static uint64_t fnv1a(const unsigned char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static vkds_kernel *find(vkds_context *ctx, uint64_t hash, const vkds__gen *g, bool range64) {
+  for (struct vkds__alg_kernel *e = ctx->alg_kernels; e; e = e->next)
+    if (e->hash == hash && e->range64 == range64 && e->sig_len == g->sig_len && memcmp(e->sig, g->sig, g->sig_len) == 0)
+      return e->kernel;
+  return NULL;
+}
+
+/* glslang's "ERROR: <string>:<line>: text" lines, with the strings of the user's
+ * snippets (1000 + k, see codegen.c) named after the snippet and its line. */
+static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vkds__alg *a, const char *log) {
+  char msg[2048];
+  size_t used = (size_t)snprintf(msg, sizeof msg, "%s: an operator does not compile:", a->name);
+  bool in_snippet = false;
+  for (const char *line = log; *line && used < sizeof msg - 1;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    unsigned source, number;
+    int consumed = 0;
+    const char *error = strstr(line, "ERROR: ");
+    bool in_line = error && error < line + len;
+    bool noise = in_line && strstr(error, "compilation terminated") && strstr(error, "compilation terminated") < line + len;
+    if (in_line && !noise && sscanf(error, "ERROR: %u:%u: %n", &source, &number, &consumed) == 2 && consumed > 0) {
+      const char *text = error + consumed;
+      int text_len = (int)(line + len - text);
+      if (source >= 1000 && source - 1000 < g->snippet_count) {
+        uint32_t k = source - 1000;
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", line %u: %.*s", g->snippet_roles[k],
+                                 g->snippets[k], number, text_len, text);
+        in_snippet = true;
+      } else {
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  where vkds uses its value: %.*s", text_len, text);
+      }
+    }
+    if (used > sizeof msg - 1) used = sizeof msg - 1;
+    line = end ? end + 1 : line + len;
+  }
+  if (!in_snippet && g->snippet_count) {
+    /* the error is where the snippet's value is used (its type): show them all */
+    for (uint32_t k = 0; k < g->snippet_count && used < sizeof msg - 1; ++k) {
+      used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s: \"%s\"", g->snippet_roles[k], g->snippets[k]);
+      if (used > sizeof msg - 1) used = sizeof msg - 1;
+    }
+  }
+  return vkds__fail(ctx, VKDS_ERROR_COMPILE, VK_SUCCESS, "%s", msg);
+}
+
+vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a, bool range64, vkds_kernel **out) {
+  uint64_t hash = fnv1a(g->sig, g->sig_len);
+  pthread_mutex_lock(&ctx->alg_lock);
+  vkds_kernel *k = find(ctx, hash, g, range64);
+  pthread_mutex_unlock(&ctx->alg_lock);
+  if (k) {
+    *out = k;
+    return VKDS_SUCCESS;
+  }
+  /* a miss: generate the source (the same walk, writing this time) and compile it */
+  vkds__gen full;
+  vkds_result r = vkds__gen_build(&full, a, g->res, true);
+  char *source = r == VKDS_SUCCESS ? vkds__gen_source(&full, a) : NULL;
+  if (r == VKDS_SUCCESS && !source) r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "algorithm source");
+  if (r == VKDS_SUCCESS) {
+    if (vkds__getenv("VKDS_DUMP_ALGORITHMS")) vkds__log(ctx, VKDS_LOG_WARN, "%s kernel:\n%s", a->name, source);
+    vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .bits = 64, .count = full.param_count, .name = "p"}, {0}};
+    r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = source, .args = desc, .name = a->name,
+                                                     .range_type = range64 ? VKDS_RANGE_U64 : VKDS_RANGE_U32}, &k);
+    if (r == VKDS_ERROR_COMPILE) r = snippet_error(ctx, &full, a, vkds_last_error_message());
+  }
+  free(source);
+  vkds__gen_free(&full);
+  if (r != VKDS_SUCCESS) return r;
+  struct vkds__alg_kernel *e = calloc(1, sizeof *e);
+  unsigned char *sig = malloc(g->sig_len);
+  if (!e || !sig) {
+    free(e), free(sig);
+    vkds_kernel_destroy(k);
+    return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "algorithm kernel cache");
+  }
+  memcpy(sig, g->sig, g->sig_len);
+  *e = (struct vkds__alg_kernel){.hash = hash, .sig = sig, .sig_len = g->sig_len, .range64 = range64, .kernel = k};
+  pthread_mutex_lock(&ctx->alg_lock);
+  vkds_kernel *raced = find(ctx, hash, g, range64); /* another thread compiled it meanwhile */
+  if (!raced) {
+    e->next = ctx->alg_kernels;
+    ctx->alg_kernels = e;
+  }
+  pthread_mutex_unlock(&ctx->alg_lock);
+  if (raced) {
+    vkds_kernel_destroy(k);
+    free(sig), free(e);
+    k = raced;
+  }
+  *out = k;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds__alg_scratch_get(vkds_resource *res, vkds_buffer **out) {
+  vkds_context *ctx = res->dev->ctx;
+  pthread_mutex_lock(&ctx->alg_lock);
+  struct vkds__alg_spare **at = &ctx->alg_spares;
+  while (*at && (*at)->buffer->dev != res->dev) at = &(*at)->next;
+  struct vkds__alg_spare *s = *at;
+  if (s) *at = s->next;
+  pthread_mutex_unlock(&ctx->alg_lock);
+  if (s) {
+    *out = s->buffer;
+    free(s);
+    return VKDS_SUCCESS;
+  }
+  return vkds_buffer_create(res, &(vkds_buffer_info){.size = VKDS__ALG_SCRATCH_BYTES, .memory = VKDS_MEMORY_MAPPED}, out);
+}
+
+void vkds__alg_scratch_put(vkds_buffer *buf) {
+  if (!buf) return;
+  vkds_context *ctx = buf->dev->ctx;
+  struct vkds__alg_spare *s = malloc(sizeof *s);
+  if (!s) { /* keep nothing rather than fail */
+    vkds_buffer_destroy(buf);
+    return;
+  }
+  s->buffer = buf;
+  pthread_mutex_lock(&ctx->alg_lock);
+  s->next = ctx->alg_spares;
+  ctx->alg_spares = s;
+  pthread_mutex_unlock(&ctx->alg_lock);
+}
+
+void vkds__algorithm_state_free(vkds_context *ctx) {
+  for (struct vkds__alg_kernel *e = ctx->alg_kernels, *next; e; e = next) {
+    next = e->next;
+    vkds_kernel_destroy(e->kernel);
+    free(e->sig);
+    free(e);
+  }
+  ctx->alg_kernels = NULL;
+  for (struct vkds__alg_spare *s = ctx->alg_spares, *next; s; s = next) {
+    next = s->next;
+    vkds_buffer_destroy(s->buffer);
+    free(s);
+  }
+  ctx->alg_spares = NULL;
+}
+
+uint32_t vkds__reduce_groups(uint64_t count) {
+  if (count <= 8192) return 1;
+  uint64_t g = (count + 4095) / 4096;
+  if (g > 1024) g = 1024;
+  /* lavapipe cuts a loop after 65,535 iterations: keep each thread under 32,768 steps */
+  uint64_t per_step = g * 1024;
+  if ((count + per_step - 1) / per_step > 32768) g = (count + 1024ull * 32768 - 1) / (1024ull * 32768);
+  return g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
+}
+
+uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count) {
+  if (!res) return 0;
+  return (uint64_t)VKDS__ALG_RESULT_BYTES + (uint64_t)vkds__reduce_groups(count) * 16;
+}

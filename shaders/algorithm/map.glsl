@@ -1,0 +1,43 @@
+// shaders/algorithm/map.glsl: the element-wise template (fill, copy, transform).
+// Appended by lib/algorithm/codegen.c after the code it generates, which defines:
+//   P(k)                  launch parameter k (uint64_t); P(0) is the element count
+//   VKDS_INPUTS           0, 1 or 2
+//   IN0_T, in0(i), in0_v(i, r)   input 0: its GLSL type, element i, elements i..i+3
+//   IN1_T, in1(i), in1_v(i, r)   input 1
+//   OUT_T, out_st(i, v), out_vst(i, r)   the output: store element i, elements i..i+3
+//   vkds_elem(...)        the element function of the inputs' elements
+// Each thread does 4 consecutive elements: one 16-byte load per 4-byte leaf when its
+// address allows (the leaves decide), the scalar path for the last, partial group.
+layout(local_size_x = 256) in;
+
+#if VKDS_INPUTS == 0
+#define VKDS_ELEM4(k) vkds_elem()
+#define VKDS_ELEM1(j) vkds_elem()
+#elif VKDS_INPUTS == 1
+#define VKDS_ELEM4(k) vkds_elem(a[k])
+#define VKDS_ELEM1(j) vkds_elem(in0(j))
+#else
+#define VKDS_ELEM4(k) vkds_elem(a[k], b[k])
+#define VKDS_ELEM1(j) vkds_elem(in0(j), in1(j))
+#endif
+
+void main() {
+  uint64_t n = P(0);
+  uint64_t i = vkds_global_index() * 4ul;
+  if (i >= n) return;
+  if (i + 4ul <= n) {
+#if VKDS_INPUTS >= 1
+    IN0_T a[4];
+    in0_v(i, a);
+#endif
+#if VKDS_INPUTS >= 2
+    IN1_T b[4];
+    in1_v(i, b);
+#endif
+    OUT_T r[4];
+    for (int k = 0; k < 4; ++k) r[k] = VKDS_ELEM4(k);
+    out_vst(i, r);
+  } else {
+    for (uint64_t j = i; j < n; ++j) out_st(j, VKDS_ELEM1(j));
+  }
+}

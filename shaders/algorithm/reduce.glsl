@@ -1,0 +1,71 @@
+// shaders/algorithm/reduce.glsl: the reduction template (reduce, transform_reduce,
+// count, min/max element, any/all/none, equal, inner product).
+// Appended by lib/algorithm/codegen.c after the code it generates, which defines:
+//   P(k)                         launch parameter k (uint64_t): 0 element count,
+//                                2 result address, 3 partials address, 4 flags
+//                                (bit 0: second pass, bit 1: init given), 5 first-pass groups
+//   VKDS_INPUTS, IN0_T, in0, in0_v, IN1_T, in1, in1_v   as in map.glsl
+//   ACC_T                        the accumulated type
+//   vkds_map(i, x[, y])          element i's contribution (ACC_T)
+//   vkds_combine(a, b)           the operator; vkds_identity(); vkds_init() (from P(1))
+//   vkds_partial_load(j), vkds_partial_store(j, v), vkds_result_store(v)
+//
+// The order of the operations is fixed for a device, count and type (no atomics), so a
+// float reduction is repeatable bit for bit; include/vkds/algorithm.h documents it:
+// thread t of group g folds the runs of 4 elements at 4 * (g * 256 + t + k * G * 256) in
+// order; the group folds its 256 values pairwise (t with t + s, s = 128 ... 1); a single
+// group then folds the G group values the same way; init goes in last, on the left.
+layout(local_size_x = 256) in;
+
+shared ACC_T vkds_sh[256];
+
+#if VKDS_INPUTS == 1
+#define VKDS_MAP4(j, k) vkds_map(j, a[k])
+#define VKDS_MAP1(j) vkds_map(j, in0(j))
+#else
+#define VKDS_MAP4(j, k) vkds_map(j, a[k], b[k])
+#define VKDS_MAP1(j) vkds_map(j, in0(j), in1(j))
+#endif
+
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  uint g = gl_WorkGroupID.x;
+  uint groups = gl_NumWorkGroups.x;
+  bool second = (P(4) & 1ul) != 0ul;
+  ACC_T acc = vkds_identity();
+  if (!second) {
+    uint64_t n = P(0);
+    uint64_t stride = uint64_t(groups) * 1024ul;
+    for (uint64_t i = (uint64_t(g) * 256ul + uint64_t(t)) * 4ul; i < n; i += stride) {
+      if (i + 4ul <= n) {
+        IN0_T a[4];
+        in0_v(i, a);
+#if VKDS_INPUTS >= 2
+        IN1_T b[4];
+        in1_v(i, b);
+#endif
+        for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_MAP4(i + uint64_t(k), k));
+      } else {
+        for (uint64_t j = i; j < n; ++j) acc = vkds_combine(acc, VKDS_MAP1(j));
+      }
+    }
+  } else {
+    uint m = uint(P(5));
+    for (uint j = t; j < m; j += 256u) acc = vkds_combine(acc, vkds_partial_load(j));
+  }
+  vkds_sh[t] = acc;
+  barrier();
+  for (uint s = 128u; s > 0u; s >>= 1) {
+    if (t < s) vkds_sh[t] = vkds_combine(vkds_sh[t], vkds_sh[t + s]);
+    barrier();
+  }
+  if (t == 0u) {
+    ACC_T total = vkds_sh[0];
+    if (groups == 1u) {
+      if ((P(4) & 2ul) != 0ul) total = vkds_combine(vkds_init(), total);
+      vkds_result_store(total);
+    } else {
+      vkds_partial_store(g, total);
+    }
+  }
+}
