@@ -19,7 +19,9 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
 }
 
 void app_create(app *a) {
+  __typeof__(a->want) want = a->want; /* the only field the caller sets */
   memset(a, 0, sizeof *a);
+  a->want = want;
   VkDebugUtilsMessengerCreateInfoEXT mci = {
       .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
       .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
@@ -49,8 +51,10 @@ void app_create(app *a) {
   ck_assert_uint_ne(a->family, UINT32_MAX);
 
   a->f12 = (VkPhysicalDeviceVulkan12Features){.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                              .timelineSemaphore = VK_TRUE};
+                                              .timelineSemaphore = VK_TRUE, .bufferDeviceAddress = a->want.address};
   a->features = (VkPhysicalDeviceFeatures2){.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &a->f12};
+  a->features.features.shaderInt64 = a->want.int64;
+  a->features.features.shaderFloat64 = a->want.float64;
   float prio = 1.0f;
   for (int d = 0; d < DEVICES; ++d) {
     VkDeviceQueueCreateInfo q = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,

@@ -19,8 +19,13 @@ typedef struct app {
   VkQueue queue[DEVICES];
   VkPhysicalDeviceVulkan12Features f12;
   VkPhysicalDeviceFeatures2 features;
+  /* Optional features to enable beyond timelineSemaphore: set before app_create. */
+  struct {
+    bool address, int64, float64;
+  } want;
 } app;
 
+/* Creates the instance and the devices; zero-initialise *a first (and set a->want). */
 void app_create(app *a);
 /* Uses each device once more (it must still work: vkds destroyed none of it), then
  * destroys everything. */

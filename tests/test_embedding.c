@@ -20,7 +20,7 @@ static void count_unlock(void *user, VkQueue q) {
 }
 
 START_TEST(three_devices_as_three_resources) {
-  app a;
+  app a = {0};
   app_create(&a);
   vkds_embed_queue q[DEVICES];
   vkds_embed_device ed[DEVICES];
@@ -66,7 +66,7 @@ START_TEST(three_devices_as_three_resources) {
 END_TEST
 
 START_TEST(adopted_device_needs_timeline_semaphores) {
-  app a;
+  app a = {0};
   app_create(&a);
   vkds_embed_queue q[DEVICES];
   vkds_embed_device ed[DEVICES];
@@ -84,7 +84,7 @@ START_TEST(adopted_device_needs_timeline_semaphores) {
 END_TEST
 
 START_TEST(bad_embed_descriptions) {
-  app a;
+  app a = {0};
   app_create(&a);
   vkds_embed_queue q[DEVICES];
   vkds_embed_device ed[DEVICES];

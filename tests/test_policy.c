@@ -431,7 +431,7 @@ static vkds_result record_add_real(void *user, const vkds_task *task, void **wai
 }
 
 START_TEST(every_policy_on_three_lavapipe_devices) {
-  app a;
+  app a = {0};
   app_create(&a);
   counters cs = {.ctx = app_context(&a)};
   for (int d = 0; d < DEVICES; ++d) ck_assert_int_eq(gpu_counter_create(&cs.c[d], vkds_context_resource(cs.ctx, (uint32_t)d)), VK_SUCCESS);

@@ -114,8 +114,8 @@ static void encode(struct vkds__text *o, vkds_type t, const char *v) {
   case VKDS_I32: put(o, "uint(%s)", v); break;
   case VKDS_U32: put(o, "%s", v); break;
   case VKDS_F32: put(o, "floatBitsToUint(%s)", v); break;
-  case VKDS_I64: put(o, "unpack64(uint64_t(%s))", v); break;
-  case VKDS_U64: put(o, "unpack64(%s)", v); break;
+  case VKDS_I64: put(o, "unpack32(uint64_t(%s))", v); break;
+  case VKDS_U64: put(o, "unpack32(%s)", v); break;
   default: put(o, "unpackDouble2x32(%s)", v); break;
   }
 }
@@ -427,7 +427,8 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
              o->name ? o->name : "user");
     return n;
   }
-  sig_u32(g, 'U'), sig_u32(g, s->type), sig_u32(g, access), sig_str(g, code.load);
+  sig_u32(g, 'U'), sig_u32(g, s->type), sig_u32(g, access);
+  sig_str(g, access != VKDS_ACCESS_WRITE ? code.load : NULL);
   sig_str(g, access != VKDS_ACCESS_READ ? code.store : NULL);
   sig_u32(g, code.part_count), sig_u32(g, code.param_count);
   node parts[VKDS_SEQ_DEVICE_PARTS];
@@ -441,7 +442,7 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
   }
   uint32_t params[VKDS_SEQ_DEVICE_PARTS];
   for (uint32_t k = 0; k < code.param_count; ++k) params[k] = param(g, code.params[k]);
-  n = (node){.id = g->next_node++, .readable = true, .writable = access != VKDS_ACCESS_READ};
+  n = (node){.id = g->next_node++, .readable = access != VKDS_ACCESS_WRITE, .writable = access != VKDS_ACCESS_READ};
   node_type(&n, s->type, n.id);
   use_type(g, s->type);
   if (!g->emit || g->error) return n;
@@ -453,8 +454,10 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
   }
   for (uint32_t k = 0; k < code.param_count; ++k) put(g->tail, "#define param%u P(%u)\n", k, params[k]);
   char before[128];
-  snprintf(before, sizeof before, "%s s%u(uint64_t i) {", n.glsl, n.id);
-  snippet(g, "sequence device code (load)", before, code.load, "}");
+  if (n.readable) {
+    snprintf(before, sizeof before, "%s s%u(uint64_t i) {", n.glsl, n.id);
+    snippet(g, "sequence device code (load)", before, code.load, "}");
+  }
   if (n.writable) {
     snprintf(before, sizeof before, "void s%u_st(uint64_t i, %s v) {", n.id, n.glsl);
     snippet(g, "sequence device code (store)", before, code.store, "}");

@@ -115,6 +115,19 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
 
 static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
 
+/* Whether an output can be written, as far as the built-in types tell (a user type's
+ * device code decides for itself, once a device is picked): NULL when it can, else why. */
+static const char *unwritable(const vkds_seq *s, uint32_t depth) {
+  const vkds_seq_ops *o = s->ops;
+  if (depth > 32) return NULL;
+  if (o == &vkds_seq_host_ops) return s->read_only ? "a read-only host sequence (vkds_seq_host_const)" : NULL;
+  if (o == &vkds_seq_reverse_ops || o == &vkds_seq_permutation_ops) return unwritable(s->base, depth + 1);
+  if (o == &vkds_seq_counting_ops) return "a counting sequence";
+  if (o == &vkds_seq_transform_ops) return "a transform view";
+  if (o == &vkds_seq_zip_ops) return "a zip view";
+  return NULL;
+}
+
 /* Everything that can be known before a device is picked. */
 static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *devices, bool *on_host) {
   const char *name = a->name;
@@ -139,6 +152,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (a->output->count != a->count)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output has %llu elements, the input %llu",
                         name, (unsigned long long)a->output->count, (unsigned long long)a->count);
+    const char *why = unwritable(a->output, 0);
+    if (why) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is %s, which cannot be written", name, why);
     if (!is_numeric(a->output->type))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output's elements must be numeric", name);
   }
@@ -175,10 +190,11 @@ static vkds_result check_features(const call *c) {
     return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: F64 elements need shaderFloat64, which device %u (%s) does not have enabled", c->a.name,
                       c->res->dev->index, info.device_name);
-  if (c->gen.needs_int64 && !info.shader_int64)
+  /* vkds.glsl's device addresses are 64-bit integers: every algorithm kernel needs it */
+  if (!info.shader_int64)
     return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                      "%s: 64-bit integer elements need shaderInt64, which device %u (%s) does not have enabled",
-                      c->a.name, c->res->dev->index, info.device_name);
+                      "%s: algorithm kernels need shaderInt64 (64-bit device addresses), which device %u (%s) does not "
+                      "have enabled", c->a.name, c->res->dev->index, info.device_name);
   return VKDS_SUCCESS;
 }
 

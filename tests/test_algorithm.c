@@ -1,0 +1,835 @@
+/* tests/test_algorithm.c: the algorithm layer (vkds/algorithm.h) on lavapipe, validation
+ * on: every reduction operator and type against a host reference at the sizes where
+ * tails and grids change, 2^k ± 1 up to 2^24, unaligned ranges, every sequence kind
+ * (views generated into the kernel, a user type with device code, a user type staged
+ * through host reads), a buffer of a second VkDevice, host data larger than the staging
+ * ring, the three forms, caching (in memory and across contexts on disk), operators
+ * that do not compile, and bad input (nothing submitted, nothing written). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "multi_device.h"
+
+static vkds_context *ctx;
+static vkds_resource *r0;
+static vkds_policy *pol; /* fixed on resource 0 */
+
+static void open_ctx(void) {
+  ctx = harness_context();
+  r0 = vkds_context_resource(ctx, 0);
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+}
+static void close_ctx(void) {
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+}
+
+static uint32_t subgroup(void) {
+  vkds_resource_info info;
+  vkds_resource_get_info(r0, &info);
+  return info.subgroup_size ? info.subgroup_size : 8;
+}
+
+/* ---- values of every type ---- */
+
+typedef union val {
+  int32_t i32;
+  uint32_t u32;
+  float f32;
+  int64_t i64;
+  uint64_t u64;
+  double f64;
+  unsigned char b[8];
+} val;
+
+static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
+static const char *type_name(vkds_type t) {
+  static const char *n[] = {"?", "i32", "u32", "f32", "i64", "u64", "f64"};
+  return n[t];
+}
+static bool is_float(vkds_type t) { return t == VKDS_F32 || t == VKDS_F64; }
+static bool is_signed(vkds_type t) { return t == VKDS_I32 || t == VKDS_I64; }
+static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+/* Element i of an array of type t, as a double and as raw 64 bits (sign-extended). */
+static double as_double(vkds_type t, const void *p, uint64_t i) {
+  switch (t) {
+  case VKDS_I32: return ((const int32_t *)p)[i];
+  case VKDS_U32: return ((const uint32_t *)p)[i];
+  case VKDS_F32: return ((const float *)p)[i];
+  case VKDS_I64: return (double)((const int64_t *)p)[i];
+  case VKDS_U64: return (double)((const uint64_t *)p)[i];
+  default: return ((const double *)p)[i];
+  }
+}
+static uint64_t as_bits(vkds_type t, const void *p, uint64_t i) {
+  switch (t) {
+  case VKDS_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
+  case VKDS_U32: return ((const uint32_t *)p)[i];
+  case VKDS_I64: case VKDS_U64: return ((const uint64_t *)p)[i];
+  default: return 0;
+  }
+}
+static val from_double(vkds_type t, double d) {
+  val v = {0};
+  switch (t) {
+  case VKDS_I32: v.i32 = (int32_t)d; break;
+  case VKDS_U32: v.u32 = (uint32_t)d; break;
+  case VKDS_F32: v.f32 = (float)d; break;
+  case VKDS_I64: v.i64 = (int64_t)d; break;
+  case VKDS_U64: v.u64 = (uint64_t)d; break;
+  default: v.f64 = d; break;
+  }
+  return v;
+}
+static val from_bits(vkds_type t, uint64_t b) {
+  val v = {0};
+  if (size_of(t) == 4) v.u32 = (uint32_t)b;
+  else v.u64 = b;
+  return v;
+}
+
+/* n random elements of type t for operator op: small values (so products and logical
+ * operators mean something), zeros included; near 1 for float products. */
+static void *random_data(vkds_type t, uint64_t n, vkds_op_kind op) {
+  void *p = malloc((n ? n : 1) * 8);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t r = rnd();
+    val v;
+    if (is_float(t)) v = from_double(t, op == VKDS_OP_MULTIPLIES ? 1.0 + ((double)(r % 2001) - 1000.0) * 1e-6
+                                                                : ((double)(r % 20001) - 10000.0) / 64.0);
+    else if (op == VKDS_OP_MULTIPLIES || op == VKDS_OP_LOGICAL_AND || op == VKDS_OP_LOGICAL_OR) v = from_bits(t, r % 4);
+    else v = from_bits(t, is_signed(t) ? (uint64_t)((int64_t)(r % 2000001) - 1000000) : r);
+    memcpy((char *)p + i * size_of(t), v.b, size_of(t));
+  }
+  return p;
+}
+
+/* ---- host references ---- */
+
+static uint64_t mask(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
+
+/* op over integers, in unsigned arithmetic (wrapping), compared as the type says. */
+static uint64_t int_op(vkds_type t, vkds_op_kind op, uint64_t a, uint64_t b) {
+  bool s = is_signed(t);
+  int64_t sa = size_of(t) == 4 ? (int64_t)(int32_t)a : (int64_t)a, sb = size_of(t) == 4 ? (int64_t)(int32_t)b : (int64_t)b;
+  uint64_t ua = a & mask(t), ub = b & mask(t);
+  switch (op) {
+  case VKDS_OP_MULTIPLIES: return (a * b) & mask(t);
+  case VKDS_OP_MIN: return (s ? sb < sa : ub < ua) ? b : a;
+  case VKDS_OP_MAX: return (s ? sa < sb : ua < ub) ? b : a;
+  case VKDS_OP_BIT_AND: return a & b;
+  case VKDS_OP_BIT_OR: return a | b;
+  case VKDS_OP_BIT_XOR: return a ^ b;
+  case VKDS_OP_LOGICAL_AND: return (ua != 0 && ub != 0) ? 1 : 0;
+  case VKDS_OP_LOGICAL_OR: return (ua != 0 || ub != 0) ? 1 : 0;
+  default: return (a + b) & mask(t);
+  }
+}
+static double float_op(vkds_op_kind op, double a, double b) {
+  switch (op) {
+  case VKDS_OP_MULTIPLIES: return a * b;
+  case VKDS_OP_MIN: return b < a ? b : a;
+  case VKDS_OP_MAX: return a < b ? b : a;
+  case VKDS_OP_LOGICAL_AND: return (a != 0 && b != 0) ? 1 : 0;
+  case VKDS_OP_LOGICAL_OR: return (a != 0 || b != 0) ? 1 : 0;
+  default: return a + b;
+  }
+}
+static uint64_t int_identity(vkds_type t, vkds_op_kind op) {
+  switch (op) {
+  case VKDS_OP_MULTIPLIES: case VKDS_OP_LOGICAL_AND: return 1;
+  case VKDS_OP_BIT_AND: return ~0ull;
+  case VKDS_OP_MIN: return is_signed(t) ? (size_of(t) == 4 ? 0x7fffffffull : 0x7fffffffffffffffull) : ~0ull;
+  case VKDS_OP_MAX: return is_signed(t) ? (size_of(t) == 4 ? (uint64_t)(int64_t)INT32_MIN : 0x8000000000000000ull) : 0;
+  default: return 0;
+  }
+}
+
+/* Checks vkds_reduce's result against the host's, in order (exact for integers; for
+ * floats, exact for min/max/logical and within a relative tolerance for sums and
+ * products, whose order differs). */
+static void check_reduce_result(vkds_type t, vkds_op_kind op, const void *data, uint64_t n, const val *got,
+                                const char *what) {
+  if (!is_float(t)) {
+    uint64_t acc = int_identity(t, op);
+    for (uint64_t i = 0; i < n; ++i) acc = int_op(t, op, acc, as_bits(t, data, i));
+    val want = from_bits(t, acc);
+    ck_assert_msg(memcmp(want.b, got->b, size_of(t)) == 0, "%s: %s op %d n %llu: got %llx want %llx", what,
+                  type_name(t), (int)op, (unsigned long long)n, (unsigned long long)(got->u64 & mask(t)),
+                  (unsigned long long)(want.u64 & mask(t)));
+    return;
+  }
+  double acc = op == VKDS_OP_MULTIPLIES || op == VKDS_OP_LOGICAL_AND ? 1 : op == VKDS_OP_MIN ? INFINITY
+                                                                          : op == VKDS_OP_MAX ? -INFINITY : 0;
+  double mag = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    double x = as_double(t, data, i);
+    acc = float_op(op, acc, x);
+    mag += fabs(x);
+  }
+  double g = t == VKDS_F32 ? got->f32 : got->f64;
+  if (g == acc || (t == VKDS_F32 && g == (float)acc)) return;
+  bool exact = op == VKDS_OP_MIN || op == VKDS_OP_MAX || op == VKDS_OP_LOGICAL_AND || op == VKDS_OP_LOGICAL_OR;
+  double tol = exact ? 0 : (t == VKDS_F32 ? 2e-6 : 1e-12) * (op == VKDS_OP_MULTIPLIES ? fabs(acc) * (double)(n + 1) : mag + 1);
+  if (exact && t == VKDS_F32) acc = (float)acc;
+  ck_assert_msg(fabs(g - acc) <= tol, "%s: %s op %d n %llu: got %.17g want %.17g", what, type_name(t), (int)op,
+                (unsigned long long)n, g, acc);
+}
+
+static vkds_buffer *device_copy(const void *data, uint64_t bytes) {
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));
+  if (bytes && data) ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), data, bytes));
+  return b;
+}
+
+/* ---- every type and operator, at the sizes that matter ---- */
+
+START_TEST(reduce_every_type_and_operator) {
+  open_ctx();
+  uint32_t sg = subgroup();
+  const uint64_t sizes[] = {0, 1, 7, sg - 1, sg + 1, 255, 257, 8191, 8193, 100003};
+  const uint64_t most = 100003;
+  for (size_t ti = 0; ti < sizeof TYPES / sizeof *TYPES; ++ti) {
+    vkds_type t = TYPES[ti];
+    for (vkds_op_kind op = VKDS_OP_PLUS; op <= VKDS_OP_LOGICAL_OR; ++op) {
+      if (is_float(t) && op >= VKDS_OP_BIT_AND && op <= VKDS_OP_BIT_XOR) continue;
+      void *data = random_data(t, most, op);
+      vkds_buffer *buf = device_copy(data, most * size_of(t));
+      for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+        uint64_t n = sizes[si];
+        vkds_seq in = vkds_seq_buffer((vkds_view){buf, 0, n * size_of(t)}, t);
+        if (n == 0) in = vkds_seq_host(data, 0, t);
+        val got = {0};
+        ck_assert_vkds(vkds_reduce(pol, &in, &(vkds_op){.kind = op}, NULL, got.b));
+        check_reduce_result(t, op, data, n, &got, "device");
+      }
+      /* the same from host memory (staged), with an init */
+      val init = from_bits(t, 0), got = {0};
+      if (is_float(t) && (op == VKDS_OP_MULTIPLIES || op == VKDS_OP_LOGICAL_AND)) init = from_double(t, 1);
+      if (!is_float(t)) init = from_bits(t, int_identity(t, op));
+      if (op == VKDS_OP_MIN) init = is_float(t) ? from_double(t, INFINITY) : init;
+      if (op == VKDS_OP_MAX) init = is_float(t) ? from_double(t, -INFINITY) : init;
+      vkds_seq host = vkds_seq_host_const(data, 1000, t);
+      ck_assert_vkds(vkds_reduce(pol, &host, &(vkds_op){.kind = op}, init.b, got.b));
+      check_reduce_result(t, op, data, 1000, &got, "host");
+      vkds_buffer_destroy(buf);
+      free(data);
+    }
+  }
+  close_ctx();
+}
+END_TEST
+
+/* 2^k - 1, 2^k, 2^k + 1 up to 2^24 elements, and float sums bit-identical when repeated. */
+START_TEST(reduce_powers_of_two) {
+  open_ctx();
+  const uint64_t top = (1ull << 24) + 1;
+  for (int f = 0; f < 2; ++f) {
+    vkds_type t = f ? VKDS_F32 : VKDS_U32;
+    void *data = random_data(t, top, VKDS_OP_PLUS);
+    vkds_buffer *buf = device_copy(data, top * 4);
+    for (int k = 1; k <= 24; ++k)
+      for (int d = -1; d <= 1; ++d) {
+        uint64_t n = (1ull << k) + (uint64_t)(int64_t)d;
+        vkds_seq in = vkds_seq_buffer((vkds_view){buf, 0, n * 4}, t);
+        val got = {0}, again = {0};
+        ck_assert_vkds(vkds_reduce(pol, &in, NULL, NULL, got.b));
+        check_reduce_result(t, VKDS_OP_PLUS, data, n, &got, "2^k");
+        if (f && (k == 24 || k == 13)) { /* the same call, the same bits */
+          for (int rep = 0; rep < 3; ++rep) {
+            ck_assert_vkds(vkds_reduce(pol, &in, NULL, NULL, again.b));
+            ck_assert_msg(got.u32 == again.u32, "f32 sum of %llu differs between runs", (unsigned long long)n);
+          }
+        }
+      }
+    vkds_buffer_destroy(buf);
+    free(data);
+  }
+  close_ctx();
+}
+END_TEST
+
+/* ---- element-wise ---- */
+
+/* Ranges that start off 16-byte alignment and end in a partial group of 4. */
+START_TEST(elementwise_tails_and_unaligned) {
+  open_ctx();
+  enum { N = 4099 };
+  for (size_t ti = 0; ti < sizeof TYPES / sizeof *TYPES; ++ti) {
+    vkds_type t = TYPES[ti];
+    uint32_t s = size_of(t);
+    void *data = random_data(t, N + 8, VKDS_OP_PLUS);
+    vkds_buffer *in = device_copy(data, (N + 8) * s), *out = device_copy(NULL, (N + 8) * s);
+    for (uint64_t shift = 0; shift < 4; ++shift)
+      for (uint64_t n = N - 3; n <= N; ++n) {
+        vkds_seq a = vkds_seq_buffer((vkds_view){in, shift * s, n * s}, t);
+        vkds_seq b = vkds_seq_buffer((vkds_view){out, ((shift + 1) % 4) * s, n * s}, t);
+        ck_assert_vkds(vkds_transform(pol, &a, &b, is_float(t) ? "x * 2.0 + 1.0" : "x * 2 + 1"));
+        unsigned char *host = malloc(n * s);
+        ck_assert_vkds(vkds_download(r0, host, (vkds_view){out, ((shift + 1) % 4) * s, n * s}, n * s));
+        for (uint64_t i = 0; i < n; ++i) {
+          if (is_float(t)) {
+            double want = as_double(t, data, i + shift) * 2 + 1;
+            ck_assert_msg(fabs(as_double(t, host, i) - want) <= fabs(want) * 1e-6, "%s transform [%llu]", type_name(t),
+                          (unsigned long long)i);
+          } else {
+            uint64_t want = (as_bits(t, data, i + shift) * 2 + 1) & mask(t);
+            ck_assert_msg((as_bits(t, host, i) & mask(t)) == want, "%s transform [%llu] shift %llu n %llu", type_name(t),
+                          (unsigned long long)i, (unsigned long long)shift, (unsigned long long)n);
+          }
+        }
+        /* and a reduction over the same unaligned range */
+        val got = {0};
+        ck_assert_vkds(vkds_reduce(pol, &a, &(vkds_op){.kind = VKDS_OP_MAX}, NULL, got.b));
+        check_reduce_result(t, VKDS_OP_MAX, (char *)data + shift * s, n, &got, "unaligned");
+        free(host);
+      }
+    vkds_buffer_destroy(in);
+    vkds_buffer_destroy(out);
+    free(data);
+  }
+  close_ctx();
+}
+END_TEST
+
+START_TEST(fill_copy_transform2_conversions_in_place) {
+  open_ctx();
+  enum { N = 1001 };
+  float f[N], g[N];
+  int32_t k[N];
+  double d[N];
+  for (int i = 0; i < N; ++i) f[i] = (float)i * 0.25f, k[i] = i - 500;
+  vkds_seq fs = vkds_seq_host(f, N, VKDS_F32), gs = vkds_seq_host(g, N, VKDS_F32);
+  vkds_seq ks = vkds_seq_host(k, N, VKDS_I32), ds = vkds_seq_host(d, N, VKDS_F64);
+  float seven = 7.5f;
+  ck_assert_vkds(vkds_fill(pol, &gs, &seven));
+  for (int i = 0; i < N; ++i) ck_assert(g[i] == 7.5f);
+  ck_assert_vkds(vkds_copy(pol, &ks, &ds)); /* i32 -> f64 */
+  for (int i = 0; i < N; ++i) ck_assert(d[i] == (double)(i - 500));
+  ck_assert_vkds(vkds_transform2(pol, &fs, &ks, &gs, "a * float(b)"));
+  for (int i = 0; i < N; ++i) ck_assert(g[i] == f[i] * (float)k[i]);
+  ck_assert_vkds(vkds_transform(pol, &fs, &fs, "x + 1.0")); /* in place */
+  for (int i = 0; i < N; ++i) ck_assert(f[i] == (float)i * 0.25f + 1.0f);
+  /* in place on a device buffer */
+  vkds_buffer *b = device_copy(k, sizeof k);
+  vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_I32);
+  ck_assert_vkds(vkds_transform(pol, &bs, &bs, "-x"));
+  int32_t back[N];
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(b), sizeof back));
+  for (int i = 0; i < N; ++i) ck_assert_int_eq(back[i], 500 - i);
+  vkds_buffer_destroy(b);
+  close_ctx();
+}
+END_TEST
+
+/* ---- the other reductions ---- */
+
+START_TEST(count_minmax_quantifiers_equal_inner_product) {
+  open_ctx();
+  enum { N = 10007 };
+  int32_t *a = malloc(N * 4), *b = malloc(N * 4);
+  for (int i = 0; i < N; ++i) a[i] = (int32_t)(rnd() % 100) - 50;
+  a[777] = -90, a[4242] = -90; /* the first of two equal minima */
+  a[31] = 90, a[9000] = 90;
+  memcpy(b, a, N * 4);
+  vkds_seq as = vkds_seq_host(a, N, VKDS_I32), bs = vkds_seq_host(b, N, VKDS_I32);
+  uint64_t want = 0, got;
+  for (int i = 0; i < N; ++i) want += a[i] == 7;
+  int32_t seven = 7;
+  ck_assert_vkds(vkds_count(pol, &as, &seven, &got));
+  ck_assert_uint_eq(got, want);
+  want = 0;
+  for (int i = 0; i < N; ++i) want += a[i] > 10 && a[i] % 2 == 0;
+  ck_assert_vkds(vkds_count_if(pol, &as, "x > 10 && x % 2 == 0", &got));
+  ck_assert_uint_eq(got, want);
+  uint64_t idx;
+  int32_t v;
+  ck_assert_vkds(vkds_min_element(pol, &as, &idx, &v));
+  ck_assert_uint_eq(idx, 777); ck_assert_int_eq(v, -90);
+  ck_assert_vkds(vkds_max_element(pol, &as, &idx, &v));
+  ck_assert_uint_eq(idx, 31); ck_assert_int_eq(v, 90);
+  bool yes;
+  ck_assert_vkds(vkds_any_of(pol, &as, "x == 90", &yes)); ck_assert(yes);
+  ck_assert_vkds(vkds_any_of(pol, &as, "x == 1000", &yes)); ck_assert(!yes);
+  ck_assert_vkds(vkds_all_of(pol, &as, "x >= -90", &yes)); ck_assert(yes);
+  ck_assert_vkds(vkds_all_of(pol, &as, "x > -90", &yes)); ck_assert(!yes);
+  ck_assert_vkds(vkds_none_of(pol, &as, "x > 90", &yes)); ck_assert(yes);
+  ck_assert_vkds(vkds_none_of(pol, &as, "x == 90", &yes)); ck_assert(!yes);
+  ck_assert_vkds(vkds_equal(pol, &as, &bs, &yes)); ck_assert(yes);
+  b[N - 1] += 1;
+  ck_assert_vkds(vkds_equal(pol, &as, &bs, &yes)); ck_assert(!yes);
+  vkds_seq shorter = vkds_seq_host(b, N - 1, VKDS_I32);
+  ck_assert_vkds(vkds_equal(pol, &as, &shorter, &yes)); ck_assert(!yes);
+  int64_t dot = 0;
+  for (int i = 0; i < N; ++i) dot += (int64_t)a[i] * b[i];
+  int32_t ip, zero = 0;
+  ck_assert_vkds(vkds_inner_product(pol, &as, &bs, &zero, &ip));
+  ck_assert_int_eq(ip, (int32_t)dot);
+  /* empty sequences */
+  vkds_seq none = vkds_seq_host(a, 0, VKDS_I32);
+  ck_assert_vkds(vkds_all_of(pol, &none, "x > 1000", &yes)); ck_assert(yes);
+  ck_assert_vkds(vkds_any_of(pol, &none, "x > -1000", &yes)); ck_assert(!yes);
+  idx = 99;
+  ck_assert_vkds(vkds_min_element(pol, &none, &idx, NULL)); ck_assert_uint_eq(idx, 0);
+  int32_t five = 5, r;
+  ck_assert_vkds(vkds_reduce(pol, &none, NULL, &five, &r)); ck_assert_int_eq(r, 5);
+  /* floats: NaN never wins, ties take the first */
+  float fl[9] = {3, NAN, 1, 5, 1, NAN, 5, 2, 0.5f};
+  vkds_seq fls = vkds_seq_host(fl, 9, VKDS_F32);
+  float fv;
+  ck_assert_vkds(vkds_min_element(pol, &fls, &idx, &fv)); ck_assert_uint_eq(idx, 8);
+  ck_assert_vkds(vkds_max_element(pol, &fls, &idx, &fv)); ck_assert_uint_eq(idx, 3);
+  float nans[3] = {NAN, NAN, NAN};
+  vkds_seq ns = vkds_seq_host(nans, 3, VKDS_F32);
+  ck_assert_vkds(vkds_min_element(pol, &ns, &idx, &fv)); ck_assert_uint_eq(idx, 0);
+  /* user operators: max with its identity, and transform_reduce over a zip */
+  int32_t m;
+  ck_assert_vkds(vkds_reduce(pol, &as, &(vkds_op){VKDS_OP_GLSL, "max(a, b)", "int(0x80000000u)"}, NULL, &m));
+  ck_assert_int_eq(m, 90);
+  vkds_seq parts[2] = {as, bs};
+  vkds_seq z = vkds_seq_zip(parts, 2);
+  double sq;
+  ck_assert_vkds(vkds_transform_reduce(pol, &z, "double(x.p0) * double(x.p1)", VKDS_F64, NULL, NULL, &sq));
+  ck_assert(sq == (double)dot);
+  free(a), free(b);
+  close_ctx();
+}
+END_TEST
+
+/* ---- every sequence kind ---- */
+
+/* A user type: two sequences end to end, with device code (passed directly where both
+ * parts are) and host reads (for staging elsewhere). */
+static bool concat_direct(const vkds_seq *s, const vkds_resource *res) {
+  const vkds_seq *p = s->user;
+  return vkds_seq_is_passed_directly(&p[0], res) && vkds_seq_is_passed_directly(&p[1], res);
+}
+static vkds_result concat_read(const vkds_seq *s, uint64_t i, void *out) {
+  const vkds_seq *p = s->user;
+  return i < p[0].count ? vkds_seq_read(&p[0], i, out) : vkds_seq_read(&p[1], i - p[0].count, out);
+}
+static int concat_code_calls;
+static vkds_result concat_code(const vkds_seq *s, const vkds_resource *res, vkds_seq_device_code *out) {
+  (void)res;
+  const vkds_seq *p = s->user;
+  ++concat_code_calls;
+  *out = (vkds_seq_device_code){.load = "return i < param0 ? part0(i) : part1(i - param0);",
+                                .store = "if (i < param0) part0_store(i, v); else part1_store(i - param0, v);",
+                                .part_count = 2, .parts = {&p[0], &p[1]}, .param_count = 1, .params = {p[0].count}};
+  return VKDS_SUCCESS;
+}
+static const vkds_seq_ops concat_ops = {.version = VKDS_SEQ_OPS_VERSION, .name = "concat",
+                                        .is_passed_directly = concat_direct, .read = concat_read,
+                                        .device_code = concat_code};
+static vkds_seq concat(vkds_seq parts[2]) {
+  return (vkds_seq){.ops = &concat_ops, .count = parts[0].count + parts[1].count, .type = parts[0].type,
+                    .elem_size = parts[0].elem_size, .user = parts};
+}
+
+START_TEST(every_sequence_kind) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  r0 = vkds_context_resource(ctx, 0);
+  vkds_resource *r1 = NULL;
+  for (uint32_t i = 1; i < vkds_context_resource_count(ctx) && !r1; ++i) {
+    vkds_resource_info ri;
+    vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
+    if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
+  }
+  ck_assert_ptr_nonnull(r1);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  enum { N = 3001 };
+  uint32_t host[N], map[N];
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < N; ++i) host[i] = (uint32_t)(rnd() % 1000), sum += host[i], map[i] = (i * 7) % N;
+  vkds_buffer *dev = device_copy(host, sizeof host), *mapb = device_copy(map, sizeof map);
+  vkds_buffer *mapped;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = sizeof host, .memory = VKDS_MEMORY_MAPPED}, &mapped));
+  memcpy(vkds_buffer_map(mapped), host, sizeof host);
+  vkds_buffer *other; /* on the second VkDevice */
+  ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = sizeof host}, &other));
+  ck_assert_vkds(vkds_upload(r1, vkds_view_of(other), host, sizeof host));
+  uint64_t align = vkds_import_alignment(r0);
+  void *imported_mem = NULL;
+  vkds_buffer *imported = NULL;
+  if (align) {
+    uint64_t bytes = (sizeof host + align - 1) / align * align;
+    ck_assert_int_eq(posix_memalign(&imported_mem, align, bytes), 0);
+    memcpy(imported_mem, host, sizeof host);
+    ck_assert_vkds(vkds_buffer_import_host(r0, imported_mem, bytes, &imported));
+  }
+
+  vkds_seq seqs[8];
+  const char *names[8];
+  int n = 0;
+  seqs[n] = vkds_seq_buffer(vkds_view_of(dev), VKDS_U32), names[n++] = "buffer";
+  seqs[n] = vkds_seq_mapped(vkds_view_of(mapped), VKDS_U32), names[n++] = "mapped";
+  seqs[n] = vkds_seq_host(host, N, VKDS_U32), names[n++] = "host";
+  seqs[n] = vkds_seq_host_const(host, N, VKDS_U32), names[n++] = "host const";
+  seqs[n] = vkds_seq_buffer(vkds_view_of(other), VKDS_U32), names[n++] = "buffer of device 1";
+  if (imported) seqs[n] = vkds_seq_host(imported_mem, N, VKDS_U32), names[n++] = "imported host";
+  for (int k = 0; k < n; ++k) {
+    uint64_t got;
+    vkds_seq wide = vkds_seq_transform(&seqs[k], &(vkds_transform_op){.glsl = "uint64_t(x)", .type = VKDS_U64});
+    ck_assert_vkds(vkds_reduce(pol, &wide, NULL, NULL, &got));
+    ck_assert_msg(got == sum, "%s: %llu != %llu", names[k], (unsigned long long)got, (unsigned long long)sum);
+    vkds_seq rev = vkds_seq_reverse(&seqs[k]);
+    uint64_t idx;
+    ck_assert_vkds(vkds_max_element(pol, &rev, &idx, NULL));
+    uint32_t best = 0;
+    uint64_t want = 0;
+    for (uint64_t i = 0; i < N; ++i)
+      if (host[N - 1 - i] > best) best = host[N - 1 - i], want = i;
+    ck_assert_msg(idx == want, "%s reversed: %llu != %llu", names[k], (unsigned long long)idx, (unsigned long long)want);
+  }
+  /* permutation with a device map, counting, views of views, discard */
+  vkds_seq src = vkds_seq_buffer(vkds_view_of(dev), VKDS_U32), mp = vkds_seq_buffer(vkds_view_of(mapb), VKDS_U32);
+  vkds_seq perm = vkds_seq_permutation(&src, &mp);
+  ck_assert(vkds_seq_is_passed_directly(&perm, r0));
+  uint32_t out[N];
+  vkds_seq outs = vkds_seq_host(out, N, VKDS_U32);
+  vkds_seq perm_rev = vkds_seq_reverse(&perm);
+  vkds_seq perm_rev_t = vkds_seq_transform(&perm_rev, &(vkds_transform_op){.glsl = "x + 1u"});
+  ck_assert_vkds(vkds_copy(pol, &perm_rev_t, &outs));
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(out[i], host[map[N - 1 - i]] + 1);
+  vkds_seq cnt = vkds_seq_counting(-5, N, VKDS_I64);
+  int64_t csum;
+  ck_assert_vkds(vkds_reduce(pol, &cnt, NULL, NULL, &csum));
+  ck_assert_int_eq(csum, (int64_t)N * (N - 1) / 2 - 5 * (int64_t)N);
+  vkds_seq sink = vkds_seq_discard(N, VKDS_U32);
+  ck_assert_vkds(vkds_copy(pol, &src, &sink));
+  /* writing through a reverse view and through a permutation (scatter) */
+  vkds_seq rev_out = vkds_seq_reverse(&outs);
+  ck_assert_vkds(vkds_copy(pol, &src, &rev_out));
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(out[N - 1 - i], host[i]);
+  vkds_seq scatter = vkds_seq_permutation(&outs, &mp);
+  ck_assert_vkds(vkds_copy(pol, &src, &scatter));
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(out[map[i]], host[i]);
+
+  /* the user type: read in place by reduce and transform when both parts are buffers here */
+  vkds_seq halves[2] = {vkds_seq_buffer((vkds_view){dev, 0, 1000 * 4}, VKDS_U32),
+                        vkds_seq_buffer((vkds_view){dev, 1000 * 4, (N - 1000) * 4}, VKDS_U32)};
+  vkds_seq both = concat(halves);
+  ck_assert(vkds_seq_is_passed_directly(&both, r0));
+  concat_code_calls = 0;
+  uint32_t s32;
+  ck_assert_vkds(vkds_reduce(pol, &both, NULL, NULL, &s32));
+  ck_assert_uint_eq(s32, (uint32_t)sum);
+  ck_assert_int_gt(concat_code_calls, 0); /* read in place: its device code was used */
+  ck_assert_vkds(vkds_transform(pol, &both, &outs, "x * 3u"));
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(out[i], host[i] * 3);
+  ck_assert_vkds(vkds_transform(pol, &outs, &both, "x / 3u")); /* and written through it */
+  uint32_t back[N];
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(dev), sizeof back));
+  ck_assert(memcmp(back, host, sizeof host) == 0);
+  /* not passed directly (a part on device 1): staged through its host reads */
+  vkds_seq mixed_parts[2] = {vkds_seq_host(host, 1000, VKDS_U32),
+                             vkds_seq_buffer((vkds_view){other, 1000 * 4, (N - 1000) * 4}, VKDS_U32)};
+  vkds_seq mixed = concat(mixed_parts);
+  ck_assert(!vkds_seq_is_passed_directly(&mixed, r0));
+  concat_code_calls = 0;
+  vkds_result r = vkds_reduce(pol, &mixed, NULL, NULL, &s32);
+  /* a buffer's elements cannot be read by the host, so staging through reads fails cleanly */
+  ck_assert_int_eq(r, VKDS_ERROR_UNSUPPORTED);
+  ck_assert_int_eq(concat_code_calls, 0);
+  vkds_seq host_parts[2] = {vkds_seq_host(host, 1000, VKDS_U32), vkds_seq_host(host + 1000, N - 1000, VKDS_U32)};
+  vkds_seq host_concat = concat(host_parts);
+  ck_assert_vkds(vkds_reduce(pol, &host_concat, NULL, NULL, &s32));
+  ck_assert_uint_eq(s32, (uint32_t)sum);
+  ck_assert_int_eq(concat_code_calls, 0);
+
+  vkds_buffer_destroy(dev), vkds_buffer_destroy(mapb), vkds_buffer_destroy(mapped), vkds_buffer_destroy(other);
+  vkds_buffer_destroy(imported);
+  free(imported_mem);
+  close_ctx();
+}
+END_TEST
+
+/* Host data larger than the staging ring (2 x 256 KiB here). */
+START_TEST(host_larger_than_staging_ring) {
+  vkds_context_info info = harness_info();
+  info.staging_chunks = 2;
+  info.staging_chunk_bytes = 256 << 10;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  r0 = vkds_context_resource(ctx, 0);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  enum { N = 3 << 20 }; /* 12 MiB of u32 */
+  uint32_t *a = malloc(N * 4), *b = malloc(N * 4);
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < N; ++i) a[i] = (uint32_t)rnd(), sum += a[i];
+  vkds_seq as = vkds_seq_host(a, N, VKDS_U32), bs = vkds_seq_host(b, N, VKDS_U32);
+  uint32_t got;
+  ck_assert_vkds(vkds_reduce(pol, &as, NULL, NULL, &got));
+  ck_assert_uint_eq(got, (uint32_t)sum);
+  ck_assert_vkds(vkds_transform(pol, &as, &bs, "x ^ 0x5555u"));
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(b[i], a[i] ^ 0x5555u);
+  free(a), free(b);
+  close_ctx();
+}
+END_TEST
+
+/* ---- the forms ---- */
+
+START_TEST(asynchronous_form) {
+  open_ctx();
+  enum { N = 50000 };
+  float *a = malloc(N * 4), *b = malloc(N * 4);
+  for (int i = 0; i < N; ++i) a[i] = (float)(i % 17);
+  vkds_seq as = vkds_seq_host(a, N, VKDS_F32), bs = vkds_seq_host(b, N, VKDS_F32);
+  float sum = -1;
+  vkds_submission *s1, *s2, *s3;
+  ck_assert_vkds(vkds_reduce_async(pol, &as, NULL, NULL, &sum, &s1));
+  ck_assert_vkds(vkds_transform_async(pol, &as, &bs, "x * 0.5", &s2));
+  uint64_t count = 0;
+  ck_assert_vkds(vkds_count_if_async(pol, &as, "x == 3.0", &count, &s3));
+  ck_assert_vkds(vkds_submission_wait(s1));
+  vkds_result r;
+  while ((r = vkds_submission_poll(s2)) == VKDS_ERROR_WOULD_BLOCK) usleep(100);
+  ck_assert_vkds(r);
+  double want = 0;
+  for (int i = 0; i < N; ++i) want += a[i];
+  ck_assert(fabs(sum - want) < 1e-3 * want);
+  for (int i = 0; i < N; ++i) ck_assert(b[i] == a[i] * 0.5f);
+  vkds_submission_release(s3); /* unwaited: the release finishes it, nothing is lost */
+  uint64_t threes = 0;
+  for (int i = 0; i < N; ++i) threes += a[i] == 3.0f;
+  ck_assert_uint_eq(count, threes);
+  ck_assert_vkds(vkds_submission_wait(s1)); /* again: same answer */
+  vkds_submission_release(s1), vkds_submission_release(s2);
+  free(a), free(b);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(recording_form) {
+  open_ctx();
+  enum { N = 20000 };
+  uint32_t host[N];
+  uint32_t sum = 0;
+  for (uint32_t i = 0; i < N; ++i) host[i] = i * 3, sum += i * 3;
+  vkds_buffer *in = device_copy(host, sizeof host), *out = device_copy(NULL, sizeof host), *res, *scratch;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &res));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = vkds_algorithm_scratch_bytes(r0, N)}, &scratch));
+  VkDevice dev;
+  VkQueue queue;
+  ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
+  vkds_resource_info info;
+  vkds_resource_get_info(r0, &info);
+  VkCommandPool pool;
+  ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                                                       .queueFamilyIndex = info.queue_family}, NULL, &pool), 0);
+  VkCommandBuffer cmd;
+  ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                                                                .commandPool = pool, .commandBufferCount = 1}, &cmd), 0);
+  ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
+  vkds_cmd c = {.cmd = cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
+  vkds_seq ins = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), outs = vkds_seq_buffer(vkds_view_of(out), VKDS_U32);
+  ck_assert_vkds(vkds_cmd_transform(&c, &ins, &outs, "x + 1u"));
+  ck_assert_vkds(vkds_cmd_reduce(&c, &outs, NULL, NULL, (vkds_view){res, 0, 4}));
+  ck_assert_vkds(vkds_cmd_min_element(&c, &outs, (vkds_view){res, 16, 16}));
+  ck_assert_vkds(vkds_cmd_none_of(&c, &outs, "x == 0u", (vkds_view){res, 32, 4}));
+  /* what cannot be recorded: host data (it would need staging), too little scratch */
+  vkds_seq hs = vkds_seq_host(host, N, VKDS_U32);
+  ck_assert_int_eq(vkds_cmd_reduce(&c, &hs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_cmd small = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, 64}};
+  ck_assert_int_eq(vkds_cmd_reduce(&small, &outs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
+  VkFence fence;
+  ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
+  vkds_resource_lock_queue(r0);
+  ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                                                          .pCommandBuffers = &cmd}, fence), 0);
+  vkds_resource_unlock_queue(r0);
+  ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), 0);
+  const unsigned char *m = vkds_buffer_map(res);
+  uint32_t got, none;
+  uint64_t idx;
+  memcpy(&got, m, 4), memcpy(&idx, m + 16, 8), memcpy(&none, m + 32, 4);
+  ck_assert_uint_eq(got, sum + N);
+  ck_assert_uint_eq(idx, 0);
+  ck_assert_uint_eq(none, 1);
+  vkDestroyFence(dev, fence, NULL);
+  vkDestroyCommandPool(dev, pool, NULL);
+  vkds_buffer_destroy(in), vkds_buffer_destroy(out), vkds_buffer_destroy(res), vkds_buffer_destroy(scratch);
+  close_ctx();
+}
+END_TEST
+
+/* ---- kernels: cached, on disk, and operators that do not compile ---- */
+
+START_TEST(second_call_and_second_process_compile_nothing) {
+  char dir[] = "/tmp/vkds-alg-cache-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  for (int round = 0; round < 2; ++round) {
+    vkds_context_info info = harness_info();
+    info.pipeline_cache_dir = dir;
+    ck_assert_vkds(vkds_context_create(&info, &ctx));
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+    double d[100];
+    for (int i = 0; i < 100; ++i) d[i] = i;
+    vkds_seq ds = vkds_seq_host(d, 100, VKDS_F64);
+    double m;
+    uint64_t compiles, hits, compiles2;
+    ck_assert_vkds(vkds_transform_reduce(pol, &ds, "x * x - 3.0", VKDS_F64, &(vkds_op){.kind = VKDS_OP_MAX}, NULL, &m));
+    vkds_context_glsl_stats(ctx, &compiles, &hits);
+    ck_assert_vkds(vkds_transform_reduce(pol, &ds, "x * x - 3.0", VKDS_F64, &(vkds_op){.kind = VKDS_OP_MAX}, NULL, &m));
+    ck_assert(m == 99.0 * 99.0 - 3.0);
+    vkds_context_glsl_stats(ctx, &compiles2, &hits);
+    ck_assert_uint_eq(compiles2, compiles); /* the second identical call compiles nothing */
+    if (round == 0) ck_assert_uint_eq(compiles, 1);
+    else ck_assert_uint_eq(compiles, 0); /* a new context with a warm folder runs glslang zero times */
+    close_ctx();
+  }
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(operator_that_does_not_compile) {
+  open_ctx();
+  float f[10] = {0}, g[10];
+  vkds_seq fs = vkds_seq_host(f, 10, VKDS_F32), gs = vkds_seq_host(g, 10, VKDS_F32);
+  memset(g, 0x5a, sizeof g);
+  ck_assert_int_eq(vkds_transform(pol, &fs, &gs, "x * 2.0 +\n  sqrt(x, y)"), VKDS_ERROR_COMPILE);
+  const char *m = vkds_last_error_message();
+  ck_assert_msg(strstr(m, "sqrt(x, y)") && strstr(m, "line 2"), "message: %s", m);
+  ck_assert_msg(!strstr(m, "vkds_elem"), "the message shows the generated kernel: %s", m);
+  for (int i = 0; i < 10; ++i) ck_assert_uint_eq(((uint32_t *)g)[i], 0x5a5a5a5au); /* nothing written */
+  float r;
+  ck_assert_int_eq(vkds_reduce(pol, &fs, &(vkds_op){VKDS_OP_GLSL, "a +* b", "0.0"}, NULL, &r), VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(vkds_last_error_message(), "a +* b"), "%s", vkds_last_error_message());
+  vkds_transform_op bad = {.glsl = "undefined_thing(x)"};
+  vkds_seq tv = vkds_seq_transform(&fs, &bad);
+  ck_assert_int_eq(vkds_reduce(pol, &tv, NULL, NULL, &r), VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(vkds_last_error_message(), "undefined_thing"), "%s", vkds_last_error_message());
+  close_ctx();
+}
+END_TEST
+
+/* ---- bad input: a named error, nothing submitted, nothing written ---- */
+
+START_TEST(bad_input) {
+  open_ctx();
+  uint32_t a[16] = {1, 2, 3}, b[16], c[8];
+  memset(b, 0x77, sizeof b);
+  vkds_seq as = vkds_seq_host(a, 16, VKDS_U32), bs = vkds_seq_host(b, 16, VKDS_U32), cs = vkds_seq_host(c, 8, VKDS_U32);
+  vkds_policy_resource_stats before, after;
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &before));
+  uint32_t u;
+  uint64_t n;
+  bool yes;
+  ck_assert_int_eq(vkds_copy(pol, &as, &cs), VKDS_ERROR_INVALID_ARGUMENT);             /* counts */
+  ck_assert_int_eq(vkds_transform2(pol, &as, &cs, &bs, "a + b"), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_seq ro = vkds_seq_host_const(b, 16, VKDS_U32);
+  ck_assert_int_eq(vkds_copy(pol, &as, &ro), VKDS_ERROR_INVALID_ARGUMENT);             /* read-only output */
+  vkds_seq cnt = vkds_seq_counting(0, 16, VKDS_U32);
+  ck_assert_int_eq(vkds_copy(pol, &as, &cnt), VKDS_ERROR_INVALID_ARGUMENT);            /* counting output */
+  vkds_seq tv = vkds_seq_transform(&bs, &(vkds_transform_op){.glsl = "x"});
+  ck_assert_int_eq(vkds_copy(pol, &as, &tv), VKDS_ERROR_INVALID_ARGUMENT);             /* transform output */
+  vkds_seq shifted = vkds_seq_host(a + 1, 15, VKDS_U32), front = vkds_seq_host(a, 15, VKDS_U32);
+  ck_assert_int_eq(vkds_copy(pol, &front, &shifted), VKDS_ERROR_INVALID_ARGUMENT);     /* overlap */
+  ck_assert_int_eq(vkds_transform(pol, &front, &shifted, "x"), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_reduce(pol, &as, &(vkds_op){.kind = 42}, NULL, &u), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_reduce(pol, &as, &(vkds_op){VKDS_OP_GLSL, "a + b", NULL}, NULL, &u), VKDS_ERROR_INVALID_ARGUMENT);
+  float f[4];
+  vkds_seq fs = vkds_seq_host(f, 4, VKDS_F32);
+  ck_assert_int_eq(vkds_reduce(pol, &fs, &(vkds_op){.kind = VKDS_OP_BIT_XOR}, NULL, f), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_reduce(NULL, &as, NULL, NULL, &u), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_reduce(pol, NULL, NULL, NULL, &u), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_reduce(pol, &as, NULL, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_count(pol, &as, NULL, &n), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_count_if(pol, &as, NULL, &n), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_any_of(pol, &as, "x > 1u", NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_equal(pol, &as, NULL, &yes), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_fill(pol, &bs, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_transform(pol, &as, &bs, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_reduce_async(pol, &as, NULL, NULL, &u, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_seq invalid = {0};
+  ck_assert_int_eq(vkds_reduce(pol, &invalid, NULL, NULL, &u), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_seq zp[2] = {as, bs};
+  vkds_seq z = vkds_seq_zip(zp, 2);
+  ck_assert_int_eq(vkds_reduce(pol, &z, NULL, NULL, &u), VKDS_ERROR_INVALID_ARGUMENT); /* a zip needs an operator */
+  ck_assert_int_eq(vkds_copy(pol, &as, &z), VKDS_ERROR_INVALID_ARGUMENT);
+
+  /* a sequence of another context */
+  vkds_context *other = harness_context();
+  vkds_buffer *ob;
+  ck_assert_vkds(vkds_buffer_create(vkds_context_resource(other, 0), &(vkds_buffer_info){.size = 64}, &ob));
+  vkds_seq os = vkds_seq_buffer(vkds_view_of(ob), VKDS_U32);
+  ck_assert_int_eq(vkds_reduce(pol, &os, NULL, NULL, &u), VKDS_ERROR_WRONG_CONTEXT);
+  ck_assert_int_eq(vkds_copy(pol, &as, &os), VKDS_ERROR_WRONG_CONTEXT);
+  vkds_buffer_destroy(ob);
+  vkds_context_destroy(other);
+
+  for (int i = 0; i < 16; ++i) ck_assert_uint_eq(b[i], 0x77777777u); /* nothing written */
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &after));
+  ck_assert_uint_eq(after.selections, before.selections); /* nothing selected, so nothing submitted */
+  close_ctx();
+}
+END_TEST
+
+/* F64 on a device that has not enabled shaderFloat64: a named error. */
+START_TEST(f64_without_the_feature) {
+  app a = {.want = {.address = true, .int64 = true, .float64 = false}};
+  app_create(&a);
+  ctx = app_context(&a);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  double d[4] = {1, 2, 3, 4}, r = -1;
+  vkds_seq ds = vkds_seq_host(d, 4, VKDS_F64);
+  ck_assert_int_eq(vkds_reduce(pol, &ds, NULL, NULL, &r), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(vkds_last_error_message(), "shaderFloat64"), "%s", vkds_last_error_message());
+  ck_assert(r == -1);
+  int64_t i64[4] = {1, 2, 3, 4}, s;
+  vkds_seq is = vkds_seq_host(i64, 4, VKDS_I64);
+  ck_assert_vkds(vkds_reduce(pol, &is, NULL, NULL, &s)); /* int64 is there */
+  ck_assert_int_eq(s, 10);
+  close_ctx();
+  app_use_and_destroy(&a);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("algorithm");
+  TCase *t = harness_tcase("reduce");
+  tcase_add_test(t, reduce_every_type_and_operator);
+  tcase_add_test(t, reduce_powers_of_two);
+  tcase_add_test(t, count_minmax_quantifiers_equal_inner_product);
+  suite_add_tcase(s, t);
+  t = harness_tcase("elementwise");
+  tcase_add_test(t, elementwise_tails_and_unaligned);
+  tcase_add_test(t, fill_copy_transform2_conversions_in_place);
+  suite_add_tcase(s, t);
+  t = harness_tcase("sequences");
+  tcase_add_test(t, every_sequence_kind);
+  tcase_add_test(t, host_larger_than_staging_ring);
+  suite_add_tcase(s, t);
+  t = harness_tcase("forms");
+  tcase_add_test(t, asynchronous_form);
+  tcase_add_test(t, recording_form);
+  suite_add_tcase(s, t);
+  t = harness_tcase("kernels");
+  tcase_add_test(t, second_call_and_second_process_compile_nothing);
+  tcase_add_test(t, operator_that_does_not_compile);
+  suite_add_tcase(s, t);
+  t = harness_tcase("errors");
+  tcase_add_test(t, bad_input);
+  tcase_add_test(t, f64_without_the_feature);
+  suite_add_tcase(s, t);
+  return harness_run(s);
+}
