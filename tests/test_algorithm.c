@@ -6,6 +6,7 @@
  * ring, the three forms, caching (in memory and across contexts on disk), operators
  * that do not compile, and bad input (nothing submitted, nothing written). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -804,6 +805,60 @@ START_TEST(f64_without_the_feature) {
 }
 END_TEST
 
+/* ---- threads ---- */
+
+typedef struct worker {
+  vkds_policy *pol;
+  int id;
+  int failures;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  enum { N = 5000 };
+  uint32_t *a = malloc(N * 4), *b = malloc(N * 4);
+  for (int round = 0; round < 20; ++round) {
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < N; ++i) a[i] = (uint32_t)(i * 31 + w->id * 7 + round), sum += a[i];
+    vkds_seq as = vkds_seq_host(a, N, VKDS_U32), bs = vkds_seq_host(b, N, VKDS_U32);
+    uint64_t got = 0;
+    vkds_seq wide = vkds_seq_transform(&as, &(vkds_transform_op){.glsl = "uint64_t(x)", .type = VKDS_U64});
+    vkds_submission *s = NULL;
+    if (vkds_reduce_async(w->pol, &wide, NULL, NULL, &got, &s) != VKDS_SUCCESS) ++w->failures;
+    /* the operator differs per thread: kernels are compiled and cached concurrently */
+    char op[32];
+    snprintf(op, sizeof op, "x + %uu", (unsigned)(w->id % 3));
+    if (vkds_transform(w->pol, &as, &bs, op) != VKDS_SUCCESS) ++w->failures;
+    for (uint32_t i = 0; i < N; ++i) w->failures += b[i] != a[i] + (uint32_t)(w->id % 3);
+    if (vkds_submission_wait(s) != VKDS_SUCCESS || got != sum) ++w->failures;
+    vkds_submission_release(s);
+  }
+  free(a), free(b);
+  return NULL;
+}
+
+/* Several threads through one policy over two VkDevices (dynamic load), asynchronous
+ * and blocking calls mixed. */
+START_TEST(threads_share_a_policy) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD, .resources = {.context = ctx}}, &pol));
+  enum { T = 4 };
+  pthread_t th[T];
+  worker w[T];
+  for (int i = 0; i < T; ++i) {
+    w[i] = (worker){.pol = pol, .id = i};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, work, &w[i]), 0);
+  }
+  for (int i = 0; i < T; ++i) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(w[i].failures, 0);
+  }
+  close_ctx();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("algorithm");
   TCase *t = harness_tcase("reduce");
@@ -826,6 +881,9 @@ int main(void) {
   t = harness_tcase("kernels");
   tcase_add_test(t, second_call_and_second_process_compile_nothing);
   tcase_add_test(t, operator_that_does_not_compile);
+  suite_add_tcase(s, t);
+  t = harness_tcase("threads");
+  tcase_add_test(t, threads_share_a_policy);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);

@@ -69,7 +69,7 @@ static void assert_message(const char *needle) {
   ck_assert_msg(strstr(vkds_last_error_message(), needle), "message \"%s\" lacks \"%s\"", vkds_last_error_message(), needle);
 }
 
-static const vkds_transform TWICE = {.glsl = "x * 2.0"};
+static const vkds_transform_op TWICE = {.glsl = "x * 2.0"};
 
 /* ---- a user-defined type: concat(a, b), a's elements then b's ---- */
 
@@ -281,7 +281,7 @@ START_TEST(transform_follows_its_base) {
   assert_direct(&th, false, false);
   vkds_seq tc = vkds_seq_transform(&cnt, &TWICE);
   assert_direct(&tc, true, true);
-  vkds_transform widen = {.glsl = "double(x)", .type = VKDS_F64};
+  vkds_transform_op widen = {.glsl = "double(x)", .type = VKDS_F64};
   vkds_seq w = vkds_seq_transform(&dev, &widen);
   ck_assert_int_eq(w.type, VKDS_F64);
   ck_assert_uint_eq(w.elem_size, 8);
@@ -482,7 +482,7 @@ START_TEST(null_arguments) {
   assert_message("out");
   assert_invalid(vkds_seq_transform(NULL, &TWICE), "vkds_seq_transform", "base is NULL");
   assert_invalid(vkds_seq_transform(&c, NULL), "vkds_seq_transform", "operator");
-  assert_invalid(vkds_seq_transform(&c, &(vkds_transform){.glsl = NULL}), "vkds_seq_transform", "glsl");
+  assert_invalid(vkds_seq_transform(&c, &(vkds_transform_op){.glsl = NULL}), "vkds_seq_transform", "glsl");
   assert_invalid(vkds_seq_zip(NULL, 2), "vkds_seq_zip", "NULL");
   assert_invalid(vkds_seq_permutation(NULL, &c), "vkds_seq_permutation", "source is NULL");
   assert_invalid(vkds_seq_permutation(&c, NULL), "vkds_seq_permutation", "map is NULL");
@@ -555,7 +555,7 @@ START_TEST(invalid_constructions) {
   assert_invalid(vkds_seq_discard(4, VKDS_TYPE_COMPOSITE), "vkds_seq_discard", "no size");
   assert_invalid(vkds_seq_host(&top, 1, VKDS_TYPE_COMPOSITE), "vkds_seq_host", "no size");
   /* transforms */
-  assert_invalid(vkds_seq_transform(&four, &(vkds_transform){.glsl = "x", .type = VKDS_TYPE_COMPOSITE}), "vkds_seq_transform",
+  assert_invalid(vkds_seq_transform(&four, &(vkds_transform_op){.glsl = "x", .type = VKDS_TYPE_COMPOSITE}), "vkds_seq_transform",
                  "COMPOSITE");
   /* a view of an invalid sequence is blamed on the part */
   vkds_seq none = {0};
@@ -702,7 +702,7 @@ END_TEST
 START_TEST(read_transform_zip_permutation_reverse) {
   /* transform with a host operator, one that changes the type, one without */
   vkds_seq cnt = vkds_seq_counting(1, 5, VKDS_F32);
-  vkds_transform twice = {.glsl = "x * 2.0", .host = twice_f32};
+  vkds_transform_op twice = {.glsl = "x * 2.0", .host = twice_f32};
   vkds_seq t = vkds_seq_transform(&cnt, &twice);
   float f;
   ck_assert_vkds(vkds_seq_read(&t, 3, &f));
@@ -710,7 +710,7 @@ START_TEST(read_transform_zip_permutation_reverse) {
   const int32_t ints[4] = {5, -6, 7, -8};
   vkds_seq hi = vkds_seq_host_const(ints, 4, VKDS_I32);
   double offset = 0.25;
-  vkds_transform widen = {.glsl = "double(x) + 0.25", .type = VKDS_F64, .host = i32_to_f64, .user = &offset};
+  vkds_transform_op widen = {.glsl = "double(x) + 0.25", .type = VKDS_F64, .host = i32_to_f64, .user = &offset};
   vkds_seq w = vkds_seq_transform(&hi, &widen);
   double d;
   ck_assert_vkds(vkds_seq_read(&w, 1, &d));
