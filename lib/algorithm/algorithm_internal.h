@@ -79,7 +79,7 @@ vkds_result vkds__alg_record(const vkds_cmd *c, const vkds__alg *a, vkds_view re
 enum {
   VKDS__GEN_MAX_PARAMS = 30,  /* 64-bit launch parameters (push constants: 16 + 240 bytes) */
   VKDS__GEN_MAX_LEAVES = 16,  /* memory ranges one call reads or writes */
-  VKDS__GEN_HEADER = 6,       /* parameters every kernel has, below */
+  VKDS__GEN_HEADER = 7,       /* parameters every kernel has, below */
 };
 /* The fixed parameters. */
 enum {
@@ -89,9 +89,17 @@ enum {
   VKDS__P_PARTIALS = 3, /* REDUCE: 16 bytes per work group of the first pass */
   VKDS__P_FLAGS = 4,    /* REDUCE: bit 0: second pass; bit 1: has init */
   VKDS__P_GROUPS = 5,   /* REDUCE: work groups of the first pass */
+  VKDS__P_INDEX_BASE = 6, /* the index of element 0 (a streamed chunk's first element) */
 };
 #define VKDS__FLAG_SECOND_PASS 1u
 #define VKDS__FLAG_HAS_INIT 2u
+#define VKDS__FLAG_TO_ACCUMULATOR 4u /* REDUCE: the total is a chunk's, stored as an accumulator */
+
+/* What a launch parameter is, where a streamed chunk must move it. */
+enum {
+  VKDS__ROLE_FIXED = 0, /* the same for every chunk */
+  VKDS__ROLE_COUNTING,  /* a counting sequence's start: + the chunk's first index */
+};
 
 /* A memory range a kernel uses through a device address: a buffer, mapped or host
  * sequence, or a sequence of a user type that is staged whole through its host reads. */
@@ -99,6 +107,7 @@ typedef struct vkds__leaf {
   const vkds_seq *seq;
   vkds_access access;
   uint32_t param; /* the parameter that receives its address */
+  bool streamed;  /* host memory that goes through stream buffers chunk by chunk (stream.c) */
 } vkds__leaf;
 
 /* A call turned into code for one device. */
@@ -122,6 +131,11 @@ typedef struct vkds__gen {
   uint32_t param_count;
   vkds__leaf leaves[VKDS__GEN_MAX_LEAVES];
   uint32_t leaf_count;
+  uint8_t param_role[VKDS__GEN_MAX_PARAMS]; /* VKDS__ROLE_* */
+  /* element i of every sequence depends on element i of its leaves alone (no reverse,
+   * permutation or user code), and every leaf is host memory or this device's: the call
+   * can run chunk by chunk (stream.c) */
+  bool streamable;
   bool needs_float64, needs_int64;
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
@@ -137,6 +151,49 @@ void vkds__gen_free(vkds__gen *g);
 const char *vkds__glsl_type(vkds_type t);
 bool vkds__type_is_float(vkds_type t);
 
+/* ---- one call in flight (frame.c, stream.c) ---- */
+
+enum { VKDS__STREAM_SLOTS = 2 };
+
+/* Leaves are copied in: a binding points at its sequence until it is undone, which for
+ * the asynchronous form is after the caller's sequences are gone. */
+typedef struct vkds__call {
+  vkds__alg a;
+  vkds_resource *res;
+  vkds_kernel *kernel;
+  vkds__gen gen;
+  vkds_seq leaf[VKDS__GEN_MAX_LEAVES];
+  vkds_seq_binding bind[VKDS__GEN_MAX_LEAVES];
+  uint32_t bound;
+  vkds_buffer *scratch; /* blocking and asynchronous reductions: result and partials */
+  uint32_t groups;
+  bool range64;
+  /* streaming (stream.c): per streamed leaf, two host-visible buffers of stream_bytes */
+  bool streaming;
+  uint64_t stream_bytes, chunk_elems, chunks;
+  vkds_buffer *stage[VKDS__GEN_MAX_LEAVES][VKDS__STREAM_SLOTS];
+  /* chunks whose outputs still wait in stage buffers: [first, first + pending) */
+  uint64_t pending_first, pending;
+} vkds__call;
+
+/* Records the call's work on elements [first, first + count) into `cmd` (frame.c).
+ * `last`: for a streamed reduction, the chunk after which the chunk totals are combined
+ * into the result. */
+typedef enum vkds__part { VKDS__PART_WHOLE, VKDS__PART_CHUNK, VKDS__PART_LAST_CHUNK } vkds__part;
+vkds_result vkds__call_record(vkds__call *c, VkCommandBuffer cmd, VkDeviceAddress result, VkDeviceAddress partials,
+                              vkds__part part, uint64_t chunk);
+
+/* Streaming (stream.c): whether the call streams (and if so its plan set in c), the
+ * chunks run up to the last, whose submission is returned (through the policy's
+ * selection), and the copies out that remain once it is done. */
+bool vkds__stream_plan(vkds__call *c);
+vkds_result vkds__stream_run(vkds__call *c, vkds_selection *sel, const vkds_task_info *task, vkds_submission **last);
+vkds_result vkds__stream_finish(vkds__call *c, bool done);
+void vkds__stream_free(vkds__call *c);
+
+/* Binds the leaves that are not streamed (frame.c); undoes every binding. */
+vkds_result vkds__call_bind(vkds__call *c);
+
 /* ---- kernels (kernels.c) ---- */
 
 /* The kernel for a built description, from the context's cache or compiled into it
@@ -146,9 +203,11 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
 
 /* ---- per-context state (kernels.c) ---- */
 
-/* Small mapped buffers (a reduction's result and partials) kept for reuse. */
-vkds_result vkds__alg_scratch_get(vkds_resource *res, vkds_buffer **out);
-void vkds__alg_scratch_put(vkds_buffer *buf);
+/* Buffers kept for reuse per device: small mapped ones (a reduction's result and
+ * partials) and host-visible stream buffers. `get` returns a spare of that kind and
+ * size on the resource's device, or a new one. */
+vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out);
+void vkds__alg_buffer_put(vkds_buffer *buf);
 #define VKDS__ALG_SCRATCH_BYTES 32768u /* 256 bytes of result, then the partials */
 #define VKDS__ALG_RESULT_BYTES 256u
 

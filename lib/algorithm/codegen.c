@@ -236,6 +236,10 @@ static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
     return n;
   }
   uint32_t p = param(g, 0); /* the address, filled in when the leaf is bound */
+  if ((s->ops == &vkds_seq_buffer_ops || s->ops == &vkds_seq_mapped_ops) && s->buffer->dev != g->res->dev)
+    g->streamable = false; /* another device's buffer is staged whole */
+  if (s->ops != &vkds_seq_buffer_ops && s->ops != &vkds_seq_mapped_ops && s->ops != &vkds_seq_host_ops)
+    g->streamable = false; /* a user type staged through its host reads */
   g->leaves[g->leaf_count++] = (vkds__leaf){.seq = s, .access = access, .param = p};
   use_type(g, s->type);
   sig_u32(g, 'L'), sig_u32(g, s->type), sig_u32(g, access);
@@ -284,6 +288,7 @@ static node counting(vkds__gen *g, const vkds_seq *s) {
   node n = {.id = g->next_node++, .readable = true};
   node_type(&n, s->type, n.id);
   uint32_t p = param(g, (uint64_t)s->start);
+  g->param_role[p] = VKDS__ROLE_COUNTING;
   sig_u32(g, 'C'), sig_u32(g, s->type);
   if (!g->emit) return n;
   prototypes(g, &n);
@@ -303,6 +308,7 @@ static node discard(vkds__gen *g, const vkds_seq *s) {
 }
 
 static node reverse(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
+  g->streamable = false; /* element i is base element n-1-i */
   sig_u32(g, 'R');
   node b = walk(g, s->base, access, depth + 1);
   node n = {.id = g->next_node++, .type = b.type, .readable = b.readable, .writable = b.writable};
@@ -319,6 +325,7 @@ static node reverse(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_
 /* source[map[i]]; a map entry past the source reads as 0 and drops a write (the map is
  * the user's data: a device must never be sent outside its memory). */
 static node permutation(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
+  g->streamable = false;
   sig_u32(g, 'P');
   node src = walk(g, s->base, access, depth + 1);
   node map = walk(g, s->map, VKDS_ACCESS_READ, depth + 1);
@@ -395,6 +402,7 @@ static node zip(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t de
  * this device; otherwise a leaf staged through its host reads. */
 static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
   const vkds_seq_ops *o = s->ops;
+  g->streamable = false; /* its code may read any element of its parts */
   bool has_code = o->version >= 2 && o->device_code && o->is_passed_directly(s, g->res);
   if (!has_code) {
     if (access != VKDS_ACCESS_READ) {
@@ -584,7 +592,7 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     put(b, "ACC_T vkds_map(%s) { return x == ", margs), from_bits(b, in[0].type, "P(1)");
     put(b, " ? ACC_T(1) : ACC_T(0); }\n");
     break;
-  case VKDS__ELEM_LOCATED: put(b, "ACC_T vkds_map(%s) { return vkds_loc(x, i); }\n", margs); break;
+  case VKDS__ELEM_LOCATED: put(b, "ACC_T vkds_map(%s) { return vkds_loc(x, i + P(6)); }\n", margs); break;
   case VKDS__ELEM_PRED:
   case VKDS__ELEM_NOT_PRED: {
     bool keep = a->elem == VKDS__ELEM_PRED;
@@ -633,7 +641,7 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
 }
 
 vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit) {
-  *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER};
+  *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true};
   if (emit) {
     g->head = calloc(1, sizeof *g->head);
     g->body = calloc(1, sizeof *g->body);

@@ -16,20 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One call in flight. Leaves are copied in: a binding points at its sequence until it
- * is undone, which for the asynchronous form is after the caller's sequences are gone. */
-typedef struct call {
-  vkds__alg a;
-  vkds_resource *res;
-  vkds_kernel *kernel;
-  vkds__gen gen;
-  vkds_seq leaf[VKDS__GEN_MAX_LEAVES];
-  vkds_seq_binding bind[VKDS__GEN_MAX_LEAVES];
-  uint32_t bound;
-  vkds_buffer *scratch; /* blocking and asynchronous reductions: result and partials */
-  uint32_t groups;
-  bool range64;
-} call;
+typedef vkds__call call;
 
 /* ---- checks before anything happens ---- */
 
@@ -210,16 +197,17 @@ static vkds_result prepare(call *c) {
   p[VKDS__P_COUNT] = c->a.count;
   memcpy(&p[VKDS__P_VALUE], c->a.value, 8);
   c->groups = vkds__reduce_groups(c->a.count);
-  if (c->a.template_kind == VKDS__TEMPLATE_REDUCE && VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
-    return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one "
-                      "reduction handles", c->a.name, (unsigned long long)c->a.count);
   return VKDS_SUCCESS;
 }
 
-static vkds_result bind_leaves(call *c) {
+vkds_result vkds__call_bind(call *c) {
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
     const vkds__leaf *l = &c->gen.leaves[k];
     c->leaf[k] = *l->seq;
+    if (l->streamed) { /* stream.c moves it chunk by chunk */
+      c->bound = k + 1;
+      continue;
+    }
     vkds_result r = vkds_seq_bind(c->res, &c->leaf[k], l->access, &c->bind[k]);
     if (r != VKDS_SUCCESS) return r;
     c->bound = k + 1;
@@ -253,25 +241,53 @@ static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStag
   dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-static vkds_result record_into(call *c, VkCommandBuffer cmd, VkDeviceAddress result, VkDeviceAddress partials) {
+/* The reduction's passes over the elements of p[COUNT]: the first (G groups of
+ * partials), and the second when G > 1. */
+static vkds_result record_reduction(call *c, VkCommandBuffer cmd, uint64_t flags) {
+  uint64_t *p = c->gen.params;
+  uint32_t groups = vkds__reduce_groups(p[VKDS__P_COUNT]);
+  p[VKDS__P_GROUPS] = groups;
+  p[VKDS__P_FLAGS] = flags;
+  VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256ull * groups}, .args = p}));
+  if (groups > 1) {
+    barrier(c->res->dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    p[VKDS__P_FLAGS] = flags | VKDS__FLAG_SECOND_PASS;
+    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = p}));
+  }
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress result, VkDeviceAddress partials,
+                              vkds__part part, uint64_t chunk) {
   const vkds__device *dev = c->res->dev;
   const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   const VkAccessFlags writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   uint64_t *p = c->gen.params;
+  uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
   if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
-    if (c->a.count)
-      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {(c->a.count + 3) / 4}, .args = p}));
-  } else {
+    if (p[VKDS__P_COUNT])
+      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
+                                   &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = p}));
+  } else if (part == VKDS__PART_WHOLE) {
     p[VKDS__P_RESULT] = result;
     p[VKDS__P_PARTIALS] = partials;
-    p[VKDS__P_GROUPS] = c->groups;
-    p[VKDS__P_FLAGS] = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
-    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256ull * c->groups}, .args = p}));
-    if (c->groups > 1) {
+    VKDS_CHECK(record_reduction(c, cmd, init));
+  } else {
+    /* a chunk: its total goes to slot `chunk` of the totals (after the partials); the
+     * last chunk then combines the totals, in chunk order, into the result */
+    VkDeviceAddress totals = partials + 16ull * vkds__reduce_groups(c->chunk_elems);
+    p[VKDS__P_RESULT] = totals + 16 * chunk;
+    p[VKDS__P_PARTIALS] = partials;
+    VKDS_CHECK(record_reduction(c, cmd, VKDS__FLAG_TO_ACCUMULATOR));
+    if (part == VKDS__PART_LAST_CHUNK) {
       barrier(dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-      p[VKDS__P_FLAGS] |= VKDS__FLAG_SECOND_PASS;
+      p[VKDS__P_RESULT] = result;
+      p[VKDS__P_PARTIALS] = totals;
+      p[VKDS__P_GROUPS] = chunk + 1;
+      p[VKDS__P_FLAGS] = init | VKDS__FLAG_SECOND_PASS;
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = p}));
     }
   }
@@ -286,7 +302,7 @@ static vkds_result record_task(void *user, const vkds_task *task, void **wait_ob
   (void)wait_object;
   call *c = user;
   VkDeviceAddress base = c->scratch ? vkds_buffer_address(c->scratch) : 0;
-  return record_into(c, task->cmd, base, base + VKDS__ALG_RESULT_BYTES);
+  return vkds__call_record(c, task->cmd, base, base + VKDS__ALG_RESULT_BYTES, VKDS__PART_WHOLE, 0);
 }
 
 /* ---- finishing ---- */
@@ -313,7 +329,8 @@ static void read_results(const call *c) {
 }
 
 static void call_free(call *c) {
-  vkds__alg_scratch_put(c->scratch);
+  vkds__alg_buffer_put(c->scratch);
+  vkds__stream_free(c);
   vkds__gen_free(&c->gen);
   free(c);
 }
@@ -322,7 +339,9 @@ static void call_free(call *c) {
  * temporaries freed either way. */
 static vkds_result finish(void *user, bool done) {
   call *c = user;
-  vkds_result r = unbind_leaves(c, done);
+  vkds_result r = c->streaming ? vkds__stream_finish(c, done) : VKDS_SUCCESS;
+  vkds_result u = unbind_leaves(c, done && r == VKDS_SUCCESS);
+  if (r == VKDS_SUCCESS) r = u;
   if (done && r == VKDS_SUCCESS && c->a.template_kind == VKDS__TEMPLATE_REDUCE) read_results(c);
   call_free(c);
   return r;
@@ -361,14 +380,18 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   c->a = *a;
   c->res = vkds_selection_resource(sel);
   vkds_result r = prepare(c);
-  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE) r = vkds__alg_scratch_get(c->res, &c->scratch);
-  if (r == VKDS_SUCCESS) r = bind_leaves(c);
-  if (r == VKDS_SUCCESS) {
-    vkds_task_info task = hints;
-    task.fn = record_task;
-    task.user = c;
-    r = vkds_selection_submit(sel, &task, sub);
-  }
+  if (r == VKDS_SUCCESS) c->streaming = vkds__stream_plan(c);
+  if (r == VKDS_SUCCESS && !c->streaming && a->template_kind == VKDS__TEMPLATE_REDUCE &&
+      VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
+    r = vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one reduction takes",
+                   a->name, (unsigned long long)a->count);
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE)
+    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scratch);
+  if (r == VKDS_SUCCESS) r = vkds__call_bind(c);
+  vkds_task_info task = hints;
+  task.fn = record_task;
+  task.user = c;
+  if (r == VKDS_SUCCESS) r = c->streaming ? vkds__stream_run(c, sel, &task, sub) : vkds_selection_submit(sel, &task, sub);
   vkds_selection_release(sel); /* unsubmitted: its place goes back to the policy */
   if (r != VKDS_SUCCESS) {
     unbind_leaves(c, false);
@@ -453,8 +476,9 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
       r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds_algorithm_scratch_bytes(res, a->count),
                       &scratch_at);
   }
-  if (r == VKDS_SUCCESS) r = bind_leaves(&c); /* all direct: no copies */
-  if (r == VKDS_SUCCESS) r = record_into(&c, cmd->cmd, result_at, scratch_at + VKDS__ALG_RESULT_BYTES);
+  if (r == VKDS_SUCCESS) r = vkds__call_bind(&c); /* all direct: no copies */
+  if (r == VKDS_SUCCESS)
+    r = vkds__call_record(&c, cmd->cmd, result_at, scratch_at + VKDS__ALG_RESULT_BYTES, VKDS__PART_WHOLE, 0);
   unbind_leaves(&c, false);
   vkds__gen_free(&c.gen);
   return r;

@@ -128,11 +128,12 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
   return VKDS_SUCCESS;
 }
 
-vkds_result vkds__alg_scratch_get(vkds_resource *res, vkds_buffer **out) {
+vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out) {
   vkds_context *ctx = res->dev->ctx;
   pthread_mutex_lock(&ctx->alg_lock);
   struct vkds__alg_spare **at = &ctx->alg_spares;
-  while (*at && (*at)->buffer->dev != res->dev) at = &(*at)->next;
+  while (*at && ((*at)->buffer->dev != res->dev || (*at)->buffer->kind != kind || (*at)->buffer->size != size))
+    at = &(*at)->next;
   struct vkds__alg_spare *s = *at;
   if (s) *at = s->next;
   pthread_mutex_unlock(&ctx->alg_lock);
@@ -141,10 +142,10 @@ vkds_result vkds__alg_scratch_get(vkds_resource *res, vkds_buffer **out) {
     free(s);
     return VKDS_SUCCESS;
   }
-  return vkds_buffer_create(res, &(vkds_buffer_info){.size = VKDS__ALG_SCRATCH_BYTES, .memory = VKDS_MEMORY_MAPPED}, out);
+  return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
 }
 
-void vkds__alg_scratch_put(vkds_buffer *buf) {
+void vkds__alg_buffer_put(vkds_buffer *buf) {
   if (!buf) return;
   vkds_context *ctx = buf->dev->ctx;
   struct vkds__alg_spare *s = malloc(sizeof *s);

@@ -3,7 +3,9 @@
 // Appended by lib/algorithm/codegen.c after the code it generates, which defines:
 //   P(k)                         launch parameter k (uint64_t): 0 element count,
 //                                2 result address, 3 partials address, 4 flags
-//                                (bit 0: second pass, bit 1: init given), 5 first-pass groups
+//                                (bit 0: second pass, bit 1: init given, bit 2: store the
+//                                total as an accumulator at the result address: a streamed
+//                                chunk's), 5 first-pass groups, 6 index of element 0
 //   VKDS_INPUTS, IN0_T, in0, in0_v, IN1_T, in1, in1_v   as in map.glsl
 //   ACC_T                        the accumulated type
 //   vkds_map(i, x[, y])          element i's contribution (ACC_T)
@@ -61,7 +63,9 @@ void main() {
   }
   if (t == 0u) {
     ACC_T total = vkds_sh[0];
-    if (groups == 1u) {
+    if (groups == 1u && (P(4) & 4ul) != 0ul) {
+      vkds_p_acc(P(2)).v = total; // a streamed chunk's total, combined later
+    } else if (groups == 1u) {
       if ((P(4) & 2ul) != 0ul) total = vkds_combine(vkds_init(), total);
       vkds_result_store(total);
     } else {

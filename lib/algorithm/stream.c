@@ -1,0 +1,186 @@
+/* lib/algorithm/stream.c: host data streamed through the device chunk by chunk.
+ *
+ * A call whose sequences map element i to element i of their leaves (plain sequences,
+ * counting, discard, transform and zip views) and that has host memory among its leaves
+ * runs in chunks instead of staging that memory whole: the host threads copy chunk i+1
+ * into one of two host-visible stream buffers while the kernel on chunk i reads the
+ * other, straight from host memory over the bus (no device copy of the data, no device
+ * buffer of its size). Outputs go the other way: the kernel writes a stream buffer, the
+ * host copies it out once the chunk is done.
+ *
+ * Memory: per host sequence two stream buffers of half the staging ring
+ * (staging_chunks * staging_chunk_bytes / 2, 16 MiB by default), host-visible and
+ * kept for reuse; no device memory beyond a reduction's 32 KiB of results.
+ *
+ * A reduction folds each chunk as a whole call would (vkds/algorithm.h gives the order)
+ * into a chunk total; the last chunk's command buffer then folds the totals, in chunk
+ * order, like step 3 of that order. So the result depends on the chunk size too, which
+ * is fixed per context: the same call still gives the same bits. */
+#include "algorithm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CHUNKS = 1000 }; /* chunk totals that fit beside the partials in the scratch */
+
+/* Where streamed leaves live: READBACK (host memory, cached) by default; VKDS_STREAM_
+ * MEMORY=mapped puts them in mapped memory (device-local where the device has ReBAR),
+ * to compare the two on a GPU. */
+static vkds_memory_kind stream_memory(void) {
+  const char *v = vkds__getenv("VKDS_STREAM_MEMORY");
+  return v && strcmp(v, "mapped") == 0 ? VKDS_MEMORY_MAPPED : VKDS_MEMORY_READBACK;
+}
+
+bool vkds__stream_plan(vkds__call *c) {
+  if (!c->gen.streamable || c->a.count == 0) return false;
+  vkds__device *dev = c->res->dev;
+  uint64_t host_bytes = 0;
+  uint32_t widest = 1;
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
+    vkds__leaf *l = &c->gen.leaves[k];
+    const vkds_seq *s = l->seq;
+    uint64_t bytes = s->count * s->elem_size;
+    vkds_buffer *imported;
+    uint64_t at;
+    l->streamed = s->ops == &vkds_seq_host_ops && bytes && !vkds__import_find(dev, s->host, bytes, &imported, &at);
+    if (l->streamed) host_bytes += bytes;
+    if (s->elem_size > widest) widest = s->elem_size;
+  }
+  if (!host_bytes) return false;
+  const vkds_context *ctx = dev->ctx;
+  uint64_t half_ring = (uint64_t)ctx->staging_chunks * ctx->staging_chunk_bytes / 2;
+  uint64_t elems = half_ring / widest / 1024 * 1024;
+  if (elems < 1024) elems = 1024;
+  if (c->a.template_kind == VKDS__TEMPLATE_REDUCE && (c->a.count + elems - 1) / elems > MAX_CHUNKS)
+    elems = ((c->a.count + MAX_CHUNKS - 1) / MAX_CHUNKS + 1023) / 1024 * 1024;
+  c->chunk_elems = elems;
+  c->stream_bytes = elems * widest;
+  c->chunks = (c->a.count + elems - 1) / elems;
+  return true;
+}
+
+static uint64_t chunk_first(const vkds__call *c, uint64_t chunk) { return chunk * c->chunk_elems; }
+static uint64_t chunk_count(const vkds__call *c, uint64_t chunk) {
+  uint64_t first = chunk_first(c, chunk);
+  return c->a.count - first < c->chunk_elems ? c->a.count - first : c->chunk_elems;
+}
+
+/* The host's part of chunk `chunk` into the stream buffers of its slot. */
+static void copy_in(vkds__call *c, uint64_t chunk) {
+  uint32_t slot = chunk % VKDS__STREAM_SLOTS;
+  uint64_t first = chunk_first(c, chunk), n = chunk_count(c, chunk);
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
+    const vkds__leaf *l = &c->gen.leaves[k];
+    if (!l->streamed || l->access == VKDS_ACCESS_WRITE) continue;
+    vkds_buffer *b = c->stage[k][slot];
+    uint32_t size = l->seq->elem_size;
+    vkds__host_copy(c->res->dev->ctx, vkds_buffer_map(b), (const char *)l->seq->host + first * size, n * size);
+    vkds__buffer_flush(b, 0, n * size);
+  }
+}
+
+/* The device's output of a finished chunk to the host. */
+static void copy_out(vkds__call *c, uint64_t chunk) {
+  uint32_t slot = chunk % VKDS__STREAM_SLOTS;
+  uint64_t first = chunk_first(c, chunk), n = chunk_count(c, chunk);
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
+    const vkds__leaf *l = &c->gen.leaves[k];
+    if (!l->streamed || l->access == VKDS_ACCESS_READ) continue;
+    vkds_buffer *b = c->stage[k][slot];
+    uint32_t size = l->seq->elem_size;
+    vkds__buffer_invalidate_range(b, 0, n * size);
+    vkds__host_copy(c->res->dev->ctx, (char *)l->seq->host + first * size, vkds_buffer_map(b), n * size);
+  }
+}
+
+/* The launch parameters of a chunk: its count and first index, its leaves' addresses
+ * (stream buffers, or device memory moved to the chunk), counting starts moved too. */
+static void chunk_params(vkds__call *c, const uint64_t *base, uint64_t chunk) {
+  uint64_t *p = c->gen.params;
+  uint64_t first = chunk_first(c, chunk);
+  memcpy(p, base, sizeof c->gen.params);
+  p[VKDS__P_COUNT] = chunk_count(c, chunk);
+  p[VKDS__P_INDEX_BASE] = first;
+  for (uint32_t i = 0; i < c->gen.param_count; ++i)
+    if (c->gen.param_role[i] == VKDS__ROLE_COUNTING) p[i] = base[i] + first;
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
+    const vkds__leaf *l = &c->gen.leaves[k];
+    p[l->param] = l->streamed ? vkds_buffer_address(c->stage[k][chunk % VKDS__STREAM_SLOTS])
+                              : base[l->param] + first * l->seq->elem_size;
+  }
+}
+
+typedef struct chunk_task {
+  vkds__call *c;
+  uint64_t chunk;
+  vkds__part part;
+} chunk_task;
+
+static vkds_result record_chunk(void *user, const vkds_task *task, void **wait_object) {
+  (void)wait_object;
+  chunk_task *t = user;
+  VkDeviceAddress base = t->c->scratch ? vkds_buffer_address(t->c->scratch) : 0;
+  return vkds__call_record(t->c, task->cmd, base, base + VKDS__ALG_RESULT_BYTES, t->part, t->chunk);
+}
+
+vkds_result vkds__stream_run(vkds__call *c, vkds_selection *sel, const vkds_task_info *task, vkds_submission **last) {
+  *last = NULL;
+  vkds_memory_kind kind = stream_memory();
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k)
+    for (uint32_t s = 0; s < VKDS__STREAM_SLOTS && c->gen.leaves[k].streamed; ++s)
+      VKDS_CHECK(vkds__alg_buffer_get(c->res, kind, c->stream_bytes, &c->stage[k][s]));
+  uint64_t base[VKDS__GEN_MAX_PARAMS];
+  memcpy(base, c->gen.params, sizeof base);
+  /* the chunks before the last run on a selection of the same resource; the policy's
+   * own selection takes the last, so it counts the call as one task */
+  vkds_selection *chunks_sel = NULL;
+  if (c->chunks > 1)
+    VKDS_CHECK(vkds_selection_create(vkds_selection_backend(sel), vkds_selection_index(sel), 0, NULL, &chunks_sel));
+  vkds_submission *inflight[VKDS__STREAM_SLOTS] = {NULL};
+  vkds_result r = VKDS_SUCCESS;
+  uint64_t chunk = 0;
+  for (; chunk < c->chunks && r == VKDS_SUCCESS; ++chunk) {
+    uint32_t slot = chunk % VKDS__STREAM_SLOTS;
+    if (inflight[slot]) { /* the chunk that used this slot must be done, and its output out */
+      r = vkds_submission_wait(inflight[slot]);
+      vkds_submission_release(inflight[slot]);
+      inflight[slot] = NULL;
+      if (r != VKDS_SUCCESS) break;
+      copy_out(c, chunk - VKDS__STREAM_SLOTS);
+    }
+    copy_in(c, chunk);
+    chunk_params(c, base, chunk);
+    bool final = chunk + 1 == c->chunks;
+    chunk_task t = {.c = c, .chunk = chunk, .part = final ? VKDS__PART_LAST_CHUNK : VKDS__PART_CHUNK};
+    vkds_task_info ti = *task;
+    ti.fn = record_chunk;
+    ti.user = &t;
+    if (final) r = vkds_selection_submit(sel, &ti, last);
+    else r = vkds_selection_submit(chunks_sel, &ti, &inflight[slot]);
+  }
+  /* chunks still in flight finish before the last (one queue): their handles can go,
+   * and their outputs are copied out with the last chunk's (vkds__stream_finish) */
+  for (uint32_t s = 0; s < VKDS__STREAM_SLOTS; ++s) {
+    if (inflight[s] && r != VKDS_SUCCESS) vkds_submission_wait(inflight[s]);
+    vkds_submission_release(inflight[s]);
+  }
+  vkds_selection_release(chunks_sel);
+  c->pending = c->chunks < VKDS__STREAM_SLOTS ? c->chunks : VKDS__STREAM_SLOTS;
+  c->pending_first = c->chunks - c->pending;
+  return r;
+}
+
+vkds_result vkds__stream_finish(vkds__call *c, bool done) {
+  if (done)
+    for (uint64_t i = 0; i < c->pending; ++i) copy_out(c, c->pending_first + i);
+  c->pending = 0;
+  return VKDS_SUCCESS;
+}
+
+void vkds__stream_free(vkds__call *c) {
+  for (uint32_t k = 0; k < VKDS__GEN_MAX_LEAVES; ++k)
+    for (uint32_t s = 0; s < VKDS__STREAM_SLOTS; ++s) {
+      vkds__alg_buffer_put(c->stage[k][s]);
+      c->stage[k][s] = NULL;
+    }
+}
