@@ -7,7 +7,8 @@
  *                               lives on (earliest finish then prefers resident data)
  *   -> select                   the policy picks a queue
  *   -> resolve each sequence    on that device: memory passed directly is used in place;
- *                               host memory and buffers of other devices are staged.
+ *                               host memory is streamed or staged, buffers of other
+ *                               devices are staged.
  *                               Views (reverse, permutation, counting, discard,
  *                               transform, zip, views of views, user types with device
  *                               code) become code in the kernel: only their leaves (the
@@ -78,9 +79,16 @@
  * sequence of another context (VKDS_ERROR_WRONG_CONTEXT), a type the device lacks, an
  * operator that does not compile. On error the selection is released unused.
  *
- * Host memory larger than the device's staging ring is streamed: the algorithm runs on
- * one chunk while the next is uploaded (see vkds_reduce); other staged sequences are
- * uploaded whole into a temporary device buffer of their size.
+ * Host memory is streamed when every sequence keeps element i at element i of its
+ * leaves (plain sequences, counting, discard, transform and zip views): the call runs
+ * chunk by chunk, the host threads copying chunk i+1 into one of two host-visible stream
+ * buffers while the kernel reads chunk i from the other, and outputs come back the same
+ * way. Memory used: two stream buffers of half the staging ring (staging_chunks *
+ * staging_chunk_bytes / 2; 16 MiB by default) per host sequence, kept for reuse, and no
+ * device memory of the data's size. A streamed reduction folds each chunk in the order
+ * above and then the chunk totals in chunk order, so its result also depends on the
+ * chunk size (fixed per context). Other host data (under reverse or permutation views,
+ * user types, buffers of another device) is staged whole into a temporary device buffer.
  *
  * All functions are thread-safe: several threads may run algorithms through one policy
  * at once. */
