@@ -561,6 +561,53 @@ START_TEST(every_sequence_kind) {
 }
 END_TEST
 
+/* The policy's selections on device `device` and on the others. */
+static void selections_by_device(uint32_t device, uint64_t *on, uint64_t *off) {
+  *on = *off = 0;
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx); ++i) {
+    vkds_policy_resource_stats st;
+    vkds_resource_info ri;
+    ck_assert_vkds(vkds_policy_get_resource_stats(pol, i, &st));
+    vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
+    *(ri.device_index == device ? on : off) += st.selections;
+  }
+}
+
+/* The hints: earliest finish sends work on a device buffer to that buffer's device. */
+START_TEST(earliest_finish_prefers_resident_data) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH, .resources = {.context = ctx},
+                                                        .transfer_bytes_per_s = 1e6}, &pol));
+  uint32_t last = vkds_context_resource_count(ctx) - 1; /* on the second device */
+  vkds_resource *remote = vkds_context_resource(ctx, last);
+  enum { N = 1 << 16 };
+  uint32_t *host = malloc(N * 4);
+  for (uint32_t i = 0; i < N; ++i) host[i] = i;
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(remote, &(vkds_buffer_info){.size = N * 4}, &b));
+  ck_assert_vkds(vkds_upload(remote, vkds_view_of(b), host, N * 4));
+  vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_U32);
+  vkds_resource_info fi;
+  vkds_resource_get_info(remote, &fi);
+  uint64_t far0 = 0, other0 = 0;
+  for (int k = 0; k < 7; ++k) {
+    uint32_t sum;
+    ck_assert_vkds(vkds_reduce(pol, &bs, NULL, NULL, &sum));
+    ck_assert_uint_eq(sum, (uint32_t)((uint64_t)N * (N - 1) / 2));
+    if (k == 0) selections_by_device(fi.device_index, &far0, &other0); /* the first call explores */
+  }
+  uint64_t far, other;
+  selections_by_device(fi.device_index, &far, &other);
+  ck_assert_msg(far - far0 == 6 && other == other0, "resident device %llu, other %llu after the first call",
+                (unsigned long long)(far - far0), (unsigned long long)(other - other0));
+  vkds_buffer_destroy(b);
+  free(host);
+  close_ctx();
+}
+END_TEST
+
 /* Host data larger than the staging ring (2 x 256 KiB here). */
 START_TEST(host_larger_than_staging_ring) {
   vkds_context_info info = harness_info();
@@ -883,6 +930,7 @@ int main(void) {
   t = harness_tcase("sequences");
   tcase_add_test(t, every_sequence_kind);
   tcase_add_test(t, host_larger_than_staging_ring);
+  tcase_add_test(t, earliest_finish_prefers_resident_data);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, asynchronous_form);
