@@ -23,11 +23,28 @@ shared ACC_T vkds_sh[256];
 
 #if VKDS_INPUTS == 1
 #define VKDS_MAP4(j, k) vkds_map(j, a[k])
+#define VKDS_MAP4B(j, k) vkds_map(j, c[k])
 #define VKDS_MAP1(j) vkds_map(j, in0(j))
 #else
 #define VKDS_MAP4(j, k) vkds_map(j, a[k], b[k])
+#define VKDS_MAP4B(j, k) vkds_map(j, c[k], d[k])
 #define VKDS_MAP1(j) vkds_map(j, in0(j), in1(j))
 #endif
+
+// Folds the run of 4 elements at i (fewer at the end) into acc, in index order.
+void vkds_fold_run(inout ACC_T acc, uint64_t i, uint64_t n) {
+  if (i + 4ul <= n) {
+    IN0_T a[4];
+    in0_v(i, a);
+#if VKDS_INPUTS >= 2
+    IN1_T b[4];
+    in1_v(i, b);
+#endif
+    for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_MAP4(i + uint64_t(k), k));
+  } else {
+    for (uint64_t j = i; j < n; ++j) acc = vkds_combine(acc, VKDS_MAP1(j));
+  }
+}
 
 void main() {
   uint t = gl_LocalInvocationID.x;
@@ -38,19 +55,22 @@ void main() {
   if (!second) {
     uint64_t n = P(0);
     uint64_t stride = uint64_t(groups) * 1024ul;
-    for (uint64_t i = (uint64_t(g) * 256ul + uint64_t(t)) * 4ul; i < n; i += stride) {
-      if (i + 4ul <= n) {
-        IN0_T a[4];
-        in0_v(i, a);
+    uint64_t i = (uint64_t(g) * 256ul + uint64_t(t)) * 4ul;
+    // two runs per step, both loaded before either is folded (more loads in flight);
+    // the folding order stays run k, then run k + 1
+    for (; i + stride + 4ul <= n; i += 2ul * stride) {
+      IN0_T a[4], c[4];
+      in0_v(i, a);
+      in0_v(i + stride, c);
 #if VKDS_INPUTS >= 2
-        IN1_T b[4];
-        in1_v(i, b);
+      IN1_T b[4], d[4];
+      in1_v(i, b);
+      in1_v(i + stride, d);
 #endif
-        for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_MAP4(i + uint64_t(k), k));
-      } else {
-        for (uint64_t j = i; j < n; ++j) acc = vkds_combine(acc, VKDS_MAP1(j));
-      }
+      for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_MAP4(i + uint64_t(k), k));
+      for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_MAP4B(i + stride + uint64_t(k), k));
     }
+    for (; i < n; i += stride) vkds_fold_run(acc, i, n);
   } else {
     uint m = uint(P(5));
     for (uint j = t; j < m; j += 256u) acc = vkds_combine(acc, vkds_partial_load(j));
