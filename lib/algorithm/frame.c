@@ -171,17 +171,17 @@ static vkds_result check_host_results(const vkds_context *ctx, const vkds__alg *
 }
 
 static vkds_result check_features(const call *c) {
-  vkds_resource_info info;
-  vkds_resource_get_info(c->res, &info);
-  if (c->gen.needs_float64 && !info.shader_float64)
-    return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+  const vkds__device *dev = c->res->dev;
+  const char *name = dev->facts.props.properties.deviceName;
+  if (c->gen.needs_float64 && !dev->enabled.float64)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: F64 elements need shaderFloat64, which device %u (%s) does not have enabled", c->a.name,
-                      c->res->dev->index, info.device_name);
-  /* vkds.glsl's device addresses are 64-bit integers: every algorithm kernel needs it */
-  if (!info.shader_int64)
-    return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                      "%s: algorithm kernels need shaderInt64 (64-bit device addresses), which device %u (%s) does not "
-                      "have enabled", c->a.name, c->res->dev->index, info.device_name);
+                      dev->index, name);
+  /* vkds.glsl's device addresses are 64-bit integers: every algorithm kernel needs them */
+  if (!dev->enabled.shader_int64 || !dev->enabled.buffer_device_address)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: algorithm kernels need shaderInt64 and bufferDeviceAddress (64-bit device addresses), "
+                      "which device %u (%s) does not have enabled", c->a.name, dev->index, name);
   return VKDS_SUCCESS;
 }
 
