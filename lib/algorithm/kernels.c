@@ -8,6 +8,7 @@
  * through vkds_kernel_from_glsl, whose SPIR-V cache (in memory and in
  * pipeline_cache_dir) means a new process with a warm folder runs glslang zero times. */
 #include "algorithm_internal.h"
+#include "kernel/kernel_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +27,6 @@ struct vkds__alg_spare {
   struct vkds__alg_spare *next;
   vkds_buffer *buffer;
 };
-
-static uint64_t fnv1a(const unsigned char *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
 
 static vkds_kernel *find(vkds_context *ctx, uint64_t hash, const vkds__gen *g, bool range64) {
   for (struct vkds__alg_kernel *e = ctx->alg_kernels; e; e = e->next)
@@ -80,7 +75,7 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
 }
 
 vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a, bool range64, vkds_kernel **out) {
-  uint64_t hash = fnv1a(g->sig, g->sig_len);
+  uint64_t hash = vkds__hash(g->sig, g->sig_len);
   pthread_mutex_lock(&ctx->alg_lock);
   vkds_kernel *k = find(ctx, hash, g, range64);
   pthread_mutex_unlock(&ctx->alg_lock);

@@ -127,8 +127,9 @@ static vkds_result check_args(const vkds_kernel *k, const vkds_arg *args, const 
 
 /* ---- creation ---- */
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+uint64_t vkds__hash(const void *data, size_t n) {
   const unsigned char *p = data;
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
   return h;
 }
@@ -143,7 +144,7 @@ static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t 
   k->ctx = ctx;
   snprintf(k->name, sizeof k->name, "%s", name ? name : "kernel");
   k->range = range ? range : VKDS_RANGE_U32;
-  k->hash = fnv1a(0xcbf29ce484222325ull, words, word_count * 4);
+  k->hash = vkds__hash(words, word_count * 4);
   pthread_mutex_init(&k->lock, NULL);
   k->words = malloc(word_count * 4);
   k->pipelines = calloc(ctx->device_count, sizeof *k->pipelines);
@@ -226,7 +227,7 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
   keyed.debug = false; /* already among the defines */
   char *key = glsl_key(&keyed, ctx->api_version);
   if (!key) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache key");
-  uint64_t hash = fnv1a(0xcbf29ce484222325ull, key, strlen(key));
+  uint64_t hash = vkds__hash(key, strlen(key));
   pthread_mutex_lock(&ctx->glsl_lock);
   struct vkds__glsl_entry *e = ctx->glsl_cache;
   while (e && (e->hash != hash || strcmp(e->key, key) != 0)) e = e->next;

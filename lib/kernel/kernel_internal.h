@@ -135,6 +135,9 @@ struct vkds_kernel {
   vkds__pipeline *pipelines; /* per context device */
 };
 
+/* A 64-bit hash of bytes (FNV-1a): cache keys. */
+uint64_t vkds__hash(const void *data, size_t n);
+
 /* Whether a reflected member is a vkds.glsl view: struct { uint64_t address, bytes; }. */
 bool vkds__is_view(const vkds__member *m);
 /* Frees the context's GLSL cache (at context destruction). */
