@@ -2,6 +2,7 @@
 #ifndef VKDS_BENCH_H
 #define VKDS_BENCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <vkds/vkds.h>
 #include <vulkan/vulkan.h>
@@ -10,6 +11,10 @@
 typedef struct bench_options {
   uint32_t count; /* elements, submissions or repetitions; 0: the mode's default */
   uint32_t devices_per_physical; /* vkds_context_info.devices_per_physical */
+  /* --algorithms */
+  uint32_t max_log2;    /* the largest size, 2^max_log2 elements; 0: the mode's default */
+  bool json;            /* also print one JSON object per row */
+  const char *cub_path; /* cub_bench's JSON lines, the reduce baseline; NULL: none */
 } bench_options;
 
 /* A mode: gets the context and the options, returns an exit status. */
@@ -22,6 +27,7 @@ int bench_balance_devices(vkds_context *ctx, const bench_options *opt);
 int bench_balance_cpu(vkds_context *ctx, const bench_options *opt);
 int bench_launch(vkds_context *ctx, const bench_options *opt);
 int bench_bandwidth(vkds_context *ctx, const bench_options *opt);
+int bench_algorithms(vkds_context *ctx, const bench_options *opt);
 
 /* A plain-Vulkan buffer with its own memory, for the baselines. */
 typedef struct bench_vk_buffer {

@@ -140,11 +140,14 @@ static const bench_mode modes[] = {
      bench_balance_devices},
     {"balance-cpu", "the same over independent one-thread CPU pools (examples/cpu_pool)", bench_balance_cpu},
     {"bandwidth", "host<->device bandwidth: plain staging, vkds pipelined, imported, mapped; 1 MiB to 1 GiB", bench_bandwidth},
+    {"algorithms", "vkds/algorithm.h over 2^10..2^28 u32 and f32, device and host data, against a plain copy shader"
+                   " (and CUB)", bench_algorithms},
 };
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static void usage(FILE *f) {
-  fprintf(f, "Usage: " PROG " [MODE] [--count N] [--devices-per-physical N]\n"
+  fprintf(f, "Usage: " PROG " [MODE] [--count N] [--devices-per-physical N] [--max-log2 N] [--json]\n"
+             "                  [--cub FILE]\n"
              "Benchmarks every vkds resource (compute queue) on this machine.\n\nModes:\n");
   for (size_t i = 0; i < MODE_COUNT; i++)
     fprintf(f, "  --%-12s %s%s\n", modes[i].name, modes[i].help, i == 0 ? " (default)" : "");
@@ -154,6 +157,11 @@ static void usage(FILE *f) {
              "                 --bandwidth: the largest size in MiB\n"
              "  --devices-per-physical N  N VkDevices on each physical device (several\n"
              "                 resources where there is one queue, as on lavapipe)\n"
+             "  --max-log2 N   --algorithms: the largest size, 2^N elements (10..30; default\n"
+             "                 28, 24 on CPU devices; smaller where memory is short)\n"
+             "  --json         --algorithms: also one JSON object per row (before the table)\n"
+             "  --cub FILE     --algorithms: cub_bench's JSON lines (bench/cub), the baseline\n"
+             "                 of the reductions\n"
              "  -h, --help     show this help\n"
              "\nEnvironment: VKDS_DEVICES restricts the devices, VKDS_VALIDATION=1 enables\n"
              "the Khronos validation layer.\n");
@@ -202,6 +210,15 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
       if (++i == argc) return usage_error("missing value after", a);
       if (!parse_count(argv[i], &opt->devices_per_physical))
         return usage_error("--devices-per-physical wants a positive 32-bit integer, not", argv[i]);
+    } else if (strcmp(a, "--max-log2") == 0) {
+      if (++i == argc) return usage_error("missing value after", a);
+      if (!parse_count(argv[i], &opt->max_log2) || opt->max_log2 < 10 || opt->max_log2 > 30)
+        return usage_error("--max-log2 wants an integer from 10 to 30, not", argv[i]);
+    } else if (strcmp(a, "--json") == 0) {
+      opt->json = true;
+    } else if (strcmp(a, "--cub") == 0) {
+      if (++i == argc) return usage_error("missing value after", a);
+      opt->cub_path = argv[i];
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return PARSE_EXIT_OK;

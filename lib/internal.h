@@ -309,7 +309,7 @@ void vkds__algorithm_state_free(vkds_context *ctx);
 /* ---- parallel host copies (lib/memory/host_copy.c) ---- */
 
 /* Starts the context's copy threads (threads - 1 helpers; 0: as many processors as
- * there are, at most 8). */
+ * there are, at most 16). */
 vkds_result vkds__host_copy_init(vkds_context *ctx, uint32_t threads);
 void vkds__host_copy_destroy(vkds_context *ctx);
 /* memcpy, split over the copy threads when it is large. */

@@ -114,7 +114,7 @@ typedef struct vkds_context_info {
   uint32_t staging_chunks;
   uint64_t staging_chunk_bytes;
   /* Threads that copy large host ranges in parallel (staging, mapped memory), the
-   * calling thread included; 0: the number of processors, at most 8. 1: no helpers. */
+   * calling thread included; 0: the number of processors, at most 16. 1: no helpers. */
   uint32_t host_copy_threads;
 } vkds_context_info;
 

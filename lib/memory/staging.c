@@ -3,14 +3,18 @@
  * Plain staging (copy everything into one host-visible buffer, then one GPU copy)
  * runs the host copy and the GPU copy one after the other, and the host copy on one
  * thread: 9.4 GB/s on the H100 against 51 GB/s for the GPU copy alone. Here the data
- * moves in chunks through a ring of host-visible buffers: while the GPU copies chunk i
- * out of (or into) its ring slot, the host threads fill (or drain) slot i+1, so the two
- * copies overlap and the host side runs on several threads.
+ * moves in 1 MiB blocks through a ring of host-visible buffers, as a pipeline: the
+ * host copy threads (host_copy.h, a stream) fill (or drain) ring blocks one after the
+ * other without stopping in between, and the calling thread sends groups of filled
+ * blocks to the GPU as soon as they are filled (downloads: hands blocks to the copy
+ * threads as soon as their GPU copy is done), helping with the host copies when it has
+ * nothing else to do. bench/RESULTS.md ("Memory") has the measurements behind the
+ * choices below.
  *
  * The ring belongs to the device and is used by one transfer at a time (its lock);
- * each ring slot remembers the queue and timeline value of its last GPU copy, so a
- * slot is reused only after that copy is done, whichever queue ran it. */
-#include "internal.h"
+ * every transfer waits for its last GPU copy before it returns, so each one finds the
+ * whole ring free. */
+#include "host_copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +23,16 @@
 
 typedef struct ring_slot {
   vkds_buffer buf;
-  vkds_resource *queue; /* of the last copy through it, NULL when none */
-  uint64_t value;
 } ring_slot;
 
 typedef struct vkds__staging {
   uint32_t count;
   uint64_t chunk;
   ring_slot *slots;
+  vkds__copy_stream stream;
+  /* the timeline value of the last GPU copy through each ring block in the current
+   * transfer, 0: none */
+  uint64_t region_value[VKDS__STREAM_BLOCKS];
 } vkds__staging;
 
 void vkds__staging_destroy(vkds__device *dev) {
@@ -70,36 +76,34 @@ static vkds_result staging_get(vkds__device *dev, vkds__staging **out) {
   return VKDS_SUCCESS;
 }
 
-/* Waits until the ring slot's last GPU copy is done. */
-static vkds_result slot_wait(ring_slot *s) {
-  if (!s->queue) return VKDS_SUCCESS;
-  VKDS_CHECK(vkds__queue_wait(s->queue, s->value, UINT64_MAX, SPIN_NS));
-  s->queue = NULL;
-  return VKDS_SUCCESS;
-}
-
-/* Records and submits one GPU copy on `r`; sets *value to its timeline value. A
- * download's copy ends with a barrier that makes its writes visible to the host. */
-static vkds_result submit_copy(vkds_resource *r, const vkds_buffer *src, uint64_t src_off, const vkds_buffer *dst,
-                               uint64_t dst_off, uint64_t bytes, bool to_host, uint64_t *value) {
-  vkds__device *dev = r->dev;
-  vkds__slot *s;
+/* Starts recording GPU copies on `r`. */
+static vkds_result copies_begin(vkds_resource *r, vkds__slot **out) {
+  vkds__slot *s = NULL;
   VKDS_CHECK(vkds__queue_acquire_slot(r, &s));
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  VkResult vr = dev->vk.vkBeginCommandBuffer(s->cmd, &bi);
-  if (vr == VK_SUCCESS) {
-    VkBufferCopy region = {.srcOffset = src->offset + src_off, .dstOffset = dst->offset + dst_off, .size = bytes};
-    dev->vk.vkCmdCopyBuffer(s->cmd, src->vk, dst->vk, 1, &region);
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = to_host ? VK_ACCESS_HOST_READ_BIT
-                                                   : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
-    dev->vk.vkCmdPipelineBarrier(s->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                 to_host ? VK_PIPELINE_STAGE_HOST_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0,
-                                 NULL, 0, NULL);
-    vr = dev->vk.vkEndCommandBuffer(s->cmd);
+  VkResult vr = r->dev->vk.vkBeginCommandBuffer(s->cmd, &bi);
+  if (vr != VK_SUCCESS) {
+    vkds__queue_release_slot(r, s);
+    return vkds__vk_fail(r->dev->ctx, vr, "recording a staging copy");
   }
+  *out = s;
+  return VKDS_SUCCESS;
+}
+
+/* Ends the copies with a barrier that makes their writes visible to the host (a
+ * download) or to later device work (an upload), and submits them; sets *value to
+ * their timeline value. */
+static vkds_result copies_submit(vkds_resource *r, vkds__slot *s, bool to_host, uint64_t *value) {
+  vkds__device *dev = r->dev;
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .dstAccessMask = to_host ? VK_ACCESS_HOST_READ_BIT
+                                                 : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+  dev->vk.vkCmdPipelineBarrier(s->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                               to_host ? VK_PIPELINE_STAGE_HOST_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0,
+                               NULL, 0, NULL);
+  VkResult vr = dev->vk.vkEndCommandBuffer(s->cmd);
   if (vr != VK_SUCCESS) {
     vkds__queue_release_slot(r, s);
     return vkds__vk_fail(dev->ctx, vr, "recording a staging copy");
@@ -107,6 +111,16 @@ static vkds_result submit_copy(vkds_resource *r, const vkds_buffer *src, uint64_
   vkds_result res = vkds__queue_submit(r, s, value);
   if (res != VKDS_SUCCESS) vkds__queue_release_slot(r, s);
   return res;
+}
+
+/* Records and submits one GPU copy on `r`; sets *value to its timeline value. */
+static vkds_result submit_copy(vkds_resource *r, const vkds_buffer *src, uint64_t src_off, const vkds_buffer *dst,
+                               uint64_t dst_off, uint64_t bytes, bool to_host, uint64_t *value) {
+  vkds__slot *s = NULL;
+  VKDS_CHECK(copies_begin(r, &s));
+  VkBufferCopy region = {.srcOffset = src->offset + src_off, .dstOffset = dst->offset + dst_off, .size = bytes};
+  r->dev->vk.vkCmdCopyBuffer(s->cmd, src->vk, dst->vk, 1, &region);
+  return copies_submit(r, s, to_host, value);
 }
 
 /* Checks the arguments common to both directions and resolves the view's range. */
@@ -150,55 +164,188 @@ static vkds_result copy_and_wait(vkds_resource *res, const vkds_buffer *src, uin
   return vkds__queue_reclaim(res);
 }
 
-/* Bytes in chunk c of a `bytes`-long transfer (the last one may be short). */
-static uint64_t chunk_length(const vkds__staging *st, uint64_t bytes, uint64_t c) {
-  uint64_t off = c * st->chunk;
-  return bytes - off < st->chunk ? bytes - off : st->chunk;
+/* ---- the pipeline ----
+ *
+ * What sets the speed (H100, bench/RESULTS.md "Memory"):
+ * - The host side. The copy threads move 33 GB/s on 8 threads and 45-48 on 12-16
+ *   (memcpy, 256 MiB, that host), against 50 GB/s for the GPU copy: the pipeline is
+ *   only as fast as the copy threads are while the GPU reads or writes host memory
+ *   beside them, hence up to 16 threads (host_copy.c), and a stream that the threads
+ *   work through without stopping between blocks.
+ * - Downloads write the user's memory with non-temporal stores (no read of each line
+ *   before it is written): at 1 GiB 43 -> 47 GB/s on 8 threads, 48 either way on 16.
+ *   Uploads do not: they write the ring, which stays in the host's cache for the GPU
+ *   to read; streaming it out to memory made them slower (34-43 against 41-47 GB/s).
+ * - Every GPU submission costs about 14 us of GPU time of its own (one retired every
+ *   ~14 us, bench/RESULTS.md "Submissions"): 1 MiB copies, 21 us each at 50 GB/s, moved
+ *   31 GB/s one per submission, 2 MiB 37, 4 MiB 43, 8 MiB 47. So the GPU copies go in
+ *   groups of blocks, one submission each: half the ring in the middle of a transfer,
+ *   and at both ends groups that start at one block and double (halve), so that the
+ *   first group's host copy (uploads) and the last one's (downloads), which nothing
+ *   overlaps, stay short. Alternating the groups between two queues of the family was
+ *   much slower (25-34 GB/s). */
+#define BLOCK (1ull << 20)
+#define PIECE (256ull << 10) /* what one copy thread takes at a time */
+
+/* How a transfer uses the ring: `per_slot` blocks of `block` bytes in each chunk,
+ * `regions` blocks in all; GPU copies in groups of at most max_group blocks. */
+typedef struct ring_layout {
+  uint64_t block;
+  uint32_t per_slot, regions, max_group;
+} ring_layout;
+
+static ring_layout layout_for(const vkds__staging *st) {
+  ring_layout l;
+  uint64_t per = BLOCK >= st->chunk ? 1 : st->chunk / BLOCK;
+  uint64_t most = VKDS__STREAM_BLOCKS / st->count; /* a large ring: larger blocks, every chunk used */
+  if (per > most) per = most ? most : 1;
+  l.per_slot = (uint32_t)per;
+  l.block = st->chunk / l.per_slot;
+  if (l.block >= 4096) l.block &= ~4095ull; /* whole pages: the copies start on line boundaries */
+  uint64_t regions = (uint64_t)st->count * l.per_slot;
+  l.regions = regions > VKDS__STREAM_BLOCKS ? VKDS__STREAM_BLOCKS : (uint32_t)regions;
+  l.max_group = l.regions / 2 ? l.regions / 2 : 1; /* the GPU copies one half while the host fills the other */
+  return l;
+}
+
+/* Blocks in GPU copy group `j` when `left` blocks remain: 1, 2, 4, ... up to the
+ * largest group, and half of what is left towards the end. */
+static uint64_t group_blocks(const ring_layout *l, uint64_t j, uint64_t left) {
+  uint64_t n = j >= 32 ? l->max_group : 1ull << j;
+  if (n > l->max_group) n = l->max_group;
+  if (n > (left + 1) / 2) n = (left + 1) / 2;
+  if (n < 1) n = 1;
+  return n < left ? n : left;
+}
+
+static ring_slot *region_slot(vkds__staging *st, const ring_layout *l, uint64_t k, uint64_t *off) {
+  uint32_t g = (uint32_t)(k % l->regions);
+  *off = (uint64_t)(g % l->per_slot) * l->block;
+  return &st->slots[g / l->per_slot];
+}
+
+static uint64_t block_length(const ring_layout *l, uint64_t bytes, uint64_t k) {
+  uint64_t off = k * l->block;
+  return bytes - off < l->block ? bytes - off : l->block;
+}
+
+/* Whether the last GPU copy through block k's place in the ring is done. */
+static vkds_result region_free(vkds_resource *res, vkds__staging *st, const ring_layout *l, uint64_t k, bool *free) {
+  uint64_t *v = &st->region_value[k % l->regions];
+  *free = true;
+  if (!*v) return VKDS_SUCCESS;
+  vkds_result r = vkds__queue_poll(res, *v);
+  if (r == VKDS_ERROR_WOULD_BLOCK) {
+    *free = false;
+    return VKDS_SUCCESS;
+  }
+  if (r == VKDS_SUCCESS) *v = 0;
+  return r;
+}
+
+/* Records and submits the GPU copies of blocks [first, end) in one submission; blocks
+ * that lie one after the other in a chunk go in one copy. */
+static vkds_result submit_group(vkds_resource *res, vkds__staging *st, const ring_layout *l, const vkds_buffer *device,
+                                uint64_t device_off, uint64_t bytes, uint64_t first, uint64_t end, bool download,
+                                uint64_t *last) {
+  vkds__slot *s = NULL;
+  VKDS_CHECK(copies_begin(res, &s));
+  for (uint64_t k = first; k < end;) {
+    uint64_t off, o2;
+    ring_slot *rs = region_slot(st, l, k, &off);
+    uint64_t n = block_length(l, bytes, k), kk = k + 1;
+    for (; kk < end && region_slot(st, l, kk, &o2) == rs && o2 == off + n; ++kk) n += block_length(l, bytes, kk);
+    uint64_t ring_at = rs->buf.offset + off, device_at = device->offset + device_off + k * l->block;
+    if (!download) vkds__buffer_flush(&rs->buf, off, n);
+    VkBufferCopy region = {.srcOffset = download ? device_at : ring_at, .dstOffset = download ? ring_at : device_at,
+                           .size = n};
+    res->dev->vk.vkCmdCopyBuffer(s->cmd, download ? device->vk : rs->buf.vk, download ? rs->buf.vk : device->vk, 1,
+                                 &region);
+    k = kk;
+  }
+  VKDS_CHECK(copies_submit(res, s, download, last));
+  for (uint64_t k = first; k < end; ++k) st->region_value[k % l->regions] = *last;
+  return VKDS_SUCCESS;
+}
+
+/* Ends the stream and waits for the transfer's last GPU copy (also after a failure:
+ * the ring must be idle before the next transfer writes it). */
+static vkds_result pipeline_finish(vkds_resource *res, vkds__staging *st, vkds_result r, uint64_t last) {
+  vkds__copy_stream_end(&st->stream);
+  if (last) {
+    vkds_result w = vkds__queue_wait(res, last, UINT64_MAX, SPIN_NS);
+    if (r == VKDS_SUCCESS) r = w;
+  }
+  memset(st->region_value, 0, sizeof st->region_value);
+  vkds_result c = vkds__queue_reclaim(res);
+  return r == VKDS_SUCCESS ? c : r;
 }
 
 static vkds_result upload_staged(vkds_resource *res, vkds__staging *st, const vkds_view *dst, const char *src,
                                  uint64_t bytes) {
-  vkds_context *ctx = res->dev->ctx;
-  uint64_t chunks = (bytes + st->chunk - 1) / st->chunk;
-  for (uint64_t c = 0; c < chunks; ++c) {
-    ring_slot *s = &st->slots[c % st->count];
-    uint64_t off = c * st->chunk, n = chunk_length(st, bytes, c);
-    VKDS_CHECK(slot_wait(s));
-    vkds__host_copy(ctx, s->buf.mapped, src + off, n);
-    vkds__buffer_flush(&s->buf, 0, n);
-    VKDS_CHECK(submit_copy(res, &s->buf, 0, dst->buffer, dst->offset + off, n, false, &s->value));
-    s->queue = res;
+  ring_layout l = layout_for(st);
+  uint64_t blocks = (bytes + l.block - 1) / l.block, posted = 0, submitted = 0, group = 0, last = 0, idle = 0;
+  vkds__copy_stream_begin(res->dev->ctx, &st->stream, PIECE, false, bytes);
+  vkds_result r = VKDS_SUCCESS;
+  while (submitted < blocks && r == VKDS_SUCCESS) {
+    bool progress = false;
+    /* hand the copy threads every block whose place in the ring is free */
+    while (posted < blocks && posted - submitted < l.regions) {
+      bool free;
+      if ((r = region_free(res, st, &l, posted, &free)) != VKDS_SUCCESS || !free) break;
+      uint64_t off;
+      ring_slot *rs = region_slot(st, &l, posted, &off);
+      vkds__copy_stream_post(&st->stream, (char *)rs->buf.mapped + off, src + posted * l.block,
+                             block_length(&l, bytes, posted));
+      ++posted, progress = true;
+    }
+    /* send the next group to the GPU once its blocks are filled */
+    uint64_t n = group_blocks(&l, group, blocks - submitted);
+    if (r == VKDS_SUCCESS && vkds__copy_stream_done(&st->stream) >= submitted + n) {
+      r = submit_group(res, st, &l, dst->buffer, dst->offset, bytes, submitted, submitted + n, false, &last);
+      submitted += n, ++group, progress = true;
+    }
+    if (progress || vkds__copy_stream_help(&st->stream)) idle = 0;
+    else vkds__spin_pause(&idle);
   }
-  for (uint32_t k = 0; k < st->count; ++k) VKDS_CHECK(slot_wait(&st->slots[k]));
-  return vkds__queue_reclaim(res);
+  return pipeline_finish(res, st, r, last);
 }
 
 static vkds_result download_staged(vkds_resource *res, vkds__staging *st, char *dst, const vkds_view *src,
                                    uint64_t bytes) {
-  vkds_context *ctx = res->dev->ctx;
-  uint64_t chunks = (bytes + st->chunk - 1) / st->chunk;
-  /* keep every ring slot busy: chunk c + count is asked for as soon as chunk c is out */
-  for (uint64_t c = 0; c < chunks && c < st->count; ++c) {
-    ring_slot *s = &st->slots[c];
-    VKDS_CHECK(slot_wait(s));
-    VKDS_CHECK(submit_copy(res, src->buffer, src->offset + c * st->chunk, &s->buf, 0, chunk_length(st, bytes, c), true,
-                           &s->value));
-    s->queue = res;
-  }
-  for (uint64_t c = 0; c < chunks; ++c) {
-    ring_slot *s = &st->slots[c % st->count];
-    uint64_t off = c * st->chunk, n = chunk_length(st, bytes, c);
-    VKDS_CHECK(slot_wait(s));
-    vkds__buffer_invalidate_range(&s->buf, 0, n);
-    vkds__host_copy(ctx, dst + off, s->buf.mapped, n);
-    uint64_t next = c + st->count;
-    if (next < chunks) {
-      VKDS_CHECK(submit_copy(res, src->buffer, src->offset + next * st->chunk, &s->buf, 0, chunk_length(st, bytes, next),
-                             true, &s->value));
-      s->queue = res;
+  ring_layout l = layout_for(st);
+  uint64_t blocks = (bytes + l.block - 1) / l.block, submitted = 0, posted = 0, group = 0, last = 0, idle = 0;
+  vkds__copy_stream_begin(res->dev->ctx, &st->stream, PIECE, true, bytes);
+  vkds_result r = VKDS_SUCCESS;
+  while (vkds__copy_stream_done(&st->stream) < blocks) {
+    bool progress = false;
+    /* the next group's GPU copy, once the host has copied out what its places in the
+     * ring held */
+    if (submitted < blocks) {
+      uint64_t n = group_blocks(&l, group, blocks - submitted);
+      if (submitted + n <= vkds__copy_stream_done(&st->stream) + l.regions) {
+        if ((r = submit_group(res, st, &l, src->buffer, src->offset, bytes, submitted, submitted + n, true, &last)) !=
+            VKDS_SUCCESS)
+          break;
+        submitted += n, ++group, progress = true;
+      }
     }
+    /* hand the copy threads every block the GPU has delivered */
+    while (posted < submitted) {
+      bool free;
+      if ((r = region_free(res, st, &l, posted, &free)) != VKDS_SUCCESS || !free) break;
+      uint64_t off;
+      ring_slot *rs = region_slot(st, &l, posted, &off);
+      uint64_t n = block_length(&l, bytes, posted);
+      vkds__buffer_invalidate_range(&rs->buf, off, n);
+      vkds__copy_stream_post(&st->stream, dst + posted * l.block, (const char *)rs->buf.mapped + off, n);
+      ++posted, progress = true;
+    }
+    if (r != VKDS_SUCCESS) break;
+    if (progress || vkds__copy_stream_help(&st->stream)) idle = 0;
+    else vkds__spin_pause(&idle);
   }
-  return vkds__queue_reclaim(res);
+  return pipeline_finish(res, st, r, last);
 }
 
 vkds_result vkds_upload(vkds_resource *res, vkds_view dst, const void *src, uint64_t bytes) {

@@ -1,0 +1,832 @@
+/* bench/bench_algorithms.c: --algorithms, the algorithm layer (vkds/algorithm.h) against
+ * baselines measured in the same run, on the first resource (a fixed policy over the
+ * context, which already honours VKDS_DEVICES).
+ *
+ * Sizes 2^10 .. 2^max_log2 elements (--max-log2; 28, or 24 on a CPU device, lowered
+ * until the data fits in half the memory) of u32 and f32, the data device-resident (a
+ * vkds_seq_buffer over a VKDS_MEMORY_DEVICE buffer) or host-resident (vkds_seq_host
+ * over malloc'ed memory). Rows:
+ *   plain_copy         bench/copy4.comp (16 bytes per thread and step) over device
+ *                      buffers: pre-recorded, submitted with raw Vulkan, spun on
+ *   vkds_copy, vkds_transform ("x * 2u + 1u" / "x * 2.0 + 1.0"), vkds_reduce (plus),
+ *   vkds_count_if ("(x & 1u) == 0u" / "x > 0.5"), vkds_min_element, vkds_fill,
+ *   vkds_inner_product: the blocking calls through the policy
+ *   rt_plain, rt_plain_recorded, rt_vkds_reduce: at 2^10 u32, the round trip of one
+ *                      plain dispatch of the copy shader (pre-recorded, or recorded
+ *                      before each submission) against a blocking vkds_reduce
+ *
+ * Times are wall clock, medians of N calls after warm-up (2 calls, and at least 10 ms on
+ * GPUs; N from a time budget per row, 5 to 30; the round trips 200 after 20, the three
+ * interleaved); the plain copy is timed the same way, so both sides pay a submission and
+ * a wait. The data rotates over up to
+ * 8 sets of buffers (ROTATE_BYTES together) so that small sizes are not served from a
+ * cache holding one set. GB/s are 10^9 bytes per second of the bytes the algorithm must
+ * move: n*4 (reduce, count_if, min_element read; fill writes), 2*n*4 (copy and transform
+ * read and write; inner_product reads two inputs).
+ *
+ * Ratio: GB/s over the baseline's. copy, transform and fill against plain_copy of the
+ * same type and size; the reductions (reduce, count_if, min_element, inner_product)
+ * against cub_reduce of the same type and size when --cub names cub_bench's output
+ * (bench/cub), else against plain_copy. Host-resident rows have the same baselines, so
+ * their ratio is what keeping the data on the host costs. For the rt_ rows the ratio is
+ * of times (lower is better) against rt_plain.
+ *
+ * Every row is checked on fresh random data (a new seed each run, printed): scalar
+ * results on every call, against a host computation (u32 exactly, f32 within
+ * F32_TOLERANCE of the sum of magnitudes); written outputs once more after the timed
+ * calls, into poisoned memory, every element.
+ *
+ * Output: with --json, one JSON object per row as soon as it is measured (algo, type, n,
+ * resident, us, gbps, baseline, ratio, ok; cub_bench's format too); the table last. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <vulkan/vulkan.h>
+
+#include "bench.h"
+#include "copy4.comp.h"
+
+enum {
+  MIN_LOG2 = 10,
+  MAX_SETS = 8,
+  WARMUP = 2,
+  MIN_REPS = 5,
+  MAX_REPS = 30,
+  RT_TRIPS = 200,
+  RT_WARMUP = 20,
+  COPY_GROUP = 256, /* copy4.comp's local_size_x */
+};
+#define ROTATE_BYTES (128ull << 20) /* 2.5x an H100's L2 (50 MB) */
+#define ROW_BUDGET_NS 150000000ull  /* timed calls per row: as many as fit (within the bounds) */
+#define LONG_CALL_NS 20000000ull    /* a first call this long is warm-up enough */
+#define WARM_NS 10000000ull         /* on GPUs, warm-up lasts at least this long */
+#define POISON 0xffffffffu          /* a NaN as f32 */
+#define F32_TOLERANCE 1e-5
+
+typedef enum residency { DEVICE, HOST } residency;
+static const char *const residency_names[] = {"device", "host"};
+
+static const char *type_name(vkds_type t) { return t == VKDS_U32 ? "u32" : "f32"; }
+
+static uint32_t ilog2(uint64_t n) {
+  uint32_t k = 0;
+  while (n >>= 1) ++k;
+  return k;
+}
+
+/* ---- rows ------------------------------------------------------------------------- */
+
+typedef struct row {
+  char algo[24];
+  vkds_type type;
+  uint64_t n;
+  residency resident;
+  double us, gbps;
+  const char *baseline; /* NULL: none */
+  double ratio;
+  bool ok;
+} row;
+
+typedef struct row_list {
+  row *v;
+  size_t count, cap;
+} row_list;
+
+static row *row_add(row_list *l, const char *algo, vkds_type type, uint64_t n, residency where) {
+  if (l->count == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 256;
+    row *v = realloc(l->v, cap * sizeof *v);
+    if (!v) return NULL;
+    l->v = v, l->cap = cap;
+  }
+  row *r = &l->v[l->count++];
+  *r = (row){.type = type, .n = n, .resident = where};
+  snprintf(r->algo, sizeof r->algo, "%s", algo);
+  return r;
+}
+
+static const row *row_find(const row_list *l, const char *algo, vkds_type type, uint64_t n) {
+  for (size_t i = 0; i < l->count; ++i)
+    if (l->v[i].type == type && l->v[i].n == n && strcmp(l->v[i].algo, algo) == 0) return &l->v[i];
+  return NULL;
+}
+
+/* ---- cub_bench's output (--cub) ----------------------------------------------------- */
+
+/* The value of "key" in one JSON object per line, as cub_bench and --json write them
+ * (flat objects, no escapes in strings): a string copied to `s`, or a number. */
+static const char *json_value(const char *line, const char *key) {
+  char pat[40];
+  snprintf(pat, sizeof pat, "\"%s\"", key);
+  const char *p = strstr(line, pat);
+  if (!p) return NULL;
+  p += strlen(pat);
+  while (*p == ' ' || *p == ':') ++p;
+  return p;
+}
+
+static bool json_string(const char *line, const char *key, char *s, size_t cap) {
+  const char *p = json_value(line, key);
+  if (!p || *p != '"') return false;
+  const char *end = strchr(++p, '"');
+  if (!end || (size_t)(end - p) >= cap) return false;
+  memcpy(s, p, (size_t)(end - p));
+  s[end - p] = 0;
+  return true;
+}
+
+static bool json_number(const char *line, const char *key, double *v) {
+  const char *p = json_value(line, key);
+  char *end;
+  if (!p) return false;
+  *v = strtod(p, &end);
+  return end != p;
+}
+
+/* Reads cub_bench's rows into `l` (resident "device"). Returns 0, or 1 when the file
+ * cannot be read. Lines that are not rows are skipped. */
+static int cub_load(const char *path, row_list *l) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "vkds-bench: cannot read --cub %s\n", path);
+    return 1;
+  }
+  char line[1024], algo[24], type[8];
+  double n, gbps;
+  while (fgets(line, sizeof line, f))
+    if (json_string(line, "algo", algo, sizeof algo) && json_string(line, "type", type, sizeof type) &&
+        json_number(line, "n", &n) && json_number(line, "gbps", &gbps) &&
+        (strcmp(type, "u32") == 0 || strcmp(type, "f32") == 0)) {
+      row *r = row_add(l, algo, strcmp(type, "u32") == 0 ? VKDS_U32 : VKDS_F32, (uint64_t)n, DEVICE);
+      if (r) r->gbps = gbps, r->ok = true;
+    }
+  fclose(f);
+  return 0;
+}
+
+/* ---- data and the host's answers ---------------------------------------------------- */
+
+static uint64_t splitmix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static float as_f32(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static uint32_t f32_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+/* One random element's bits: any u32; an f32 in [-1, 1) on a 2^-23 grid (signs mixed so
+ * that sums cancel, no denormals, no NaN). */
+static uint32_t random_element(uint64_t *s, vkds_type t) {
+  uint32_t r = (uint32_t)(splitmix(s) >> 32);
+  return t == VKDS_U32 ? r : f32_bits((float)(r >> 8) * (1.0f / 8388608.0f) - 1.0f);
+}
+
+/* The host's answers for one set of inputs. */
+typedef struct reference {
+  uint32_t sum, dot;                     /* u32: wrapping, as the device's */
+  double sum_f, sum_abs, dot_f, dot_abs; /* f32: exact-ish in double, and the tolerance's scale */
+  uint64_t count;                        /* count_if */
+  uint64_t min_index;
+  uint32_t min_bits;
+} reference;
+
+static bool count_pred(vkds_type t, uint32_t x) { return t == VKDS_U32 ? (x & 1u) == 0u : as_f32(x) > 0.5f; }
+
+static bool less(vkds_type t, uint32_t a, uint32_t b) { return t == VKDS_U32 ? a < b : as_f32(a) < as_f32(b); }
+
+static void reference_compute(reference *r, vkds_type t, const uint32_t *a, const uint32_t *b, uint64_t n) {
+  *r = (reference){.min_bits = a[0]};
+  for (uint64_t i = 0; i < n; ++i) {
+    if (t == VKDS_U32) {
+      r->sum += a[i];
+      r->dot += a[i] * b[i];
+    } else {
+      double x = as_f32(a[i]), y = as_f32(b[i]);
+      r->sum_f += x, r->sum_abs += fabs(x);
+      r->dot_f += x * y, r->dot_abs += fabs(x * y);
+    }
+    r->count += count_pred(t, a[i]);
+    if (less(t, a[i], r->min_bits)) r->min_bits = a[i], r->min_index = i;
+  }
+}
+
+/* A float result within F32_TOLERANCE of the sum of magnitudes (the scale of the
+ * rounding errors of any summation order); NaN fails. */
+static bool f32_close(uint32_t got, double want, double scale) {
+  return fabs((double)as_f32(got) - want) <= F32_TOLERANCE * scale + 1e-30;
+}
+
+/* ---- the data of one type and size ---------------------------------------------------- */
+
+enum { IN, IN2, OUT, ARRAYS };
+
+typedef struct dataset {
+  vkds_resource *res;
+  vkds_type type;
+  uint64_t n, bytes;
+  uint32_t sets;
+  vkds_buffer *dev[MAX_SETS][ARRAYS];
+  uint32_t *host[MAX_SETS][ARRAYS];
+  reference ref[MAX_SETS];
+  uint32_t fill; /* vkds_fill's value */
+  uint64_t warm_ns; /* the least warm-up time of each row (see timer) */
+  uint32_t *scratch; /* n words: poison to upload, outputs downloaded */
+} dataset;
+
+static void dataset_destroy(dataset *d) {
+  for (uint32_t s = 0; s < MAX_SETS; ++s)
+    for (int a = 0; a < ARRAYS; ++a) {
+      vkds_buffer_destroy(d->dev[s][a]);
+      free(d->host[s][a]);
+    }
+  free(d->scratch);
+  *d = (dataset){0};
+}
+
+/* Fresh random inputs for every set, on the host and in device buffers (dedicated, so
+ * that the plain shader binds them at offset 0). Returns 0, or 1 with a message. */
+static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64_t n, uint64_t *seed) {
+  vkds_resource_info ri;
+  vkds_resource_get_info(res, &ri);
+  *d = (dataset){.res = res, .type = type, .n = n, .bytes = n * 4,
+                 .warm_ns = ri.device_type == VKDS_DEVICE_CPU ? 0 : WARM_NS};
+  uint64_t per_set = 2 * d->bytes; /* what one copy touches */
+  d->sets = (uint32_t)((ROTATE_BYTES + per_set - 1) / per_set);
+  if (d->sets > MAX_SETS) d->sets = MAX_SETS;
+  d->scratch = malloc(d->bytes);
+  if (!d->scratch) goto oom;
+  for (uint32_t s = 0; s < d->sets; ++s) {
+    for (int a = 0; a < ARRAYS; ++a) {
+      vkds_buffer_info bi = {.size = d->bytes, .memory = VKDS_MEMORY_DEVICE, .flags = VKDS_BUFFER_DEDICATED};
+      d->host[s][a] = malloc(d->bytes);
+      if (!d->host[s][a] || vkds_buffer_create(res, &bi, &d->dev[s][a]) != VKDS_SUCCESS) goto oom;
+    }
+    for (int a = IN; a <= IN2; ++a)
+      for (uint64_t i = 0; i < n; ++i) d->host[s][a][i] = random_element(seed, type);
+    /* The first write of a page faults, which no timed call should pay: host outputs are
+     * written here, device outputs by plain_copy_row's warm-up (which covers every set). */
+    memset(d->host[s][OUT], 0xff, d->bytes);
+    for (int a = IN; a <= IN2; ++a)
+      if (vkds_upload(res, vkds_view_of(d->dev[s][a]), d->host[s][a], d->bytes) != VKDS_SUCCESS) goto oom;
+    reference_compute(&d->ref[s], type, d->host[s][IN], d->host[s][IN2], n);
+  }
+  do d->fill = random_element(seed, type);
+  while (d->fill == POISON);
+  /* vkds places a buffer elsewhere when device-local memory runs short: such rows would
+   * time the wrong memory, so say so */
+  for (uint32_t s = 0; s < d->sets; ++s)
+    for (int a = 0; a < ARRAYS; ++a)
+      if (!(vkds_buffer_memory_flags(d->dev[s][a]) & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) {
+        fprintf(stderr, "vkds-bench: 2^%u %s: a device buffer is not in device-local memory\n", ilog2(n),
+                type_name(type));
+        return 0;
+      }
+  return 0;
+oom:
+  fprintf(stderr, "vkds-bench: cannot set up 2^%u %s elements: %s\n", ilog2(n), type_name(type),
+          vkds_last_error_message());
+  dataset_destroy(d);
+  return 1;
+}
+
+static vkds_seq seq_of(const dataset *d, residency where, uint32_t set, int array) {
+  return where == DEVICE ? vkds_seq_buffer(vkds_view_of(d->dev[set][array]), d->type)
+                         : vkds_seq_host(d->host[set][array], d->n, d->type);
+}
+
+/* Poisons set 0's output, so that a check afterwards sees every element written. */
+static vkds_result poison_output(dataset *d, residency where) {
+  if (where == HOST) return memset(d->host[0][OUT], 0xff, d->bytes), VKDS_SUCCESS;
+  memset(d->scratch, 0xff, d->bytes);
+  return vkds_upload(d->res, vkds_view_of(d->dev[0][OUT]), d->scratch, d->bytes);
+}
+
+/* Set 0's output where the host can read it (downloaded into scratch when on the device). */
+static const uint32_t *fetch_output(dataset *d, residency where, vkds_result *err) {
+  if (where == HOST) return d->host[0][OUT];
+  *err = vkds_download(d->res, d->scratch, vkds_view_of(d->dev[0][OUT]), d->bytes);
+  return *err == VKDS_SUCCESS ? d->scratch : NULL;
+}
+
+/* ---- the algorithms ------------------------------------------------------------------ */
+
+typedef struct call {
+  vkds_policy *pol;
+  const dataset *d;
+  vkds_seq in, in2, out;
+  uint32_t value;       /* reduce, inner_product, min_element: the value's bits */
+  uint64_t count, index; /* count_if; min_element */
+} call;
+
+static vkds_result run_copy(call *c) { return vkds_copy(c->pol, &c->in, &c->out); }
+static vkds_result run_transform(call *c) {
+  /* GLSL does not mix int and uint (or float and int) literals: typed per element type */
+  return vkds_transform(c->pol, &c->in, &c->out, c->d->type == VKDS_U32 ? "x * 2u + 1u" : "x * 2.0 + 1.0");
+}
+static vkds_result run_reduce(call *c) { return vkds_reduce(c->pol, &c->in, NULL, NULL, &c->value); }
+static vkds_result run_count_if(call *c) {
+  return vkds_count_if(c->pol, &c->in, c->d->type == VKDS_U32 ? "(x & 1u) == 0u" : "x > 0.5", &c->count);
+}
+static vkds_result run_min_element(call *c) { return vkds_min_element(c->pol, &c->in, &c->index, &c->value); }
+static vkds_result run_fill(call *c) { return vkds_fill(c->pol, &c->out, &c->d->fill); }
+static vkds_result run_inner_product(call *c) {
+  return vkds_inner_product(c->pol, &c->in, &c->in2, NULL, &c->value);
+}
+
+static bool check_reduce(const call *c, const reference *r) {
+  return c->d->type == VKDS_U32 ? c->value == r->sum : f32_close(c->value, r->sum_f, r->sum_abs);
+}
+static bool check_count_if(const call *c, const reference *r) { return c->count == r->count; }
+static bool check_min_element(const call *c, const reference *r) {
+  return c->index == r->min_index && c->value == r->min_bits;
+}
+static bool check_inner_product(const call *c, const reference *r) {
+  return c->d->type == VKDS_U32 ? c->value == r->dot : f32_close(c->value, r->dot_f, r->dot_abs);
+}
+
+/* What element i of the output should be, from element i of the input. */
+static uint32_t expect_copy(vkds_type t, uint32_t x, uint32_t fill) { return (void)t, (void)fill, x; }
+static uint32_t expect_transform(vkds_type t, uint32_t x, uint32_t fill) {
+  (void)fill;
+  return t == VKDS_U32 ? x * 2u + 1u : f32_bits(as_f32(x) * 2.0f + 1.0f);
+}
+static uint32_t expect_fill(vkds_type t, uint32_t x, uint32_t fill) { return (void)t, (void)x, fill; }
+
+typedef struct algo {
+  const char *name;
+  uint32_t words;  /* 32-bit words it must move per element */
+  bool reduction;  /* baseline: cub_reduce when given, else plain_copy */
+  vkds_result (*run)(call *c);
+  bool (*check)(const call *c, const reference *r);           /* scalar results */
+  uint32_t (*expect)(vkds_type t, uint32_t in, uint32_t fill); /* written outputs */
+} algo;
+
+static const algo ALGOS[] = {
+    {"vkds_copy", 2, false, run_copy, NULL, expect_copy},
+    {"vkds_transform", 2, false, run_transform, NULL, expect_transform},
+    {"vkds_reduce", 1, true, run_reduce, check_reduce, NULL},
+    {"vkds_count_if", 1, true, run_count_if, check_count_if, NULL},
+    {"vkds_min_element", 1, true, run_min_element, check_min_element, NULL},
+    {"vkds_fill", 1, false, run_fill, NULL, expect_fill},
+    {"vkds_inner_product", 2, true, run_inner_product, check_inner_product, NULL},
+};
+#define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
+
+static call call_of(vkds_policy *pol, const dataset *d, residency where, uint32_t set) {
+  return (call){.pol = pol, .d = d, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
+                .out = seq_of(d, where, set, OUT)};
+}
+
+/* Checks every element of set 0's output against `expect`; says where the first
+ * difference is. f32 results compare within a relative 1e-6 (the host's float may
+ * round an unfused multiply-add differently). */
+static bool check_output(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  uint64_t bad = 0, first = 0;
+  for (uint64_t i = 0; i < d->n; ++i) {
+    uint32_t want = a->expect(d->type, d->host[0][IN][i], d->fill);
+    bool ok = out[i] == want ||
+              (d->type == VKDS_F32 && fabsf(as_f32(out[i]) - as_f32(want)) <= 1e-6f * fabsf(as_f32(want)));
+    if (!ok && bad++ == 0) first = i;
+  }
+  if (bad)
+    fprintf(stderr, "vkds-bench: %s %s n=%llu %s: %llu of %llu elements wrong, the first at %llu (0x%08x, want 0x%08x)\n",
+            a->name, type_name(d->type), (unsigned long long)d->n, where, (unsigned long long)bad,
+            (unsigned long long)d->n, (unsigned long long)first, out[first],
+            a->expect(d->type, d->host[0][IN][first], d->fill));
+  return bad == 0;
+}
+
+/* ---- timing --------------------------------------------------------------------------- */
+
+/* The calls of one row: warm-up, then the timed ones. Warm-up is at least `warmup` calls
+ * and, on GPUs, at least WARM_NS (a GPU that idled through the host-bound rows clocks
+ * back up); one call of LONG_CALL_NS or more is warm-up enough (the large sizes on a
+ * CPU device). The first call may compile the kernel (at the first size) and make vkds's
+ * scratch (at each size). Then as many timed calls as ROW_BUDGET_NS allows at the last
+ * warm-up call's time, within MIN_REPS..MAX_REPS; the median is the row's time. */
+typedef struct timer {
+  uint64_t start, warm_ns;
+  uint32_t warmup, calls, reps, timed;
+  double samples[MAX_REPS];
+} timer;
+
+static timer timer_start(uint32_t warmup, uint64_t warm_ns) {
+  return (timer){.start = bench_now_ns(), .warm_ns = warm_ns, .warmup = warmup, .reps = MAX_REPS};
+}
+
+/* Whether another call is due. */
+static bool timer_more(const timer *t) { return t->timed < t->reps; }
+
+/* Counts one call that took `ns`. */
+static void timer_add(timer *t, uint64_t ns) {
+  if (t->calls++ == 0 && ns >= LONG_CALL_NS) t->warmup = 1;
+  if (t->timed == 0 && (t->calls <= t->warmup || bench_now_ns() - t->start < t->warm_ns)) {
+    uint64_t reps = ROW_BUDGET_NS / (ns ? ns : 1);
+    t->reps = reps < MIN_REPS ? MIN_REPS : reps > MAX_REPS ? MAX_REPS : (uint32_t)reps;
+  } else {
+    t->samples[t->timed++] = (double)ns;
+  }
+}
+
+static double timer_median(timer *t) { return bench_median(t->samples, t->timed); }
+
+/* Times one algorithm on one dataset and residency into `r` (us, gbps, ok). */
+static void time_algo(const algo *a, vkds_policy *pol, dataset *d, residency where, row *r) {
+  timer t = timer_start(WARMUP, d->warm_ns);
+  bool ok = true;
+  vkds_result err = VKDS_SUCCESS;
+  for (uint32_t i = 0; timer_more(&t) && err == VKDS_SUCCESS; ++i) {
+    uint32_t set = i % d->sets;
+    call c = call_of(pol, d, where, set);
+    uint64_t t0 = bench_now_ns();
+    err = a->run(&c);
+    uint64_t ns = bench_now_ns() - t0;
+    if (err != VKDS_SUCCESS) break;
+    if (a->check && !a->check(&c, &d->ref[set])) {
+      if (ok)
+        fprintf(stderr, "vkds-bench: %s %s n=%llu %s: wrong result (call %u)\n", a->name, type_name(d->type),
+                (unsigned long long)d->n, residency_names[where], i);
+      ok = false;
+    }
+    timer_add(&t, ns);
+  }
+  if (err == VKDS_SUCCESS && a->expect) {
+    call c = call_of(pol, d, where, 0);
+    const uint32_t *out = NULL;
+    if ((err = poison_output(d, where)) == VKDS_SUCCESS && (err = a->run(&c)) == VKDS_SUCCESS &&
+        (out = fetch_output(d, where, &err)) != NULL)
+      ok = check_output(a, d, out, residency_names[where]) && ok;
+  }
+  if (err != VKDS_SUCCESS) {
+    fprintf(stderr, "vkds-bench: %s %s n=%llu %s: %s: %s\n", a->name, type_name(d->type), (unsigned long long)d->n,
+            residency_names[where], vkds_result_str(err), vkds_last_error_message());
+    ok = false;
+  }
+  double ns = timer_median(&t);
+  r->us = ns / 1e3;
+  r->gbps = ns > 0 ? (double)a->words * (double)d->bytes / ns : 0.0;
+  r->ok = ok && t.timed > 0;
+}
+
+/* ---- plain Vulkan: the copy shader ----------------------------------------------------- */
+
+typedef struct plain {
+  vkds_resource *res;
+  VkDevice dev;
+  VkQueue queue;
+  uint32_t max_groups;
+  uint64_t max_range; /* maxStorageBufferRange */
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkShaderModule module;
+  VkPipeline pipeline;
+  VkDescriptorPool dpool;
+  VkDescriptorSet sets[MAX_SETS];
+  VkCommandPool pool;
+  VkCommandBuffer cmds[MAX_SETS]; /* pre-recorded, one per set */
+  VkCommandBuffer record;         /* recorded before each submission (round trip) */
+  VkSemaphore timeline;
+  uint64_t value;
+} plain;
+
+static int plain_open(plain *p, vkds_resource *res) {
+  vkds_resource_info ri;
+  vkds_resource_get_info(res, &ri);
+  *p = (plain){.res = res, .max_groups = ri.max_work_group_count[0], .max_range = ri.max_storage_buffer_range};
+  vkds_resource_vk_handles(res, NULL, &p->dev, &p->queue);
+  VkDescriptorSetLayoutBinding b[2] = {
+      {.binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
+       .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
+      {.binding = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
+       .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT}};
+  VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                         .bindingCount = 2, .pBindings = b};
+  VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = 4};
+  VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+                                    .pSetLayouts = &p->set_layout, .pushConstantRangeCount = 1,
+                                    .pPushConstantRanges = &pr};
+  VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                  .codeSize = sizeof vkds_spirv_copy4, .pCode = vkds_spirv_copy4};
+  if (vkCreateDescriptorSetLayout(p->dev, &dci, NULL, &p->set_layout) != VK_SUCCESS ||
+      vkCreatePipelineLayout(p->dev, &lci, NULL, &p->layout) != VK_SUCCESS ||
+      vkCreateShaderModule(p->dev, &mci, NULL, &p->module) != VK_SUCCESS)
+    return 1;
+  VkComputePipelineCreateInfo cpci = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = p->module, .pName = "main"},
+      .layout = p->layout};
+  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 2 * MAX_SETS};
+  VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = MAX_SETS,
+                                     .poolSizeCount = 1, .pPoolSizes = &ps};
+  VkDescriptorSetLayout layouts[MAX_SETS];
+  for (int i = 0; i < MAX_SETS; ++i) layouts[i] = p->set_layout;
+  VkDescriptorSetAllocateInfo dsai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorSetCount = MAX_SETS, .pSetLayouts = layouts};
+  /* RESET_COMMAND_BUFFER: each command buffer is re-recorded by vkBeginCommandBuffer */
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                 .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                 .queueFamilyIndex = ri.queue_family};
+  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+  if (vkCreateComputePipelines(p->dev, VK_NULL_HANDLE, 1, &cpci, NULL, &p->pipeline) != VK_SUCCESS ||
+      vkCreateDescriptorPool(p->dev, &dpci, NULL, &p->dpool) != VK_SUCCESS ||
+      (dsai.descriptorPool = p->dpool, vkAllocateDescriptorSets(p->dev, &dsai, p->sets)) != VK_SUCCESS ||
+      vkCreateCommandPool(p->dev, &pci, NULL, &p->pool) != VK_SUCCESS ||
+      vkCreateSemaphore(p->dev, &sci, NULL, &p->timeline) != VK_SUCCESS)
+    return 1;
+  VkCommandBuffer all[MAX_SETS + 1];
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = p->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = MAX_SETS + 1};
+  if (vkAllocateCommandBuffers(p->dev, &ai, all) != VK_SUCCESS) return 1;
+  memcpy(p->cmds, all, sizeof p->cmds);
+  p->record = all[MAX_SETS];
+  return 0;
+}
+
+static void plain_close(plain *p) {
+  if (!p->dev) return;
+  vkDestroySemaphore(p->dev, p->timeline, NULL);
+  vkDestroyCommandPool(p->dev, p->pool, NULL);
+  vkDestroyDescriptorPool(p->dev, p->dpool, NULL);
+  vkDestroyPipeline(p->dev, p->pipeline, NULL);
+  vkDestroyShaderModule(p->dev, p->module, NULL);
+  vkDestroyPipelineLayout(p->dev, p->layout, NULL);
+  vkDestroyDescriptorSetLayout(p->dev, p->set_layout, NULL);
+}
+
+/* Records the copy of `words` 32-bit words (a multiple of 4) with descriptor set `set`:
+ * one uvec4 per invocation, the group count capped by the device (the shader strides). */
+static void plain_record(const plain *p, VkCommandBuffer cmd, uint32_t set, uint64_t words) {
+  uint32_t count = (uint32_t)(words / 4);
+  uint64_t groups = (count + COPY_GROUP - 1) / COPY_GROUP;
+  if (groups > p->max_groups) groups = p->max_groups;
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(cmd, &bi);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &p->sets[set], 0, NULL);
+  vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &count);
+  vkCmdDispatch(cmd, (uint32_t)(groups ? groups : 1), 1, 1);
+  vkEndCommandBuffer(cmd);
+}
+
+/* Points the descriptor sets at the dataset's device buffers (set s: in -> out) and
+ * records one command buffer per set. */
+static void plain_bind(plain *p, const dataset *d) {
+  for (uint32_t s = 0; s < d->sets; ++s) {
+    VkDescriptorBufferInfo dbi[2] = {
+        {.buffer = vkds_buffer_vk(d->dev[s][IN]), .offset = vkds_buffer_offset(d->dev[s][IN]), .range = d->bytes},
+        {.buffer = vkds_buffer_vk(d->dev[s][OUT]), .offset = vkds_buffer_offset(d->dev[s][OUT]), .range = d->bytes}};
+    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = p->sets[s],
+                              .descriptorCount = 2, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              .pBufferInfo = dbi};
+    vkUpdateDescriptorSets(p->dev, 1, &w, 0, NULL);
+    plain_record(p, p->cmds[s], s, d->n);
+  }
+}
+
+/* Submits one command buffer signalling the next timeline value, and spins until it is
+ * reached (no driver sleep: the fastest plain wait). */
+static void plain_run(plain *p, VkCommandBuffer cmd) {
+  ++p->value;
+  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
+                     .pCommandBuffers = &cmd, .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
+  vkds_resource_lock_queue(p->res); /* vkds submits to the same queue */
+  VkResult vr = vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
+  vkds_resource_unlock_queue(p->res);
+  uint64_t v = 0;
+  while (vr == VK_SUCCESS && vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
+  }
+}
+
+/* The plain copy of the dataset's inputs to its outputs: timed like the vkds rows, then
+ * checked once into poisoned memory. */
+static void plain_copy_row(plain *p, dataset *d, row *r) {
+  plain_bind(p, d);
+  /* warm-up over every set: the first write of each output page (see dataset_create) */
+  timer t = timer_start(d->sets > WARMUP ? d->sets : WARMUP, d->warm_ns);
+  for (uint32_t i = 0; timer_more(&t); ++i) {
+    uint64_t t0 = bench_now_ns();
+    plain_run(p, p->cmds[i % d->sets]);
+    timer_add(&t, bench_now_ns() - t0);
+  }
+  double ns = timer_median(&t);
+  r->us = ns / 1e3;
+  r->gbps = 2.0 * (double)d->bytes / ns;
+  static const algo copy = {"plain_copy", 2, false, NULL, NULL, expect_copy};
+  vkds_result err = poison_output(d, DEVICE);
+  const uint32_t *out = NULL;
+  if (err == VKDS_SUCCESS) {
+    plain_run(p, p->cmds[0]);
+    out = fetch_output(d, DEVICE, &err);
+  }
+  r->ok = out && check_output(&copy, d, out, "device");
+}
+
+/* ---- the run: rows as they are measured ------------------------------------------------- */
+
+/* What the whole mode shares. */
+typedef struct run_state {
+  vkds_resource *res;
+  vkds_policy *pol;
+  plain plain;
+  row_list rows, cub; /* this run's; cub_bench's (--cub) */
+  bool json;
+  uint64_t seed;
+} run_state;
+
+/* A vkds row's baseline and ratio (GB/s over the baseline's): the baselines of its type and
+ * size are measured (or loaded) before it. */
+static void set_baseline(const run_state *st, row *r) {
+  const algo *a = NULL;
+  for (size_t k = 0; k < ALGO_COUNT; ++k)
+    if (strcmp(ALGOS[k].name, r->algo) == 0) a = &ALGOS[k];
+  if (!a) return;
+  const row *base = a->reduction ? row_find(&st->cub, "cub_reduce", r->type, r->n) : NULL;
+  r->baseline = "cub_reduce";
+  if (!base) base = row_find(&st->rows, "plain_copy", r->type, r->n), r->baseline = "plain_copy";
+  if (!base || base->gbps <= 0)
+    r->baseline = NULL;
+  else
+    r->ratio = r->gbps / base->gbps;
+}
+
+static void print_json(const row *r) {
+  printf("{\"algo\":\"%s\",\"type\":\"%s\",\"n\":%llu,\"resident\":\"%s\",\"us\":%.3f,\"gbps\":%.4f,", r->algo,
+         type_name(r->type), (unsigned long long)r->n, residency_names[r->resident], r->us, r->gbps);
+  if (r->baseline)
+    printf("\"baseline\":\"%s\",\"ratio\":%.4f,", r->baseline, r->ratio);
+  else
+    printf("\"baseline\":null,\"ratio\":null,");
+  printf("\"ok\":%s}\n", r->ok ? "true" : "false");
+}
+
+/* A row is measured: its baseline, and its JSON line at once (flushed, so that a run cut
+ * short still leaves every row it finished). */
+static void row_done(const run_state *st, row *r) {
+  set_baseline(st, r);
+  if (st->json) print_json(r), fflush(stdout);
+}
+
+/* ---- round trips at 2^10 --------------------------------------------------------------- */
+
+/* One plain dispatch (pre-recorded; recorded before each submission) and one blocking
+ * vkds_reduce, interleaved so that the machine's drift hits all three alike. */
+static void round_trips(run_state *st, dataset *d) {
+  static double pre[RT_TRIPS], rec[RT_TRIPS], red[RT_TRIPS];
+  plain *p = &st->plain;
+  bool ok = true;
+  vkds_result err = VKDS_SUCCESS;
+  plain_bind(p, d);
+  for (uint32_t i = 0; i < RT_WARMUP + RT_TRIPS && err == VKDS_SUCCESS; ++i) {
+    uint64_t t0 = bench_now_ns();
+    plain_run(p, p->cmds[0]);
+    uint64_t t1 = bench_now_ns();
+    plain_record(p, p->record, 0, d->n);
+    plain_run(p, p->record);
+    uint64_t t2 = bench_now_ns();
+    call c = call_of(st->pol, d, DEVICE, 0);
+    err = vkds_reduce(st->pol, &c.in, NULL, NULL, &c.value);
+    uint64_t t3 = bench_now_ns();
+    ok = ok && err == VKDS_SUCCESS && check_reduce(&c, &d->ref[0]);
+    if (i >= RT_WARMUP) {
+      uint32_t k = i - RT_WARMUP;
+      pre[k] = (double)(t1 - t0), rec[k] = (double)(t2 - t1), red[k] = (double)(t3 - t2);
+    }
+  }
+  if (err != VKDS_SUCCESS)
+    fprintf(stderr, "vkds-bench: round trip vkds_reduce: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
+  double us[3] = {bench_median(pre, RT_TRIPS) / 1e3, bench_median(rec, RT_TRIPS) / 1e3,
+                  bench_median(red, RT_TRIPS) / 1e3};
+  static const char *const names[3] = {"rt_plain", "rt_plain_recorded", "rt_vkds_reduce"};
+  for (int k = 0; k < 3; ++k) {
+    row *r = row_add(&st->rows, names[k], d->type, d->n, DEVICE);
+    if (!r) return;
+    r->us = us[k];
+    r->ok = k < 2 || (ok && err == VKDS_SUCCESS);
+    if (k > 0) r->baseline = "rt_plain", r->ratio = us[0] > 0 ? us[k] / us[0] : 0.0;
+    row_done(st, r);
+  }
+}
+
+/* ---- sizes and the table ------------------------------------------------------------------- */
+
+/* The largest log2 size: asked for (or 28; 24 on a CPU device), lowered until one set
+ * (in, in2, out) takes at most half the largest device-local heap and the host's copies
+ * (the same plus scratch and slack) half of the host's memory. */
+static uint32_t max_log2_for(const vkds_resource_info *ri, const bench_options *opt) {
+  uint32_t want = opt->max_log2 ? opt->max_log2 : ri->device_type == VKDS_DEVICE_CPU ? 24 : 28, log2n = want;
+  uint64_t heap = 0, host = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+  for (uint32_t h = 0; h < ri->heap_count; ++h)
+    if (ri->heaps[h].device_local && ri->heaps[h].size > heap) heap = ri->heaps[h].size;
+  while (log2n > MIN_LOG2 && (3 * (4ull << log2n) > heap / 2 || 5 * (4ull << log2n) > host / 2)) --log2n;
+  if (log2n < want) fprintf(stderr, "vkds-bench: sizes stop at 2^%u (memory)\n", log2n);
+  return log2n;
+}
+
+static void print_table(const row_list *rows) {
+  printf("%-5s %-4s %-8s %-18s %12s %10s  %-11s %7s  %s\n", "n", "type", "resident", "algorithm", "µs ", "GB/s",
+         "baseline", "ratio", "check");
+  for (size_t i = 0; i < rows->count; ++i) {
+    const row *r = &rows->v[i];
+    char n[16], gbps[16], ratio[16];
+    snprintf(n, sizeof n, "2^%u", ilog2(r->n));
+    snprintf(gbps, sizeof gbps, r->gbps > 0 ? "%.3f" : "-", r->gbps);
+    snprintf(ratio, sizeof ratio, r->baseline ? "%.3fx" : "-", r->ratio);
+    printf("%-5s %-4s %-8s %-18s %11.1f %10s  %-11s %7s  %s\n", n, type_name(r->type), residency_names[r->resident],
+           r->algo, r->us, gbps, r->baseline ? r->baseline : "-", ratio, r->ok ? "ok" : "FAIL");
+  }
+}
+
+/* The round-trip summary: the issue's target is a blocking reduce at 2^10 within 1.2x
+ * one plain dispatch's round trip. */
+static void print_round_trip(const row_list *rows) {
+  const row *pre = row_find(rows, "rt_plain", VKDS_U32, 1u << MIN_LOG2),
+            *rec = row_find(rows, "rt_plain_recorded", VKDS_U32, 1u << MIN_LOG2),
+            *red = row_find(rows, "rt_vkds_reduce", VKDS_U32, 1u << MIN_LOG2);
+  if (pre && rec && red && pre->us > 0 && rec->us > 0)
+    printf("round trip at 2^10 u32: blocking vkds_reduce %.1f µs = %.2fx one plain dispatch (%.1f µs, "
+           "pre-recorded), %.2fx recorded each time (%.1f µs); target <= 1.2x\n",
+           red->us, red->us / pre->us, pre->us, red->us / rec->us, rec->us);
+}
+
+/* Every row of one type and size: the plain copy, then each algorithm on device and on
+ * host data. Returns 0, or 1 when the data could not be set up. */
+static int bench_size(run_state *st, vkds_type type, uint64_t n) {
+  dataset d;
+  if (dataset_create(&d, st->res, type, n, &st->seed)) return 1;
+  row *r;
+  if (d.bytes > st->plain.max_range) /* one descriptor cannot hold it */
+    fprintf(stderr, "vkds-bench: plain_copy 2^%u: over maxStorageBufferRange, skipped\n", ilog2(n));
+  else if ((r = row_add(&st->rows, "plain_copy", type, n, DEVICE)))
+    plain_copy_row(&st->plain, &d, r), row_done(st, r);
+  for (int where = DEVICE; where <= HOST; ++where)
+    for (size_t k = 0; k < ALGO_COUNT; ++k)
+      if ((r = row_add(&st->rows, ALGOS[k].name, type, n, (residency)where)))
+        time_algo(&ALGOS[k], st->pol, &d, where, r), row_done(st, r);
+  dataset_destroy(&d);
+  return 0;
+}
+
+int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
+  run_state st = {.res = vkds_context_resource(ctx, 0), .json = opt->json};
+  vkds_resource_info ri;
+  vkds_resource_get_info(st.res, &ri);
+  if (opt->cub_path && cub_load(opt->cub_path, &st.cub)) return 1;
+  vkds_policy_info pi = {.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}, .fixed_index = 0};
+  if (vkds_policy_create(&pi, &st.pol) != VKDS_SUCCESS || plain_open(&st.plain, st.res)) {
+    fprintf(stderr, "vkds-bench: setup failed: %s\n", vkds_last_error_message());
+    vkds_policy_release(st.pol);
+    plain_close(&st.plain);
+    free(st.cub.v);
+    return 1;
+  }
+  st.seed = bench_now_ns() ^ ((uint64_t)getpid() << 32);
+  printf("--algorithms on %s (resource 0, queue family %u); random seed 0x%016llx\n", ri.device_name,
+         ri.queue_family, (unsigned long long)st.seed);
+  fflush(stdout);
+  uint32_t max_log2 = max_log2_for(&ri, opt);
+  int status = 0;
+  uint64_t t0 = bench_now_ns();
+  dataset d;
+  if (dataset_create(&d, st.res, VKDS_U32, 1u << MIN_LOG2, &st.seed) == 0) {
+    round_trips(&st, &d);
+    dataset_destroy(&d);
+  } else {
+    status = 1;
+  }
+  for (uint32_t log2n = MIN_LOG2; log2n <= max_log2; ++log2n) {
+    status |= bench_size(&st, VKDS_U32, 1ull << log2n);
+    status |= bench_size(&st, VKDS_F32, 1ull << log2n);
+    fprintf(stderr, "vkds-bench: --algorithms 2^%u done, %.1f s\n", log2n, (double)(bench_now_ns() - t0) / 1e9);
+  }
+  for (size_t i = 0; i < st.rows.count; ++i) status |= !st.rows.v[i].ok;
+  print_table(&st.rows);
+  printf("µs: median wall time of the blocking call (plain_copy: submit + spin on the timeline);\n"
+         "GB/s: bytes the algorithm must move / time; ratio: GB/s over the baseline's (rt_ rows:\n"
+         "time over rt_plain's). Baselines %s.\n",
+         st.cub.count ? "from this run and cub_bench's file" : "from this run (no --cub: reductions against plain_copy)");
+  print_round_trip(&st.rows);
+  vkds_policy_release(st.pol);
+  plain_close(&st.plain);
+  free(st.rows.v);
+  free(st.cub.v);
+  return status;
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Plots the JSON rows of `vkds-bench --algorithms --json` and of bench/cub/cub_bench: GB/s
+against the element count (log2 x axis, log y axis), one panel per element type, every
+algorithm beside its baselines (plain_copy, cub_*). Device-resident data is drawn solid,
+host-resident dashed; baselines are black and grey, and thicker.
+
+usage: plot_algorithms.py FILE... [-o OUT.png]
+
+Each FILE is the output of either program (lines that are not JSON objects, like the
+table, are skipped). When two files hold the same algorithm (lavapipe and a GPU, say),
+its series are told apart by the file's name. With matplotlib the plot is a PNG; without
+it, an SVG written by hand (OUT with the suffix .svg), so that it works anywhere.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+BASELINE_COLORS = {"plain_copy": "#000000", "cub_copy": "#555555", "cub_reduce": "#888888",
+                   "cub_transform": "#aaaaaa"}
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
+           "#e377c2", "#bcbd22", "#7f7f7f"]
+TYPES = ["u32", "f32"]
+
+
+def read_rows(paths):
+    """Rows with a positive GB/s (the rt_ round trips have none), each tagged with its file."""
+    rows = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if r.get("gbps") and r.get("n") and r.get("type") in TYPES:
+                    r["source"] = os.path.splitext(os.path.basename(path))[0]
+                    rows.append(r)
+    return rows
+
+
+def round_trip_note(paths):
+    """The 2^10 round-trip ratio from vkds-bench's rt_ rows, for the title."""
+    notes = []
+    for path in paths:
+        rt = {}
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("{"):
+                    try:
+                        r = json.loads(line)
+                    except ValueError:
+                        continue
+                    if str(r.get("algo", "")).startswith("rt_"):
+                        rt[r["algo"]] = r
+        if "rt_vkds_reduce" in rt and "rt_plain" in rt:
+            notes.append("%s: blocking reduce at 2^10 %.1f µs = %.2fx one plain dispatch (%.1f µs)" % (
+                os.path.splitext(os.path.basename(path))[0], rt["rt_vkds_reduce"]["us"],
+                rt["rt_vkds_reduce"]["us"] / rt["rt_plain"]["us"], rt["rt_plain"]["us"]))
+    return notes
+
+
+def series_of(rows):
+    """{type: [(label, style, [(log2 n, gbps)...])]}, baselines first."""
+    sources = {}
+    for r in rows:
+        sources.setdefault((r["algo"], r.get("resident", "device")), set()).add(r["source"])
+    groups = {}
+    for r in rows:
+        key = (r["type"], r["algo"], r.get("resident", "device"), r["source"])
+        groups.setdefault(key, []).append((math.log2(r["n"]), r["gbps"]))
+    colors = {}
+    out = {t: [] for t in TYPES}
+    for (t, algo, resident, source), pts in sorted(groups.items(), key=lambda kv: (
+            kv[0][1] not in BASELINE_COLORS, kv[0][1], kv[0][2], kv[0][3])):
+        baseline = algo in BASELINE_COLORS
+        label = algo + ("" if resident == "device" else " (host data)")
+        if len(sources[(algo, resident)]) > 1:
+            label = "%s: %s" % (source, label)
+        if baseline:
+            color = BASELINE_COLORS[algo]
+        else:
+            color = colors.setdefault((algo, source), PALETTE[len(colors) % len(PALETTE)])
+        style = {"color": color, "dashed": resident != "device", "width": 2.6 if baseline else 1.4}
+        out[t].append((label, style, sorted(pts)))
+    return out
+
+
+def plot_matplotlib(series, notes, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(TYPES), figsize=(16, 7), sharey=True)
+    for ax, t in zip(axes, TYPES):
+        for label, style, pts in series[t]:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, color=style["color"],
+                    linestyle="--" if style["dashed"] else "-", linewidth=style["width"], marker=".")
+        ax.set_yscale("log")
+        xs = [p[0] for _, _, pts in series[t] for p in pts]
+        if xs:
+            ticks = range(int(min(xs)), int(max(xs)) + 1, 2)
+            ax.set_xticks(list(ticks))
+            ax.set_xticklabels(["2^%d" % k for k in ticks])
+        ax.set_title(t)
+        ax.set_xlabel("elements")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("GB/s (bytes the algorithm must move)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    if not handles:
+        handles, labels = axes[-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize="small")
+    fig.suptitle("vkds algorithms against their baselines" + ("\n" + "\n".join(notes) if notes else ""))
+    fig.tight_layout(rect=(0, 0, 0.8, 1))
+    fig.savefig(out, dpi=110)
+
+
+def plot_svg(series, notes, out):
+    """The same figure by hand: two panels, log-log axes, a legend under each panel."""
+    pw, ph, ml, mt, gap = 520, 380, 70, 60 + 16 * len(notes), 40
+    legend_rows = max(len(series[t]) for t in TYPES)
+    width = ml + len(TYPES) * (pw + gap) + 20
+    height = mt + ph + 60 + 16 * legend_rows
+    xs = [p[0] for t in TYPES for _, _, pts in series[t] for p in pts] or [10, 28]
+    ys = [p[1] for t in TYPES for _, _, pts in series[t] for p in pts] or [1, 10]
+    x0, x1 = math.floor(min(xs)), math.ceil(max(xs))
+    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
+    if x1 == x0:
+        x1 += 1
+    if y1 == y0:
+        y1 += 1
+
+    def esc(s):
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+    svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+           'font-size="12">' % (width, height), '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="%d" y="24" font-size="16">vkds algorithms against their baselines</text>' % ml]
+    for i, note in enumerate(notes):
+        svg.append('<text x="%d" y="%d">%s</text>' % (ml, 44 + 16 * i, esc(note)))
+    for k, t in enumerate(TYPES):
+        left = ml + k * (pw + gap)
+
+        def px(x, left=left):
+            return left + (x - x0) / (x1 - x0) * pw
+
+        def py(y):
+            return mt + ph - (math.log10(y) - y0) / (y1 - y0) * ph
+
+        svg.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#000"/>' % (left, mt, pw, ph))
+        svg.append('<text x="%d" y="%d" font-size="14">%s</text>' % (left + pw / 2 - 10, mt - 8, t))
+        for e in range(y0, y1 + 1):
+            y = py(10 ** e)
+            svg.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (left, y, left + pw, y))
+            if k == 0:
+                svg.append('<text x="%d" y="%.1f" text-anchor="end">%g</text>' % (left - 6, y + 4, 10 ** e))
+        for x in range(x0, x1 + 1, 2):
+            svg.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>' % (px(x), mt, px(x), mt + ph))
+            svg.append('<text x="%.1f" y="%d" text-anchor="middle">2^%d</text>' % (px(x), mt + ph + 16, x))
+        svg.append('<text x="%d" y="%d">elements</text>' % (left + pw / 2 - 25, mt + ph + 34))
+        if k == 0:
+            svg.append('<text transform="translate(%d,%d) rotate(-90)">GB/s</text>' % (left - 50, mt + ph / 2))
+        for j, (label, style, pts) in enumerate(series[t]):
+            dash = ' stroke-dasharray="6,4"' if style["dashed"] else ""
+            path = " ".join("%.1f,%.1f" % (px(x), py(y)) for x, y in pts)
+            svg.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="%.1f"%s/>' % (
+                path, style["color"], style["width"], dash))
+            ly = mt + ph + 52 + 16 * j
+            svg.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%.1f"%s/>' % (
+                left, ly - 4, left + 30, ly - 4, style["color"], style["width"], dash))
+            svg.append('<text x="%d" y="%d">%s</text>' % (left + 36, ly, esc(label)))
+    svg.append("</svg>")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n".join(svg) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", help="vkds-bench --json and cub_bench outputs")
+    ap.add_argument("-o", "--out", default="algorithms.png", help="the PNG (an .svg without matplotlib)")
+    ap.add_argument("--svg", action="store_true", help="write the hand-made SVG even with matplotlib")
+    args = ap.parse_args()
+    rows = read_rows(args.files)
+    if not rows:
+        sys.exit("plot_algorithms.py: no JSON rows with GB/s in %s" % " ".join(args.files))
+    series = series_of(rows)
+    notes = round_trip_note(args.files)
+    try:
+        if args.svg:
+            raise ImportError
+        import matplotlib  # noqa: F401
+    except ImportError:
+        out = os.path.splitext(args.out)[0] + ".svg"
+        plot_svg(series, notes, out)
+    else:
+        out = args.out
+        plot_matplotlib(series, notes, out)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
