@@ -5,39 +5,56 @@
  * Sizes 2^10 .. 2^max_log2 elements (--max-log2; 28, or 24 on a CPU device, lowered
  * until the data fits in half the memory) of u32 and f32, the data device-resident (a
  * vkds_seq_buffer over a VKDS_MEMORY_DEVICE buffer) or host-resident (vkds_seq_host
- * over malloc'ed memory). Rows:
+ * over malloc'ed memory). Rows, and how each is timed:
  *   plain_copy         bench/copy4.comp (16 bytes per thread and step) over device
- *                      buffers: pre-recorded, submitted with raw Vulkan, spun on
+ *                      buffers: pre-recorded, submitted with raw Vulkan, waited for as
+ *                      vkds waits (see plain_run). GPU time: two timestamps around its
+ *                      dispatch; wall time: the submission and the wait
  *   vkds_copy, vkds_transform ("x * 2u + 1u" / "x * 2.0 + 1.0"), vkds_reduce (plus),
  *   vkds_count_if ("(x & 1u) == 0u" / "x > 0.5"), vkds_min_element, vkds_fill,
- *   vkds_inner_product: the blocking calls through the policy
+ *   vkds_inner_product:
+ *     on device data   GPU time: the recording form (vkds_cmd_X, scalar results into a
+ *                      device buffer) between two timestamps, in a command buffer
+ *                      recorded anew for each call (the recording is not GPU time);
+ *                      wall time: the blocking call through the policy
+ *     on host data     wall time of the blocking call only: streaming the data is part
+ *                      of what these rows measure
  *   rt_plain, rt_plain_recorded, rt_vkds_reduce: at 2^10 u32, the round trip of one
  *                      plain dispatch of the copy shader (pre-recorded, or recorded
- *                      before each submission) against a blocking vkds_reduce
+ *                      before each submission) against a blocking vkds_reduce; wall time
  *
- * Times are wall clock, medians of N calls after warm-up (2 calls, and at least 10 ms on
- * GPUs; N from a time budget per row, 5 to 30; the round trips 200 after 20, the three
- * interleaved); the plain copy is timed the same way, so both sides pay a submission and
- * a wait. The data rotates over up to
- * 8 sets of buffers (ROTATE_BYTES together) so that small sizes are not served from a
- * cache holding one set. GB/s are 10^9 bytes per second of the bytes the algorithm must
- * move: n*4 (reduce, count_if, min_element read; fill writes), 2*n*4 (copy and transform
- * read and write; inner_product reads two inputs).
+ * GPU time is what cub_bench (bench/cub) measures with its two cudaEvents: the work on
+ * the queue, without the submission and the wait that the wall time of a blocking call
+ * adds (by wall time the copy shader read 1.68 TB/s at 2^28 on an H100, CUB's copy 3.0
+ * by events). A queue family without timestamps leaves every row wall-timed, and the
+ * output says so.
+ * Both times are medians of N calls after warm-up (2 calls, and at least 10 ms on GPUs;
+ * N from a time budget per row, 5 to 30; the round trips 200 after 20, the three
+ * interleaved); on device data the recording form and the blocking call each get their
+ * own calls. The data rotates over up to 8 sets of buffers (ROTATE_BYTES together) so
+ * that small sizes are not served from a cache holding one set. GB/s are 10^9 bytes per
+ * second of the bytes the algorithm must move, over the row's GPU time where it has one,
+ * else its wall time: n*4 (reduce, count_if, min_element read; fill writes), 2*n*4 (copy
+ * and transform read and write; inner_product reads two inputs).
  *
  * Ratio: GB/s over the baseline's. copy, transform and fill against plain_copy of the
  * same type and size; the reductions (reduce, count_if, min_element, inner_product)
  * against cub_reduce of the same type and size when --cub names cub_bench's output
- * (bench/cub), else against plain_copy. Host-resident rows have the same baselines, so
- * their ratio is what keeping the data on the host costs. For the rt_ rows the ratio is
- * of times (lower is better) against rt_plain.
+ * (bench/cub), else against plain_copy. Host-resident rows have the same (GPU-timed)
+ * baselines, so their ratio is what keeping the data on the host costs against the
+ * device's own speed. For the rt_ rows the ratio is of times (lower is better) against
+ * rt_plain.
  *
- * Every row is checked on fresh random data (a new seed each run, printed): scalar
- * results on every call, against a host computation (u32 exactly, f32 within
- * F32_TOLERANCE of the sum of magnitudes); written outputs once more after the timed
- * calls, into poisoned memory, every element.
+ * Every row is checked on fresh random data (a new seed each run, printed), in each form
+ * it runs in: scalar results on every call, against a host computation (u32 exactly, f32
+ * within F32_TOLERANCE of the sum of magnitudes; the recording form's read back from its
+ * device buffer, poisoned again after each call); written outputs once more after the
+ * timed calls, into poisoned memory, every element.
  *
  * Output: with --json, one JSON object per row as soon as it is measured (algo, type, n,
- * resident, us, gbps, baseline, ratio, ok; cub_bench's format too); the table last. */
+ * resident, us, gbps, timing, gpu_us, wall_us, baseline, ratio, ok: us and gbps are the
+ * row's, from its GPU time when timing is "gpu"; cub_bench writes the same format without
+ * the three timing fields); the table last. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,6 +82,8 @@ enum {
 #define WARM_NS 10000000ull         /* on GPUs, warm-up lasts at least this long */
 #define POISON 0xffffffffu          /* a NaN as f32 */
 #define F32_TOLERANCE 1e-5
+#define WAIT_SPIN_NS 50000ull       /* plain waits spin this long, as vkds's (its default spin_ns) */
+#define SPIN_ALWAYS UINT64_MAX
 
 typedef enum residency { DEVICE, HOST } residency;
 static const char *const residency_names[] = {"device", "host"};
@@ -84,8 +103,9 @@ typedef struct row {
   vkds_type type;
   uint64_t n;
   residency resident;
-  double us, gbps;
-  const char *baseline; /* NULL: none */
+  double us, gbps;       /* the row's time (gpu_us where it has one, else wall_us) and its GB/s */
+  double gpu_us, wall_us; /* 0: not measured (see the header) */
+  const char *baseline;  /* NULL: none */
   double ratio;
   bool ok;
 } row;
@@ -106,6 +126,14 @@ static row *row_add(row_list *l, const char *algo, vkds_type type, uint64_t n, r
   *r = (row){.type = type, .n = n, .resident = where};
   snprintf(r->algo, sizeof r->algo, "%s", algo);
   return r;
+}
+
+/* Sets a row's times (medians in ns, 0: not measured) and the GB/s of `bytes` moved:
+ * from the GPU time where the row has one, so that it compares with CUB's events. */
+static void row_times(row *r, double bytes, double gpu_ns, double wall_ns) {
+  double ns = gpu_ns > 0 ? gpu_ns : wall_ns;
+  r->gpu_us = gpu_ns / 1e3, r->wall_us = wall_ns / 1e3, r->us = ns / 1e3;
+  r->gbps = ns > 0 && bytes > 0 ? bytes / ns : 0.0;
 }
 
 static const row *row_find(const row_list *l, const char *algo, vkds_type type, uint64_t n) {
@@ -245,6 +273,7 @@ typedef struct dataset {
   uint32_t fill; /* vkds_fill's value */
   uint64_t warm_ns; /* the least warm-up time of each row (see timer) */
   uint32_t *scratch; /* n words: poison to upload, outputs downloaded */
+  vkds_buffer *cmd_scratch; /* the recorded forms' scratch (vkds_cmd.scratch); NULL: none needed */
 } dataset;
 
 static void dataset_destroy(dataset *d) {
@@ -254,6 +283,7 @@ static void dataset_destroy(dataset *d) {
       free(d->host[s][a]);
     }
   free(d->scratch);
+  vkds_buffer_destroy(d->cmd_scratch);
   *d = (dataset){0};
 }
 
@@ -269,6 +299,9 @@ static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64
   if (d->sets > MAX_SETS) d->sets = MAX_SETS;
   d->scratch = malloc(d->bytes);
   if (!d->scratch) goto oom;
+  uint64_t cmd_scratch = vkds_algorithm_scratch_bytes(res, n);
+  if (cmd_scratch && vkds_buffer_create(res, &(vkds_buffer_info){.size = cmd_scratch}, &d->cmd_scratch) != VKDS_SUCCESS)
+    goto oom;
   for (uint32_t s = 0; s < d->sets; ++s) {
     for (int a = 0; a < ARRAYS; ++a) {
       vkds_buffer_info bi = {.size = d->bytes, .memory = VKDS_MEMORY_DEVICE, .flags = VKDS_BUFFER_DEDICATED};
@@ -324,27 +357,50 @@ static const uint32_t *fetch_output(dataset *d, residency where, vkds_result *er
 
 /* ---- the algorithms ------------------------------------------------------------------ */
 
+/* One call of an algorithm: blocking through the policy (results into the fields below),
+ * or, with `rec`, recorded into rec->cmd (scalar results into the device view `result`,
+ * read back into the same fields by unpack_result). */
 typedef struct call {
   vkds_policy *pol;
   const dataset *d;
   vkds_seq in, in2, out;
-  uint32_t value;       /* reduce, inner_product, min_element: the value's bits */
+  const vkds_cmd *rec;   /* non-NULL: the recording form */
+  vkds_view result;      /* the recording form's scalar results */
+  uint32_t value;        /* reduce, inner_product, min_element: the value's bits */
   uint64_t count, index; /* count_if; min_element */
 } call;
 
-static vkds_result run_copy(call *c) { return vkds_copy(c->pol, &c->in, &c->out); }
+/* The operators, one per element type (GLSL does not mix int and uint, or float and int,
+ * literals). */
+static const char *transform_op(vkds_type t) { return t == VKDS_U32 ? "x * 2u + 1u" : "x * 2.0 + 1.0"; }
+static const char *count_op(vkds_type t) { return t == VKDS_U32 ? "(x & 1u) == 0u" : "x > 0.5"; }
+
+/* Each algorithm in both forms, so that the two cannot drift apart. */
+static vkds_result run_copy(call *c) {
+  return c->rec ? vkds_cmd_copy(c->rec, &c->in, &c->out) : vkds_copy(c->pol, &c->in, &c->out);
+}
 static vkds_result run_transform(call *c) {
-  /* GLSL does not mix int and uint (or float and int) literals: typed per element type */
-  return vkds_transform(c->pol, &c->in, &c->out, c->d->type == VKDS_U32 ? "x * 2u + 1u" : "x * 2.0 + 1.0");
+  const char *op = transform_op(c->d->type);
+  return c->rec ? vkds_cmd_transform(c->rec, &c->in, &c->out, op) : vkds_transform(c->pol, &c->in, &c->out, op);
 }
-static vkds_result run_reduce(call *c) { return vkds_reduce(c->pol, &c->in, NULL, NULL, &c->value); }
+static vkds_result run_reduce(call *c) {
+  return c->rec ? vkds_cmd_reduce(c->rec, &c->in, NULL, NULL, c->result)
+                : vkds_reduce(c->pol, &c->in, NULL, NULL, &c->value);
+}
 static vkds_result run_count_if(call *c) {
-  return vkds_count_if(c->pol, &c->in, c->d->type == VKDS_U32 ? "(x & 1u) == 0u" : "x > 0.5", &c->count);
+  const char *op = count_op(c->d->type);
+  return c->rec ? vkds_cmd_count_if(c->rec, &c->in, op, c->result) : vkds_count_if(c->pol, &c->in, op, &c->count);
 }
-static vkds_result run_min_element(call *c) { return vkds_min_element(c->pol, &c->in, &c->index, &c->value); }
-static vkds_result run_fill(call *c) { return vkds_fill(c->pol, &c->out, &c->d->fill); }
+static vkds_result run_min_element(call *c) {
+  return c->rec ? vkds_cmd_min_element(c->rec, &c->in, c->result)
+                : vkds_min_element(c->pol, &c->in, &c->index, &c->value);
+}
+static vkds_result run_fill(call *c) {
+  return c->rec ? vkds_cmd_fill(c->rec, &c->out, &c->d->fill) : vkds_fill(c->pol, &c->out, &c->d->fill);
+}
 static vkds_result run_inner_product(call *c) {
-  return vkds_inner_product(c->pol, &c->in, &c->in2, NULL, &c->value);
+  return c->rec ? vkds_cmd_inner_product(c->rec, &c->in, &c->in2, NULL, c->result)
+                : vkds_inner_product(c->pol, &c->in, &c->in2, NULL, &c->value);
 }
 
 static bool check_reduce(const call *c, const reference *r) {
@@ -366,25 +422,39 @@ static uint32_t expect_transform(vkds_type t, uint32_t x, uint32_t fill) {
 }
 static uint32_t expect_fill(vkds_type t, uint32_t x, uint32_t fill) { return (void)t, (void)x, fill; }
 
+/* Where the recording forms put their scalar results (algorithm.h): the value; a
+ * uint64_t count; a uint64_t index and the value at byte 8. */
+typedef enum result_layout { NO_RESULT, VALUE, COUNT, INDEX_VALUE } result_layout;
+#define RESULT_BYTES 16u /* the largest layout */
+
 typedef struct algo {
   const char *name;
   uint32_t words;  /* 32-bit words it must move per element */
   bool reduction;  /* baseline: cub_reduce when given, else plain_copy */
   vkds_result (*run)(call *c);
+  result_layout layout;
   bool (*check)(const call *c, const reference *r);           /* scalar results */
   uint32_t (*expect)(vkds_type t, uint32_t in, uint32_t fill); /* written outputs */
 } algo;
 
 static const algo ALGOS[] = {
-    {"vkds_copy", 2, false, run_copy, NULL, expect_copy},
-    {"vkds_transform", 2, false, run_transform, NULL, expect_transform},
-    {"vkds_reduce", 1, true, run_reduce, check_reduce, NULL},
-    {"vkds_count_if", 1, true, run_count_if, check_count_if, NULL},
-    {"vkds_min_element", 1, true, run_min_element, check_min_element, NULL},
-    {"vkds_fill", 1, false, run_fill, NULL, expect_fill},
-    {"vkds_inner_product", 2, true, run_inner_product, check_inner_product, NULL},
+    {"vkds_copy", 2, false, run_copy, NO_RESULT, NULL, expect_copy},
+    {"vkds_transform", 2, false, run_transform, NO_RESULT, NULL, expect_transform},
+    {"vkds_reduce", 1, true, run_reduce, VALUE, check_reduce, NULL},
+    {"vkds_count_if", 1, true, run_count_if, COUNT, check_count_if, NULL},
+    {"vkds_min_element", 1, true, run_min_element, INDEX_VALUE, check_min_element, NULL},
+    {"vkds_fill", 1, false, run_fill, NO_RESULT, NULL, expect_fill},
+    {"vkds_inner_product", 2, true, run_inner_product, VALUE, check_inner_product, NULL},
 };
 #define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
+
+/* A recorded call's scalar results, read back from its result view, into the fields the
+ * blocking form fills: one check serves both forms. */
+static void unpack_result(call *c, result_layout layout, const unsigned char *bytes) {
+  if (layout == VALUE) memcpy(&c->value, bytes, 4);
+  if (layout == COUNT) memcpy(&c->count, bytes, 8);
+  if (layout == INDEX_VALUE) memcpy(&c->index, bytes, 8), memcpy(&c->value, bytes + 8, 4);
+}
 
 static call call_of(vkds_policy *pol, const dataset *d, residency where, uint32_t set) {
   return (call){.pol = pol, .d = d, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
@@ -417,11 +487,13 @@ static bool check_output(const algo *a, const dataset *d, const uint32_t *out, c
  * back up); one call of LONG_CALL_NS or more is warm-up enough (the large sizes on a
  * CPU device). The first call may compile the kernel (at the first size) and make vkds's
  * scratch (at each size). Then as many timed calls as ROW_BUDGET_NS allows at the last
- * warm-up call's time, within MIN_REPS..MAX_REPS; the median is the row's time. */
+ * warm-up call's wall time, within MIN_REPS..MAX_REPS; the medians are the row's times.
+ * Each call has a wall time (what it cost the host, which the budget counts) and, when
+ * its command buffer carries timestamps, a GPU time. */
 typedef struct timer {
   uint64_t start, warm_ns;
   uint32_t warmup, calls, reps, timed;
-  double samples[MAX_REPS];
+  double gpu[MAX_REPS], wall[MAX_REPS];
 } timer;
 
 static timer timer_start(uint32_t warmup, uint64_t warm_ns) {
@@ -431,58 +503,76 @@ static timer timer_start(uint32_t warmup, uint64_t warm_ns) {
 /* Whether another call is due. */
 static bool timer_more(const timer *t) { return t->timed < t->reps; }
 
-/* Counts one call that took `ns`. */
-static void timer_add(timer *t, uint64_t ns) {
-  if (t->calls++ == 0 && ns >= LONG_CALL_NS) t->warmup = 1;
+/* Counts one call that took `wall_ns` on the host and `gpu_ns` between its timestamps
+ * (0: not GPU-timed). */
+static void timer_add(timer *t, double gpu_ns, uint64_t wall_ns) {
+  if (t->calls++ == 0 && wall_ns >= LONG_CALL_NS) t->warmup = 1;
   if (t->timed == 0 && (t->calls <= t->warmup || bench_now_ns() - t->start < t->warm_ns)) {
-    uint64_t reps = ROW_BUDGET_NS / (ns ? ns : 1);
+    uint64_t reps = ROW_BUDGET_NS / (wall_ns ? wall_ns : 1);
     t->reps = reps < MIN_REPS ? MIN_REPS : reps > MAX_REPS ? MAX_REPS : (uint32_t)reps;
   } else {
-    t->samples[t->timed++] = (double)ns;
+    t->gpu[t->timed] = gpu_ns, t->wall[t->timed++] = (double)wall_ns;
   }
 }
 
-static double timer_median(timer *t) { return bench_median(t->samples, t->timed); }
+/* The medians of the timed calls, in ns (GPU: 0 when the calls were not GPU-timed). */
+static double timer_gpu(timer *t) { return bench_median(t->gpu, t->timed); }
+static double timer_wall(timer *t) { return bench_median(t->wall, t->timed); }
 
-/* Times one algorithm on one dataset and residency into `r` (us, gbps, ok). */
-static void time_algo(const algo *a, vkds_policy *pol, dataset *d, residency where, row *r) {
-  timer t = timer_start(WARMUP, d->warm_ns);
-  bool ok = true;
-  vkds_result err = VKDS_SUCCESS;
-  for (uint32_t i = 0; timer_more(&t) && err == VKDS_SUCCESS; ++i) {
-    uint32_t set = i % d->sets;
-    call c = call_of(pol, d, where, set);
-    uint64_t t0 = bench_now_ns();
-    err = a->run(&c);
-    uint64_t ns = bench_now_ns() - t0;
-    if (err != VKDS_SUCCESS) break;
-    if (a->check && !a->check(&c, &d->ref[set])) {
-      if (ok)
-        fprintf(stderr, "vkds-bench: %s %s n=%llu %s: wrong result (call %u)\n", a->name, type_name(d->type),
-                (unsigned long long)d->n, residency_names[where], i);
-      ok = false;
-    }
-    timer_add(&t, ns);
-  }
-  if (err == VKDS_SUCCESS && a->expect) {
-    call c = call_of(pol, d, where, 0);
-    const uint32_t *out = NULL;
-    if ((err = poison_output(d, where)) == VKDS_SUCCESS && (err = a->run(&c)) == VKDS_SUCCESS &&
-        (out = fetch_output(d, where, &err)) != NULL)
-      ok = check_output(a, d, out, residency_names[where]) && ok;
-  }
-  if (err != VKDS_SUCCESS) {
-    fprintf(stderr, "vkds-bench: %s %s n=%llu %s: %s: %s\n", a->name, type_name(d->type), (unsigned long long)d->n,
-            residency_names[where], vkds_result_str(err), vkds_last_error_message());
-    ok = false;
-  }
-  double ns = timer_median(&t);
-  r->us = ns / 1e3;
-  r->gbps = ns > 0 ? (double)a->words * (double)d->bytes / ns : 0.0;
-  r->ok = ok && t.timed > 0;
+/* ---- plain Vulkan: submissions, GPU timestamps, the copy shader ------------------------- */
+
+/* Two timestamps around the work of one command buffer, as cub_bench puts two cudaEvents
+ * around its work: the GPU's time, without the recording, the submission or the wait,
+ * which wall time would add (a fixed cost per call that dwarfs the small sizes and still
+ * weighs at the large ones). One pool serves every row: each command buffer resets it
+ * before writing, and each is waited for before the next is submitted. */
+typedef struct gpu_timer {
+  VkDevice dev;
+  VkQueryPool pool; /* VK_NULL_HANDLE: the queue family writes no timestamps; rows are wall-timed */
+  double period_ns; /* per tick */
+  uint64_t mask;    /* the valid bits of a timestamp */
+} gpu_timer;
+
+/* Creates the pool when the resource's queue family writes timestamps. Returns 0, or 1
+ * when creating it failed. */
+static int gpu_timer_open(gpu_timer *g, VkDevice dev, const vkds_resource_info *ri) {
+  uint32_t bits = ri->timestamp_valid_bits;
+  *g = (gpu_timer){.dev = dev, .period_ns = ri->timestamp_period_ns,
+                   .mask = bits >= 64 ? ~0ull : (1ull << bits) - 1};
+  if (!ri->timestamps || bits == 0 || ri->timestamp_period_ns <= 0) return 0;
+  VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                               .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+  return vkCreateQueryPool(dev, &qci, NULL, &g->pool) != VK_SUCCESS;
 }
 
-/* ---- plain Vulkan: the copy shader ----------------------------------------------------- */
+static void gpu_timer_close(gpu_timer *g) {
+  if (g->pool) vkDestroyQueryPool(g->dev, g->pool, NULL);
+  g->pool = VK_NULL_HANDLE;
+}
+
+/* Before the work: the reset that queries need before each use (recorded: a reset from
+ * the host needs hostQueryReset), then the first timestamp. */
+static void gpu_timer_begin(const gpu_timer *g, VkCommandBuffer cmd) {
+  if (!g->pool) return;
+  vkCmdResetQueryPool(cmd, g->pool, 0, 2);
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, g->pool, 0);
+}
+
+/* After the work: the second timestamp, latched once every command before it is done. */
+static void gpu_timer_end(const gpu_timer *g, VkCommandBuffer cmd) {
+  if (g->pool) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, g->pool, 1);
+}
+
+/* The ns between the two timestamps of the command buffer last waited for (the
+ * difference modulo the valid bits, so a counter that wrapped between them still gives
+ * the interval); 0 without timestamps or when they cannot be read. */
+static double gpu_timer_read(const gpu_timer *g) {
+  uint64_t t[2];
+  if (!g->pool || vkGetQueryPoolResults(g->dev, g->pool, 0, 2, sizeof t, t, sizeof t[0],
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+    return 0.0;
+  return (double)((t[1] - t[0]) & g->mask) * g->period_ns;
+}
 
 typedef struct plain {
   vkds_resource *res;
@@ -498,9 +588,10 @@ typedef struct plain {
   VkDescriptorSet sets[MAX_SETS];
   VkCommandPool pool;
   VkCommandBuffer cmds[MAX_SETS]; /* pre-recorded, one per set */
-  VkCommandBuffer record;         /* recorded before each submission (round trip) */
+  VkCommandBuffer record;         /* recorded before each submission (round trip, vkds's recording forms) */
   VkSemaphore timeline;
   uint64_t value;
+  gpu_timer timer; /* shared with vkds's recording forms */
 } plain;
 
 static int plain_open(plain *p, vkds_resource *res) {
@@ -556,11 +647,12 @@ static int plain_open(plain *p, vkds_resource *res) {
   if (vkAllocateCommandBuffers(p->dev, &ai, all) != VK_SUCCESS) return 1;
   memcpy(p->cmds, all, sizeof p->cmds);
   p->record = all[MAX_SETS];
-  return 0;
+  return gpu_timer_open(&p->timer, p->dev, &ri);
 }
 
 static void plain_close(plain *p) {
   if (!p->dev) return;
+  gpu_timer_close(&p->timer);
   vkDestroySemaphore(p->dev, p->timeline, NULL);
   vkDestroyCommandPool(p->dev, p->pool, NULL);
   vkDestroyDescriptorPool(p->dev, p->dpool, NULL);
@@ -571,23 +663,26 @@ static void plain_close(plain *p) {
 }
 
 /* Records the copy of `words` 32-bit words (a multiple of 4) with descriptor set `set`:
- * one uvec4 per invocation, the group count capped by the device (the shader strides). */
-static void plain_record(const plain *p, VkCommandBuffer cmd, uint32_t set, uint64_t words) {
+ * one uvec4 per invocation, the group count capped by the device (the shader strides);
+ * between the GPU timer's timestamps when `timed` (the round trips are not). */
+static void plain_record(const plain *p, VkCommandBuffer cmd, uint32_t set, uint64_t words, bool timed) {
   uint32_t count = (uint32_t)(words / 4);
   uint64_t groups = (count + COPY_GROUP - 1) / COPY_GROUP;
   if (groups > p->max_groups) groups = p->max_groups;
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   vkBeginCommandBuffer(cmd, &bi);
+  if (timed) gpu_timer_begin(&p->timer, cmd);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &p->sets[set], 0, NULL);
   vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &count);
   vkCmdDispatch(cmd, (uint32_t)(groups ? groups : 1), 1, 1);
+  if (timed) gpu_timer_end(&p->timer, cmd);
   vkEndCommandBuffer(cmd);
 }
 
 /* Points the descriptor sets at the dataset's device buffers (set s: in -> out) and
- * records one command buffer per set. */
-static void plain_bind(plain *p, const dataset *d) {
+ * records one command buffer per set (`timed`: see plain_record). */
+static void plain_bind(plain *p, const dataset *d, bool timed) {
   for (uint32_t s = 0; s < d->sets; ++s) {
     VkDescriptorBufferInfo dbi[2] = {
         {.buffer = vkds_buffer_vk(d->dev[s][IN]), .offset = vkds_buffer_offset(d->dev[s][IN]), .range = d->bytes},
@@ -596,13 +691,17 @@ static void plain_bind(plain *p, const dataset *d) {
                               .descriptorCount = 2, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                               .pBufferInfo = dbi};
     vkUpdateDescriptorSets(p->dev, 1, &w, 0, NULL);
-    plain_record(p, p->cmds[s], s, d->n);
+    plain_record(p, p->cmds[s], s, d->n, timed);
   }
 }
 
-/* Submits one command buffer signalling the next timeline value, and spins until it is
- * reached (no driver sleep: the fastest plain wait). */
-static void plain_run(plain *p, VkCommandBuffer cmd) {
+/* Submits one command buffer signalling the next timeline value, and waits for it: spins
+ * for up to `spin_ns`, then sleeps in the driver. The round trips spin throughout
+ * (SPIN_ALWAYS: the fastest plain wait); the timed rows spin as long as vkds's own wait
+ * does (WAIT_SPIN_NS) and then sleep, as a blocking vkds call does, because a longer spin
+ * takes a core from a CPU device (lavapipe) and halves the speed of the very work it
+ * times. */
+static VkResult plain_run(plain *p, VkCommandBuffer cmd, uint64_t spin_ns) {
   ++p->value;
   VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                       .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
@@ -611,46 +710,162 @@ static void plain_run(plain *p, VkCommandBuffer cmd) {
   vkds_resource_lock_queue(p->res); /* vkds submits to the same queue */
   VkResult vr = vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
   vkds_resource_unlock_queue(p->res);
-  uint64_t v = 0;
-  while (vr == VK_SUCCESS && vkGetSemaphoreCounterValue(p->dev, p->timeline, &v) == VK_SUCCESS && v < p->value) {
+  uint64_t v = 0, t0 = bench_now_ns();
+  while (vr == VK_SUCCESS && (vr = vkGetSemaphoreCounterValue(p->dev, p->timeline, &v)) == VK_SUCCESS &&
+         v < p->value) {
+    if (spin_ns != SPIN_ALWAYS && bench_now_ns() - t0 >= spin_ns) {
+      VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                .pSemaphores = &p->timeline, .pValues = &p->value};
+      return vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+    }
   }
+  return vr;
 }
 
-/* The plain copy of the dataset's inputs to its outputs: timed like the vkds rows, then
- * checked once into poisoned memory. */
-static void plain_copy_row(plain *p, dataset *d, row *r) {
-  plain_bind(p, d);
-  /* warm-up over every set: the first write of each output page (see dataset_create) */
-  timer t = timer_start(d->sets > WARMUP ? d->sets : WARMUP, d->warm_ns);
-  for (uint32_t i = 0; timer_more(&t); ++i) {
-    uint64_t t0 = bench_now_ns();
-    plain_run(p, p->cmds[i % d->sets]);
-    timer_add(&t, bench_now_ns() - t0);
-  }
-  double ns = timer_median(&t);
-  r->us = ns / 1e3;
-  r->gbps = 2.0 * (double)d->bytes / ns;
-  static const algo copy = {"plain_copy", 2, false, NULL, NULL, expect_copy};
-  vkds_result err = poison_output(d, DEVICE);
-  const uint32_t *out = NULL;
-  if (err == VKDS_SUCCESS) {
-    plain_run(p, p->cmds[0]);
-    out = fetch_output(d, DEVICE, &err);
-  }
-  r->ok = out && check_output(&copy, d, out, "device");
-}
-
-/* ---- the run: rows as they are measured ------------------------------------------------- */
+/* ---- the rows' calls ---------------------------------------------------------------------- */
 
 /* What the whole mode shares. */
 typedef struct run_state {
   vkds_resource *res;
   vkds_policy *pol;
   plain plain;
-  row_list rows, cub; /* this run's; cub_bench's (--cub) */
+  vkds_buffer *result;   /* the recording forms' result view (device memory, as CUB's) */
+  vkds_buffer *readback; /* mapped: where each recorded call's results are copied */
+  row_list rows, cub;    /* this run's; cub_bench's (--cub) */
   bool json;
   uint64_t seed;
 } run_state;
+
+/* After a recorded call's second timestamp: its results copied where the host reads
+ * them, then the result view poisoned, so that a next call that writes nothing fails its
+ * check. vkds's barrier after its last dispatch makes the results visible to the copy;
+ * its barrier before its first dispatch orders the fill before the next call's writes. */
+static void record_readback(const run_state *st, VkCommandBuffer cmd) {
+  VkBuffer result = vkds_buffer_vk(st->result);
+  VkDeviceSize at = vkds_buffer_offset(st->result);
+  VkBufferCopy region = {.srcOffset = at, .dstOffset = vkds_buffer_offset(st->readback), .size = RESULT_BYTES};
+  vkCmdCopyBuffer(cmd, result, vkds_buffer_vk(st->readback), 1, &region);
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT};
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                       0, 1, &mb, 0, NULL, 0, NULL);
+  vkCmdFillBuffer(cmd, result, at, RESULT_BYTES, POISON);
+}
+
+/* One call in the recording form: a command buffer recorded for this call alone (the
+ * recording stays outside the timestamps, as the CPU side of a CUDA launch stays outside
+ * cub_bench's events), then submitted and waited for like the plain copy's. The GPU time
+ * into *gpu_ns, the scalar results into c. */
+static vkds_result record_call(run_state *st, const algo *a, call *c, double *gpu_ns) {
+  plain *p = &st->plain;
+  vkds_cmd rec = {.cmd = p->record, .resource = st->res,
+                  .scratch = c->d->cmd_scratch ? vkds_view_of(c->d->cmd_scratch) : (vkds_view){0}};
+  c->rec = &rec, c->result = (vkds_view){st->result, 0, RESULT_BYTES};
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  vkBeginCommandBuffer(p->record, &bi);
+  gpu_timer_begin(&p->timer, p->record);
+  vkds_result err = a->run(c);
+  gpu_timer_end(&p->timer, p->record);
+  if (a->layout != NO_RESULT) record_readback(st, p->record);
+  VkResult vr = vkEndCommandBuffer(p->record);
+  c->rec = NULL;
+  if (err != VKDS_SUCCESS) return err;
+  if (vr == VK_SUCCESS) vr = plain_run(p, p->record, WAIT_SPIN_NS);
+  if (vr != VK_SUCCESS) {
+    fprintf(stderr, "vkds-bench: %s recorded: Vulkan error %d\n", a->name, (int)vr);
+    return VKDS_ERROR_VULKAN;
+  }
+  *gpu_ns = gpu_timer_read(&p->timer);
+  unpack_result(c, a->layout, vkds_buffer_map(st->readback));
+  return VKDS_SUCCESS;
+}
+
+/* One call in either form; *gpu_ns: the recording form's GPU time (0 for the blocking one). */
+static vkds_result run_form(run_state *st, const algo *a, call *c, bool recorded, double *gpu_ns) {
+  *gpu_ns = 0.0;
+  return recorded ? record_call(st, a, c, gpu_ns) : a->run(c);
+}
+
+/* Times one form of one algorithm on one dataset and residency: the medians into *gpu_ns
+ * (0 unless recorded with timestamps) and *wall_ns. Scalar results are checked on every
+ * call, written outputs once more afterwards, into poisoned memory. Returns whether every
+ * call succeeded and was right. */
+static bool time_form(run_state *st, const algo *a, dataset *d, residency where, bool recorded, double *gpu_ns,
+                      double *wall_ns) {
+  const char *form = recorded ? "device (recorded)" : residency_names[where];
+  timer t = timer_start(WARMUP, d->warm_ns);
+  bool ok = true;
+  vkds_result err = VKDS_SUCCESS;
+  for (uint32_t i = 0; timer_more(&t) && err == VKDS_SUCCESS; ++i) {
+    uint32_t set = i % d->sets;
+    call c = call_of(st->pol, d, where, set);
+    double gpu;
+    uint64_t t0 = bench_now_ns();
+    err = run_form(st, a, &c, recorded, &gpu);
+    uint64_t wall = bench_now_ns() - t0;
+    if (err != VKDS_SUCCESS) break;
+    if (a->check && !a->check(&c, &d->ref[set])) {
+      if (ok)
+        fprintf(stderr, "vkds-bench: %s %s n=%llu %s: wrong result (call %u)\n", a->name, type_name(d->type),
+                (unsigned long long)d->n, form, i);
+      ok = false;
+    }
+    timer_add(&t, gpu, wall);
+  }
+  if (err == VKDS_SUCCESS && a->expect) {
+    call c = call_of(st->pol, d, where, 0);
+    double gpu;
+    const uint32_t *out = NULL;
+    if ((err = poison_output(d, where)) == VKDS_SUCCESS &&
+        (err = run_form(st, a, &c, recorded, &gpu)) == VKDS_SUCCESS && (out = fetch_output(d, where, &err)) != NULL)
+      ok = check_output(a, d, out, form) && ok;
+  }
+  if (err != VKDS_SUCCESS) {
+    fprintf(stderr, "vkds-bench: %s %s n=%llu %s: %s: %s\n", a->name, type_name(d->type), (unsigned long long)d->n,
+            form, vkds_result_str(err), vkds_last_error_message());
+    ok = false;
+  }
+  *gpu_ns = timer_gpu(&t), *wall_ns = timer_wall(&t);
+  return ok && t.timed > 0;
+}
+
+/* Times one algorithm into `r`: the blocking call by wall time and, on device data, the
+ * recording form between timestamps too (the row's time when the queue has them; without
+ * timestamps it still runs, so that it is still checked). */
+static void time_algo(run_state *st, const algo *a, dataset *d, residency where, row *r) {
+  double gpu = 0.0, wall = 0.0, unused;
+  bool ok = time_form(st, a, d, where, false, &unused, &wall);
+  if (where == DEVICE) ok = time_form(st, a, d, where, true, &gpu, &unused) && ok;
+  row_times(r, (double)a->words * (double)d->bytes, gpu, wall);
+  r->ok = ok;
+}
+
+/* The plain copy of the dataset's inputs to its outputs: each call timed both ways
+ * (timestamps in its pre-recorded command buffer; submit + wait on the host), then
+ * checked once into poisoned memory. */
+static void plain_copy_row(plain *p, dataset *d, row *r) {
+  plain_bind(p, d, true);
+  /* warm-up over every set: the first write of each output page (see dataset_create) */
+  timer t = timer_start(d->sets > WARMUP ? d->sets : WARMUP, d->warm_ns);
+  VkResult vr = VK_SUCCESS;
+  for (uint32_t i = 0; timer_more(&t) && vr == VK_SUCCESS; ++i) {
+    uint64_t t0 = bench_now_ns();
+    vr = plain_run(p, p->cmds[i % d->sets], WAIT_SPIN_NS);
+    uint64_t wall = bench_now_ns() - t0;
+    timer_add(&t, gpu_timer_read(&p->timer), wall);
+  }
+  row_times(r, 2.0 * (double)d->bytes, timer_gpu(&t), timer_wall(&t));
+  static const algo copy = {"plain_copy", 2, false, NULL, NO_RESULT, NULL, expect_copy};
+  vkds_result err = poison_output(d, DEVICE);
+  const uint32_t *out = NULL;
+  if (err == VKDS_SUCCESS && vr == VK_SUCCESS && (vr = plain_run(p, p->cmds[0], WAIT_SPIN_NS)) == VK_SUCCESS)
+    out = fetch_output(d, DEVICE, &err);
+  if (vr != VK_SUCCESS) fprintf(stderr, "vkds-bench: plain_copy: Vulkan error %d\n", (int)vr);
+  r->ok = out && check_output(&copy, d, out, "device");
+}
+
+/* ---- the run: rows as they are measured ------------------------------------------------- */
 
 /* A vkds row's baseline and ratio (GB/s over the baseline's): the baselines of its type and
  * size are measured (or loaded) before it. */
@@ -668,9 +883,22 @@ static void set_baseline(const run_state *st, row *r) {
     r->ratio = r->gbps / base->gbps;
 }
 
+/* A time field of a JSON row; null when not measured. */
+static void print_json_us(const char *key, double us) {
+  if (us > 0)
+    printf("\"%s\":%.3f,", key, us);
+  else
+    printf("\"%s\":null,", key);
+}
+
+/* One row as JSON: us and gbps are the row's (GPU-timed when "timing" says "gpu"), gpu_us
+ * and wall_us both times (null: not measured). */
 static void print_json(const row *r) {
   printf("{\"algo\":\"%s\",\"type\":\"%s\",\"n\":%llu,\"resident\":\"%s\",\"us\":%.3f,\"gbps\":%.4f,", r->algo,
          type_name(r->type), (unsigned long long)r->n, residency_names[r->resident], r->us, r->gbps);
+  printf("\"timing\":\"%s\",", r->gpu_us > 0 ? "gpu" : "wall");
+  print_json_us("gpu_us", r->gpu_us);
+  print_json_us("wall_us", r->wall_us);
   if (r->baseline)
     printf("\"baseline\":\"%s\",\"ratio\":%.4f,", r->baseline, r->ratio);
   else
@@ -694,13 +922,13 @@ static void round_trips(run_state *st, dataset *d) {
   plain *p = &st->plain;
   bool ok = true;
   vkds_result err = VKDS_SUCCESS;
-  plain_bind(p, d);
+  plain_bind(p, d, false);
   for (uint32_t i = 0; i < RT_WARMUP + RT_TRIPS && err == VKDS_SUCCESS; ++i) {
     uint64_t t0 = bench_now_ns();
-    plain_run(p, p->cmds[0]);
+    plain_run(p, p->cmds[0], SPIN_ALWAYS);
     uint64_t t1 = bench_now_ns();
-    plain_record(p, p->record, 0, d->n);
-    plain_run(p, p->record);
+    plain_record(p, p->record, 0, d->n, false);
+    plain_run(p, p->record, SPIN_ALWAYS);
     uint64_t t2 = bench_now_ns();
     call c = call_of(st->pol, d, DEVICE, 0);
     err = vkds_reduce(st->pol, &c.in, NULL, NULL, &c.value);
@@ -719,7 +947,7 @@ static void round_trips(run_state *st, dataset *d) {
   for (int k = 0; k < 3; ++k) {
     row *r = row_add(&st->rows, names[k], d->type, d->n, DEVICE);
     if (!r) return;
-    r->us = us[k];
+    r->us = r->wall_us = us[k];
     r->ok = k < 2 || (ok && err == VKDS_SUCCESS);
     if (k > 0) r->baseline = "rt_plain", r->ratio = us[0] > 0 ? us[k] / us[0] : 0.0;
     row_done(st, r);
@@ -742,16 +970,19 @@ static uint32_t max_log2_for(const vkds_resource_info *ri, const bench_options *
 }
 
 static void print_table(const row_list *rows) {
-  printf("%-5s %-4s %-8s %-18s %12s %10s  %-11s %7s  %s\n", "n", "type", "resident", "algorithm", "µs ", "GB/s",
-         "baseline", "ratio", "check");
+  /* "µ" is two bytes: its headers are one wider */
+  printf("%-5s %-4s %-8s %-18s %12s %12s %10s  %-11s %7s  %s\n", "n", "type", "resident", "algorithm", "GPU µs",
+         "wall µs", "GB/s", "baseline", "ratio", "check");
   for (size_t i = 0; i < rows->count; ++i) {
     const row *r = &rows->v[i];
-    char n[16], gbps[16], ratio[16];
+    char n[16], gpu[24], wall[24], gbps[16], ratio[16];
     snprintf(n, sizeof n, "2^%u", ilog2(r->n));
+    snprintf(gpu, sizeof gpu, r->gpu_us > 0 ? "%.1f" : "-", r->gpu_us);
+    snprintf(wall, sizeof wall, r->wall_us > 0 ? "%.1f" : "-", r->wall_us);
     snprintf(gbps, sizeof gbps, r->gbps > 0 ? "%.3f" : "-", r->gbps);
     snprintf(ratio, sizeof ratio, r->baseline ? "%.3fx" : "-", r->ratio);
-    printf("%-5s %-4s %-8s %-18s %11.1f %10s  %-11s %7s  %s\n", n, type_name(r->type), residency_names[r->resident],
-           r->algo, r->us, gbps, r->baseline ? r->baseline : "-", ratio, r->ok ? "ok" : "FAIL");
+    printf("%-5s %-4s %-8s %-18s %11s %11s %10s  %-11s %7s  %s\n", n, type_name(r->type), residency_names[r->resident],
+           r->algo, gpu, wall, gbps, r->baseline ? r->baseline : "-", ratio, r->ok ? "ok" : "FAIL");
   }
 }
 
@@ -780,30 +1011,35 @@ static int bench_size(run_state *st, vkds_type type, uint64_t n) {
   for (int where = DEVICE; where <= HOST; ++where)
     for (size_t k = 0; k < ALGO_COUNT; ++k)
       if ((r = row_add(&st->rows, ALGOS[k].name, type, n, (residency)where)))
-        time_algo(&ALGOS[k], st->pol, &d, where, r), row_done(st, r);
+        time_algo(st, &ALGOS[k], &d, where, r), row_done(st, r);
   dataset_destroy(&d);
   return 0;
 }
 
 int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   run_state st = {.res = vkds_context_resource(ctx, 0), .json = opt->json};
+  int status = 0;
   vkds_resource_info ri;
   vkds_resource_get_info(st.res, &ri);
   if (opt->cub_path && cub_load(opt->cub_path, &st.cub)) return 1;
   vkds_policy_info pi = {.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}, .fixed_index = 0};
-  if (vkds_policy_create(&pi, &st.pol) != VKDS_SUCCESS || plain_open(&st.plain, st.res)) {
+  static const uint32_t poison[RESULT_BYTES / 4] = {POISON, POISON, POISON, POISON};
+  if (vkds_policy_create(&pi, &st.pol) != VKDS_SUCCESS || plain_open(&st.plain, st.res) ||
+      vkds_buffer_create(st.res, &(vkds_buffer_info){.size = RESULT_BYTES}, &st.result) != VKDS_SUCCESS ||
+      vkds_buffer_create(st.res, &(vkds_buffer_info){.size = RESULT_BYTES, .memory = VKDS_MEMORY_MAPPED},
+                         &st.readback) != VKDS_SUCCESS ||
+      vkds_upload(st.res, vkds_view_of(st.result), poison, RESULT_BYTES) != VKDS_SUCCESS) {
     fprintf(stderr, "vkds-bench: setup failed: %s\n", vkds_last_error_message());
-    vkds_policy_release(st.pol);
-    plain_close(&st.plain);
-    free(st.cub.v);
-    return 1;
+    status = 1;
+    goto done;
   }
   st.seed = bench_now_ns() ^ ((uint64_t)getpid() << 32);
   printf("--algorithms on %s (resource 0, queue family %u); random seed 0x%016llx\n", ri.device_name,
          ri.queue_family, (unsigned long long)st.seed);
+  bool gpu_timed = st.plain.timer.pool != VK_NULL_HANDLE;
+  if (!gpu_timed) printf("the queue family writes no timestamps: every row is timed by wall clock\n");
   fflush(stdout);
   uint32_t max_log2 = max_log2_for(&ri, opt);
-  int status = 0;
   uint64_t t0 = bench_now_ns();
   dataset d;
   if (dataset_create(&d, st.res, VKDS_U32, 1u << MIN_LOG2, &st.seed) == 0) {
@@ -819,11 +1055,19 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   }
   for (size_t i = 0; i < st.rows.count; ++i) status |= !st.rows.v[i].ok;
   print_table(&st.rows);
-  printf("µs: median wall time of the blocking call (plain_copy: submit + spin on the timeline);\n"
-         "GB/s: bytes the algorithm must move / time; ratio: GB/s over the baseline's (rt_ rows:\n"
-         "time over rt_plain's). Baselines %s.\n",
-         st.cub.count ? "from this run and cub_bench's file" : "from this run (no --cub: reductions against plain_copy)");
+  printf("GPU µs: median time between two GPU timestamps around the work: plain_copy's dispatch; on\n"
+         "device data, the recording form (vkds_cmd_*, recorded anew for each call, results to device\n"
+         "memory)%s. wall µs: median wall time of the blocking call (plain_copy: submit + wait on the\n"
+         "timeline, spinning 50 µs as vkds does, then sleeping); host rows and rt_ rows have wall time\n"
+         "only. GB/s: bytes the algorithm must move / time, the GPU time where the row has one; ratio:\n"
+         "GB/s over the baseline's (rt_ rows: time over rt_plain's). Baselines %s.\n",
+         gpu_timed ? "" : " [none here: no timestamps, wall time instead]",
+         st.cub.count ? "from this run and cub_bench's file (CUDA events)"
+                      : "from this run (no --cub: reductions against plain_copy)");
   print_round_trip(&st.rows);
+done:
+  vkds_buffer_destroy(st.readback);
+  vkds_buffer_destroy(st.result);
   vkds_policy_release(st.pol);
   plain_close(&st.plain);
   free(st.rows.v);

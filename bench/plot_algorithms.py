@@ -4,12 +4,19 @@ against the element count (log2 x axis, log y axis), one panel per element type,
 algorithm beside its baselines (plain_copy, cub_*). Device-resident data is drawn solid,
 host-resident dashed; baselines are black and grey, and thicker.
 
-usage: plot_algorithms.py FILE... [-o OUT.png]
+usage: plot_algorithms.py FILE... [-o OUT.png] [--wall]
 
 Each FILE is the output of either program (lines that are not JSON objects, like the
 table, are skipped). When two files hold the same algorithm (lavapipe and a GPU, say),
 its series are told apart by the file's name. With matplotlib the plot is a PNG; without
 it, an SVG written by hand (OUT with the suffix .svg), so that it works anywhere.
+
+Timing: vkds-bench's rows say how their GB/s were timed ("timing": "gpu" from Vulkan
+timestamps, "wall" from the host's clock) and carry both times ("gpu_us", "wall_us");
+cub_bench's rows are timed by CUDA events (GPU time). Rows of older vkds-bench output,
+without these fields, were all wall-timed. Device-data series timed by wall clock are
+marked [wall] in the legend. --wall plots vkds-bench's rows by the wall time of the
+blocking call instead (cub_bench's stay as they are).
 """
 import argparse
 import json
@@ -24,8 +31,23 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 TYPES = ["u32", "f32"]
 
 
-def read_rows(paths):
-    """Rows with a positive GB/s (the rt_ round trips have none), each tagged with its file."""
+def timing_of(r):
+    """How a row's GB/s were timed: its own word, else CUDA events for cub_bench's rows and
+    the wall clock for older vkds-bench output."""
+    return r.get("timing") or ("gpu" if str(r.get("algo", "")).startswith("cub_") else "wall")
+
+
+def by_wall(r):
+    """The row with its GB/s over its wall time (the blocking call's), where it was GPU-timed
+    and has one."""
+    if timing_of(r) == "gpu" and r.get("wall_us") and r.get("us"):
+        r = dict(r, gbps=r["gbps"] * r["us"] / r["wall_us"], us=r["wall_us"], timing="wall")
+    return r
+
+
+def read_rows(paths, wall=False):
+    """Rows with a positive GB/s (the rt_ round trips have none), each tagged with its file
+    and its timing; with `wall`, vkds-bench's rows by their wall time."""
     rows = []
     for path in paths:
         with open(path, encoding="utf-8") as f:
@@ -38,6 +60,9 @@ def read_rows(paths):
                 except ValueError:
                     continue
                 if r.get("gbps") and r.get("n") and r.get("type") in TYPES:
+                    if wall:
+                        r = by_wall(r)
+                    r["timing"] = timing_of(r)
                     r["source"] = os.path.splitext(os.path.basename(path))[0]
                     rows.append(r)
     return rows
@@ -64,6 +89,20 @@ def round_trip_note(paths):
     return notes
 
 
+def timing_note(rows):
+    """What the GB/s of the plotted rows are over, for the title."""
+    device = {r["timing"] for r in rows if r.get("resident", "device") == "device"}
+    if device == {"gpu"}:
+        how = "device data: GPU time (Vulkan timestamps, CUDA events)"
+    elif device == {"wall"}:
+        how = "device data: wall time"
+    else:
+        how = "device data: GPU time (Vulkan timestamps, CUDA events), [wall]: wall time"
+    if any(r.get("resident") == "host" for r in rows):
+        how += "; host data: wall time"
+    return how
+
+
 def series_of(rows):
     """{type: [(label, style, [(log2 n, gbps)...])]}, baselines first."""
     sources = {}
@@ -71,14 +110,16 @@ def series_of(rows):
         sources.setdefault((r["algo"], r.get("resident", "device")), set()).add(r["source"])
     groups = {}
     for r in rows:
-        key = (r["type"], r["algo"], r.get("resident", "device"), r["source"])
+        key = (r["type"], r["algo"], r.get("resident", "device"), r["source"], r["timing"])
         groups.setdefault(key, []).append((math.log2(r["n"]), r["gbps"]))
     colors = {}
     out = {t: [] for t in TYPES}
-    for (t, algo, resident, source), pts in sorted(groups.items(), key=lambda kv: (
-            kv[0][1] not in BASELINE_COLORS, kv[0][1], kv[0][2], kv[0][3])):
+    for (t, algo, resident, source, timing), pts in sorted(groups.items(), key=lambda kv: (
+            kv[0][1] not in BASELINE_COLORS, kv[0][1], kv[0][2], kv[0][3], kv[0][4])):
         baseline = algo in BASELINE_COLORS
         label = algo + ("" if resident == "device" else " (host data)")
+        if resident == "device" and timing == "wall":
+            label += " [wall]"
         if len(sources[(algo, resident)]) > 1:
             label = "%s: %s" % (source, label)
         if baseline:
@@ -183,12 +224,14 @@ def main():
     ap.add_argument("files", nargs="+", help="vkds-bench --json and cub_bench outputs")
     ap.add_argument("-o", "--out", default="algorithms.png", help="the PNG (an .svg without matplotlib)")
     ap.add_argument("--svg", action="store_true", help="write the hand-made SVG even with matplotlib")
+    ap.add_argument("--wall", action="store_true",
+                    help="vkds-bench's rows by the wall time of the blocking call, not GPU time")
     args = ap.parse_args()
-    rows = read_rows(args.files)
+    rows = read_rows(args.files, args.wall)
     if not rows:
         sys.exit("plot_algorithms.py: no JSON rows with GB/s in %s" % " ".join(args.files))
     series = series_of(rows)
-    notes = round_trip_note(args.files)
+    notes = [timing_note(rows)] + round_trip_note(args.files)
     try:
         if args.svg:
             raise ImportError

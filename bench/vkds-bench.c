@@ -140,8 +140,8 @@ static const bench_mode modes[] = {
      bench_balance_devices},
     {"balance-cpu", "the same over independent one-thread CPU pools (examples/cpu_pool)", bench_balance_cpu},
     {"bandwidth", "host<->device bandwidth: plain staging, vkds pipelined, imported, mapped; 1 MiB to 1 GiB", bench_bandwidth},
-    {"algorithms", "vkds/algorithm.h over 2^10..2^28 u32 and f32, device and host data, against a plain copy shader"
-                   " (and CUB)", bench_algorithms},
+    {"algorithms", "vkds/algorithm.h over 2^10..2^28 u32 and f32, device data (GPU timestamps) and host data"
+                   " (wall time), against a plain copy shader (and CUB)", bench_algorithms},
 };
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
