@@ -96,6 +96,11 @@ typedef struct vkds__device_facts {
   bool has_external_memory_host;
   VkDeviceSize import_alignment; /* minImportedHostPointerAlignment, with the extension */
   bool has_push_descriptor;
+  /* The device's parallel units, where its driver says (VK_NV_shader_sm_builtins,
+   * VK_AMD_shader_core_properties), else 0: compute units (SMs, CUs) and the threads one
+   * unit keeps resident at most. Grids that should fill the device once (a reduction's
+   * first pass) are sized from them. */
+  uint32_t compute_units, threads_per_unit;
 } vkds__device_facts;
 
 /* What is enabled on a VkDevice vkds uses (queried facts ∩ what was turned on). */

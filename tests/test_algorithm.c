@@ -608,8 +608,13 @@ START_TEST(earliest_finish_prefers_resident_data) {
 }
 END_TEST
 
-/* Host data larger than the staging ring (2 x 256 KiB here). */
+/* Host data larger than the staging ring (2 x 256 KiB here), streamed each way
+ * (lib/algorithm/stream.c): in place from host-cached or mapped memory, and copied to
+ * device memory (a discrete GPU's default, forced here). */
+static const char *const stream_modes[] = {"readback", "mapped", "copy"};
 START_TEST(host_larger_than_staging_ring) {
+  /* set before the context exists: no vkds thread reads the environment meanwhile */
+  setenv("VKDS_STREAM_MEMORY", stream_modes[_i], 1);
   vkds_context_info info = harness_info();
   info.staging_chunks = 2;
   info.staging_chunk_bytes = 256 << 10;
@@ -638,6 +643,7 @@ START_TEST(host_larger_than_staging_ring) {
   for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(a[i], b[i] ^ 0x5555u);
   free(a), free(b);
   close_ctx();
+  unsetenv("VKDS_STREAM_MEMORY");
 }
 END_TEST
 
@@ -929,7 +935,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("sequences");
   tcase_add_test(t, every_sequence_kind);
-  tcase_add_test(t, host_larger_than_staging_ring);
+  tcase_add_loop_test(t, host_larger_than_staging_ring, 0, 3);
   tcase_add_test(t, earliest_finish_prefers_resident_data);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");

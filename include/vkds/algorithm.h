@@ -63,9 +63,12 @@
  *   3. when G > 1, one group combines the G group results the same way (thread t takes
  *      the results t, t + 256, ... in order, then step 2);
  *   4. init, when given, is combined last, on the left: op(init, total).
- * G = 1 up to 8192 elements; above, min(ceil(count / 4096), 1024), raised so that no
- * thread runs more than 32768 steps (lavapipe cuts longer loops short). A non-associative
- * user operator therefore gives a result that depends on that order.
+ * G = 1 up to 8192 elements; above, min(ceil(count / 4096), cap), raised so that no
+ * thread runs more than 32768 steps (lavapipe cuts longer loops short). The cap is the
+ * device's: half the threads its compute units keep resident, divided by 256, where the
+ * driver reports its units (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties; 528
+ * on an H100); 16 on a CPU device (lavapipe); 1024 otherwise; at most 1024.
+ * A non-associative user operator therefore gives a result that depends on that order.
  *
  * Sequence counts must match exactly where an algorithm has several (or the call is
  * VKDS_ERROR_INVALID_ARGUMENT); equal() is the exception: different counts are simply

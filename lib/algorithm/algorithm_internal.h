@@ -172,6 +172,10 @@ typedef struct vkds__call {
   bool streaming;
   uint64_t stream_bytes, chunk_elems, chunks;
   vkds_buffer *stage[VKDS__GEN_MAX_LEAVES][VKDS__STREAM_SLOTS];
+  /* copied streaming (discrete GPUs): device buffers the chunks are copied to and from,
+   * so that the kernel reads device memory and the copy engine moves the bytes */
+  bool stream_copy;
+  vkds_buffer *device_stage[VKDS__GEN_MAX_LEAVES][VKDS__STREAM_SLOTS];
   /* chunks whose outputs still wait in stage buffers: [first, first + pending) */
   uint64_t pending_first, pending;
 } vkds__call;
@@ -211,7 +215,9 @@ void vkds__alg_buffer_put(vkds_buffer *buf);
 #define VKDS__ALG_SCRATCH_BYTES 32768u /* 256 bytes of result, then the partials */
 #define VKDS__ALG_RESULT_BYTES 256u
 
-/* The reduction's grid: work groups of the first pass for `count` elements. */
-uint32_t vkds__reduce_groups(uint64_t count);
+/* The reduction's grid: work groups of the first pass for `count` elements on `dev`
+ * (kernels.c says how it is chosen). */
+uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count);
+#define VKDS__REDUCE_MAX_GROUPS 1024u /* partials that fit in the scratch beside a stream's chunk totals */
 
 #endif

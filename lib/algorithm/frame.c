@@ -196,7 +196,7 @@ static vkds_result prepare(call *c) {
   uint64_t *p = c->gen.params;
   p[VKDS__P_COUNT] = c->a.count;
   memcpy(&p[VKDS__P_VALUE], c->a.value, 8);
-  c->groups = vkds__reduce_groups(c->a.count);
+  c->groups = vkds__reduce_groups(c->res->dev, c->a.count);
   return VKDS_SUCCESS;
 }
 
@@ -245,7 +245,7 @@ static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStag
  * partials), and the second when G > 1. */
 static vkds_result record_reduction(call *c, VkCommandBuffer cmd, uint64_t flags) {
   uint64_t *p = c->gen.params;
-  uint32_t groups = vkds__reduce_groups(p[VKDS__P_COUNT]);
+  uint32_t groups = vkds__reduce_groups(c->res->dev, p[VKDS__P_COUNT]);
   p[VKDS__P_GROUPS] = groups;
   p[VKDS__P_FLAGS] = flags;
   VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256ull * groups}, .args = p}));
@@ -277,7 +277,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   } else {
     /* a chunk: its total goes to slot `chunk` of the totals (after the partials); the
      * last chunk then combines the totals, in chunk order, into the result */
-    VkDeviceAddress totals = partials + 16ull * vkds__reduce_groups(c->chunk_elems);
+    VkDeviceAddress totals = partials + 16ull * vkds__reduce_groups(c->res->dev, c->chunk_elems);
     p[VKDS__P_RESULT] = totals + 16 * chunk;
     p[VKDS__P_PARTIALS] = partials;
     VKDS_CHECK(record_reduction(c, cmd, VKDS__FLAG_TO_ACCUMULATOR));

@@ -171,10 +171,30 @@ void vkds__algorithm_state_free(vkds_context *ctx) {
   ctx->alg_spares = NULL;
 }
 
-uint32_t vkds__reduce_groups(uint64_t count) {
+/* The most first-pass groups for a device: enough resident threads to keep its memory
+ * busy, and no more, so that the whole grid runs in one wave (a second, partial wave
+ * would leave most of the device idle at the end) and the second pass has few partials.
+ * - units known (NVIDIA, AMD): half of what the units can keep resident, so the grid fits
+ *   one wave even when the kernel's registers halve the occupancy; each thread has 4
+ *   loads of 16 bytes in flight, which covers the memory latency at that occupancy;
+ * - a CPU device (lavapipe): each group runs on one host thread, and per-group costs
+ *   (its barriers and its shared-memory tree) dominate: a few groups per core;
+ * - otherwise 1024.
+ * VKDS_REDUCE_GROUPS overrides the cap (benchmarking the rule). */
+static uint32_t reduce_group_cap(const vkds__device *dev) {
+  const char *env = vkds__getenv("VKDS_REDUCE_GROUPS");
+  if (env && atoi(env) > 0) return (uint32_t)atoi(env);
+  const vkds__device_facts *f = &dev->facts;
+  if (f->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 16;
+  if (f->compute_units && f->threads_per_unit >= 512) return f->compute_units * (f->threads_per_unit / 512);
+  return 1024;
+}
+
+uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count) {
   if (count <= 8192) return 1;
-  uint64_t g = (count + 4095) / 4096;
-  if (g > 1024) g = 1024;
+  uint64_t g = (count + 4095) / 4096, cap = reduce_group_cap(dev);
+  if (g > cap) g = cap;
+  if (g > VKDS__REDUCE_MAX_GROUPS) g = VKDS__REDUCE_MAX_GROUPS;
   /* lavapipe cuts a loop after 65,535 iterations: keep each thread under 32,768 steps */
   uint64_t per_step = g * 1024;
   if ((count + per_step - 1) / per_step > 32768) g = (count + 1024ull * 32768 - 1) / (1024ull * 32768);
@@ -183,5 +203,5 @@ uint32_t vkds__reduce_groups(uint64_t count) {
 
 uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count) {
   if (!res) return 0;
-  return (uint64_t)VKDS__ALG_RESULT_BYTES + (uint64_t)vkds__reduce_groups(count) * 16;
+  return (uint64_t)VKDS__ALG_RESULT_BYTES + (uint64_t)vkds__reduce_groups(res->dev, count) * 16;
 }

@@ -3,14 +3,24 @@
  * A call whose sequences map element i to element i of their leaves (plain sequences,
  * counting, discard, transform and zip views) and that has host memory among its leaves
  * runs in chunks instead of staging that memory whole: the host threads copy chunk i+1
- * into one of two host-visible stream buffers while the kernel on chunk i reads the
- * other, straight from host memory over the bus (no device copy of the data, no device
- * buffer of its size). Outputs go the other way: the kernel writes a stream buffer, the
- * host copies it out once the chunk is done.
+ * into one of two host-visible stream buffers while the device works on chunk i from
+ * the other. Outputs go the other way: the host copies a chunk out once it is done.
+ *
+ * How the device reaches a stream buffer depends on the device:
+ * - a discrete GPU (copied streaming): the chunk's command buffer copies the stream
+ *   buffer into a device buffer (vkCmdCopyBuffer: the copy engine, at the bus's full
+ *   rate), the kernel runs on device memory, outputs are copied back the same way. The
+ *   kernel reading host memory itself over the bus reached only 28-42 GB/s on the H100
+ *   against 44-46 GB/s for vkds_upload (bench/RESULTS.md, "Algorithms");
+ * - any other device (integrated, CPU: lavapipe) shares the memory: the kernel reads and
+ *   writes the stream buffers in place (direct streaming), no copy.
+ * VKDS_STREAM_MEMORY overrides it, to compare them: "copy", "readback" (direct, in
+ * host-cached memory) or "mapped" (direct, in mapped memory: device-local with ReBAR).
  *
  * Memory: per host sequence two stream buffers of half the staging ring
- * (staging_chunks * staging_chunk_bytes / 2, 16 MiB by default), host-visible and
- * kept for reuse; no device memory beyond a reduction's 32 KiB of results.
+ * (staging_chunks * staging_chunk_bytes / 2, 16 MiB by default), host-visible and kept
+ * for reuse; copied streaming adds two device buffers of that size per host sequence;
+ * beyond that, nothing of the data's size, and a reduction's 32 KiB of results.
  *
  * A reduction folds each chunk as a whole call would (vkds/algorithm.h gives the order)
  * into a chunk total; the last chunk's command buffer then folds the totals, in chunk
@@ -23,11 +33,11 @@
 
 enum { MAX_CHUNKS = 1000 }; /* chunk totals that fit beside the partials in the scratch */
 
-/* Where streamed leaves live: READBACK (host memory, cached) by default; VKDS_STREAM_
- * MEMORY=mapped puts them in mapped memory (device-local where the device has ReBAR),
- * to compare the two on a GPU. */
-static vkds_memory_kind stream_memory(void) {
+/* Where streamed leaves live, and whether chunks are copied to device memory (see the
+ * top of this file). */
+static vkds_memory_kind stream_memory(const vkds__device *dev, bool *copy) {
   const char *v = vkds__getenv("VKDS_STREAM_MEMORY");
+  *copy = v ? strcmp(v, "copy") == 0 : dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
   return v && strcmp(v, "mapped") == 0 ? VKDS_MEMORY_MAPPED : VKDS_MEMORY_READBACK;
 }
 
@@ -105,8 +115,9 @@ static void chunk_params(vkds__call *c, const uint64_t *base, uint64_t chunk) {
     if (c->gen.param_role[i] == VKDS__ROLE_COUNTING) p[i] = base[i] + first;
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
     const vkds__leaf *l = &c->gen.leaves[k];
-    p[l->param] = l->streamed ? vkds_buffer_address(c->stage[k][chunk % VKDS__STREAM_SLOTS])
-                              : base[l->param] + first * l->seq->elem_size;
+    uint32_t slot = chunk % VKDS__STREAM_SLOTS;
+    vkds_buffer *at = c->stream_copy ? c->device_stage[k][slot] : c->stage[k][slot];
+    p[l->param] = l->streamed ? vkds_buffer_address(at) : base[l->param] + first * l->seq->elem_size;
   }
 }
 
@@ -116,19 +127,52 @@ typedef struct chunk_task {
   vkds__part part;
 } chunk_task;
 
+/* Copied streaming: records the copies of a chunk's streamed leaves between the stream
+ * buffers and the device buffers, those the kernel reads (`in`) or writes. */
+static void record_copies(const vkds__call *c, VkCommandBuffer cmd, uint64_t chunk, bool in) {
+  const vkds__device *dev = c->res->dev;
+  uint32_t slot = chunk % VKDS__STREAM_SLOTS;
+  uint64_t n = chunk_count(c, chunk);
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
+    const vkds__leaf *l = &c->gen.leaves[k];
+    if (!l->streamed || l->access == (in ? VKDS_ACCESS_WRITE : VKDS_ACCESS_READ)) continue;
+    const vkds_buffer *host = c->stage[k][slot], *device = c->device_stage[k][slot];
+    const vkds_buffer *from = in ? host : device, *to = in ? device : host;
+    VkBufferCopy region = {.srcOffset = vkds_buffer_offset(from), .dstOffset = vkds_buffer_offset(to),
+                           .size = n * l->seq->elem_size};
+    dev->vk.vkCmdCopyBuffer(cmd, vkds_buffer_vk(from), vkds_buffer_vk(to), 1, &region);
+  }
+}
+
 static vkds_result record_chunk(void *user, const vkds_task *task, void **wait_object) {
   (void)wait_object;
   chunk_task *t = user;
-  VkDeviceAddress base = t->c->scratch ? vkds_buffer_address(t->c->scratch) : 0;
-  return vkds__call_record(t->c, task->cmd, base, base + VKDS__ALG_RESULT_BYTES, t->part, t->chunk);
+  vkds__call *c = t->c;
+  VkDeviceAddress base = c->scratch ? vkds_buffer_address(c->scratch) : 0;
+  /* the copies in are ordered before the kernel by vkds__call_record's first barrier
+   * (transfer writes -> shader reads), the copies out after it by its last one (shader
+   * writes -> transfer reads) */
+  if (c->stream_copy) record_copies(c, task->cmd, t->chunk, true);
+  VKDS_CHECK(vkds__call_record(c, task->cmd, base, base + VKDS__ALG_RESULT_BYTES, t->part, t->chunk));
+  if (c->stream_copy) {
+    record_copies(c, task->cmd, t->chunk, false);
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    c->res->dev->vk.vkCmdPipelineBarrier(task->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                                         &mb, 0, NULL, 0, NULL);
+  }
+  return VKDS_SUCCESS;
 }
 
 vkds_result vkds__stream_run(vkds__call *c, vkds_selection *sel, const vkds_task_info *task, vkds_submission **last) {
   *last = NULL;
-  vkds_memory_kind kind = stream_memory();
+  vkds_memory_kind kind = stream_memory(c->res->dev, &c->stream_copy);
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k)
-    for (uint32_t s = 0; s < VKDS__STREAM_SLOTS && c->gen.leaves[k].streamed; ++s)
+    for (uint32_t s = 0; s < VKDS__STREAM_SLOTS && c->gen.leaves[k].streamed; ++s) {
       VKDS_CHECK(vkds__alg_buffer_get(c->res, kind, c->stream_bytes, &c->stage[k][s]));
+      if (c->stream_copy)
+        VKDS_CHECK(vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, c->stream_bytes, &c->device_stage[k][s]));
+    }
   uint64_t base[VKDS__GEN_MAX_PARAMS];
   memcpy(base, c->gen.params, sizeof base);
   /* the chunks before the last run on a selection of the same resource; the policy's
@@ -181,6 +225,7 @@ void vkds__stream_free(vkds__call *c) {
   for (uint32_t k = 0; k < VKDS__GEN_MAX_LEAVES; ++k)
     for (uint32_t s = 0; s < VKDS__STREAM_SLOTS; ++s) {
       vkds__alg_buffer_put(c->stage[k][s]);
-      c->stage[k][s] = NULL;
+      vkds__alg_buffer_put(c->device_stage[k][s]);
+      c->stage[k][s] = c->device_stage[k][s] = NULL;
     }
 }

@@ -10,6 +10,26 @@ static bool has_device_extension(const VkExtensionProperties *exts, uint32_t n, 
   return false;
 }
 
+/* The compute-unit facts (vkds__device_facts): read through the vendors' property
+ * extensions, which need only be supported, not enabled. */
+static void query_compute_units(const vkds__instance_fns *fn, VkPhysicalDevice phys, vkds__device_facts *f, bool nv,
+                                bool amd) {
+  if (nv) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
+    fn->GetPhysicalDeviceProperties2(phys, &p2);
+    f->compute_units = sm.shaderSMCount;
+    f->threads_per_unit = sm.shaderWarpsPerSM * 32u; /* NVIDIA's warps are 32 threads */
+  } else if (amd) {
+    VkPhysicalDeviceShaderCorePropertiesAMD core = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &core};
+    fn->GetPhysicalDeviceProperties2(phys, &p2);
+    f->compute_units = core.shaderEngineCount * core.shaderArraysPerEngineCount * core.computeUnitsPerShaderArray;
+    f->threads_per_unit = core.simdPerComputeUnit * core.wavefrontsPerSimd * core.wavefrontSize;
+  }
+}
+
 vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
                                vkds__device_facts *f) {
   const vkds__instance_fns *fn = &ctx->fn;
@@ -54,6 +74,8 @@ vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
   if (vr == VK_SUCCESS || vr == VK_INCOMPLETE) {
     f->has_external_memory_host = has_device_extension(exts, n, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
     f->has_push_descriptor = has_device_extension(exts, n, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    query_compute_units(fn, phys, f, has_device_extension(exts, n, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME),
+                        has_device_extension(exts, n, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME));
   }
   free(exts);
   if (f->has_external_memory_host) {

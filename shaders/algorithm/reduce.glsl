@@ -22,25 +22,32 @@ layout(local_size_x = 256) in;
 shared ACC_T vkds_sh[256];
 
 #if VKDS_INPUTS == 1
-#define VKDS_MAP4(j, k) vkds_map(j, a[k])
-#define VKDS_MAP4B(j, k) vkds_map(j, c[k])
 #define VKDS_MAP1(j) vkds_map(j, in0(j))
 #else
-#define VKDS_MAP4(j, k) vkds_map(j, a[k], b[k])
-#define VKDS_MAP4B(j, k) vkds_map(j, c[k], d[k])
 #define VKDS_MAP1(j) vkds_map(j, in0(j), in1(j))
+#endif
+
+// Loads run r (4 elements at i + r * stride) of the step into a[r] (and b[r]).
+#if VKDS_INPUTS == 1
+#define VKDS_LOAD(r) in0_v(i + uint64_t(r) * stride, a[r])
+#define VKDS_FOLD(r, k) vkds_map(i + uint64_t(r) * stride + uint64_t(k), a[r][k])
+#else
+#define VKDS_LOAD(r) in0_v(i + uint64_t(r) * stride, a[r]); in1_v(i + uint64_t(r) * stride, b[r])
+#define VKDS_FOLD(r, k) vkds_map(i + uint64_t(r) * stride + uint64_t(k), a[r][k], b[r][k])
 #endif
 
 // Folds the run of 4 elements at i (fewer at the end) into acc, in index order.
 void vkds_fold_run(inout ACC_T acc, uint64_t i, uint64_t n) {
   if (i + 4ul <= n) {
-    IN0_T a[4];
-    in0_v(i, a);
+    IN0_T x[4];
+    in0_v(i, x);
 #if VKDS_INPUTS >= 2
-    IN1_T b[4];
-    in1_v(i, b);
+    IN1_T y[4];
+    in1_v(i, y);
+    for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, vkds_map(i + uint64_t(k), x[k], y[k]));
+#else
+    for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, vkds_map(i + uint64_t(k), x[k]));
 #endif
-    for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_MAP4(i + uint64_t(k), k));
   } else {
     for (uint64_t j = i; j < n; ++j) acc = vkds_combine(acc, VKDS_MAP1(j));
   }
@@ -56,19 +63,16 @@ void main() {
     uint64_t n = P(0);
     uint64_t stride = uint64_t(groups) * 1024ul;
     uint64_t i = (uint64_t(g) * 256ul + uint64_t(t)) * 4ul;
-    // two runs per step, both loaded before either is folded (more loads in flight);
-    // the folding order stays run k, then run k + 1
-    for (; i + stride + 4ul <= n; i += 2ul * stride) {
-      IN0_T a[4], c[4];
-      in0_v(i, a);
-      in0_v(i + stride, c);
+    // four runs per step, all loaded before any is folded (64 bytes of loads in flight
+    // per thread for 4-byte types); the folding order stays run r, then run r + 1
+    for (; i + 3ul * stride + 4ul <= n; i += 4ul * stride) {
+      IN0_T a[4][4];
 #if VKDS_INPUTS >= 2
-      IN1_T b[4], d[4];
-      in1_v(i, b);
-      in1_v(i + stride, d);
+      IN1_T b[4][4];
 #endif
-      for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_MAP4(i + uint64_t(k), k));
-      for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_MAP4B(i + stride + uint64_t(k), k));
+      VKDS_LOAD(0); VKDS_LOAD(1); VKDS_LOAD(2); VKDS_LOAD(3);
+      for (int r = 0; r < 4; ++r)
+        for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_FOLD(r, k));
     }
     for (; i < n; i += stride) vkds_fold_run(acc, i, n);
   } else {
