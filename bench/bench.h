@@ -13,6 +13,7 @@ typedef struct bench_options {
   uint32_t devices_per_physical; /* vkds_context_info.devices_per_physical */
   /* --algorithms */
   uint32_t max_log2;    /* the largest size, 2^max_log2 elements; 0: the mode's default */
+  uint32_t min_log2;    /* the smallest size measured (the round trips stay at 2^10); 0: 10 */
   bool json;            /* also print one JSON object per row */
   const char *cub_path; /* cub_bench's JSON lines, the reduce baseline; NULL: none */
 } bench_options;

@@ -105,6 +105,7 @@ typedef struct row {
   residency resident;
   double us, gbps;       /* the row's time (gpu_us where it has one, else wall_us) and its GB/s */
   double gpu_us, wall_us; /* 0: not measured (see the header) */
+  double roof_gbps;       /* recorded device rows: plain_copy's GB/s in calls interleaved with the row's; 0: none */
   const char *baseline;  /* NULL: none */
   double ratio;
   bool ok;
@@ -792,15 +793,22 @@ static vkds_result run_form(run_state *st, const algo *a, call *c, bool recorded
  * call, written outputs once more afterwards, into poisoned memory. Returns whether every
  * call succeeded and was right. */
 static bool time_form(run_state *st, const algo *a, dataset *d, residency where, bool recorded, double *gpu_ns,
-                      double *wall_ns) {
+                      double *wall_ns, double *roof_ns) {
   const char *form = recorded ? "device (recorded)" : residency_names[where];
-  timer t = timer_start(WARMUP, d->warm_ns);
+  timer t = timer_start(WARMUP, d->warm_ns), roof = t;
+  bool paired = recorded && roof_ns && st->plain.timer.pool != VK_NULL_HANDLE && d->bytes <= st->plain.max_range;
   bool ok = true;
   vkds_result err = VKDS_SUCCESS;
   for (uint32_t i = 0; timer_more(&t) && err == VKDS_SUCCESS; ++i) {
     uint32_t set = i % d->sets;
     call c = call_of(st->pol, d, where, set);
     double gpu;
+    if (paired) { /* the plain copy of the same set just before: a drift of the machine's
+                   * speed (clocks, other tenants) hits both alike */
+      uint64_t t0 = bench_now_ns();
+      if (plain_run(&st->plain, st->plain.cmds[set], WAIT_SPIN_NS) != VK_SUCCESS) paired = false;
+      timer_add(&roof, gpu_timer_read(&st->plain.timer), bench_now_ns() - t0);
+    }
     uint64_t t0 = bench_now_ns();
     err = run_form(st, a, &c, recorded, &gpu);
     uint64_t wall = bench_now_ns() - t0;
@@ -827,6 +835,7 @@ static bool time_form(run_state *st, const algo *a, dataset *d, residency where,
     ok = false;
   }
   *gpu_ns = timer_gpu(&t), *wall_ns = timer_wall(&t);
+  if (roof_ns) *roof_ns = paired && roof.timed ? timer_gpu(&roof) : 0.0;
   return ok && t.timed > 0;
 }
 
@@ -834,10 +843,11 @@ static bool time_form(run_state *st, const algo *a, dataset *d, residency where,
  * recording form between timestamps too (the row's time when the queue has them; without
  * timestamps it still runs, so that it is still checked). */
 static void time_algo(run_state *st, const algo *a, dataset *d, residency where, row *r) {
-  double gpu = 0.0, wall = 0.0, unused;
-  bool ok = time_form(st, a, d, where, false, &unused, &wall);
-  if (where == DEVICE) ok = time_form(st, a, d, where, true, &gpu, &unused) && ok;
+  double gpu = 0.0, wall = 0.0, roof = 0.0, unused;
+  bool ok = time_form(st, a, d, where, false, &unused, &wall, NULL);
+  if (where == DEVICE) ok = time_form(st, a, d, where, true, &gpu, &unused, &roof) && ok;
   row_times(r, (double)a->words * (double)d->bytes, gpu, wall);
+  r->roof_gbps = roof > 0 ? 2.0 * (double)d->bytes / roof : 0.0;
   r->ok = ok;
 }
 
@@ -865,6 +875,26 @@ static void plain_copy_row(plain *p, dataset *d, row *r) {
   r->ok = out && check_output(&copy, d, out, "device");
 }
 
+/* vkds_upload of the input (host -> a device buffer), the baseline of the host rows: a
+ * streamed algorithm moves host data through the same bus, and its target is a fraction
+ * of what vkds's own upload reaches in the same run. Wall time, as the host rows. */
+static void upload_row(dataset *d, row *r) {
+  timer t = timer_start(WARMUP, d->warm_ns);
+  vkds_result err = VKDS_SUCCESS;
+  for (uint32_t i = 0; timer_more(&t) && err == VKDS_SUCCESS; ++i) {
+    uint32_t set = i % d->sets;
+    uint64_t t0 = bench_now_ns();
+    err = vkds_upload(d->res, vkds_view_of(d->dev[set][OUT]), d->host[set][IN], d->bytes);
+    timer_add(&t, 0.0, bench_now_ns() - t0);
+  }
+  const uint32_t *out = err == VKDS_SUCCESS ? fetch_output(d, DEVICE, &err) : NULL;
+  if (err != VKDS_SUCCESS)
+    fprintf(stderr, "vkds-bench: vkds_upload: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
+  row_times(r, (double)d->bytes, 0.0, timer_wall(&t));
+  /* set 0's output was written by the set-0 call, last or not: it holds set 0's input */
+  r->ok = out && memcmp(out, d->host[0][IN], d->bytes) == 0;
+}
+
 /* ---- the run: rows as they are measured ------------------------------------------------- */
 
 /* A vkds row's baseline and ratio (GB/s over the baseline's): the baselines of its type and
@@ -874,8 +904,15 @@ static void set_baseline(const run_state *st, row *r) {
   for (size_t k = 0; k < ALGO_COUNT; ++k)
     if (strcmp(ALGOS[k].name, r->algo) == 0) a = &ALGOS[k];
   if (!a) return;
-  const row *base = a->reduction ? row_find(&st->cub, "cub_reduce", r->type, r->n) : NULL;
-  r->baseline = "cub_reduce";
+  const row *base = NULL;
+  if (r->resident == HOST) /* host rows: against vkds's own upload of the same bytes */
+    base = row_find(&st->rows, "vkds_upload", r->type, r->n), r->baseline = "vkds_upload";
+  else if (a->reduction)
+    base = row_find(&st->cub, "cub_reduce", r->type, r->n), r->baseline = "cub_reduce";
+  if (!base && r->roof_gbps > 0) { /* the plain copy interleaved with this row's calls */
+    r->baseline = "plain_copy", r->ratio = r->gbps / r->roof_gbps;
+    return;
+  }
   if (!base) base = row_find(&st->rows, "plain_copy", r->type, r->n), r->baseline = "plain_copy";
   if (!base || base->gbps <= 0)
     r->baseline = NULL;
@@ -899,6 +936,7 @@ static void print_json(const row *r) {
   printf("\"timing\":\"%s\",", r->gpu_us > 0 ? "gpu" : "wall");
   print_json_us("gpu_us", r->gpu_us);
   print_json_us("wall_us", r->wall_us);
+  if (r->roof_gbps > 0) printf("\"roof_gbps\":%.4f,", r->roof_gbps);
   if (r->baseline)
     printf("\"baseline\":\"%s\",\"ratio\":%.4f,", r->baseline, r->ratio);
   else
@@ -971,18 +1009,20 @@ static uint32_t max_log2_for(const vkds_resource_info *ri, const bench_options *
 
 static void print_table(const row_list *rows) {
   /* "µ" is two bytes: its headers are one wider */
-  printf("%-5s %-4s %-8s %-18s %12s %12s %10s  %-11s %7s  %s\n", "n", "type", "resident", "algorithm", "GPU µs",
-         "wall µs", "GB/s", "baseline", "ratio", "check");
+  printf("%-5s %-4s %-8s %-18s %12s %12s %10s %10s  %-11s %7s  %s\n", "n", "type", "resident", "algorithm", "GPU µs",
+         "wall µs", "GB/s", "copy GB/s", "baseline", "ratio", "check");
   for (size_t i = 0; i < rows->count; ++i) {
     const row *r = &rows->v[i];
-    char n[16], gpu[24], wall[24], gbps[16], ratio[16];
+    char n[16], gpu[24], wall[24], gbps[16], roof[16], ratio[16];
     snprintf(n, sizeof n, "2^%u", ilog2(r->n));
     snprintf(gpu, sizeof gpu, r->gpu_us > 0 ? "%.1f" : "-", r->gpu_us);
     snprintf(wall, sizeof wall, r->wall_us > 0 ? "%.1f" : "-", r->wall_us);
     snprintf(gbps, sizeof gbps, r->gbps > 0 ? "%.3f" : "-", r->gbps);
+    snprintf(roof, sizeof roof, r->roof_gbps > 0 ? "%.3f" : "-", r->roof_gbps);
     snprintf(ratio, sizeof ratio, r->baseline ? "%.3fx" : "-", r->ratio);
-    printf("%-5s %-4s %-8s %-18s %11s %11s %10s  %-11s %7s  %s\n", n, type_name(r->type), residency_names[r->resident],
-           r->algo, gpu, wall, gbps, r->baseline ? r->baseline : "-", ratio, r->ok ? "ok" : "FAIL");
+    printf("%-5s %-4s %-8s %-18s %11s %11s %10s %10s  %-11s %7s  %s\n", n, type_name(r->type),
+           residency_names[r->resident], r->algo, gpu, wall, gbps, roof, r->baseline ? r->baseline : "-", ratio,
+           r->ok ? "ok" : "FAIL");
   }
 }
 
@@ -1008,6 +1048,7 @@ static int bench_size(run_state *st, vkds_type type, uint64_t n) {
     fprintf(stderr, "vkds-bench: plain_copy 2^%u: over maxStorageBufferRange, skipped\n", ilog2(n));
   else if ((r = row_add(&st->rows, "plain_copy", type, n, DEVICE)))
     plain_copy_row(&st->plain, &d, r), row_done(st, r);
+  if ((r = row_add(&st->rows, "vkds_upload", type, n, HOST))) upload_row(&d, r), row_done(st, r);
   for (int where = DEVICE; where <= HOST; ++where)
     for (size_t k = 0; k < ALGO_COUNT; ++k)
       if ((r = row_add(&st->rows, ALGOS[k].name, type, n, (residency)where)))
@@ -1048,7 +1089,8 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   } else {
     status = 1;
   }
-  for (uint32_t log2n = MIN_LOG2; log2n <= max_log2; ++log2n) {
+  uint32_t min_log2 = opt->min_log2 > MIN_LOG2 ? opt->min_log2 : MIN_LOG2;
+  for (uint32_t log2n = min_log2; log2n <= max_log2; ++log2n) {
     status |= bench_size(&st, VKDS_U32, 1ull << log2n);
     status |= bench_size(&st, VKDS_F32, 1ull << log2n);
     fprintf(stderr, "vkds-bench: --algorithms 2^%u done, %.1f s\n", log2n, (double)(bench_now_ns() - t0) / 1e9);
@@ -1059,8 +1101,11 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
          "device data, the recording form (vkds_cmd_*, recorded anew for each call, results to device\n"
          "memory)%s. wall µs: median wall time of the blocking call (plain_copy: submit + wait on the\n"
          "timeline, spinning 50 µs as vkds does, then sleeping); host rows and rt_ rows have wall time\n"
-         "only. GB/s: bytes the algorithm must move / time, the GPU time where the row has one; ratio:\n"
-         "GB/s over the baseline's (rt_ rows: time over rt_plain's). Baselines %s.\n",
+         "only. GB/s: bytes the algorithm must move / time, the GPU time where the row has one. copy GB/s:\n"
+         "plain_copy's, its calls interleaved with the row's recorded calls (so a drift of the machine's\n"
+         "speed hits both). ratio: GB/s over the baseline's: plain_copy (the interleaved one where the\n"
+         "row has it), CUB's reduce for reductions given --cub, vkds_upload for host rows (rt_ rows:\n"
+         "time over rt_plain's). Baselines %s.\n",
          gpu_timed ? "" : " [none here: no timestamps, wall time instead]",
          st.cub.count ? "from this run and cub_bench's file (CUDA events)"
                       : "from this run (no --cub: reductions against plain_copy)");

@@ -146,8 +146,8 @@ static const bench_mode modes[] = {
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static void usage(FILE *f) {
-  fprintf(f, "Usage: " PROG " [MODE] [--count N] [--devices-per-physical N] [--max-log2 N] [--json]\n"
-             "                  [--cub FILE]\n"
+  fprintf(f, "Usage: " PROG " [MODE] [--count N] [--devices-per-physical N] [--min-log2 N] [--max-log2 N]\n"
+             "                  [--json] [--cub FILE]\n"
              "Benchmarks every vkds resource (compute queue) on this machine.\n\nModes:\n");
   for (size_t i = 0; i < MODE_COUNT; i++)
     fprintf(f, "  --%-12s %s%s\n", modes[i].name, modes[i].help, i == 0 ? " (default)" : "");
@@ -159,6 +159,8 @@ static void usage(FILE *f) {
              "                 resources where there is one queue, as on lavapipe)\n"
              "  --max-log2 N   --algorithms: the largest size, 2^N elements (10..30; default\n"
              "                 28, 24 on CPU devices; smaller where memory is short)\n"
+             "  --min-log2 N   --algorithms: the smallest size (default 10; the round trips\n"
+             "                 are always measured at 2^10)\n"
              "  --json         --algorithms: also one JSON object per row (before the table)\n"
              "  --cub FILE     --algorithms: cub_bench's JSON lines (bench/cub), the baseline\n"
              "                 of the reductions\n"
@@ -214,6 +216,10 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
       if (++i == argc) return usage_error("missing value after", a);
       if (!parse_count(argv[i], &opt->max_log2) || opt->max_log2 < 10 || opt->max_log2 > 30)
         return usage_error("--max-log2 wants an integer from 10 to 30, not", argv[i]);
+    } else if (strcmp(a, "--min-log2") == 0) {
+      if (++i == argc) return usage_error("missing value after", a);
+      if (!parse_count(argv[i], &opt->min_log2) || opt->min_log2 < 10 || opt->min_log2 > 30)
+        return usage_error("--min-log2 wants an integer from 10 to 30, not", argv[i]);
     } else if (strcmp(a, "--json") == 0) {
       opt->json = true;
     } else if (strcmp(a, "--cub") == 0) {
