@@ -41,6 +41,18 @@ START_TEST(null_arguments) {
   ck_assert_int_eq(vkds_resource_get_info(r, NULL), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_resource_self_test(r, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_vkds(vkds_resource_vk_handles(r, NULL, NULL, NULL)); /* every out is optional */
+
+  /* the policy writer's counters: a NULL policy or a resource it does not have is
+   * nothing in flight and nothing counted (these crashed before, issue 14) */
+  ck_assert_uint_eq(vkds_policy_in_flight(NULL, 0), 0);
+  ck_assert(!vkds_policy_count_in_flight(NULL, 0, 0));
+  vkds_policy *pol = NULL;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD, .resources = {.context = ctx}},
+                                    &pol));
+  ck_assert_uint_eq(vkds_policy_in_flight(pol, 0), 0);
+  ck_assert_uint_eq(vkds_policy_in_flight(pol, 1u << 30), 0);
+  ck_assert(!vkds_policy_count_in_flight(pol, 1u << 30, 0));
+  vkds_policy_release(pol);
   vkds_context_destroy(ctx);
 }
 END_TEST

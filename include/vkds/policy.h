@@ -190,7 +190,8 @@ VKDS_API vkds_result vkds_policy_auto_tune_state(const vkds_policy *p, uint64_t 
  * (select_counts_in_flight): vkds_policy_in_flight reads it; vkds_policy_count_in_flight
  * counts one selection and one task in flight if the count is still `expected` and
  * returns true, else false (another thread changed it: look again; or it is at its
- * limit of 16,777,215 tasks in flight). */
+ * limit of 16,777,215 tasks in flight). A NULL or uninitialized policy, or an index
+ * past its resources: 0 in flight, and nothing is counted (false). */
 VKDS_API uint64_t vkds_policy_in_flight(const vkds_policy *p, uint32_t index);
 VKDS_API bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected);
 

@@ -288,7 +288,14 @@ static vkds_result require_initialized(const vkds_policy *p, const char *what) {
   return VKDS_SUCCESS;
 }
 
+/* Both refuse a policy that is NULL, not yet initialized or without that resource (a
+ * policy writer's mistake must not crash the application): 0 in flight, nothing counted. */
+static bool has_resource(const vkds_policy *p, uint32_t index) {
+  return p && p->internal && vkds__policy_in(p)->stats && index < p->resource_count;
+}
+
 bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected) {
+  if (!has_resource(p, index)) return false;
   for (uint64_t w = vkds__picks(p, index); (w & VKDS__IN_FLIGHT_MASK) == expected && expected < VKDS__IN_FLIGHT_MASK;) {
     /* only the in-flight count decides; a change in the selection count is retried */
     if (atomic_compare_exchange_weak(&vkds__policy_in(p)->stats[index].picks, &w, w + VKDS__ONE_PICK)) return true;
@@ -297,6 +304,7 @@ bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expect
 }
 
 uint64_t vkds_policy_in_flight(const vkds_policy *p, uint32_t index) {
+  if (!has_resource(p, index)) return 0;
   return vkds__picks(p, index) & VKDS__IN_FLIGHT_MASK;
 }
 
