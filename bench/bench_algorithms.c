@@ -7,54 +7,75 @@
  * vkds_seq_buffer over a VKDS_MEMORY_DEVICE buffer) or host-resident (vkds_seq_host
  * over malloc'ed memory). Rows, and how each is timed:
  *   plain_copy         bench/copy4.comp (16 bytes per thread and step) over device
- *                      buffers: pre-recorded, submitted with raw Vulkan, waited for as
- *                      vkds waits (see plain_run). GPU time: two timestamps around its
- *                      dispatch; wall time: the submission and the wait
+ *                      buffers, submitted with raw Vulkan. GPU time: batches of copies
+ *                      back to back in one command buffer, two timestamps around each
+ *                      (see below); wall time: one pre-recorded dispatch submitted and
+ *                      waited for as vkds waits (see plain_wait)
  *   vkds_copy, vkds_transform ("x * 2u + 1u" / "x * 2.0 + 1.0"), vkds_reduce (plus),
  *   vkds_count_if ("(x & 1u) == 0u" / "x > 0.5"), vkds_min_element, vkds_fill,
  *   vkds_inner_product:
  *     on device data   GPU time: the recording form (vkds_cmd_X, scalar results into a
- *                      device buffer) between two timestamps, in a command buffer
- *                      recorded anew for each call (the recording is not GPU time);
- *                      wall time: the blocking call through the policy
+ *                      device buffer) in batches, as the plain copy's; wall time: the
+ *                      blocking call through the policy, one call per sample with its
+ *                      own submission and wait, as a user calls it
  *     on host data     wall time of the blocking call only: streaming the data is part
  *                      of what these rows measure
+ *   vkds_upload        the host rows' baseline: host -> device buffer; wall time
  *   rt_plain, rt_plain_recorded, rt_vkds_reduce: at 2^10 u32, the round trip of one
  *                      plain dispatch of the copy shader (pre-recorded, or recorded
  *                      before each submission) against a blocking vkds_reduce; wall time
  *
- * GPU time is what cub_bench (bench/cub) measures with its two cudaEvents: the work on
- * the queue, without the submission and the wait that the wall time of a blocking call
- * adds (by wall time the copy shader read 1.68 TB/s at 2^28 on an H100, CUB's copy 3.0
- * by events). A queue family without timestamps leaves every row wall-timed, and the
- * output says so.
- * Both times are medians of N calls after warm-up (2 calls, and at least 10 ms on GPUs;
+ * GPU time is what cub_bench (bench/cub) measures with its two cudaEvents around each of
+ * its launches, back to back: the work on the queue, without the submission and the wait
+ * that the wall time of a blocking call adds (by wall time the copy shader read 1.68
+ * TB/s at 2^28 on an H100, CUB's copy 3.0 by events), and with the GPU at sustained
+ * load. A GPU's clock governor lowers its clocks whenever it idles a while (an H100
+ * dropped to 345-975 MHz, "GpuIdle", through the host rows and through small sizes timed
+ * one submission per call, where the GPU waits on the host most of the time; the
+ * memory-bound kernels then ran at ~57% speed). So a device row's recorded calls run in
+ * batches: K calls recorded back to back into one command buffer (vkds's calls begin and
+ * end with their own barriers), a timestamp before and after each (at BOTTOM_OF_PIPE,
+ * reached once the work before is done, as an event), one submission and one wait per
+ * batch; K aims at BATCH_NS of GPU work (10 ms: from the row's first call, then from
+ * each batch's median; 1 to MAX_BATCH), the data sets rotating through the batch. The
+ * plain copy's batches alternate with the row's (copy, row, copy, ...; on a GPU each
+ * recorded while the other runs, so the GPU waits only for the host to wake from a
+ * wait), so that a drift of the GPU's speed hits the row and its baseline alike ("copy
+ * GB/s"). Each size's device rows come first and together: on a GPU (not a CPU device),
+ * CLOCK_WARM_NS (200 ms) of plain copies back to back first, untimed, so the clocks are
+ * up when timing starts; then the plain copy's batches and every recorded row's, nothing
+ * host-bound between them (each row's first call, which may compile its kernel, comes
+ * before the warm-up; blocking calls and output checks after all of them, then the host
+ * rows). A row's GPU time is the median of all its calls' intervals over MIN_BATCHES to
+ * MAX_BATCHES batches (as many as BATCHES_NS of wall time allows). A queue family
+ * without timestamps leaves every row wall-timed, and the output says so.
+ * Wall times are medians of N calls after warm-up (2 calls, and at least 10 ms on GPUs;
  * N from a time budget per row, 5 to 30; the round trips 200 after 20, the three
- * interleaved); on device data the recording form and the blocking call each get their
- * own calls. The data rotates over up to 8 sets of buffers (ROTATE_BYTES together) so
+ * interleaved). The data rotates over up to 8 sets of buffers (ROTATE_BYTES together) so
  * that small sizes are not served from a cache holding one set. GB/s are 10^9 bytes per
  * second of the bytes the algorithm must move, over the row's GPU time where it has one,
  * else its wall time: n*4 (reduce, count_if, min_element read; fill writes), 2*n*4 (copy
  * and transform read and write; inner_product reads two inputs).
  *
- * Ratio: GB/s over the baseline's. copy, transform and fill against plain_copy of the
- * same type and size; the reductions (reduce, count_if, min_element, inner_product)
- * against cub_reduce of the same type and size when --cub names cub_bench's output
- * (bench/cub), else against plain_copy. Host-resident rows have the same (GPU-timed)
- * baselines, so their ratio is what keeping the data on the host costs against the
- * device's own speed. For the rt_ rows the ratio is of times (lower is better) against
- * rt_plain.
+ * Ratio: GB/s over the baseline's. On device data, copy, transform and fill against the
+ * plain copy of the same type and size (the batches alternating with the row's); the
+ * reductions (reduce, count_if, min_element, inner_product) against cub_reduce of the
+ * same type and size when --cub names cub_bench's output (bench/cub), else against the
+ * plain copy. Host-resident rows against vkds_upload of the same bytes: a streamed
+ * algorithm moves host data through the same bus. For the rt_ rows the ratio is of times
+ * (lower is better) against rt_plain.
  *
  * Every row is checked on fresh random data (a new seed each run, printed), in each form
- * it runs in: scalar results on every call, against a host computation (u32 exactly, f32
- * within F32_TOLERANCE of the sum of magnitudes; the recording form's read back from its
- * device buffer, poisoned again after each call); written outputs once more after the
- * timed calls, into poisoned memory, every element.
+ * it runs in: scalar results against a host computation (u32 exactly, f32 within
+ * F32_TOLERANCE of the sum of magnitudes): the blocking call's on every call, the
+ * recording form's on the last call of every batch (read back from its device buffer,
+ * which is poisoned just before that call); written outputs once more after the timed
+ * calls, into poisoned memory, every element.
  *
  * Output: with --json, one JSON object per row as soon as it is measured (algo, type, n,
- * resident, us, gbps, timing, gpu_us, wall_us, baseline, ratio, ok: us and gbps are the
- * row's, from its GPU time when timing is "gpu"; cub_bench writes the same format without
- * the three timing fields); the table last. */
+ * resident, us, gbps, timing, gpu_us, wall_us, roof_gbps where the row has one, baseline,
+ * ratio, ok: us and gbps are the row's, from its GPU time when timing is "gpu"; cub_bench
+ * writes the same format without the timing fields); the table last. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -75,11 +96,17 @@ enum {
   RT_TRIPS = 200,
   RT_WARMUP = 20,
   COPY_GROUP = 256, /* copy4.comp's local_size_x */
+  MAX_BATCH = 256,  /* calls in one GPU-timed batch (one command buffer), at most */
+  MIN_BATCHES = 3,  /* timed batches per row (of each kind), at least ... */
+  MAX_BATCHES = 6,  /* ... and at most */
 };
 #define ROTATE_BYTES (128ull << 20) /* 2.5x an H100's L2 (50 MB) */
 #define ROW_BUDGET_NS 150000000ull  /* timed calls per row: as many as fit (within the bounds) */
+#define BATCHES_NS (ROW_BUDGET_NS / 3) /* a row's GPU-timed batches: as many as fit (within the bounds) */
+#define BATCH_NS 10000000ull        /* the GPU time one batch aims at */
 #define LONG_CALL_NS 20000000ull    /* a first call this long is warm-up enough */
-#define WARM_NS 10000000ull         /* on GPUs, warm-up lasts at least this long */
+#define WARM_NS 10000000ull         /* on GPUs, the warm-up of a wall-timed row lasts at least this long */
+#define CLOCK_WARM_NS 200000000ull  /* on GPUs, plain copies back to back before each size's device rows */
 #define POISON 0xffffffffu          /* a NaN as f32 */
 #define F32_TOLERANCE 1e-5
 #define WAIT_SPIN_NS 50000ull       /* plain waits spin this long, as vkds's (its default spin_ns) */
@@ -272,7 +299,8 @@ typedef struct dataset {
   uint32_t *host[MAX_SETS][ARRAYS];
   reference ref[MAX_SETS];
   uint32_t fill; /* vkds_fill's value */
-  uint64_t warm_ns; /* the least warm-up time of each row (see timer) */
+  bool gpu;         /* not a CPU device: its clocks follow the load (see bench_size) */
+  uint64_t warm_ns; /* the least warm-up time of each wall-timed row (see timer) */
   uint32_t *scratch; /* n words: poison to upload, outputs downloaded */
   vkds_buffer *cmd_scratch; /* the recorded forms' scratch (vkds_cmd.scratch); NULL: none needed */
 } dataset;
@@ -293,8 +321,8 @@ static void dataset_destroy(dataset *d) {
 static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64_t n, uint64_t *seed) {
   vkds_resource_info ri;
   vkds_resource_get_info(res, &ri);
-  *d = (dataset){.res = res, .type = type, .n = n, .bytes = n * 4,
-                 .warm_ns = ri.device_type == VKDS_DEVICE_CPU ? 0 : WARM_NS};
+  bool gpu = ri.device_type != VKDS_DEVICE_CPU;
+  *d = (dataset){.res = res, .type = type, .n = n, .bytes = n * 4, .gpu = gpu, .warm_ns = gpu ? WARM_NS : 0};
   uint64_t per_set = 2 * d->bytes; /* what one copy touches */
   d->sets = (uint32_t)((ROTATE_BYTES + per_set - 1) / per_set);
   if (d->sets > MAX_SETS) d->sets = MAX_SETS;
@@ -312,7 +340,7 @@ static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64
     for (int a = IN; a <= IN2; ++a)
       for (uint64_t i = 0; i < n; ++i) d->host[s][a][i] = random_element(seed, type);
     /* The first write of a page faults, which no timed call should pay: host outputs are
-     * written here, device outputs by plain_copy_row's warm-up (which covers every set). */
+     * written here, device outputs by the plain copy's warm-up (plain_warm, every set). */
     memset(d->host[s][OUT], 0xff, d->bytes);
     for (int a = IN; a <= IN2; ++a)
       if (vkds_upload(res, vkds_view_of(d->dev[s][a]), d->host[s][a], d->bytes) != VKDS_SUCCESS) goto oom;
@@ -483,18 +511,17 @@ static bool check_output(const algo *a, const dataset *d, const uint32_t *out, c
 
 /* ---- timing --------------------------------------------------------------------------- */
 
-/* The calls of one row: warm-up, then the timed ones. Warm-up is at least `warmup` calls
- * and, on GPUs, at least WARM_NS (a GPU that idled through the host-bound rows clocks
- * back up); one call of LONG_CALL_NS or more is warm-up enough (the large sizes on a
- * CPU device). The first call may compile the kernel (at the first size) and make vkds's
+/* The calls of one wall-timed row (blocking calls, host rows, the plain copy's wall
+ * time; the GPU-timed batches are time_batches'): warm-up, then the timed ones. Warm-up
+ * is at least `warmup` calls and, on GPUs, at least WARM_NS (a GPU that idled clocks
+ * back up); one call of LONG_CALL_NS or more is warm-up enough (the large sizes on a CPU
+ * device). The first call may compile the kernel (at the first size) and make vkds's
  * scratch (at each size). Then as many timed calls as ROW_BUDGET_NS allows at the last
- * warm-up call's wall time, within MIN_REPS..MAX_REPS; the medians are the row's times.
- * Each call has a wall time (what it cost the host, which the budget counts) and, when
- * its command buffer carries timestamps, a GPU time. */
+ * warm-up call's wall time, within MIN_REPS..MAX_REPS; the median is the row's time. */
 typedef struct timer {
   uint64_t start, warm_ns;
   uint32_t warmup, calls, reps, timed;
-  double gpu[MAX_REPS], wall[MAX_REPS];
+  double wall[MAX_REPS];
 } timer;
 
 static timer timer_start(uint32_t warmup, uint64_t warm_ns) {
@@ -504,29 +531,34 @@ static timer timer_start(uint32_t warmup, uint64_t warm_ns) {
 /* Whether another call is due. */
 static bool timer_more(const timer *t) { return t->timed < t->reps; }
 
-/* Counts one call that took `wall_ns` on the host and `gpu_ns` between its timestamps
- * (0: not GPU-timed). */
-static void timer_add(timer *t, double gpu_ns, uint64_t wall_ns) {
+/* Counts one call that took `wall_ns`. */
+static void timer_add(timer *t, uint64_t wall_ns) {
   if (t->calls++ == 0 && wall_ns >= LONG_CALL_NS) t->warmup = 1;
   if (t->timed == 0 && (t->calls <= t->warmup || bench_now_ns() - t->start < t->warm_ns)) {
     uint64_t reps = ROW_BUDGET_NS / (wall_ns ? wall_ns : 1);
     t->reps = reps < MIN_REPS ? MIN_REPS : reps > MAX_REPS ? MAX_REPS : (uint32_t)reps;
   } else {
-    t->gpu[t->timed] = gpu_ns, t->wall[t->timed++] = (double)wall_ns;
+    t->wall[t->timed++] = (double)wall_ns;
   }
 }
 
-/* The medians of the timed calls, in ns (GPU: 0 when the calls were not GPU-timed). */
-static double timer_gpu(timer *t) { return bench_median(t->gpu, t->timed); }
+/* The median of the timed calls, in ns. */
 static double timer_wall(timer *t) { return bench_median(t->wall, t->timed); }
 
 /* ---- plain Vulkan: submissions, GPU timestamps, the copy shader ------------------------- */
 
-/* Two timestamps around the work of one command buffer, as cub_bench puts two cudaEvents
- * around its work: the GPU's time, without the recording, the submission or the wait,
- * which wall time would add (a fixed cost per call that dwarfs the small sizes and still
- * weighs at the large ones). One pool serves every row: each command buffer resets it
- * before writing, and each is waited for before the next is submitted. */
+/* Timestamps around each call of a batch, as cub_bench puts two cudaEvents around its
+ * work: the GPU's time, without the recording, the submission or the wait, which wall
+ * time would add (a fixed cost per call that dwarfs the small sizes and still weighs at
+ * the large ones). Every timestamp is written at BOTTOM_OF_PIPE, once every command
+ * before it is done, as a CUDA event is reached once the work before it on its stream is
+ * done: call i of a batch owns queries 2i (before) and 2i+1 (after). One pool serves
+ * every row, in ranges of 2 * MAX_BATCH queries: two for the plain copy's batches (one
+ * recorded while the other runs), one for vkds's; each batch resets its range before
+ * writing it, and each range is read before a batch that uses it is submitted again. */
+enum { RANGE_PLAIN, RANGE_VKDS = 2, RANGES, NO_RANGE = RANGES };
+#define RANGE_QUERIES (2u * MAX_BATCH)
+
 typedef struct gpu_timer {
   VkDevice dev;
   VkQueryPool pool; /* VK_NULL_HANDLE: the queue family writes no timestamps; rows are wall-timed */
@@ -542,7 +574,7 @@ static int gpu_timer_open(gpu_timer *g, VkDevice dev, const vkds_resource_info *
                    .mask = bits >= 64 ? ~0ull : (1ull << bits) - 1};
   if (!ri->timestamps || bits == 0 || ri->timestamp_period_ns <= 0) return 0;
   VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                               .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+                               .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = RANGES * RANGE_QUERIES};
   return vkCreateQueryPool(dev, &qci, NULL, &g->pool) != VK_SUCCESS;
 }
 
@@ -551,28 +583,35 @@ static void gpu_timer_close(gpu_timer *g) {
   g->pool = VK_NULL_HANDLE;
 }
 
-/* Before the work: the reset that queries need before each use (recorded: a reset from
- * the host needs hostQueryReset), then the first timestamp. */
-static void gpu_timer_begin(const gpu_timer *g, VkCommandBuffer cmd) {
-  if (!g->pool) return;
-  vkCmdResetQueryPool(cmd, g->pool, 0, 2);
-  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, g->pool, 0);
+/* At the start of a batch of k calls: the reset that queries need before each use
+ * (recorded: a reset from the host needs hostQueryReset). */
+static void gpu_timer_reset(const gpu_timer *g, VkCommandBuffer cmd, uint32_t range, uint32_t k) {
+  if (g->pool && range < RANGES) vkCmdResetQueryPool(cmd, g->pool, range * RANGE_QUERIES, 2 * k);
 }
 
-/* After the work: the second timestamp, latched once every command before it is done. */
-static void gpu_timer_end(const gpu_timer *g, VkCommandBuffer cmd) {
-  if (g->pool) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, g->pool, 1);
+/* Timestamp `query` of the range (2i: before call i, 2i+1: after it). */
+static void gpu_timer_stamp(const gpu_timer *g, VkCommandBuffer cmd, uint32_t range, uint32_t query) {
+  if (g->pool && range < RANGES)
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, g->pool, range * RANGE_QUERIES + query);
 }
 
-/* The ns between the two timestamps of the command buffer last waited for (the
- * difference modulo the valid bits, so a counter that wrapped between them still gives
- * the interval); 0 without timestamps or when they cannot be read. */
-static double gpu_timer_read(const gpu_timer *g) {
-  uint64_t t[2];
-  if (!g->pool || vkGetQueryPoolResults(g->dev, g->pool, 0, 2, sizeof t, t, sizeof t[0],
-                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
-    return 0.0;
-  return (double)((t[1] - t[0]) & g->mask) * g->period_ns;
+/* The ns of each of the k calls of the batch last waited for in `range` into ns[0..k)
+ * (each difference modulo the valid bits, so a counter that wrapped still gives the
+ * interval). Returns false without timestamps or when they cannot be read. */
+static bool gpu_timer_read(const gpu_timer *g, uint32_t range, uint32_t k, double *ns) {
+  uint64_t t[RANGE_QUERIES];
+  if (!g->pool || range >= RANGES ||
+      vkGetQueryPoolResults(g->dev, g->pool, range * RANGE_QUERIES, 2 * k, 2 * k * sizeof t[0], t, sizeof t[0],
+                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+    return false;
+  for (uint32_t i = 0; i < k; ++i) ns[i] = (double)((t[2 * i + 1] - t[2 * i]) & g->mask) * g->period_ns;
+  return true;
+}
+
+/* Calls per batch for calls of `ns` each: BATCH_NS of GPU work, within 1..MAX_BATCH. */
+static uint32_t batch_calls(double ns) {
+  double k = ns > 0 ? (double)BATCH_NS / ns : MAX_BATCH;
+  return k < 1 ? 1 : k > MAX_BATCH ? MAX_BATCH : (uint32_t)k;
 }
 
 typedef struct plain {
@@ -588,10 +627,11 @@ typedef struct plain {
   VkDescriptorPool dpool;
   VkDescriptorSet sets[MAX_SETS];
   VkCommandPool pool;
-  VkCommandBuffer cmds[MAX_SETS]; /* pre-recorded, one per set */
+  VkCommandBuffer cmds[MAX_SETS]; /* pre-recorded, one dispatch per set (wall time, checks, round trips) */
   VkCommandBuffer record;         /* recorded before each submission (round trip, vkds's recording forms) */
+  VkCommandBuffer batch[2];       /* the copy's GPU-timed batches: one recorded while the other runs */
   VkSemaphore timeline;
-  uint64_t value;
+  uint64_t value; /* the timeline's last value submitted */
   gpu_timer timer; /* shared with vkds's recording forms */
 } plain;
 
@@ -642,12 +682,13 @@ static int plain_open(plain *p, vkds_resource *res) {
       vkCreateCommandPool(p->dev, &pci, NULL, &p->pool) != VK_SUCCESS ||
       vkCreateSemaphore(p->dev, &sci, NULL, &p->timeline) != VK_SUCCESS)
     return 1;
-  VkCommandBuffer all[MAX_SETS + 1];
+  VkCommandBuffer all[MAX_SETS + 3];
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = p->pool,
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = MAX_SETS + 1};
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = MAX_SETS + 3};
   if (vkAllocateCommandBuffers(p->dev, &ai, all) != VK_SUCCESS) return 1;
   memcpy(p->cmds, all, sizeof p->cmds);
   p->record = all[MAX_SETS];
+  p->batch[0] = all[MAX_SETS + 1], p->batch[1] = all[MAX_SETS + 2];
   return gpu_timer_open(&p->timer, p->dev, &ri);
 }
 
@@ -663,27 +704,74 @@ static void plain_close(plain *p) {
   vkDestroyDescriptorSetLayout(p->dev, p->set_layout, NULL);
 }
 
-/* Records the copy of `words` 32-bit words (a multiple of 4) with descriptor set `set`:
- * one uvec4 per invocation, the group count capped by the device (the shader strides);
- * between the GPU timer's timestamps when `timed` (the round trips are not). */
-static void plain_record(const plain *p, VkCommandBuffer cmd, uint32_t set, uint64_t words, bool timed) {
-  uint32_t count = (uint32_t)(words / 4);
-  uint64_t groups = (count + COPY_GROUP - 1) / COPY_GROUP;
+/* A global memory barrier: the writes of `src` stages (shaders, transfers) made visible
+ * to the reads and writes of `dst` stages. */
+static void global_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst) {
+  const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, transfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkMemoryBarrier mb = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask =
+          (src & shader ? VK_ACCESS_SHADER_WRITE_BIT : 0) | (src & transfer ? VK_ACCESS_TRANSFER_WRITE_BIT : 0),
+      .dstAccessMask = (dst & shader ? VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT : 0) |
+                       (dst & transfer ? VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT : 0) |
+                       (dst & VK_PIPELINE_STAGE_HOST_BIT ? VK_ACCESS_HOST_READ_BIT : 0)};
+  vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* The copy of `words` 32-bit words (a multiple of 4) with descriptor set `set`: one uvec4
+ * per invocation, the group count capped by the device (the shader strides); the
+ * pipeline bound and its count pushed before. */
+static void plain_dispatch(const plain *p, VkCommandBuffer cmd, uint32_t set, uint64_t words) {
+  uint64_t groups = (words / 4 + COPY_GROUP - 1) / COPY_GROUP;
   if (groups > p->max_groups) groups = p->max_groups;
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &p->sets[set], 0, NULL);
+  vkCmdDispatch(cmd, (uint32_t)(groups ? groups : 1), 1, 1);
+}
+
+static void plain_bind_pipeline(const plain *p, VkCommandBuffer cmd, uint64_t words) {
+  uint32_t count = (uint32_t)(words / 4);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+  vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &count);
+}
+
+/* Records one dispatch of the copy of set `set` (`words` words), untimed. */
+static void plain_record(const plain *p, VkCommandBuffer cmd, uint32_t set, uint64_t words) {
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   vkBeginCommandBuffer(cmd, &bi);
-  if (timed) gpu_timer_begin(&p->timer, cmd);
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
-  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &p->sets[set], 0, NULL);
-  vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &count);
-  vkCmdDispatch(cmd, (uint32_t)(groups ? groups : 1), 1, 1);
-  if (timed) gpu_timer_end(&p->timer, cmd);
+  plain_bind_pipeline(p, cmd, words);
+  plain_dispatch(p, cmd, set, words);
+  vkEndCommandBuffer(cmd);
+}
+
+/* Records a batch of k dispatches of the copy into `cmd`, the sets rotating from
+ * `first_set`, each between two timestamps of `range` (NO_RANGE: untimed). A global
+ * barrier before the first (earlier shader and transfer writes: vkds's calls, uploads),
+ * between each two (consecutive copies of one set write the same output: write after
+ * write) and after the last (later transfers and the host see the outputs); each
+ * between a dispatch's second timestamp and the next one's first, outside both. */
+static void plain_record_batch(const plain *p, VkCommandBuffer cmd, const dataset *d, uint32_t first_set, uint32_t k,
+                               uint32_t range) {
+  const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  vkBeginCommandBuffer(cmd, &bi);
+  gpu_timer_reset(&p->timer, cmd, range, k);
+  global_barrier(cmd, work, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  plain_bind_pipeline(p, cmd, d->n);
+  for (uint32_t i = 0; i < k; ++i) {
+    if (i) global_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    gpu_timer_stamp(&p->timer, cmd, range, 2 * i);
+    plain_dispatch(p, cmd, (first_set + i) % d->sets, d->n);
+    gpu_timer_stamp(&p->timer, cmd, range, 2 * i + 1);
+  }
+  global_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, work | VK_PIPELINE_STAGE_HOST_BIT);
   vkEndCommandBuffer(cmd);
 }
 
 /* Points the descriptor sets at the dataset's device buffers (set s: in -> out) and
- * records one command buffer per set (`timed`: see plain_record). */
-static void plain_bind(plain *p, const dataset *d, bool timed) {
+ * records one single-dispatch command buffer per set. Command buffers recorded with the
+ * sets before are invalid from here: the batches are recorded anew before each use. */
+static void plain_bind(plain *p, const dataset *d) {
   for (uint32_t s = 0; s < d->sets; ++s) {
     VkDescriptorBufferInfo dbi[2] = {
         {.buffer = vkds_buffer_vk(d->dev[s][IN]), .offset = vkds_buffer_offset(d->dev[s][IN]), .range = d->bytes},
@@ -692,35 +780,49 @@ static void plain_bind(plain *p, const dataset *d, bool timed) {
                               .descriptorCount = 2, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                               .pBufferInfo = dbi};
     vkUpdateDescriptorSets(p->dev, 1, &w, 0, NULL);
-    plain_record(p, p->cmds[s], s, d->n, timed);
+    plain_record(p, p->cmds[s], s, d->n);
   }
 }
 
-/* Submits one command buffer signalling the next timeline value, and waits for it: spins
- * for up to `spin_ns`, then sleeps in the driver. The round trips spin throughout
- * (SPIN_ALWAYS: the fastest plain wait); the timed rows spin as long as vkds's own wait
- * does (WAIT_SPIN_NS) and then sleep, as a blocking vkds call does, because a longer spin
- * takes a core from a CPU device (lavapipe) and halves the speed of the very work it
- * times. */
-static VkResult plain_run(plain *p, VkCommandBuffer cmd, uint64_t spin_ns) {
-  ++p->value;
+/* Submits one command buffer signalling the next timeline value (returned in *value). */
+static VkResult plain_submit(plain *p, VkCommandBuffer cmd, uint64_t *value) {
+  uint64_t v = ++p->value;
   VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                      .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &p->value};
+                                      .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &v};
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
                      .pCommandBuffers = &cmd, .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
   vkds_resource_lock_queue(p->res); /* vkds submits to the same queue */
   VkResult vr = vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE);
   vkds_resource_unlock_queue(p->res);
+  if (value) *value = v;
+  return vr;
+}
+
+/* Waits for the timeline to reach `value`: spins for up to `spin_ns`, then sleeps in the
+ * driver. The round trips spin throughout (SPIN_ALWAYS: the fastest plain wait); the
+ * timed rows spin as long as vkds's own wait does (WAIT_SPIN_NS) and then sleep, as a
+ * blocking vkds call does, because a longer spin takes a core from a CPU device
+ * (lavapipe) and halves the speed of the very work it times. A submission's signal
+ * covers every command submitted before it, so one wait covers a batch and the batches
+ * before it. */
+static VkResult plain_wait(plain *p, uint64_t value, uint64_t spin_ns) {
   uint64_t v = 0, t0 = bench_now_ns();
-  while (vr == VK_SUCCESS && (vr = vkGetSemaphoreCounterValue(p->dev, p->timeline, &v)) == VK_SUCCESS &&
-         v < p->value) {
+  VkResult vr;
+  while ((vr = vkGetSemaphoreCounterValue(p->dev, p->timeline, &v)) == VK_SUCCESS && v < value) {
     if (spin_ns != SPIN_ALWAYS && bench_now_ns() - t0 >= spin_ns) {
       VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
-                                .pSemaphores = &p->timeline, .pValues = &p->value};
+                                .pSemaphores = &p->timeline, .pValues = &value};
       return vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
     }
   }
   return vr;
+}
+
+/* Submits one command buffer and waits for it (see plain_wait). */
+static VkResult plain_run(plain *p, VkCommandBuffer cmd, uint64_t spin_ns) {
+  uint64_t value;
+  VkResult vr = plain_submit(p, cmd, &value);
+  return vr == VK_SUCCESS ? plain_wait(p, value, spin_ns) : vr;
 }
 
 /* ---- the rows' calls ---------------------------------------------------------------------- */
@@ -731,86 +833,238 @@ typedef struct run_state {
   vkds_policy *pol;
   plain plain;
   vkds_buffer *result;   /* the recording forms' result view (device memory, as CUB's) */
-  vkds_buffer *readback; /* mapped: where each recorded call's results are copied */
+  vkds_buffer *readback; /* mapped: where each recorded batch's last results are copied */
+  uint32_t copy_batch;   /* the plain copy's calls per batch at this size; 0: it cannot run here */
   row_list rows, cub;    /* this run's; cub_bench's (--cub) */
   bool json;
   uint64_t seed;
 } run_state;
 
-/* After a recorded call's second timestamp: its results copied where the host reads
- * them, then the result view poisoned, so that a next call that writes nothing fails its
- * check. vkds's barrier after its last dispatch makes the results visible to the copy;
- * its barrier before its first dispatch orders the fill before the next call's writes. */
-static void record_readback(const run_state *st, VkCommandBuffer cmd) {
+/* Records k calls of `a` in the recording form into one command buffer (plain's `record`),
+ * back to back as cub_bench launches CUB, the sets rotating from `first_set`, each call
+ * between its two timestamps of RANGE_VKDS; the recording is not GPU time, as the CPU
+ * side of a CUDA launch is not inside cub_bench's events. vkds begins and ends each
+ * recorded call with a global barrier, so consecutive calls are ordered. Every call's
+ * scalar results go to the same device view (st->result): it is poisoned just before the
+ * last call, so that a last call that writes nothing fails its check, and the last call's
+ * results are copied after it where the host reads them (st->readback); the fill and the
+ * copy lie between timestamps, outside every call's interval. vkds's first barrier orders
+ * the fill before the call's writes, its last one the writes before the copy. */
+static vkds_result record_batch(run_state *st, const algo *a, const dataset *d, uint32_t first_set, uint32_t k) {
+  plain *p = &st->plain;
+  VkCommandBuffer cmd = p->record;
+  vkds_cmd rec = {.cmd = cmd, .resource = st->res,
+                  .scratch = d->cmd_scratch ? vkds_view_of(d->cmd_scratch) : (vkds_view){0}};
   VkBuffer result = vkds_buffer_vk(st->result);
   VkDeviceSize at = vkds_buffer_offset(st->result);
-  VkBufferCopy region = {.srcOffset = at, .dstOffset = vkds_buffer_offset(st->readback), .size = RESULT_BYTES};
-  vkCmdCopyBuffer(cmd, result, vkds_buffer_vk(st->readback), 1, &region);
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT};
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                       0, 1, &mb, 0, NULL, 0, NULL);
-  vkCmdFillBuffer(cmd, result, at, RESULT_BYTES, POISON);
-}
-
-/* One call in the recording form: a command buffer recorded for this call alone (the
- * recording stays outside the timestamps, as the CPU side of a CUDA launch stays outside
- * cub_bench's events), then submitted and waited for like the plain copy's. The GPU time
- * into *gpu_ns, the scalar results into c. */
-static vkds_result record_call(run_state *st, const algo *a, call *c, double *gpu_ns) {
-  plain *p = &st->plain;
-  vkds_cmd rec = {.cmd = p->record, .resource = st->res,
-                  .scratch = c->d->cmd_scratch ? vkds_view_of(c->d->cmd_scratch) : (vkds_view){0}};
-  c->rec = &rec, c->result = (vkds_view){st->result, 0, RESULT_BYTES};
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  vkBeginCommandBuffer(p->record, &bi);
-  gpu_timer_begin(&p->timer, p->record);
-  vkds_result err = a->run(c);
-  gpu_timer_end(&p->timer, p->record);
-  if (a->layout != NO_RESULT) record_readback(st, p->record);
-  VkResult vr = vkEndCommandBuffer(p->record);
-  c->rec = NULL;
-  if (err != VKDS_SUCCESS) return err;
-  if (vr == VK_SUCCESS) vr = plain_run(p, p->record, WAIT_SPIN_NS);
-  if (vr != VK_SUCCESS) {
-    fprintf(stderr, "vkds-bench: %s recorded: Vulkan error %d\n", a->name, (int)vr);
-    return VKDS_ERROR_VULKAN;
+  vkBeginCommandBuffer(cmd, &bi);
+  gpu_timer_reset(&p->timer, cmd, RANGE_VKDS, k);
+  vkds_result err = VKDS_SUCCESS;
+  for (uint32_t i = 0; i < k && err == VKDS_SUCCESS; ++i) {
+    call c = call_of(st->pol, d, DEVICE, (first_set + i) % d->sets);
+    c.rec = &rec, c.result = (vkds_view){st->result, 0, RESULT_BYTES};
+    if (i == k - 1 && a->layout != NO_RESULT) vkCmdFillBuffer(cmd, result, at, RESULT_BYTES, POISON);
+    gpu_timer_stamp(&p->timer, cmd, RANGE_VKDS, 2 * i);
+    err = a->run(&c);
+    gpu_timer_stamp(&p->timer, cmd, RANGE_VKDS, 2 * i + 1);
   }
-  *gpu_ns = gpu_timer_read(&p->timer);
-  unpack_result(c, a->layout, vkds_buffer_map(st->readback));
-  return VKDS_SUCCESS;
+  if (a->layout != NO_RESULT) {
+    VkBufferCopy region = {.srcOffset = at, .dstOffset = vkds_buffer_offset(st->readback), .size = RESULT_BYTES};
+    vkCmdCopyBuffer(cmd, result, vkds_buffer_vk(st->readback), 1, &region);
+    /* the host reads the copy; the next batch's fill and copy come after it */
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+  }
+  VkResult vr = vkEndCommandBuffer(cmd);
+  if (err == VKDS_SUCCESS && vr != VK_SUCCESS) {
+    fprintf(stderr, "vkds-bench: %s recorded: Vulkan error %d\n", a->name, (int)vr);
+    err = VKDS_ERROR_VULKAN;
+  }
+  return err;
 }
 
-/* One call in either form; *gpu_ns: the recording form's GPU time (0 for the blocking one). */
-static vkds_result run_form(run_state *st, const algo *a, call *c, bool recorded, double *gpu_ns) {
+/* The last call of a recorded batch, which ran on set `set`: its scalar results, read
+ * back, against the host's answer for that set. */
+static bool check_batch(const run_state *st, const algo *a, const dataset *d, uint32_t set, uint32_t batch) {
+  if (!a->check) return true;
+  call c = call_of(st->pol, d, DEVICE, set);
+  unpack_result(&c, a->layout, vkds_buffer_map(st->readback));
+  if (a->check(&c, &d->ref[set])) return true;
+  fprintf(stderr, "vkds-bench: %s %s n=%llu device (recorded): wrong result (batch %u)\n", a->name,
+          type_name(d->type), (unsigned long long)d->n, batch);
+  return false;
+}
+
+/* One call in the recording form on set `set`, alone in its command buffer, submitted and
+ * waited for; its result checked. *gpu_ns: its GPU time (0 without timestamps); *wall_ns:
+ * the submission and the wait. The first of each row (it compiles the kernel at the first
+ * size) and the one that writes the checked outputs. */
+static bool record_single(run_state *st, const algo *a, const dataset *d, uint32_t set, double *gpu_ns,
+                          uint64_t *wall_ns) {
   *gpu_ns = 0.0;
-  return recorded ? record_call(st, a, c, gpu_ns) : a->run(c);
+  uint64_t t0 = bench_now_ns();
+  vkds_result err = record_batch(st, a, d, set, 1);
+  VkResult vr = err == VKDS_SUCCESS ? plain_run(&st->plain, st->plain.record, WAIT_SPIN_NS) : VK_SUCCESS;
+  *wall_ns = bench_now_ns() - t0;
+  if (err != VKDS_SUCCESS || vr != VK_SUCCESS) {
+    const char *why = vr != VK_SUCCESS ? "Vulkan error" : vkds_last_error_message();
+    if (vr != VK_SUCCESS) err = VKDS_ERROR_VULKAN;
+    fprintf(stderr, "vkds-bench: %s %s n=%llu device (recorded): %s: %s\n", a->name, type_name(d->type),
+            (unsigned long long)d->n, vkds_result_str(err), why);
+    return false;
+  }
+  gpu_timer_read(&st->plain.timer, RANGE_VKDS, 1, gpu_ns);
+  return check_batch(st, a, d, set, 0);
 }
 
-/* Times one form of one algorithm on one dataset and residency: the medians into *gpu_ns
- * (0 unless recorded with timestamps) and *wall_ns. Scalar results are checked on every
- * call, written outputs once more afterwards, into poisoned memory. Returns whether every
- * call succeeded and was right. */
-static bool time_form(run_state *st, const algo *a, dataset *d, residency where, bool recorded, double *gpu_ns,
-                      double *wall_ns, double *roof_ns) {
-  const char *form = recorded ? "device (recorded)" : residency_names[where];
-  timer t = timer_start(WARMUP, d->warm_ns), roof = t;
-  bool paired = recorded && roof_ns && st->plain.timer.pool != VK_NULL_HANDLE && d->bytes <= st->plain.max_range;
+/* One call of the plain copy alone (a batch of one, set 0), timed: *ns, its GPU time,
+ * else (no timestamps) its wall time. */
+static VkResult plain_single(plain *p, const dataset *d, double *ns) {
+  plain_record_batch(p, p->batch[0], d, 0, 1, RANGE_PLAIN);
+  uint64_t t0 = bench_now_ns();
+  VkResult vr = plain_run(p, p->batch[0], WAIT_SPIN_NS);
+  *ns = (double)(bench_now_ns() - t0);
+  if (vr == VK_SUCCESS) gpu_timer_read(&p->timer, RANGE_PLAIN, 1, ns);
+  return vr;
+}
+
+/* Untimed batches of k plain copies back to back, two in flight, for at least `ns` (at
+ * least one batch): on a GPU, the clocks up before the device rows (its governor lowers
+ * them within a few idle moments); everywhere, every set's output written once (see
+ * dataset_create). */
+static VkResult plain_warm(plain *p, const dataset *d, uint32_t k, uint64_t ns) {
+  uint64_t t0 = bench_now_ns(), prev = 0, value = 0;
+  uint32_t set = 0;
+  VkResult vr = VK_SUCCESS;
+  for (uint32_t j = 0; vr == VK_SUCCESS; ++j) {
+    /* batch[j & 1] last ran as batch j - 2, waited for below in round j - 1 */
+    plain_record_batch(p, p->batch[j & 1], d, set, k, NO_RANGE);
+    set = (set + k) % d->sets;
+    vr = plain_submit(p, p->batch[j & 1], &value);
+    if (vr == VK_SUCCESS && prev) vr = plain_wait(p, prev, WAIT_SPIN_NS);
+    prev = value;
+    if (bench_now_ns() - t0 >= ns) break;
+  }
+  return vr == VK_SUCCESS ? plain_wait(p, value, WAIT_SPIN_NS) : vr;
+}
+
+/* GPU times of one row's calls, in ns, over all its timed batches. */
+typedef struct samples {
+  double v[MAX_BATCHES * MAX_BATCH];
+  uint32_t n;
+} samples;
+
+/* Reads the k GPU times of the batch just waited for in `range` into s; returns their
+ * median (0: no timestamps). */
+static double samples_add(samples *s, const gpu_timer *g, uint32_t range, uint32_t k) {
+  double *at = &s->v[s->n];
+  if (!gpu_timer_read(g, range, k, at)) return 0.0;
+  s->n += k;
+  return bench_median(at, k); /* sorts its own k in place: the row's median does not mind */
+}
+
+/* The GPU-timed batches of one row on device data: the recording form of `a` (k calls per
+ * batch to begin with), or with `a` NULL the plain copy's own row; and batches of the
+ * plain copy (st->copy_batch calls) alternating with vkds's, so that a drift of the
+ * GPU's speed hits the row and its copy baseline alike. Each round submits a copy batch
+ * (recorded before), records and submits vkds's batch while the copy runs, records the
+ * next copy batch while vkds's runs, and waits once: the GPU is left idle only for the
+ * wake-up of that wait (a CPU device's work takes the cores that record: there nothing
+ * is recorded while it runs). After each batch, its kind's calls per batch aim again at
+ * BATCH_NS from the batch's median. MIN_BATCHES to MAX_BATCHES rounds, as many as
+ * BATCHES_NS of wall time allow, and at least MIN_REPS calls. *gpu_ns: the median of the
+ * row's calls (a NULL: of the copy's); *roof_ns: of the copy's (0: none). Scalar results
+ * are checked after every batch (its last call). Returns whether every call ran and was
+ * right. */
+static bool time_batches(run_state *st, const algo *a, const dataset *d, uint32_t k, double *gpu_ns, double *roof_ns) {
+  static samples own, copy;
+  plain *p = &st->plain;
+  uint32_t kc = st->copy_batch, vset = 0, cset = 0, calls = 0;
+  bool with_copy = kc > 0, ok = true;
+  bool overlap = d->gpu; /* a CPU device runs on the cores that record: record while it idles */
+  own.n = copy.n = 0;
+  *gpu_ns = *roof_ns = 0.0;
+  if (!a && !with_copy) return true;
+  vkds_result err = VKDS_SUCCESS;
+  VkResult vr = VK_SUCCESS;
+  uint64_t t0 = bench_now_ns(), last = 0;
+  if (with_copy) plain_record_batch(p, p->batch[0], d, cset, kc, RANGE_PLAIN);
+  for (uint32_t j = 0; j < MAX_BATCHES; ++j) {
+    uint64_t tb = bench_now_ns(), value = 0;
+    if (j >= MIN_BATCHES && calls >= MIN_REPS && tb - t0 + last > BATCHES_NS) break;
+    uint32_t kc_now = kc, kv_now = k, vset_now = vset;
+    if (a && !overlap) err = record_batch(st, a, d, vset, k);
+    if (with_copy && err == VKDS_SUCCESS) {
+      vr = plain_submit(p, p->batch[j & 1], &value);
+      cset = (cset + kc) % d->sets;
+    }
+    if (a && overlap && vr == VK_SUCCESS) err = record_batch(st, a, d, vset, k);
+    if (a && vr == VK_SUCCESS && err == VKDS_SUCCESS) vr = plain_submit(p, p->record, &value);
+    /* the next copy batch, into the batch[] that ran in round j - 1 */
+    if (with_copy && overlap && vr == VK_SUCCESS)
+      plain_record_batch(p, p->batch[(j + 1) & 1], d, cset, kc, RANGE_PLAIN + ((j + 1) & 1));
+    if (vr == VK_SUCCESS && value) vr = plain_wait(p, value, WAIT_SPIN_NS);
+    if (with_copy && !overlap && vr == VK_SUCCESS)
+      plain_record_batch(p, p->batch[(j + 1) & 1], d, cset, kc, RANGE_PLAIN + ((j + 1) & 1));
+    if (vr != VK_SUCCESS || err != VKDS_SUCCESS) break;
+    last = bench_now_ns() - tb;
+    if (with_copy) {
+      double m = samples_add(&copy, &p->timer, RANGE_PLAIN + (j & 1), kc_now);
+      if (m > 0) kc = batch_calls(m);
+    }
+    if (a) {
+      double m = samples_add(&own, &p->timer, RANGE_VKDS, kv_now);
+      if (m > 0) k = batch_calls(m);
+      vset = (vset + kv_now) % d->sets;
+      ok = check_batch(st, a, d, (vset_now + kv_now - 1) % d->sets, j) && ok;
+    }
+    calls += a ? kv_now : kc_now;
+  }
+  if (vr != VK_SUCCESS) fprintf(stderr, "vkds-bench: %s: Vulkan error %d\n", a ? a->name : "plain_copy", (int)vr);
+  if (err != VKDS_SUCCESS)
+    fprintf(stderr, "vkds-bench: %s %s n=%llu device (recorded): %s: %s\n", a->name, type_name(d->type),
+            (unsigned long long)d->n, vkds_result_str(err), vkds_last_error_message());
+  if (with_copy) st->copy_batch = kc;
+  *roof_ns = bench_median(copy.v, copy.n);
+  *gpu_ns = a ? bench_median(own.v, own.n) : *roof_ns;
+  return ok && vr == VK_SUCCESS && err == VKDS_SUCCESS && calls > 0;
+}
+
+/* The recording form's written outputs: one call on set 0, into poisoned memory, every
+ * element checked. */
+static bool check_recorded_output(run_state *st, const algo *a, dataset *d) {
+  double gpu;
+  uint64_t wall;
+  vkds_result err = poison_output(d, DEVICE);
+  const uint32_t *out = NULL;
+  if (err == VKDS_SUCCESS && !record_single(st, a, d, 0, &gpu, &wall)) return false;
+  if (err == VKDS_SUCCESS) out = fetch_output(d, DEVICE, &err);
+  if (!out) {
+    fprintf(stderr, "vkds-bench: %s %s n=%llu device (recorded): %s: %s\n", a->name, type_name(d->type),
+            (unsigned long long)d->n, vkds_result_str(err), vkds_last_error_message());
+    return false;
+  }
+  return check_output(a, d, out, "device (recorded)");
+}
+
+/* Times the blocking call of one algorithm on one dataset and residency, one call per
+ * sample as a user calls it (submission and wait included): the median wall time into
+ * *wall_ns. Scalar results are checked on every call, written outputs once more
+ * afterwards, into poisoned memory. Returns whether every call succeeded and was right. */
+static bool time_blocking(run_state *st, const algo *a, dataset *d, residency where, double *wall_ns) {
+  const char *form = residency_names[where];
+  timer t = timer_start(WARMUP, d->warm_ns);
   bool ok = true;
   vkds_result err = VKDS_SUCCESS;
   for (uint32_t i = 0; timer_more(&t) && err == VKDS_SUCCESS; ++i) {
     uint32_t set = i % d->sets;
     call c = call_of(st->pol, d, where, set);
-    double gpu;
-    if (paired) { /* the plain copy of the same set just before: a drift of the machine's
-                   * speed (clocks, other tenants) hits both alike */
-      uint64_t t0 = bench_now_ns();
-      if (plain_run(&st->plain, st->plain.cmds[set], WAIT_SPIN_NS) != VK_SUCCESS) paired = false;
-      timer_add(&roof, gpu_timer_read(&st->plain.timer), bench_now_ns() - t0);
-    }
     uint64_t t0 = bench_now_ns();
-    err = run_form(st, a, &c, recorded, &gpu);
+    err = a->run(&c);
     uint64_t wall = bench_now_ns() - t0;
     if (err != VKDS_SUCCESS) break;
     if (a->check && !a->check(&c, &d->ref[set])) {
@@ -819,14 +1073,13 @@ static bool time_form(run_state *st, const algo *a, dataset *d, residency where,
                 (unsigned long long)d->n, form, i);
       ok = false;
     }
-    timer_add(&t, gpu, wall);
+    timer_add(&t, wall);
   }
   if (err == VKDS_SUCCESS && a->expect) {
     call c = call_of(st->pol, d, where, 0);
-    double gpu;
     const uint32_t *out = NULL;
-    if ((err = poison_output(d, where)) == VKDS_SUCCESS &&
-        (err = run_form(st, a, &c, recorded, &gpu)) == VKDS_SUCCESS && (out = fetch_output(d, where, &err)) != NULL)
+    if ((err = poison_output(d, where)) == VKDS_SUCCESS && (err = a->run(&c)) == VKDS_SUCCESS &&
+        (out = fetch_output(d, where, &err)) != NULL)
       ok = check_output(a, d, out, form) && ok;
   }
   if (err != VKDS_SUCCESS) {
@@ -834,45 +1087,29 @@ static bool time_form(run_state *st, const algo *a, dataset *d, residency where,
             form, vkds_result_str(err), vkds_last_error_message());
     ok = false;
   }
-  *gpu_ns = timer_gpu(&t), *wall_ns = timer_wall(&t);
-  if (roof_ns) *roof_ns = paired && roof.timed ? timer_gpu(&roof) : 0.0;
+  *wall_ns = timer_wall(&t);
   return ok && t.timed > 0;
 }
 
-/* Times one algorithm into `r`: the blocking call by wall time and, on device data, the
- * recording form between timestamps too (the row's time when the queue has them; without
- * timestamps it still runs, so that it is still checked). */
-static void time_algo(run_state *st, const algo *a, dataset *d, residency where, row *r) {
-  double gpu = 0.0, wall = 0.0, roof = 0.0, unused;
-  bool ok = time_form(st, a, d, where, false, &unused, &wall, NULL);
-  if (where == DEVICE) ok = time_form(st, a, d, where, true, &gpu, &unused, &roof) && ok;
-  row_times(r, (double)a->words * (double)d->bytes, gpu, wall);
-  r->roof_gbps = roof > 0 ? 2.0 * (double)d->bytes / roof : 0.0;
-  r->ok = ok;
-}
-
-/* The plain copy of the dataset's inputs to its outputs: each call timed both ways
- * (timestamps in its pre-recorded command buffer; submit + wait on the host), then
- * checked once into poisoned memory. */
-static void plain_copy_row(plain *p, dataset *d, row *r) {
-  plain_bind(p, d, true);
-  /* warm-up over every set: the first write of each output page (see dataset_create) */
+/* The plain copy's wall time: its pre-recorded single dispatches submitted and waited for
+ * as vkds waits (plain_run), as the blocking calls are timed; then one checked into
+ * poisoned memory. */
+static bool plain_wall(plain *p, dataset *d, double *wall_ns) {
   timer t = timer_start(d->sets > WARMUP ? d->sets : WARMUP, d->warm_ns);
   VkResult vr = VK_SUCCESS;
   for (uint32_t i = 0; timer_more(&t) && vr == VK_SUCCESS; ++i) {
     uint64_t t0 = bench_now_ns();
     vr = plain_run(p, p->cmds[i % d->sets], WAIT_SPIN_NS);
-    uint64_t wall = bench_now_ns() - t0;
-    timer_add(&t, gpu_timer_read(&p->timer), wall);
+    timer_add(&t, bench_now_ns() - t0);
   }
-  row_times(r, 2.0 * (double)d->bytes, timer_gpu(&t), timer_wall(&t));
+  *wall_ns = timer_wall(&t);
   static const algo copy = {"plain_copy", 2, false, NULL, NO_RESULT, NULL, expect_copy};
   vkds_result err = poison_output(d, DEVICE);
   const uint32_t *out = NULL;
   if (err == VKDS_SUCCESS && vr == VK_SUCCESS && (vr = plain_run(p, p->cmds[0], WAIT_SPIN_NS)) == VK_SUCCESS)
     out = fetch_output(d, DEVICE, &err);
   if (vr != VK_SUCCESS) fprintf(stderr, "vkds-bench: plain_copy: Vulkan error %d\n", (int)vr);
-  r->ok = out && check_output(&copy, d, out, "device");
+  return out && check_output(&copy, d, out, "device");
 }
 
 /* vkds_upload of the input (host -> a device buffer), the baseline of the host rows: a
@@ -885,7 +1122,7 @@ static void upload_row(dataset *d, row *r) {
     uint32_t set = i % d->sets;
     uint64_t t0 = bench_now_ns();
     err = vkds_upload(d->res, vkds_view_of(d->dev[set][OUT]), d->host[set][IN], d->bytes);
-    timer_add(&t, 0.0, bench_now_ns() - t0);
+    timer_add(&t, bench_now_ns() - t0);
   }
   const uint32_t *out = err == VKDS_SUCCESS ? fetch_output(d, DEVICE, &err) : NULL;
   if (err != VKDS_SUCCESS)
@@ -960,12 +1197,12 @@ static void round_trips(run_state *st, dataset *d) {
   plain *p = &st->plain;
   bool ok = true;
   vkds_result err = VKDS_SUCCESS;
-  plain_bind(p, d, false);
+  plain_bind(p, d);
   for (uint32_t i = 0; i < RT_WARMUP + RT_TRIPS && err == VKDS_SUCCESS; ++i) {
     uint64_t t0 = bench_now_ns();
     plain_run(p, p->cmds[0], SPIN_ALWAYS);
     uint64_t t1 = bench_now_ns();
-    plain_record(p, p->record, 0, d->n, false);
+    plain_record(p, p->record, 0, d->n);
     plain_run(p, p->record, SPIN_ALWAYS);
     uint64_t t2 = bench_now_ns();
     call c = call_of(st->pol, d, DEVICE, 0);
@@ -1038,21 +1275,85 @@ static void print_round_trip(const row_list *rows) {
            red->us, red->us / pre->us, pre->us, red->us / rec->us, rec->us);
 }
 
-/* Every row of one type and size: the plain copy, then each algorithm on device and on
- * host data. Returns 0, or 1 when the data could not be set up. */
+/* Every row of one type and size, the device rows together and first, in three steps:
+ *   1. set-up, host-bound: each algorithm's first recorded call (it compiles the kernel at
+ *      the first size; its GPU time gives the calls per batch), the plain copy's first
+ *   2. the GPU at sustained load: on a GPU, CLOCK_WARM_NS of plain copies back to back
+ *      (its governor lowers the clocks whenever it idles a while, as through the host
+ *      rows of the size before, and the copy baseline with them); then the plain copy's
+ *      batches and each algorithm's recorded batches, paired with copy batches
+ *      (time_batches), one row after the other, nothing host-bound between them
+ *   3. host-bound again: the blocking calls (wall time), the written outputs checked,
+ *      and the rows printed; then vkds_upload and the host rows.
+ * Returns 0, or 1 when the data could not be set up. */
 static int bench_size(run_state *st, vkds_type type, uint64_t n) {
   dataset d;
   if (dataset_create(&d, st->res, type, n, &st->seed)) return 1;
-  row *r;
-  if (d.bytes > st->plain.max_range) /* one descriptor cannot hold it */
+  plain *p = &st->plain;
+  bool copy = d.bytes <= p->max_range;
+  if (!copy) /* one descriptor cannot hold it */
     fprintf(stderr, "vkds-bench: plain_copy 2^%u: over maxStorageBufferRange, skipped\n", ilog2(n));
-  else if ((r = row_add(&st->rows, "plain_copy", type, n, DEVICE)))
-    plain_copy_row(&st->plain, &d, r), row_done(st, r);
+  else
+    plain_bind(p, &d);
+  /* the device rows, added before any is measured: pointers into the list hold until the
+   * host rows are added */
+  size_t first = st->rows.count;
+  if (copy && !row_add(&st->rows, "plain_copy", type, n, DEVICE)) return dataset_destroy(&d), 0;
+  for (size_t k = 0; k < ALGO_COUNT; ++k)
+    if (!row_add(&st->rows, ALGOS[k].name, type, n, DEVICE)) return dataset_destroy(&d), 0;
+  row *copy_row = copy ? &st->rows.v[first] : NULL, *rows = &st->rows.v[first + copy];
+  /* 1 */
+  uint32_t calls[ALGO_COUNT];
+  double gpu_ns[ALGO_COUNT + 1] = {0}, roof_ns[ALGO_COUNT + 1] = {0}; /* [ALGO_COUNT]: plain_copy's */
+  for (size_t k = 0; k < ALGO_COUNT; ++k) {
+    double gpu;
+    uint64_t wall;
+    rows[k].ok = record_single(st, &ALGOS[k], &d, 0, &gpu, &wall);
+    calls[k] = batch_calls(gpu > 0 ? gpu : (double)wall);
+  }
+  st->copy_batch = 0;
+  VkResult vr = VK_SUCCESS;
+  if (copy) {
+    double ns = 0.0;
+    vr = plain_single(p, &d, &ns);
+    st->copy_batch = batch_calls(ns);
+    uint32_t warm = st->copy_batch > d.sets ? st->copy_batch : d.sets; /* every set's output */
+    /* 2 */
+    if (vr != VK_SUCCESS || (vr = plain_warm(p, &d, warm, d.gpu ? CLOCK_WARM_NS : 0)) != VK_SUCCESS) {
+      fprintf(stderr, "vkds-bench: plain_copy 2^%u %s: Vulkan error %d\n", ilog2(n), type_name(type), (int)vr);
+      st->copy_batch = 0, copy_row->ok = false;
+    } else {
+      copy_row->ok = time_batches(st, NULL, &d, 0, &gpu_ns[ALGO_COUNT], &roof_ns[ALGO_COUNT]);
+    }
+  }
+  for (size_t k = 0; k < ALGO_COUNT; ++k)
+    rows[k].ok = time_batches(st, &ALGOS[k], &d, calls[k], &gpu_ns[k], &roof_ns[k]) && rows[k].ok;
+  /* 3 */
+  if (copy) {
+    double wall = 0.0;
+    copy_row->ok = plain_wall(p, &d, &wall) && copy_row->ok;
+    row_times(copy_row, 2.0 * (double)d.bytes, gpu_ns[ALGO_COUNT], wall);
+    row_done(st, copy_row);
+  }
+  for (size_t k = 0; k < ALGO_COUNT; ++k) {
+    const algo *a = &ALGOS[k];
+    row *r = &rows[k];
+    double wall = 0.0;
+    r->ok = time_blocking(st, a, &d, DEVICE, &wall) && r->ok;
+    if (a->expect) r->ok = check_recorded_output(st, a, &d) && r->ok;
+    row_times(r, (double)a->words * (double)d.bytes, gpu_ns[k], wall);
+    r->roof_gbps = roof_ns[k] > 0 ? 2.0 * (double)d.bytes / roof_ns[k] : 0.0;
+    row_done(st, r);
+  }
+  row *r;
   if ((r = row_add(&st->rows, "vkds_upload", type, n, HOST))) upload_row(&d, r), row_done(st, r);
-  for (int where = DEVICE; where <= HOST; ++where)
-    for (size_t k = 0; k < ALGO_COUNT; ++k)
-      if ((r = row_add(&st->rows, ALGOS[k].name, type, n, (residency)where)))
-        time_algo(st, &ALGOS[k], &d, where, r), row_done(st, r);
+  for (size_t k = 0; k < ALGO_COUNT; ++k)
+    if ((r = row_add(&st->rows, ALGOS[k].name, type, n, HOST))) {
+      double wall = 0.0;
+      r->ok = time_blocking(st, &ALGOS[k], &d, HOST, &wall);
+      row_times(r, (double)ALGOS[k].words * (double)d.bytes, 0.0, wall);
+      row_done(st, r);
+    }
   dataset_destroy(&d);
   return 0;
 }
@@ -1097,16 +1398,19 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   }
   for (size_t i = 0; i < st.rows.count; ++i) status |= !st.rows.v[i].ok;
   print_table(&st.rows);
-  printf("GPU µs: median time between two GPU timestamps around the work: plain_copy's dispatch; on\n"
-         "device data, the recording form (vkds_cmd_*, recorded anew for each call, results to device\n"
-         "memory)%s. wall µs: median wall time of the blocking call (plain_copy: submit + wait on the\n"
-         "timeline, spinning 50 µs as vkds does, then sleeping); host rows and rt_ rows have wall time\n"
-         "only. GB/s: bytes the algorithm must move / time, the GPU time where the row has one. copy GB/s:\n"
-         "plain_copy's, its calls interleaved with the row's recorded calls (so a drift of the machine's\n"
-         "speed hits both). ratio: GB/s over the baseline's: plain_copy (the interleaved one where the\n"
-         "row has it), CUB's reduce for reductions given --cub, vkds_upload for host rows (rt_ rows:\n"
-         "time over rt_plain's). Baselines %s.\n",
-         gpu_timed ? "" : " [none here: no timestamps, wall time instead]",
+  printf("GPU µs%s: median time between the two GPU timestamps around each call, the calls back to\n"
+         "back in batches of ~10 ms of GPU work (one submission, one wait each), as CUB's events around\n"
+         "its launches: plain_copy's dispatches; on device data, the recording form (vkds_cmd_*, results\n"
+         "to device memory). Each size's device rows run together, the GPU at sustained load (on a\n"
+         "GPU after 200 ms of plain copies, so its clocks are up). wall µs: median wall time of the\n"
+         "blocking call, one per submission and wait (plain_copy: submit + wait on the timeline,\n"
+         "spinning 50 µs as vkds does, then sleeping); host rows and rt_ rows have wall time only.\n"
+         "GB/s: bytes the algorithm must move / time, the GPU time where the row has one. copy GB/s:\n"
+         "plain_copy's, its batches alternating with the row's (so a drift of the GPU's speed hits\n"
+         "both). ratio: GB/s over the baseline's: plain_copy (the alternating one where the row has\n"
+         "it), CUB's reduce for reductions given --cub, vkds_upload for host rows (rt_ rows: time over\n"
+         "rt_plain's). Baselines %s.\n",
+         gpu_timed ? "" : " [none here: no timestamps, so every row is wall-timed]",
          st.cub.count ? "from this run and cub_bench's file (CUDA events)"
                       : "from this run (no --cub: reductions against plain_copy)");
   print_round_trip(&st.rows);
