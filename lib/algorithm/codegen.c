@@ -569,7 +569,10 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     }
     return;
   }
-  /* REDUCE */
+  if (a->template_kind == VKDS__TEMPLATE_SCAN) /* the output, then what a reduction has */
+    put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_ACC_TYPE %d\n", out->glsl,
+        out->id, out->id, (int)a->elem_type);
+  /* REDUCE, SCAN */
   const char *T = vkds__glsl_type(a->elem_type);
   bool located = a->elem == VKDS__ELEM_LOCATED;
   if (located) {
@@ -649,7 +652,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     if (!g->head || !g->body || !g->tail) return gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm source");
   }
   sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
-  sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result);
+  sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result), sig_u32(g, a->variant);
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
@@ -661,7 +664,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "
                "predicate) can take its tuples (x.p0, x.p1, ...)", a->name, k);
   }
-  if (a->template_kind == VKDS__TEMPLATE_MAP) {
+  if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_SCAN) {
     out = walk(g, a->output, VKDS_ACCESS_WRITE, 0); /* every element is written */
   }
   use_type(g, a->elem_type);
@@ -681,7 +684,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   struct vkds__text t = {0};
-  put(&t, "#version 460\n#include \"vkds.glsl\"\n");
+  put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a) : "");
   put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
   put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
   for (vkds_type ty = VKDS_I32; ty <= VKDS_F64; ++ty)
@@ -691,7 +694,10 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
           vkds_type_size(ty), T, T);
     }
   put(&t, "%s%s", g->head->s ? g->head->s : "", g->body->s ? g->body->s : "");
-  put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
+  if (a->template_kind == VKDS__TEMPLATE_SCAN)
+    for (uint32_t k = 0; vkds__scan_template(a, k); ++k) put(&t, "%s", vkds__scan_template(a, k));
+  else
+    put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");
   if (t.failed) {
     free(t.s);

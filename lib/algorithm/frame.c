@@ -132,7 +132,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
                         "%s: input %u has elements of type %d; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
                         (int)t, tuple_ok ? " (and zips, through your operator)" : "");
   }
-  if (a->template_kind == VKDS__TEMPLATE_MAP) {
+  if (a->template_kind != VKDS__TEMPLATE_REDUCE) { /* MAP, SCAN */
     if (!a->output) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is NULL", name);
     VKDS_CHECK(vkds_seq_validate(a->output));
     VKDS_CHECK(check_tree(ctx, name, a->output, devices, on_host, 0));
@@ -189,6 +189,7 @@ static vkds_result check_features(const call *c) {
 
 /* The code and kernel for the selected device, then the leaves bound. */
 static vkds_result prepare(call *c) {
+  if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false));
   VKDS_CHECK(check_features(c));
   c->range64 = c->a.template_kind == VKDS__TEMPLATE_MAP && (c->a.count + 3) / 4 > UINT32_MAX;
@@ -266,7 +267,9 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   uint64_t *p = c->gen.params;
   uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
-  if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
+  if (c->a.template_kind == VKDS__TEMPLATE_SCAN) {
+    VKDS_CHECK(vkds__scan_record(c, cmd, part, chunk));
+  } else if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                    &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = p}));
@@ -387,6 +390,13 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
                    a->name, (unsigned long long)a->count);
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE)
     r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scratch);
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN) {
+    /* device memory, in powers of two so that spares are found again */
+    uint64_t need = vkds__scan_scratch_bytes(c), size = 4096;
+    while (size < need) size *= 2;
+    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
+    if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
+  }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(c);
   vkds_task_info task = hints;
   task.fn = record_task;
@@ -470,6 +480,13 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   call c = {.a = *a, .res = res};
   vkds_result r = prepare(&c);
   VkDeviceAddress result_at = 0, scratch_at = 0;
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN && a->count) {
+    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds__scan_scratch_bytes(&c), &scratch_at);
+    if (r == VKDS_SUCCESS && scratch_at % 16)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
+                     a->name);
+    c.scan_scratch = cmd->scratch;
+  }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE) {
     r = device_view(ctx, a->name, "the result view", res, result, result_bytes(a), &result_at);
     if (r == VKDS_SUCCESS)
