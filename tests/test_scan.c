@@ -6,8 +6,10 @@
  * in place, host data streamed past the staging ring, the three forms, float results
  * repeatable bit for bit (also through the single pass's fallback), 10,000 single-pass
  * scans in a row without a hang or a wrong element, the path rule and its overrides,
- * and bad input (a named error, nothing submitted, nothing written). */
+ * threads sharing a policy, and bad input (a named error, nothing submitted, nothing
+ * written). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -963,6 +965,66 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* ---- threads ---- */
+
+typedef struct worker {
+  vkds_policy *pol;
+  int id;
+  int failures;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  enum { N = 30000 };
+  uint32_t *a = malloc(N * 4), *b = malloc(N * 4);
+  uint64_t *c = malloc(N * 8);
+  for (int round = 0; round < 10; ++round) {
+    for (uint32_t i = 0; i < N; ++i) a[i] = (uint32_t)(i * 31 + w->id * 7 + round) % 1000;
+    vkds_seq as = vkds_seq_host(a, N, VKDS_U32), bs = vkds_seq_host(b, N, VKDS_U32), cs = vkds_seq_host(c, N, VKDS_U64);
+    vkds_submission *s = NULL;
+    if (vkds_inclusive_scan_async(w->pol, &as, &bs, NULL, NULL, &s) != VKDS_SUCCESS) ++w->failures;
+    /* the operator differs per thread: kernels are compiled and cached concurrently */
+    char op[48];
+    snprintf(op, sizeof op, "uint64_t(x) + %dul", w->id % 3);
+    uint64_t init = 1;
+    if (vkds_transform_exclusive_scan(w->pol, &as, &cs, op, NULL, &init) != VKDS_SUCCESS) ++w->failures;
+    if (vkds_submission_wait(s) != VKDS_SUCCESS) ++w->failures;
+    vkds_submission_release(s);
+    uint32_t acc = 0;
+    uint64_t wide = 1;
+    for (uint32_t i = 0; i < N; ++i) {
+      acc += a[i];
+      w->failures += b[i] != acc || c[i] != wide;
+      wide += a[i] + (uint64_t)(w->id % 3);
+    }
+  }
+  free(a), free(b), free(c);
+  return NULL;
+}
+
+/* Several threads through one policy over two VkDevices (dynamic load), asynchronous
+ * and blocking scans mixed, on the single pass. */
+START_TEST(threads_share_a_policy) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  info.scan_path = VKDS_SCAN_PATH_SINGLE;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD, .resources = {.context = ctx}}, &pol));
+  enum { T = 4 };
+  pthread_t th[T];
+  worker w[T];
+  for (int i = 0; i < T; ++i) {
+    w[i] = (worker){.pol = pol, .id = i};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, work, &w[i]), 0);
+  }
+  for (int i = 0; i < T; ++i) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(w[i].failures, 0);
+  }
+  close_ctx();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("scan");
   TCase *t = harness_tcase("operators");
@@ -986,6 +1048,9 @@ int main(void) {
   t = harness_tcase("single_pass");
   tcase_add_test(t, ten_thousand_single_pass_scans);
   tcase_add_test(t, path_rule_and_overrides);
+  suite_add_tcase(s, t);
+  t = harness_tcase("threads");
+  tcase_add_test(t, threads_share_a_policy);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);
