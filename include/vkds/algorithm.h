@@ -362,6 +362,54 @@ VKDS_API vkds_result vkds_transform_exclusive_scan_async(vkds_policy *p, const v
 VKDS_API vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
                                                        const char *transform, const vkds_op *op, const void *init);
 
+/* ---- stream compaction --------------------------------------------------------------
+ *
+ * Each keeps some elements of `in`, in their order, writes them to `out` from element
+ * 0, and gives their count: on the host (`*count`, a uint64_t; the _async forms write it
+ * when a wait or poll sees the submission done) or, in the vkds_cmd_ forms, as a uint64_t
+ * at the 8-byte aligned device view `count`. The outputs may have any number of
+ * elements: what does not fit is not written (the count still says how many were kept),
+ * so an output as long as `in` always takes everything, and elements past the kept
+ * ones keep their values (a host output is staged both ways for that). Elements are converted to the
+ * output's type. They run on the scans (same paths, same rules; scans of 32-bit counts,
+ * so at most 2^32 - 1 elements) in one pass over `in` on the single path. Outputs must
+ * not overlap `in` or each other (no in place: these are oneDPL's copy_if,
+ * remove_copy_if, partition_copy and unique_copy). `in` must hold numbers (a zip's
+ * tuples cannot be written out). Host data is staged whole, not streamed: where an
+ * element lands depends on everything before it. */
+
+/* The elements for which `pred` (a GLSL bool expression of `x`) holds. */
+VKDS_API vkds_result vkds_copy_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                  uint64_t *count);
+VKDS_API vkds_result vkds_copy_if_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                        uint64_t *count, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_copy_if(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                      vkds_view count);
+
+/* The elements for which `pred` does not hold. */
+VKDS_API vkds_result vkds_remove_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                    uint64_t *count);
+VKDS_API vkds_result vkds_remove_if_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                          uint64_t *count, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_remove_if(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                        const char *pred, vkds_view count);
+
+/* A stable partition: the elements for which `pred` holds to `out_true`, the others to
+ * `out_false` (both REQUIRED), each in order; *count: how many went to out_true. */
+VKDS_API vkds_result vkds_partition(vkds_policy *p, const vkds_seq *in, const vkds_seq *out_true,
+                                    const vkds_seq *out_false, const char *pred, uint64_t *count);
+VKDS_API vkds_result vkds_partition_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out_true,
+                                          const vkds_seq *out_false, const char *pred, uint64_t *count,
+                                          vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_partition(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out_true,
+                                        const vkds_seq *out_false, const char *pred, vkds_view count);
+
+/* The first element of each run of equal adjacent elements (GLSL ==: every NaN is kept). */
+VKDS_API vkds_result vkds_unique(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, uint64_t *count);
+VKDS_API vkds_result vkds_unique_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, uint64_t *count,
+                                       vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_unique(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, vkds_view count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,7 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_EQUAL,      /* a == b, as 1 or 0 */
   VKDS__ELEM_PRODUCT,    /* a * b */
   VKDS__ELEM_LOCATED,    /* (x, i): for min and max element */
+  VKDS__ELEM_UNIQUE,     /* x differs from the element before it (or is the first), as 1 or 0 */
 } vkds__alg_elem;
 
 /* The reduction's combining step, beyond the vkds_op kinds. */
@@ -53,7 +54,8 @@ typedef struct vkds__alg {
   vkds__alg_template template_kind;
   uint32_t input_count;
   const vkds_seq *inputs[VKDS__ALG_MAX_INPUTS];
-  const vkds_seq *output;  /* MAP */
+  const vkds_seq *output;  /* MAP, SCAN */
+  const vkds_seq *output2; /* SCAN with a count (partition): where the elements not kept go */
   bool in_place_allowed;   /* the output may be exactly an input (transform) */
   uint64_t count;          /* elements */
   vkds__alg_elem elem;
@@ -66,7 +68,10 @@ typedef struct vkds__alg {
   unsigned char value[8];
   /* SCAN: exclusive (out[i] leaves element i out); `variant` is the path (a
    * vkds_scan_path, resolved for the device before the code is built: it is part of
-   * the kernel's signature) */
+   * the kernel's signature). A SCAN whose result is VKDS__RESULT_COUNT compacts: the
+   * element function is a 1-or-0 flag, the kept elements go to `output` (and the others
+   * to `output2`) and the count of kept ones is the result; its outputs may have any
+   * count (what does not fit is not written). */
   bool exclusive;
   uint32_t variant;
   /* blocking and asynchronous forms: where the host results go */
@@ -173,6 +178,8 @@ typedef struct vkds__call {
   uint32_t bound;
   vkds_buffer *scratch; /* blocking and asynchronous reductions: result and partials */
   vkds_view scan_scratch; /* SCAN: the scan's scratch (c->scratch, or the vkds_cmd's) */
+  vkds_buffer *scan_result; /* SCAN with a count, blocking and asynchronous: where it lands */
+  vkds_view scan_result_view; /* SCAN with a count: that buffer, or the vkds_cmd form's view */
   uint32_t groups;
   bool range64;
   /* streaming (stream.c): per streamed leaf, two host-visible buffers of stream_bytes */

@@ -134,7 +134,8 @@ vkds_result vkds__scan_choose(vkds__call *c) {
   if (path == VKDS_SCAN_PATH_PORTABLE && tiles_per_group(tiles) > MAX_TILES_PER_GROUP)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
                       c->a.name, (unsigned long long)c->a.count);
-  if (path == VKDS_SCAN_PATH_SINGLE && tiles > UINT32_MAX - 1)
+  if ((path == VKDS_SCAN_PATH_SINGLE && tiles > UINT32_MAX - 1) ||
+      (c->a.result == VKDS__RESULT_COUNT && c->a.count > UINT32_MAX)) /* compaction counts in 32 bits */
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
                       c->a.name, (unsigned long long)c->a.count);
   return VKDS_SUCCESS;
@@ -190,6 +191,19 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
   const vkds__device *dev = c->res->dev;
   uint64_t *p = c->gen.params;
   uint64_t n = p[VKDS__P_COUNT];
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  bool compacts = c->a.result == VKDS__RESULT_COUNT;
+  const vkds_view *r = &c->scan_result_view;
+  if (compacts) p[3] = vkds_buffer_address(r->buffer) + r->offset; /* the count (the last element's thread writes it) */
+  if (n == 0 && compacts) { /* nothing kept: the count is 0 */
+    barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    dev->vk.vkCmdFillBuffer(cmd, r->buffer->vk, r->buffer->offset + r->offset, 8, 0);
+    barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            compute | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+            rw | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+  }
   if (n == 0) return VKDS_SUCCESS;
   /* a streamed chunk starts from the carry the one before left in one slot and leaves
    * its own in the other; the first starts from init */
@@ -202,8 +216,6 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
   const vkds_view *s = &c->scan_scratch;
   p[2] = vkds_buffer_address(s->buffer) + s->offset;
   uint64_t tiles = (n + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
-  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   if (c->a.variant == VKDS_SCAN_PATH_SINGLE) {
     /* tile counter, fallback count and states start at zero (after whatever used the
      * scratch before: an earlier chunk, an earlier recorded algorithm) */

@@ -151,6 +151,9 @@ void main() {
   // rounds always suffice.
   ACC_T v[VKDS_ITEMS], tp, total, prefix;
   bool th = false;
+#ifdef VKDS_COMPACT
+  IN0_T xs[VKDS_ITEMS]; // this tile's elements (a fallback round loads another's)
+#endif
   uint spins = uint(P(5));
   uint64_t work = tile, pos = tile - 1ul;
   for (uint64_t round = 0ul; round < 2ul * tile + 2ul; ++round) {
@@ -160,6 +163,9 @@ void main() {
     ACC_T wtotal;
     ACC_T wp = vkds_tile_prefix(w[VKDS_ITEMS - 1], wh, wtotal);
     if (round == 0ul) v = w, th = wh, tp = wp, total = wtotal;
+#ifdef VKDS_COMPACT
+    if (round == 0ul) xs = vkds_xs;
+#endif
     if (t == 0u) {
       vkds_publish(work, 0u, wtotal);
       if (work == 0ul) vkds_publish(0ul, 1u, hs ? vkds_combine(start, wtotal) : wtotal);
@@ -188,5 +194,8 @@ void main() {
   bool ht;
   ACC_T p;
   vkds_join(h, prefix, th, tp, ht, p);
+#ifdef VKDS_COMPACT
+  vkds_xs = xs;
+#endif
   vkds_store_run(tile * VKDS_TILE + uint64_t(t) * uint64_t(VKDS_ITEMS), n, v, ht, p);
 }

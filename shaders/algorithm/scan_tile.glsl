@@ -7,11 +7,15 @@
 //   ACC_T, VKDS_ACC_TYPE         the accumulated type (the output's), and its vkds_type
 //   vkds_map(i, x)               element i's value (ACC_T(x), or the user's transform)
 //   vkds_combine(a, b), vkds_identity(), vkds_init() (from P(1))
+//   VKDS_COMPACT, VKDS_OUT_COUNT  compaction (copy_if, partition, unique; compact.c): the
+//                                element function is a 1-or-0 flag, summed as uint
+//   VKDS_PARTITION, OUT2_T, out2_st(i, v), VKDS_OUT2_COUNT   a partition's second output
 // The preamble (scan.c) enables the subgroup extensions.
 //
 // Parameters: P(0) elements (of this chunk, when the host streams), P(1) init's bits,
 // P(2) the scratch's address, P(4) flags (below), P(5) the path's own (portable: tiles
-// per group; single: spins before a fallback), P(6) the index of element 0.
+// per group; single: spins before a fallback), P(6) the index of element 0, and for
+// compaction P(3) the address of the count (a uint64_t).
 // The scratch: two carry slots at 0 and 16 (a streamed chunk's prefix, read from one
 // and written to the other), the single pass's tile counter at 32 and fallback count
 // at 36, then from 64 the portable path's group values (16 bytes each) or the single
@@ -46,6 +50,11 @@ layout(local_size_x = 256) in;
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer vkds_word { uint v; };
 
 shared ACC_T vkds_sh[256]; // subgroup totals (256: even a subgroup of 1)
+
+#ifdef VKDS_COMPACT
+IN0_T vkds_xs[VKDS_ITEMS]; // the thread's elements, which compaction writes out
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_u64 { uint64_t v; };
+#endif
 
 // ---- ACC_T as two 32-bit words (the scratch holds values as words, so that the single
 // pass can publish them with 32-bit atomics) ----
@@ -129,6 +138,9 @@ void vkds_thread_scan(uint64_t e0, uint64_t n, out ACC_T v[VKDS_ITEMS]) {
       IN0_T a[4];
       in0_v(e0 + uint64_t(4 * q), a);
       for (int k = 0; k < 4; ++k) v[4 * q + k] = vkds_map(e0 + uint64_t(4 * q + k) + P(6), a[k]);
+#ifdef VKDS_COMPACT
+      for (int k = 0; k < 4; ++k) vkds_xs[4 * q + k] = a[k];
+#endif
     }
     for (int j = 1; j < VKDS_ITEMS; ++j) v[j] = vkds_combine(v[j - 1], v[j]);
     return;
@@ -136,7 +148,11 @@ void vkds_thread_scan(uint64_t e0, uint64_t n, out ACC_T v[VKDS_ITEMS]) {
   uint m = e0 < n ? uint(n - e0) : 0u;
   for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     if (j < m) {
-      ACC_T x = vkds_map(e0 + uint64_t(j) + P(6), in0(e0 + uint64_t(j)));
+      IN0_T a = in0(e0 + uint64_t(j));
+#ifdef VKDS_COMPACT
+      vkds_xs[j] = a;
+#endif
+      ACC_T x = vkds_map(e0 + uint64_t(j) + P(6), a);
       v[j] = j > 0u ? vkds_combine(v[j - 1u], x) : x;
     } else {
       v[j] = j > 0u ? v[j - 1u] : vkds_identity();
@@ -188,6 +204,27 @@ ACC_T vkds_tile_prefix(ACC_T x, out bool has, out ACC_T total) {
   return p;
 }
 
+#ifdef VKDS_COMPACT
+// Step 3 of a compaction: v[j] counts the kept elements of the run up to j, `prefix`
+// those before the run. A kept element goes to out[kept before it], a partition's other
+// one to out2[its index - kept before it]; what lands past an output's count is not
+// written. The thread holding the last element writes the count of kept ones.
+void vkds_store_run(uint64_t e0, uint64_t n, ACC_T v[VKDS_ITEMS], bool has, ACC_T prefix) {
+  uint64_t before = has ? uint64_t(prefix) : 0ul;
+  for (uint j = 0u; j < uint(VKDS_ITEMS) && e0 + uint64_t(j) < n; ++j) {
+    uint64_t kept = before + uint64_t(v[j]); // up to and with element j
+    if (v[j] != (j > 0u ? v[j - 1u] : ACC_T(0))) {
+      if (kept - 1ul < VKDS_OUT_COUNT) out_st(kept - 1ul, OUT_T(vkds_xs[j]));
+    } else {
+#ifdef VKDS_PARTITION
+      uint64_t at = e0 + uint64_t(j) - kept;
+      if (at < VKDS_OUT2_COUNT) out2_st(at, OUT2_T(vkds_xs[j]));
+#endif
+    }
+  }
+  if (e0 < n && n - e0 <= uint64_t(VKDS_ITEMS)) vkds_u64(P(3)).v = before + uint64_t(v[uint(n - e0) - 1u]);
+}
+#else
 // Step 3: writes the run at e0 given everything before it (has, prefix): element j is
 // w[j] = op(prefix, v[j]); an exclusive scan writes prefix, w[0], ..., w[VKDS_ITEMS - 2]
 // (the identity for element 0 when nothing precedes it). The thread holding the last
@@ -213,3 +250,4 @@ void vkds_store_run(uint64_t e0, uint64_t n, ACC_T v[VKDS_ITEMS], bool has, ACC_
   if ((P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && e0 < n && n - e0 <= uint64_t(VKDS_ITEMS))
     vkds_carry_out(w[uint(n - e0) - 1u]);
 }
+#endif
