@@ -652,6 +652,16 @@ START_TEST(in_place) {
     ck_assert_vkds(vkds_download(r0, back, vkds_view_of(b), N * 8));
     for (uint32_t i = 0; i < N; ++i) ck_assert(back[i] == i + 1.0);
     vkds_buffer_destroy(b);
+    /* the same memory as a buffer and as a mapped sequence is in place too (with every
+     * tile reducing its predecessor, a single pass here would read overwritten input) */
+    harness_setenv("VKDS_SCAN_SPINS", "-1");
+    vkds_buffer *m;
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &m));
+    memcpy(vkds_buffer_map(m), orig, N * 4);
+    vkds_seq mb = vkds_seq_buffer(vkds_view_of(m), VKDS_U32), mm = vkds_seq_mapped(vkds_view_of(m), VKDS_U32);
+    ck_assert_vkds(vkds_inclusive_scan(pol, &mb, &mm, NULL, NULL));
+    check_scan(VKDS_U32, VKDS_OP_PLUS, orig, N, false, NULL, vkds_buffer_map(m), "in place, buffer and mapped");
+    vkds_buffer_destroy(m);
     free(a), free(orig), free(d), free(dorig), free(back);
     close_ctx();
   }

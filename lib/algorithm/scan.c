@@ -81,13 +81,15 @@ vkds_scan_path vkds_resource_scan_path(const vkds_resource *res) {
   }
 }
 
-/* The output is the input's memory (the frame allows nothing else that overlaps). */
+static bool is_buffer(const vkds_seq *s) { return s->ops == &vkds_seq_buffer_ops || s->ops == &vkds_seq_mapped_ops; }
+
+/* The output is the input's memory (the frame allows nothing else that overlaps); a
+ * buffer and a mapped sequence over one range are the same memory. */
 static bool in_place(const vkds__alg *a) {
   const vkds_seq *in = a->inputs[0], *out = a->output;
-  if (in->ops != out->ops || !in->count) return false;
-  if (in->ops == &vkds_seq_buffer_ops || in->ops == &vkds_seq_mapped_ops)
-    return in->buffer == out->buffer && in->offset == out->offset;
-  return in->ops == &vkds_seq_host_ops && in->host == out->host;
+  if (!in->count) return false;
+  if (is_buffer(in) && is_buffer(out)) return in->buffer == out->buffer && in->offset == out->offset;
+  return in->ops == &vkds_seq_host_ops && out->ops == &vkds_seq_host_ops && in->host == out->host;
 }
 
 /* ---- sizes ---- */
