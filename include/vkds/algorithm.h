@@ -324,8 +324,10 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * The two paths may differ in the last bits of a float sum; integers are exact on both.
  *
  * Errors as for every algorithm, and VKDS_ERROR_UNSUPPORTED on a device without
- * subgroup shuffles in compute shaders. The vkds_cmd_ forms need a 16-byte aligned
- * scratch of vkds_algorithm_scratch_bytes(resource, count) bytes. */
+ * subgroup shuffles in compute shaders, or past what one scan takes (the portable path:
+ * 1024 groups of at most 1024 tiles, about 4.3e9 4-byte or 2.1e9 8-byte elements). The
+ * vkds_cmd_ forms need a 16-byte aligned scratch of vkds_algorithm_scratch_bytes(
+ * resource, count) bytes. */
 
 /* Which path scans run on the device of `res` (out of place): VKDS_SCAN_PATH_SINGLE or
  * VKDS_SCAN_PATH_PORTABLE, the rule and overrides above resolved; DEFAULT for NULL. */
