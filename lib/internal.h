@@ -299,6 +299,7 @@ struct vkds_context {
   pthread_mutex_t alg_lock;
   struct vkds__alg_kernel *alg_kernels;
   struct vkds__alg_spare *alg_spares;
+  vkds_scan_path scan_path; /* from the info, else VKDS_SCAN_PATH; DEFAULT: each device's rule */
 
   /* memory (lib/memory/memory.c, lib/memory/staging.c, lib/memory/host_copy.c), resolved from the info */
   uint64_t device_memory_limit;

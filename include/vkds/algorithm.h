@@ -273,6 +273,148 @@ VKDS_API vkds_result vkds_equal_async(vkds_policy *p, const vkds_seq *in1, const
                                       vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2, vkds_view result);
 
+/* ---- scans ------------------------------------------------------------------------
+ *
+ *   inclusive:  out[i] = init op x[0] op x[1] op ... op x[i]
+ *   exclusive:  out[i] = init op x[0] op ... op x[i-1]            (out[0] = init)
+ *
+ * where x[j] is in[j], or transform(in[j]) in the transform forms (a GLSL expression of
+ * `x`; over a zip, of x.p0, x.p1, ...), converted to out's type: a scan accumulates in
+ * its output's type (a U32 input scanned into a U64 output does not wrap at 2^32), and
+ * `op` (NULL: plus) works on that type. `init` points to one value of out's type; NULL:
+ * none, so an inclusive out[0] is x[0] and an exclusive out[0] is op's identity. No
+ * identity is ever combined into an element that has something before it, so
+ * out[i] is exactly the host's left-to-right scan for integers (plus and multiplies
+ * wrap around). Counts must match. out may be in itself (the same range: in place),
+ * and must not overlap it otherwise. In the vkds_cmd_ forms `init` is read at the call.
+ *
+ * Two paths; vkds_resource_scan_path() says which one a device runs:
+ *   VKDS_SCAN_PATH_SINGLE: one dispatch, a chained scan with decoupled look-back.
+ *     Reads n elements and writes n. Tiles take their numbers from an atomic counter;
+ *     each publishes its total, then its inclusive prefix (in 64-bit words that carry
+ *     their own flag, so a reader needs no ordering between locations), and a
+ *     subgroup looks back over its predecessors. It relies on work groups that run
+ *     making progress while another waits, but never waits for ever: after a bounded
+ *     number of spins a silent predecessor is reduced by the waiting group itself
+ *     (decoupled fallback), which costs reading that tile twice. Needs subgroup ballots
+ *     and shuffles and 64-bit buffer atomics (shaderBufferInt64Atomics).
+ *   VKDS_SCAN_PATH_PORTABLE: reduce-then-scan, three dispatches (one for up to 4
+ *     tiles): group totals, their scan, the scan itself. Reads n twice, writes n; no
+ *     group ever waits for another, on any device.
+ * The rule: SINGLE on discrete GPUs of NVIDIA, AMD and Intel (vendor IDs 0x10de,
+ * 0x1002, 0x8086) that can run it; PORTABLE everywhere else (CPU devices such as
+ * lavapipe, integrated and mobile GPUs). vkds_context_info.scan_path, else the
+ * environment variable VKDS_SCAN_PATH=single|portable, overrides the rule for every
+ * device of a context (a device that cannot run SINGLE runs PORTABLE). A scan in place
+ * always runs PORTABLE: the fallback re-reads a stalled tile's input, which its owner
+ * may already have overwritten.
+ *
+ * Floats are repeatable bit for bit: the order depends only on the device (its subgroup
+ * size), the count, the output type and the path (and, for streamed host data, on the
+ * chunk size: each chunk starts from the previous one's last inclusive value). No float
+ * atomics. The elements are cut into tiles of 256 * R consecutive elements (R = 16 for
+ * 4-byte output types, 8 for 8-byte); thread t of a tile folds its R elements left to
+ * right, the 256 thread totals are scanned by a fixed tree of subgroup steps
+ * (shaders/algorithm/scan_tile.glsl), and element j of thread t is
+ * op(op(C, thread t's prefix), its own fold up to j), C being what precedes the tile:
+ *   SINGLE: init op A(0) op A(1) op ... op A(k-1) for tile k, the tile totals folded
+ *     left to right in that order whatever the timing of the groups (the look-back
+ *     re-folds its window in order from the inclusive prefix it finds, a little more
+ *     work than folding as it reads);
+ *   PORTABLE: the tiles go in runs of equal length to at most 1024 groups; C is the
+ *     group's carry (init and the group totals before it, scanned by the same tree, 4
+ *     per thread) op the totals of the group's tiles before this one, left to right.
+ * The two paths may differ in the last bits of a float sum; integers are exact on both.
+ *
+ * Errors as for every algorithm, and VKDS_ERROR_UNSUPPORTED on a device without
+ * subgroup shuffles in compute shaders, or past what one scan takes (the portable path:
+ * 1024 groups of at most 1024 tiles, about 4.3e9 4-byte or 2.1e9 8-byte elements). The
+ * vkds_cmd_ forms need a 16-byte aligned scratch of vkds_algorithm_scratch_bytes(
+ * resource, count) bytes. */
+
+/* Which path scans run on the device of `res` (out of place): VKDS_SCAN_PATH_SINGLE or
+ * VKDS_SCAN_PATH_PORTABLE, the rule and overrides above resolved; DEFAULT for NULL. */
+VKDS_API vkds_scan_path vkds_resource_scan_path(const vkds_resource *res);
+
+VKDS_API vkds_result vkds_inclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
+                                         const void *init);
+VKDS_API vkds_result vkds_inclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                               const vkds_op *op, const void *init, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_inclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                             const vkds_op *op, const void *init);
+
+VKDS_API vkds_result vkds_exclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
+                                         const void *init);
+VKDS_API vkds_result vkds_exclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                               const vkds_op *op, const void *init, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_exclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                             const vkds_op *op, const void *init);
+
+/* The scans of transform(in[i]): `transform` is a GLSL expression of `x`, REQUIRED. */
+VKDS_API vkds_result vkds_transform_inclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                                   const char *transform, const vkds_op *op, const void *init);
+VKDS_API vkds_result vkds_transform_inclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                                         const char *transform, const vkds_op *op, const void *init,
+                                                         vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_transform_inclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                                       const char *transform, const vkds_op *op, const void *init);
+
+VKDS_API vkds_result vkds_transform_exclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                                   const char *transform, const vkds_op *op, const void *init);
+VKDS_API vkds_result vkds_transform_exclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                                         const char *transform, const vkds_op *op, const void *init,
+                                                         vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                                       const char *transform, const vkds_op *op, const void *init);
+
+/* ---- stream compaction --------------------------------------------------------------
+ *
+ * Each keeps some elements of `in`, in their order, writes them to `out` from element
+ * 0, and gives their count: on the host (`*count`, a uint64_t; the _async forms write it
+ * when a wait or poll sees the submission done) or, in the vkds_cmd_ forms, as a uint64_t
+ * at the 8-byte aligned device view `count`. The outputs may have any number of
+ * elements: what does not fit is not written (the count still says how many were kept),
+ * so an output as long as `in` always takes everything, and elements past the kept
+ * ones keep their values (a host output is staged both ways for that). Elements are converted to the
+ * output's type. They run on the scans (same paths, same rules; scans of 32-bit counts,
+ * so at most 2^32 - 1 elements) in one pass over `in` on the single path. Outputs must
+ * not overlap `in` or each other (no in place: these are oneDPL's copy_if,
+ * remove_copy_if, partition_copy and unique_copy). `in` must hold numbers (a zip's
+ * tuples cannot be written out). Host data is staged whole, not streamed: where an
+ * element lands depends on everything before it. */
+
+/* The elements for which `pred` (a GLSL bool expression of `x`) holds. */
+VKDS_API vkds_result vkds_copy_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                  uint64_t *count);
+VKDS_API vkds_result vkds_copy_if_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                        uint64_t *count, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_copy_if(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                      vkds_view count);
+
+/* The elements for which `pred` does not hold. */
+VKDS_API vkds_result vkds_remove_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                    uint64_t *count);
+VKDS_API vkds_result vkds_remove_if_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
+                                          uint64_t *count, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_remove_if(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                        const char *pred, vkds_view count);
+
+/* A stable partition: the elements for which `pred` holds to `out_true`, the others to
+ * `out_false` (both REQUIRED), each in order; *count: how many went to out_true. */
+VKDS_API vkds_result vkds_partition(vkds_policy *p, const vkds_seq *in, const vkds_seq *out_true,
+                                    const vkds_seq *out_false, const char *pred, uint64_t *count);
+VKDS_API vkds_result vkds_partition_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out_true,
+                                          const vkds_seq *out_false, const char *pred, uint64_t *count,
+                                          vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_partition(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out_true,
+                                        const vkds_seq *out_false, const char *pred, vkds_view count);
+
+/* The first element of each run of equal adjacent elements (GLSL ==: every NaN is kept). */
+VKDS_API vkds_result vkds_unique(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, uint64_t *count);
+VKDS_API vkds_result vkds_unique_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, uint64_t *count,
+                                       vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_unique(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, vkds_view count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -67,6 +67,14 @@ typedef struct vkds_embed_info {
 
 /* ---- creation ---------------------------------------------------------------------- */
 
+/* Which kernel runs scans on a device (vkds/algorithm.h, "Scans", has the rule and
+ * what each costs). */
+typedef enum vkds_scan_path {
+  VKDS_SCAN_PATH_DEFAULT = 0,  /* the device's rule, or VKDS_SCAN_PATH from the environment */
+  VKDS_SCAN_PATH_SINGLE = 1,   /* one pass: a chained scan with decoupled look-back */
+  VKDS_SCAN_PATH_PORTABLE = 2, /* reduce-then-scan: three passes, never waits on another work group */
+} vkds_scan_path;
+
 /* Zero-initialised means: every device, every compute queue, no validation unless
  * VKDS_VALIDATION=1, warnings and errors to no one (see vkds_last_error_message). */
 typedef struct vkds_context_info {
@@ -116,10 +124,16 @@ typedef struct vkds_context_info {
   /* Threads that copy large host ranges in parallel (staging, mapped memory), the
    * calling thread included; 0: the number of processors, at most 16. 1: no helpers. */
   uint32_t host_copy_threads;
+  /* The scan path of every device of the context, overriding the rule and
+   * VKDS_SCAN_PATH (whose values are "single" and "portable"); DEFAULT: VKDS_SCAN_PATH
+   * when set (and not ignore_env), else each device's rule. A device that cannot run
+   * the single pass runs the portable one. See vkds_resource_scan_path(). */
+  vkds_scan_path scan_path;
 } vkds_context_info;
 
 /* Creates a context. Returns VKDS_SUCCESS and sets *out, or: VKDS_ERROR_INVALID_ARGUMENT
- * (NULL pointers, a malformed device filter, a bad embed description),
+ * (NULL pointers, a malformed device filter, a bad embed description, an unknown
+ * scan_path or VKDS_SCAN_PATH value),
  * VKDS_ERROR_NO_VULKAN (no loader), VKDS_ERROR_NO_DEVICE (no device matched: the
  * message lists what was found), VKDS_ERROR_UNSUPPORTED (validation asked for but not
  * installed), VKDS_ERROR_VULKAN and the out-of-memory errors. On failure *out is NULL. */

@@ -15,6 +15,7 @@
 typedef enum vkds__alg_template {
   VKDS__TEMPLATE_MAP = 1,    /* out[i] = elem(inputs[i]) */
   VKDS__TEMPLATE_REDUCE = 2, /* result = init op map(inputs[0]) op map(inputs[1]) ... */
+  VKDS__TEMPLATE_SCAN = 3,   /* out[i] = init op map(inputs[0]) op ... op map(inputs[i]) (scan.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -28,6 +29,7 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_EQUAL,      /* a == b, as 1 or 0 */
   VKDS__ELEM_PRODUCT,    /* a * b */
   VKDS__ELEM_LOCATED,    /* (x, i): for min and max element */
+  VKDS__ELEM_UNIQUE,     /* x differs from the element before it (or is the first), as 1 or 0 */
 } vkds__alg_elem;
 
 /* The reduction's combining step, beyond the vkds_op kinds. */
@@ -52,7 +54,8 @@ typedef struct vkds__alg {
   vkds__alg_template template_kind;
   uint32_t input_count;
   const vkds_seq *inputs[VKDS__ALG_MAX_INPUTS];
-  const vkds_seq *output;  /* MAP */
+  const vkds_seq *output;  /* MAP, SCAN */
+  const vkds_seq *output2; /* SCAN with a count (partition): where the elements not kept go */
   bool in_place_allowed;   /* the output may be exactly an input (transform) */
   uint64_t count;          /* elements */
   vkds__alg_elem elem;
@@ -63,6 +66,14 @@ typedef struct vkds__alg {
   vkds__alg_result result;
   bool has_value;          /* `value` holds the fill value, the counted value or init */
   unsigned char value[8];
+  /* SCAN: exclusive (out[i] leaves element i out); `variant` is the path (a
+   * vkds_scan_path, resolved for the device before the code is built: it is part of
+   * the kernel's signature). A SCAN whose result is VKDS__RESULT_COUNT compacts: the
+   * element function is a 1-or-0 flag, the kept elements go to `output` (and the others
+   * to `output2`) and the count of kept ones is the result; its outputs may have any
+   * count (what does not fit is not written). */
+  bool exclusive;
+  uint32_t variant;
   /* blocking and asynchronous forms: where the host results go */
   void *host_result;       /* VALUE: one element; COUNT: uint64_t; BOOL: bool */
   uint64_t *host_index;    /* LOCATION */
@@ -166,6 +177,9 @@ typedef struct vkds__call {
   vkds_seq_binding bind[VKDS__GEN_MAX_LEAVES];
   uint32_t bound;
   vkds_buffer *scratch; /* blocking and asynchronous reductions: result and partials */
+  vkds_view scan_scratch; /* SCAN: the scan's scratch (c->scratch, or the vkds_cmd's) */
+  vkds_buffer *scan_result; /* SCAN with a count, blocking and asynchronous: where it lands */
+  vkds_view scan_result_view; /* SCAN with a count: that buffer, or the vkds_cmd form's view */
   uint32_t groups;
   bool range64;
   /* streaming (stream.c): per streamed leaf, two host-visible buffers of stream_bytes */
@@ -219,5 +233,22 @@ void vkds__alg_buffer_put(vkds_buffer *buf);
  * (kernels.c says how it is chosen). */
 uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count);
 #define VKDS__REDUCE_MAX_GROUPS 1024u /* partials that fit in the scratch beside a stream's chunk totals */
+
+/* ---- scans (scan.c) ---- */
+
+/* Chooses the call's path for its device (c->a.variant) and checks the device can run
+ * scans at all; before the code is built. */
+vkds_result vkds__scan_choose(vkds__call *c);
+/* The scratch bytes the call needs (its path, type and count; a streamed call's chunk). */
+uint64_t vkds__scan_scratch_bytes(const vkds__call *c);
+/* The most any scan over `count` elements needs (vkds_algorithm_scratch_bytes). */
+uint64_t vkds__scan_scratch_bound(uint64_t count);
+/* Records the scan's dispatches over p[COUNT] elements into `cmd` (inside the frame's
+ * barriers); `part` and `chunk` as for vkds__call_record. */
+vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part part, uint64_t chunk);
+/* What codegen puts after #version (extensions), and the template's parts in order
+ * (NULL after the last), for the call's path. */
+const char *vkds__scan_preamble(const vkds__alg *a);
+const char *vkds__scan_template(const vkds__alg *a, uint32_t part);
 
 #endif

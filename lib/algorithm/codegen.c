@@ -549,7 +549,8 @@ static void builtin_identity(struct vkds__text *o, vkds_op_kind k, vkds_type t) 
 }
 
 /* Prototypes and defaults of what the templates call. */
-static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out) {
+static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out, const node *out2,
+                                uint32_t counts) {
   struct vkds__text *b = g->body;
   put(b, "#define VKDS_INPUTS %u\n", a->input_count);
   for (uint32_t k = 0; k < a->input_count; ++k)
@@ -569,7 +570,16 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     }
     return;
   }
-  /* REDUCE */
+  if (a->template_kind == VKDS__TEMPLATE_SCAN) /* the output, then what a reduction has */
+    put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_ACC_TYPE %d\n", out->glsl,
+        out->id, out->id, (int)a->elem_type);
+  if (a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT) { /* compaction: what fits */
+    put(b, "#define VKDS_COMPACT 1\n#define VKDS_OUT_COUNT P(%u)\n", counts);
+    if (a->output2)
+      put(b, "#define VKDS_PARTITION 1\n#define OUT2_T %s\n#define out2_st s%u_st\n#define VKDS_OUT2_COUNT P(%u)\n",
+          out2->glsl, out2->id, counts + 1);
+  }
+  /* REDUCE, SCAN */
   const char *T = vkds__glsl_type(a->elem_type);
   bool located = a->elem == VKDS__ELEM_LOCATED;
   if (located) {
@@ -593,6 +603,9 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     put(b, " ? ACC_T(1) : ACC_T(0); }\n");
     break;
   case VKDS__ELEM_LOCATED: put(b, "ACC_T vkds_map(%s) { return vkds_loc(x, i + P(6)); }\n", margs); break;
+  case VKDS__ELEM_UNIQUE: /* i counts from P(6); the element before is in0(i - P(6) - 1) */
+    put(b, "ACC_T vkds_map(%s) { return i == P(6) || x != in0(i - P(6) - 1ul) ? ACC_T(1) : ACC_T(0); }\n", margs);
+    break;
   case VKDS__ELEM_PRED:
   case VKDS__ELEM_NOT_PRED: {
     bool keep = a->elem == VKDS__ELEM_PRED;
@@ -649,7 +662,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     if (!g->head || !g->body || !g->tail) return gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm source");
   }
   sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
-  sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result);
+  sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result), sig_u32(g, a->variant);
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
@@ -661,13 +674,29 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "
                "predicate) can take its tuples (x.p0, x.p1, ...)", a->name, k);
   }
-  if (a->template_kind == VKDS__TEMPLATE_MAP) {
-    out = walk(g, a->output, VKDS_ACCESS_WRITE, 0); /* every element is written */
+  node out2 = {0};
+  uint32_t counts = 0;
+  bool compacts = a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT;
+  /* every element is written, except by compaction: the elements past the kept ones
+   * keep their values (a staged output is uploaded too) */
+  vkds_access written = compacts ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_WRITE;
+  if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_SCAN) {
+    out = walk(g, a->output, written, 0);
+  }
+  if (compacts) {
+    /* outputs written up to their counts, at places no chunk of the input decides alone
+     * (so nothing streams), from elements that must be numbers */
+    if (a->output2) out2 = walk(g, a->output2, written, 0);
+    g->streamable = false;
+    counts = param(g, a->output->count);
+    if (a->output2) param(g, a->output2->count);
+    if (!g->error && in[0].type == VKDS_TYPE_COMPOSITE)
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: a zip's tuples cannot be copied to an output", a->name);
   }
   use_type(g, a->elem_type);
   if (a->result == VKDS__RESULT_LOCATION) use_type(g, VKDS_U64);
   if (g->error) return g->error;
-  if (emit) algorithm_functions(g, a, in, &out);
+  if (emit) algorithm_functions(g, a, in, &out, &out2, counts);
   if (emit && (g->head->failed || g->body->failed || g->tail->failed))
     return gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm source");
   return g->error;
@@ -681,7 +710,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   struct vkds__text t = {0};
-  put(&t, "#version 460\n#include \"vkds.glsl\"\n");
+  put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a) : "");
   put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
   put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
   for (vkds_type ty = VKDS_I32; ty <= VKDS_F64; ++ty)
@@ -691,7 +720,10 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
           vkds_type_size(ty), T, T);
     }
   put(&t, "%s%s", g->head->s ? g->head->s : "", g->body->s ? g->body->s : "");
-  put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
+  if (a->template_kind == VKDS__TEMPLATE_SCAN)
+    for (uint32_t k = 0; vkds__scan_template(a, k); ++k) put(&t, "%s", vkds__scan_template(a, k));
+  else
+    put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");
   if (t.failed) {
     free(t.s);

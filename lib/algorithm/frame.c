@@ -82,6 +82,14 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
   if (!a->output) return VKDS_SUCCESS;
   span outs[16], ins[32];
   uint32_t no = spans_under(a->output, outs, 0, 16, 0), ni = 0;
+  if (a->output2) { /* two outputs (partition): not overlapping each other either */
+    uint32_t first = no;
+    no = spans_under(a->output2, outs, no, 16, 0);
+    for (uint32_t i = 0; i < first; ++i)
+      for (uint32_t j = first; j < no; ++j)
+        if (outs[i].base == outs[j].base && outs[i].begin < outs[j].end && outs[j].begin < outs[i].end)
+          return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the two outputs overlap", a->name);
+  }
   for (uint32_t k = 0; k < a->input_count; ++k) {
     /* exactly the same plain sequence, written in place, is allowed where the algorithm says so */
     const vkds_seq *in = a->inputs[k], *out = a->output;
@@ -132,16 +140,19 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
                         "%s: input %u has elements of type %d; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
                         (int)t, tuple_ok ? " (and zips, through your operator)" : "");
   }
-  if (a->template_kind == VKDS__TEMPLATE_MAP) {
-    if (!a->output) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is NULL", name);
-    VKDS_CHECK(vkds_seq_validate(a->output));
-    VKDS_CHECK(check_tree(ctx, name, a->output, devices, on_host, 0));
-    if (a->output->count != a->count)
+  bool compacts = a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT;
+  const vkds_seq *outputs[2] = {a->output, a->output2};
+  for (uint32_t k = 0; k < (compacts && a->output2 ? 2u : 1u) && a->template_kind != VKDS__TEMPLATE_REDUCE; ++k) {
+    const vkds_seq *o = outputs[k]; /* MAP, SCAN */
+    if (!o) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %soutput is NULL", name, k ? "second " : "");
+    VKDS_CHECK(vkds_seq_validate(o));
+    VKDS_CHECK(check_tree(ctx, name, o, devices, on_host, 0));
+    if (o->count != a->count && !compacts) /* compaction writes what fits */
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output has %llu elements, the input %llu",
-                        name, (unsigned long long)a->output->count, (unsigned long long)a->count);
-    const char *why = unwritable(a->output, 0);
+                        name, (unsigned long long)o->count, (unsigned long long)a->count);
+    const char *why = unwritable(o, 0);
     if (why) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is %s, which cannot be written", name, why);
-    if (!is_numeric(a->output->type))
+    if (!is_numeric(o->type))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output's elements must be numeric", name);
   }
   if ((a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED) && !a->glsl)
@@ -163,9 +174,11 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
   return check_overlap(ctx, a);
 }
 
-/* The results of a reduction must have somewhere to go (blocking and async forms). */
+/* The results of a reduction (and a compaction's count) must have somewhere to go
+ * (blocking and async forms). */
 static vkds_result check_host_results(const vkds_context *ctx, const vkds__alg *a) {
-  if (a->template_kind != VKDS__TEMPLATE_REDUCE) return VKDS_SUCCESS;
+  if (a->template_kind == VKDS__TEMPLATE_MAP || (a->template_kind == VKDS__TEMPLATE_SCAN && a->result != VKDS__RESULT_COUNT))
+    return VKDS_SUCCESS;
   bool ok = a->result == VKDS__RESULT_LOCATION ? a->host_index != NULL : a->host_result != NULL;
   return ok ? VKDS_SUCCESS : vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the result pointer is NULL", a->name);
 }
@@ -189,6 +202,7 @@ static vkds_result check_features(const call *c) {
 
 /* The code and kernel for the selected device, then the leaves bound. */
 static vkds_result prepare(call *c) {
+  if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false));
   VKDS_CHECK(check_features(c));
   c->range64 = c->a.template_kind == VKDS__TEMPLATE_MAP && (c->a.count + 3) / 4 > UINT32_MAX;
@@ -266,7 +280,9 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   uint64_t *p = c->gen.params;
   uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
-  if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
+  if (c->a.template_kind == VKDS__TEMPLATE_SCAN) {
+    VKDS_CHECK(vkds__scan_record(c, cmd, part, chunk));
+  } else if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                    &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = p}));
@@ -330,6 +346,7 @@ static void read_results(const call *c) {
 
 static void call_free(call *c) {
   vkds__alg_buffer_put(c->scratch);
+  vkds__alg_buffer_put(c->scan_result);
   vkds__stream_free(c);
   vkds__gen_free(&c->gen);
   free(c);
@@ -343,6 +360,7 @@ static vkds_result finish(void *user, bool done) {
   vkds_result u = unbind_leaves(c, done && r == VKDS_SUCCESS);
   if (r == VKDS_SUCCESS) r = u;
   if (done && r == VKDS_SUCCESS && c->a.template_kind == VKDS__TEMPLATE_REDUCE) read_results(c);
+  if (done && r == VKDS_SUCCESS && c->scan_result) memcpy(c->a.host_result, vkds_buffer_map(c->scan_result), 8);
   call_free(c);
   return r;
 }
@@ -366,6 +384,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   uint64_t bytes = 0;
   for (uint32_t k = 0; k < a->input_count; ++k) bytes += a->inputs[k]->count * a->inputs[k]->elem_size;
   if (a->output) bytes += a->output->count * a->output->elem_size;
+  if (a->output2) bytes += a->output2->count * a->output2->elem_size;
   uint64_t key = ((uint64_t)a->template_kind << 56 | (uint64_t)a->elem << 48 | (uint64_t)a->elem_type << 40) ^
                  (uint64_t)(a->count ? 64 - __builtin_clzll(a->count) : 0);
   vkds_task_info hints = {.key = key, .bytes = bytes, .data_devices = on_host ? 0 : devices, .label = a->name};
@@ -387,6 +406,16 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
                    a->name, (unsigned long long)a->count);
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE)
     r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scratch);
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN) {
+    /* device memory, in powers of two so that spares are found again */
+    uint64_t need = vkds__scan_scratch_bytes(c), size = 4096;
+    while (size < need) size *= 2;
+    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
+    if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
+    if (r == VKDS_SUCCESS && a->result == VKDS__RESULT_COUNT) /* the count, for the host */
+      r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
+    if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 8};
+  }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(c);
   vkds_task_info task = hints;
   task.fn = record_task;
@@ -458,10 +487,11 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   uint32_t devices = 0;
   bool on_host = false;
   VKDS_CHECK(check(ctx, a, &devices, &on_host));
-  const vkds_seq *all[VKDS__ALG_MAX_INPUTS + 1];
+  const vkds_seq *all[VKDS__ALG_MAX_INPUTS + 2];
   uint32_t n = 0;
   for (uint32_t k = 0; k < a->input_count; ++k) all[n++] = a->inputs[k];
   if (a->output) all[n++] = a->output;
+  if (a->output2) all[n++] = a->output2;
   for (uint32_t k = 0; k < n; ++k)
     if (all[k]->count && !vkds_seq_is_passed_directly(all[k], res))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
@@ -470,6 +500,20 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   call c = {.a = *a, .res = res};
   vkds_result r = prepare(&c);
   VkDeviceAddress result_at = 0, scratch_at = 0;
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN && a->count) {
+    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds__scan_scratch_bytes(&c), &scratch_at);
+    if (r == VKDS_SUCCESS && scratch_at % 16)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
+                     a->name);
+    c.scan_scratch = cmd->scratch;
+  }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT) {
+    VkDeviceAddress at;
+    r = device_view(ctx, a->name, "the count's view", res, result, 8, &at);
+    if (r == VKDS_SUCCESS && at % 8)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the count's view must be 8-byte aligned", a->name);
+    c.scan_result_view = result;
+  }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE) {
     r = device_view(ctx, a->name, "the result view", res, result, result_bytes(a), &result_at);
     if (r == VKDS_SUCCESS)

@@ -11,6 +11,25 @@ static bool env_true(const char *name) {
   return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "off") != 0;
 }
 
+/* The scan path the context forces on its devices: the info's, else VKDS_SCAN_PATH's
+ * ("single", "portable"; unset or empty: none), else DEFAULT (each device's rule, in
+ * lib/algorithm/scan.c). A value vkds does not know is the caller's error, as a typo
+ * in VKDS_DEVICES is. */
+static vkds_result resolve_scan_path(vkds_context *ctx, const vkds_context_info *info) {
+  if ((unsigned)info->scan_path > VKDS_SCAN_PATH_PORTABLE)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_context_create: unknown scan_path %d",
+                      (int)info->scan_path);
+  ctx->scan_path = info->scan_path;
+  const char *v = info->ignore_env ? NULL : vkds__getenv("VKDS_SCAN_PATH");
+  if (ctx->scan_path != VKDS_SCAN_PATH_DEFAULT || !v || !*v) return VKDS_SUCCESS;
+  if (strcmp(v, "single") == 0) ctx->scan_path = VKDS_SCAN_PATH_SINGLE;
+  else if (strcmp(v, "portable") == 0) ctx->scan_path = VKDS_SCAN_PATH_PORTABLE;
+  else
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "VKDS_SCAN_PATH=\"%s\": the values are \"single\" and \"portable\"", v);
+  return VKDS_SUCCESS;
+}
+
 /* Adds resources for `count` queues of `family` on `dev`. */
 static vkds_result add_resources(vkds_context *ctx, vkds__device *dev, uint32_t family,
                           const VkQueue *queues, uint32_t count) {
@@ -246,7 +265,8 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->device_memory_limit = info->device_memory_limit;
   ctx->staging_chunks = info->staging_chunks ? info->staging_chunks : 4;
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
-  vkds_result r = vkds__host_copy_init(ctx, info->host_copy_threads);
+  vkds_result r = resolve_scan_path(ctx, info);
+  if (r == VKDS_SUCCESS) r = vkds__host_copy_init(ctx, info->host_copy_threads);
   if (info->pipeline_cache_dir && !(ctx->pipeline_cache_dir = strdup(info->pipeline_cache_dir)))
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "pipeline cache path");
   if (r == VKDS_SUCCESS) r = info->embed ? create_adopted(ctx, info->embed) : create_own(ctx, info);

@@ -1,0 +1,329 @@
+/* lib/algorithm/scan.c: the scans (inclusive, exclusive, and their transform forms),
+ * their two paths and the rule that picks one per device.
+ *
+ * A scan is a description (vkds__alg, template SCAN) that lib/algorithm/frame.c runs in
+ * the three forms like any other; this file chooses the path once the device is known
+ * (the path is part of the kernel's signature), sizes the scratch and records the
+ * dispatches:
+ *   single pass  shaders/algorithm/scan_single.glsl: one dispatch, a chained scan with
+ *                decoupled look-back that falls back to reducing a stalled tile itself
+ *                (it needs subgroup ballots and 64-bit buffer atomics);
+ *   portable     shaders/algorithm/scan_portable.glsl: reduce-then-scan, three
+ *                dispatches (one when the data fits one group's share).
+ * Both share the tile (scan_tile.glsl) and are repeatable for floats; algorithm.h says
+ * which device gets which path and what each costs. */
+#include "algorithm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+#include "algorithm_scan_portable.h"
+#include "algorithm_scan_single.h"
+#include "algorithm_scan_tile.h"
+#pragma GCC diagnostic pop
+
+enum {
+  HEADER_BYTES = 64,     /* two carry slots, the tile counter, the fallback count */
+  GROUP_BYTES = 16,      /* portable: one value per group */
+  STATE_BYTES = 32,      /* single: aggregate and inclusive prefix per tile, in flagged 64-bit words */
+  MAX_GROUPS = 1024,     /* portable: the group values pass 1 scans (4 per thread) */
+  /* lavapipe gives an invocation 65,535 loop iterations in all, shared by every loop of
+   * the shader, and silently ends every loop once they are spent: a portable group's
+   * tile costs about 25 (the loops of the subgroup steps), a single-pass group's spins
+   * one each */
+  MAX_TILES_PER_GROUP = 1024,
+  DEFAULT_SPINS = 4096,  /* single: spins in all, waiting for tiles, before reducing them itself */
+  MAX_SPINS = 16384,
+};
+
+/* P(4) flags (scan_tile.glsl) */
+#define FLAG_HAS_INIT 4u
+#define FLAG_EXCLUSIVE 8u
+#define FLAG_CARRY_IN 16u
+#define FLAG_CARRY_OUT 32u
+#define FLAG_OUT_SLOT 64u
+#define FLAG_TEST_FALLBACK 128u
+
+/* ---- the rule ---- */
+
+static bool has_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops) {
+  const VkPhysicalDeviceVulkan11Properties *p = &dev->facts.props11;
+  return (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
+}
+
+/* Whether the device can run the single pass at all: the look-back takes ballots, and
+ * tiles publish through 64-bit atomics. */
+static bool can_single(const vkds__device *dev) {
+  return dev->enabled.int64_atomics &&
+         has_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+}
+
+/* The rule: the single pass where groups that run make progress while another spins,
+ * in practice: discrete GPUs of NVIDIA, AMD and Intel. Everything else (CPU devices such
+ * as lavapipe, integrated and mobile GPUs, Apple's through MoltenVK) gets the path that
+ * never waits on another group. */
+static vkds_scan_path rule(const vkds__device *dev) {
+  const VkPhysicalDeviceProperties *p = &dev->facts.props.properties;
+  bool vendor = p->vendorID == 0x10de || p->vendorID == 0x1002 || p->vendorID == 0x8086;
+  bool single = vendor && p->deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU && can_single(dev);
+  return single ? VKDS_SCAN_PATH_SINGLE : VKDS_SCAN_PATH_PORTABLE;
+}
+
+vkds_scan_path vkds_resource_scan_path(const vkds_resource *res) {
+  if (!res) return VKDS_SCAN_PATH_DEFAULT;
+  const vkds__device *dev = res->dev;
+  switch (dev->ctx->scan_path) {
+  case VKDS_SCAN_PATH_SINGLE: return can_single(dev) ? VKDS_SCAN_PATH_SINGLE : VKDS_SCAN_PATH_PORTABLE;
+  case VKDS_SCAN_PATH_PORTABLE: return VKDS_SCAN_PATH_PORTABLE;
+  default: return rule(dev);
+  }
+}
+
+static bool is_buffer(const vkds_seq *s) { return s->ops == &vkds_seq_buffer_ops || s->ops == &vkds_seq_mapped_ops; }
+
+/* The output is the input's memory (the frame allows nothing else that overlaps); a
+ * buffer and a mapped sequence over one range are the same memory. */
+static bool in_place(const vkds__alg *a) {
+  const vkds_seq *in = a->inputs[0], *out = a->output;
+  if (!in->count) return false;
+  if (is_buffer(in) && is_buffer(out)) return in->buffer == out->buffer && in->offset == out->offset;
+  return in->ops == &vkds_seq_host_ops && out->ops == &vkds_seq_host_ops && in->host == out->host;
+}
+
+/* ---- sizes ---- */
+
+static uint64_t tile_elems(vkds_type acc) { return 256ull * (vkds_type_size(acc) == 8 ? 8 : 16); }
+
+/* Portable: tiles per group for `tiles` tiles (one group takes up to 4 tiles alone:
+ * one dispatch instead of three). */
+static uint64_t tiles_per_group(uint64_t tiles) {
+  if (tiles <= 4) return tiles ? tiles : 1;
+  uint64_t groups = tiles < MAX_GROUPS ? tiles : MAX_GROUPS;
+  return (tiles + groups - 1) / groups;
+}
+
+static uint64_t elements_of_call(const vkds__call *c) { return c->streaming ? c->chunk_elems : c->a.count; }
+
+uint64_t vkds__scan_scratch_bytes(const vkds__call *c) {
+  uint64_t tiles = (elements_of_call(c) + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
+  if (c->a.variant == VKDS_SCAN_PATH_SINGLE) return HEADER_BYTES + STATE_BYTES * tiles;
+  uint64_t per = tiles_per_group(tiles);
+  return HEADER_BYTES + GROUP_BYTES * ((tiles + per - 1) / per);
+}
+
+uint64_t vkds__scan_scratch_bound(uint64_t count) {
+  uint64_t single = HEADER_BYTES + STATE_BYTES * ((count + 2047) / 2048); /* the smaller tiles: 8-byte values */
+  uint64_t portable = HEADER_BYTES + GROUP_BYTES * MAX_GROUPS;
+  return single > portable ? single : portable;
+}
+
+/* ---- choosing the path for a call ---- */
+
+vkds_result vkds__scan_choose(vkds__call *c) {
+  const vkds__device *dev = c->res->dev;
+  if (!has_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: scans need subgroup shuffles in compute shaders, which device %u (%s) does not have",
+                      c->a.name, dev->index, dev->facts.props.properties.deviceName);
+  vkds_scan_path path = vkds_resource_scan_path(c->res);
+  /* the single pass's fallback re-reads a stalled tile's input, which in place its
+   * owner may have overwritten already */
+  if (in_place(&c->a)) path = VKDS_SCAN_PATH_PORTABLE;
+  c->a.variant = path;
+  uint64_t tiles = (c->a.count + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
+  if (path == VKDS_SCAN_PATH_PORTABLE && tiles_per_group(tiles) > MAX_TILES_PER_GROUP)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
+                      c->a.name, (unsigned long long)c->a.count);
+  if ((path == VKDS_SCAN_PATH_SINGLE && tiles > UINT32_MAX - 1) ||
+      (c->a.result == VKDS__RESULT_COUNT && c->a.count > UINT32_MAX)) /* compaction counts in 32 bits */
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
+                      c->a.name, (unsigned long long)c->a.count);
+  return VKDS_SUCCESS;
+}
+
+/* What codegen puts after #version: the extensions the templates use. The single
+ * pass's atomics are all relaxed (its 64-bit words carry their own flags: see
+ * scan_single.glsl) and the module stays on the GLSL450 memory model: under
+ * `#pragma use_vulkan_memory_model` every shared-memory access is coherent, and lavapipe
+ * (Mesa 22.3) then lost the shared stores of a loop's last run in the portable kernel. */
+const char *vkds__scan_preamble(const vkds__alg *a) {
+  static const char common[] = "#extension GL_KHR_shader_subgroup_basic : require\n"
+                               "#extension GL_KHR_shader_subgroup_shuffle : require\n";
+  static const char single[] = "#extension GL_EXT_shader_atomic_int64 : require\n"
+                               "#extension GL_KHR_memory_scope_semantics : require\n"
+                               "#extension GL_KHR_shader_subgroup_basic : require\n"
+                               "#extension GL_KHR_shader_subgroup_ballot : require\n"
+                               "#extension GL_KHR_shader_subgroup_shuffle : require\n";
+  return a->variant == VKDS_SCAN_PATH_SINGLE ? single : common;
+}
+
+const char *vkds__scan_template(const vkds__alg *a, uint32_t part) {
+  if (part == 0) return vkds_template_scan_tile;
+  if (part == 1) return a->variant == VKDS_SCAN_PATH_SINGLE ? vkds_template_scan_single : vkds_template_scan_portable;
+  return NULL;
+}
+
+/* ---- recording ---- */
+
+static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* The single pass's spins (in all, per group) before it reduces the tiles it waits for
+ * itself: VKDS_SCAN_SPINS, a knob for tests and tuning (0: fall back at the first flag
+ * not there; -1: also, every tile reduces its predecessor once whatever it finds there,
+ * so that tests see fallbacks for certain). */
+static uint32_t spins(uint64_t *flags) {
+  const char *v = vkds__getenv("VKDS_SCAN_SPINS");
+  if (!v || !*v) return DEFAULT_SPINS;
+  long n = strtol(v, NULL, 10);
+  if (n == -1) *flags |= FLAG_TEST_FALLBACK;
+  return n < 0 ? 0 : n > MAX_SPINS ? MAX_SPINS : (uint32_t)n;
+}
+
+static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups) {
+  return vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = c->gen.params});
+}
+
+vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part part, uint64_t chunk) {
+  const vkds__device *dev = c->res->dev;
+  uint64_t *p = c->gen.params;
+  uint64_t n = p[VKDS__P_COUNT];
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  bool compacts = c->a.result == VKDS__RESULT_COUNT;
+  const vkds_view *r = &c->scan_result_view;
+  if (compacts) p[3] = vkds_buffer_address(r->buffer) + r->offset; /* the count (the last element's thread writes it) */
+  if (n == 0 && compacts) { /* nothing kept: the count is 0 */
+    barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    dev->vk.vkCmdFillBuffer(cmd, r->buffer->vk, r->buffer->offset + r->offset, 8, 0);
+    barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            compute | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+            rw | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+  }
+  if (n == 0) return VKDS_SUCCESS;
+  /* a streamed chunk starts from the carry the one before left in one slot and leaves
+   * its own in the other; the first starts from init */
+  uint64_t flags = (c->a.has_value ? FLAG_HAS_INIT : 0) | (c->a.exclusive ? FLAG_EXCLUSIVE : 0);
+  if (part != VKDS__PART_WHOLE) {
+    if (chunk > 0) flags |= FLAG_CARRY_IN;
+    if (part == VKDS__PART_CHUNK) flags |= FLAG_CARRY_OUT;
+    if (chunk & 1) flags |= FLAG_OUT_SLOT;
+  }
+  const vkds_view *s = &c->scan_scratch;
+  p[2] = vkds_buffer_address(s->buffer) + s->offset;
+  uint64_t tiles = (n + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
+  if (c->a.variant == VKDS_SCAN_PATH_SINGLE) {
+    /* tile counter, fallback count and states start at zero (after whatever used the
+     * scratch before: an earlier chunk, an earlier recorded algorithm) */
+    barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset + 32,
+                            HEADER_BYTES - 32 + STATE_BYTES * tiles, 0);
+    barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+    p[5] = spins(&flags);
+    p[4] = flags;
+    return dispatch(c, cmd, tiles);
+  }
+  uint64_t per = tiles_per_group(tiles), groups = (tiles + per - 1) / per;
+  p[5] = per;
+  if (groups > 1) {
+    p[4] = flags | 0; /* each group's total */
+    VKDS_CHECK(dispatch(c, cmd, groups));
+    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    p[4] = flags | 1; /* the totals become carries */
+    VKDS_CHECK(dispatch(c, cmd, 1));
+    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+  }
+  p[4] = flags | 2; /* the scan */
+  return dispatch(c, cmd, groups);
+}
+
+/* ---- the descriptions and the public functions ---- */
+
+static vkds__alg describe(const char *name, const vkds_seq *in, const vkds_seq *out, const char *transform,
+                          const vkds_op *op, const void *init, bool exclusive, bool transformed) {
+  vkds__alg a = {.name = name, .template_kind = VKDS__TEMPLATE_SCAN, .input_count = 1, .inputs = {in},
+                 .output = out, .in_place_allowed = true, .count = in ? in->count : 0,
+                 .elem = transformed ? VKDS__ELEM_GLSL : VKDS__ELEM_COPY, .glsl = transform,
+                 .elem_type = out ? out->type : VKDS_TYPE_BYTES, .combine = VKDS__COMBINE_OP,
+                 .op = {.kind = VKDS_OP_PLUS}, .exclusive = exclusive};
+  if (op) a.op = *op;
+  if (a.op.kind == VKDS_OP_DEFAULT) a.op.kind = VKDS_OP_PLUS;
+  if (init && vkds_type_size(a.elem_type) >= 1 && vkds_type_size(a.elem_type) <= 8) {
+    memcpy(a.value, init, vkds_type_size(a.elem_type));
+    a.has_value = true;
+  }
+  return a;
+}
+
+vkds_result vkds_inclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
+                         const void *init) {
+  vkds__alg a = describe("vkds_inclusive_scan", in, out, NULL, op, init, false, false);
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_inclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
+                               const void *init, vkds_submission **sub) {
+  vkds__alg a = describe("vkds_inclusive_scan_async", in, out, NULL, op, init, false, false);
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_inclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
+                             const void *init) {
+  vkds__alg a = describe("vkds_cmd_inclusive_scan", in, out, NULL, op, init, false, false);
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+vkds_result vkds_transform_inclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *transform,
+                                   const vkds_op *op, const void *init) {
+  vkds__alg a = describe("vkds_transform_inclusive_scan", in, out, transform, op, init, false, true);
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_transform_inclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                         const char *transform, const vkds_op *op, const void *init,
+                                         vkds_submission **sub) {
+  vkds__alg a = describe("vkds_transform_inclusive_scan_async", in, out, transform, op, init, false, true);
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_transform_inclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                       const char *transform, const vkds_op *op, const void *init) {
+  vkds__alg a = describe("vkds_cmd_transform_inclusive_scan", in, out, transform, op, init, false, true);
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+vkds_result vkds_exclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
+                         const void *init) {
+  vkds__alg a = describe("vkds_exclusive_scan", in, out, NULL, op, init, true, false);
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_exclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
+                               const void *init, vkds_submission **sub) {
+  vkds__alg a = describe("vkds_exclusive_scan_async", in, out, NULL, op, init, true, false);
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_exclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
+                             const void *init) {
+  vkds__alg a = describe("vkds_cmd_exclusive_scan", in, out, NULL, op, init, true, false);
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+vkds_result vkds_transform_exclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *transform,
+                                   const vkds_op *op, const void *init) {
+  vkds__alg a = describe("vkds_transform_exclusive_scan", in, out, transform, op, init, true, true);
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_transform_exclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                         const char *transform, const vkds_op *op, const void *init,
+                                         vkds_submission **sub) {
+  vkds__alg a = describe("vkds_transform_exclusive_scan_async", in, out, transform, op, init, true, true);
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                       const char *transform, const vkds_op *op, const void *init) {
+  vkds__alg a = describe("vkds_cmd_transform_exclusive_scan", in, out, transform, op, init, true, true);
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}

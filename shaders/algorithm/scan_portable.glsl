@@ -1,0 +1,84 @@
+// shaders/algorithm/scan_portable.glsl: the portable scan, reduce-then-scan (after
+// scan_tile.glsl). No work group ever waits for another: three dispatches with
+// barriers between them, chosen by P(4) & 3:
+//   0  group g folds the tiles [g * per, (g + 1) * per) (per = P(5)) left to right into
+//      its total, stored at group value g;
+//   1  one group turns the group totals into each group's carry: group g's value
+//      becomes start op total(0) op ... op total(g - 1) (scanned as a tile's thread
+//      totals are, 4 per thread), start being init or a streamed chunk's carry;
+//   2  group g scans its tiles in order, starting from its carry (group 0: start).
+// With one group only pass 2 runs. 3n words move (read, read, write) against the single
+// pass's 2n, but the passes depend only on barriers between dispatches, which every
+// device keeps.
+
+ACC_T vkds_group_load(uint g) { return vkds_from_bits(uvec2(vkds_word(P(2) + 64ul + 16ul * g).v, vkds_word(P(2) + 68ul + 16ul * g).v)); }
+void vkds_group_store(uint g, ACC_T v) {
+  uvec2 w = vkds_bits(v);
+  vkds_word(P(2) + 64ul + 16ul * g).v = w.x;
+  vkds_word(P(2) + 68ul + 16ul * g).v = w.y;
+}
+
+// Pass 1: the group totals (at most 1024: 4 per thread) become carries.
+void vkds_scan_group_totals(uint groups) {
+  uint t = vkds_rank();
+  ACC_T u[4];
+  for (uint k = 0u; k < 4u; ++k) {
+    uint j = 4u * t + k;
+    if (j < groups) {
+      ACC_T x = vkds_group_load(j);
+      u[k] = k > 0u ? vkds_combine(u[k - 1u], x) : x;
+    } else {
+      u[k] = k > 0u ? u[k - 1u] : vkds_identity();
+    }
+  }
+  bool th;
+  ACC_T total;
+  ACC_T tp = vkds_tile_prefix(u[3], th, total); // every load is done past its barriers
+  bool hs;
+  ACC_T start = vkds_scan_start(hs);
+  bool h;
+  ACC_T p;
+  vkds_join(hs, start, th, tp, h, p); // what precedes group 4t
+  for (uint k = 0u; k < 4u; ++k) {
+    uint j = 4u * t + k;
+    if (j == 0u || j >= groups) continue; // group 0 starts from `start` itself
+    if (k == 0u) vkds_group_store(j, p);
+    else vkds_group_store(j, h ? vkds_combine(p, u[k - 1u]) : u[k - 1u]);
+  }
+}
+
+void main() {
+  uint pass = uint(P(4) & 3ul);
+  uint64_t n = P(0), per = P(5);
+  uint64_t tiles = (n + VKDS_TILE - 1ul) / VKDS_TILE;
+  if (pass == 1u) {
+    vkds_scan_group_totals(uint((tiles + per - 1ul) / per));
+    return;
+  }
+  uint g = gl_WorkGroupID.x, t = vkds_rank();
+  uint64_t first = uint64_t(g) * per, end = min(first + per, tiles);
+  bool has = false;
+  ACC_T carry = vkds_identity();
+  if (pass == 2u) {
+    if (g == 0u) carry = vkds_scan_start(has);
+    else has = true, carry = vkds_group_load(g);
+  }
+  // per <= 1024 (scan.c): lavapipe's loop budget
+  for (uint64_t tile = first; tile < end; ++tile) {
+    uint64_t e0 = tile * VKDS_TILE + uint64_t(t) * uint64_t(VKDS_ITEMS);
+    ACC_T v[VKDS_ITEMS];
+    vkds_thread_scan(e0, n, v);
+    bool th;
+    ACC_T total;
+    ACC_T tp = vkds_tile_prefix(v[VKDS_ITEMS - 1], th, total);
+    if (pass == 2u) {
+      bool h;
+      ACC_T p;
+      vkds_join(has, carry, th, tp, h, p);
+      vkds_store_run(e0, n, v, h, p);
+    }
+    carry = has ? vkds_combine(carry, total) : total;
+    has = true;
+  }
+  if (pass == 0u && t == 0u) vkds_group_store(g, carry);
+}

@@ -1,0 +1,253 @@
+// shaders/algorithm/scan_tile.glsl: what both scan paths share (lib/algorithm/scan.c
+// picks the path; scan_portable.glsl and scan_single.glsl follow this file).
+// Appended by lib/algorithm/codegen.c after the code it generates, which defines:
+//   P(k)                         launch parameter k (uint64_t), below
+//   IN0_T, in0(i), in0_v(i, r)   the input, as in map.glsl
+//   OUT_T, out_st(i, v), out_vst(i, r)   the output
+//   ACC_T, VKDS_ACC_TYPE         the accumulated type (the output's), and its vkds_type
+//   vkds_map(i, x)               element i's value (ACC_T(x), or the user's transform)
+//   vkds_combine(a, b), vkds_identity(), vkds_init() (from P(1))
+//   VKDS_COMPACT, VKDS_OUT_COUNT  compaction (copy_if, partition, unique; compact.c): the
+//                                element function is a 1-or-0 flag, summed as uint
+//   VKDS_PARTITION, OUT2_T, out2_st(i, v), VKDS_OUT2_COUNT   a partition's second output
+// The preamble (scan.c) enables the subgroup extensions.
+//
+// Parameters: P(0) elements (of this chunk, when the host streams), P(1) init's bits,
+// P(2) the scratch's address, P(4) flags (below), P(5) the path's own (portable: tiles
+// per group; single: spins before a fallback), P(6) the index of element 0, and for
+// compaction P(3) the address of the count (a uint64_t).
+// The scratch: two carry slots at 0 and 16 (a streamed chunk's prefix, read from one
+// and written to the other), the single pass's tile counter at 32 and fallback count
+// at 36, then from 64 the portable path's group values (16 bytes each) or the single
+// pass's tile states (32 bytes each).
+//
+// A tile is 256 threads times VKDS_ITEMS consecutive elements each. Its order, which
+// makes a float scan repeatable (fixed for a device, through its subgroup size S):
+//   1. thread t folds its elements left to right: v[j] = x[0] op ... op x[j];
+//   2. the thread totals are scanned inside each subgroup by Kogge-Stone steps (lane l
+//      takes op(lane l-d's value, its own) for d = 1, 2, 4, ... < S); then each
+//      subgroup folds the subgroup totals before it in runs of S, each run scanned by
+//      the same steps and the runs combined left to right (all runs: the tile's total);
+//   3. thread t's prefix p is its subgroup's prefix op its lane's exclusive value, and
+//      element j is op(op(carry, p), v[j]), carry being everything before the tile.
+// No identity is combined where an element has something before it: out[0] is x[0]
+// (init op x[0] with init), as the host's scan gives.
+layout(local_size_x = 256) in;
+
+#if VKDS_ACC_TYPE >= 4
+#define VKDS_ITEMS 8
+#else
+#define VKDS_ITEMS 16
+#endif
+#define VKDS_TILE (256ul * uint64_t(VKDS_ITEMS))
+
+#define VKDS_SCAN_HAS_INIT 4ul
+#define VKDS_SCAN_EXCLUSIVE 8ul
+#define VKDS_SCAN_CARRY_IN 16ul
+#define VKDS_SCAN_CARRY_OUT 32ul
+#define VKDS_SCAN_OUT_SLOT 64ul
+
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer vkds_word { uint v; };
+
+shared ACC_T vkds_sh[256]; // subgroup totals (256: even a subgroup of 1)
+
+#ifdef VKDS_COMPACT
+IN0_T vkds_xs[VKDS_ITEMS]; // the thread's elements, which compaction writes out
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_u64 { uint64_t v; };
+#endif
+
+// ---- ACC_T as two 32-bit words (the scratch holds values as words, so that the single
+// pass can publish them with 32-bit atomics) ----
+
+uvec2 vkds_bits(ACC_T v) {
+#if VKDS_ACC_TYPE == 1
+  return uvec2(uint(v), 0u);
+#elif VKDS_ACC_TYPE == 2
+  return uvec2(v, 0u);
+#elif VKDS_ACC_TYPE == 3
+  return uvec2(floatBitsToUint(v), 0u);
+#elif VKDS_ACC_TYPE == 4 || VKDS_ACC_TYPE == 5
+  return unpack32(uint64_t(v));
+#else
+  return unpackDouble2x32(v);
+#endif
+}
+
+ACC_T vkds_from_bits(uvec2 w) {
+#if VKDS_ACC_TYPE == 1
+  return int(w.x);
+#elif VKDS_ACC_TYPE == 2
+  return w.x;
+#elif VKDS_ACC_TYPE == 3
+  return uintBitsToFloat(w.x);
+#elif VKDS_ACC_TYPE == 4
+  return int64_t(pack64(w));
+#elif VKDS_ACC_TYPE == 5
+  return pack64(w);
+#else
+  return packDouble2x32(w);
+#endif
+}
+
+// A value from another lane (64-bit integers go as two words: shuffling them directly
+// needs an extension for subgroup int64 that not every device has).
+ACC_T vkds_shuffle(ACC_T v, uint lane) {
+#if VKDS_ACC_TYPE == 4 || VKDS_ACC_TYPE == 5
+  return vkds_from_bits(subgroupShuffle(vkds_bits(v), lane));
+#else
+  return subgroupShuffle(v, lane);
+#endif
+}
+
+// ---- the scan's ends: init, and a streamed chunk's carry ----
+
+// What precedes element 0: init, or the previous chunk's carry; has: whether anything does.
+ACC_T vkds_scan_start(out bool has) {
+  uint64_t flags = P(4);
+  has = (flags & (VKDS_SCAN_HAS_INIT | VKDS_SCAN_CARRY_IN)) != 0ul;
+  if ((flags & VKDS_SCAN_CARRY_IN) == 0ul) return vkds_init();
+  uint64_t slot = P(2) + ((flags & VKDS_SCAN_OUT_SLOT) != 0ul ? 0ul : 16ul);
+  return vkds_from_bits(uvec2(vkds_word(slot).v, vkds_word(slot + 4ul).v));
+}
+
+void vkds_carry_out(ACC_T v) {
+  uint64_t slot = P(2) + ((P(4) & VKDS_SCAN_OUT_SLOT) != 0ul ? 16ul : 0ul);
+  uvec2 w = vkds_bits(v);
+  vkds_word(slot).v = w.x;
+  vkds_word(slot + 4ul).v = w.y;
+}
+
+// (ha, a) then (hb, b): op(a, b), or whichever is there.
+void vkds_join(bool ha, ACC_T a, bool hb, ACC_T b, out bool h, out ACC_T r) {
+  h = ha || hb;
+  r = ha && hb ? vkds_combine(a, b) : ha ? a : b;
+}
+
+// ---- the tile ----
+
+// A thread's place in the tile: subgroup by subgroup, lane by lane, the order in which
+// step 2 combines (how gl_LocalInvocationID maps to subgroups is the device's choice).
+uint vkds_rank() { return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID; }
+
+// Step 1 for the run of VKDS_ITEMS elements at e0 (fewer at the end of the data):
+// v[j] = x[e0] op ... op x[e0 + j]; past the end v[j] repeats the last (the identity when
+// the run is empty), so v[VKDS_ITEMS - 1] is the run's total.
+void vkds_thread_scan(uint64_t e0, uint64_t n, out ACC_T v[VKDS_ITEMS]) {
+  if (e0 + uint64_t(VKDS_ITEMS) <= n) {
+    for (int q = 0; q < VKDS_ITEMS / 4; ++q) {
+      IN0_T a[4];
+      in0_v(e0 + uint64_t(4 * q), a);
+      for (int k = 0; k < 4; ++k) v[4 * q + k] = vkds_map(e0 + uint64_t(4 * q + k) + P(6), a[k]);
+#ifdef VKDS_COMPACT
+      for (int k = 0; k < 4; ++k) vkds_xs[4 * q + k] = a[k];
+#endif
+    }
+    for (int j = 1; j < VKDS_ITEMS; ++j) v[j] = vkds_combine(v[j - 1], v[j]);
+    return;
+  }
+  uint m = e0 < n ? uint(n - e0) : 0u;
+  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    if (j < m) {
+      IN0_T a = in0(e0 + uint64_t(j));
+#ifdef VKDS_COMPACT
+      vkds_xs[j] = a;
+#endif
+      ACC_T x = vkds_map(e0 + uint64_t(j) + P(6), a);
+      v[j] = j > 0u ? vkds_combine(v[j - 1u], x) : x;
+    } else {
+      v[j] = j > 0u ? v[j - 1u] : vkds_identity();
+    }
+  }
+}
+
+// Inclusive scan across the subgroup (Kogge-Stone, fixed for the subgroup size).
+ACC_T vkds_subgroup_scan(ACC_T x) {
+  uint lane = gl_SubgroupInvocationID;
+  for (uint d = 1u; d < gl_SubgroupSize; d <<= 1) {
+    ACC_T y = vkds_shuffle(x, lane >= d ? lane - d : lane);
+    if (lane >= d) x = vkds_combine(y, x);
+  }
+  return x;
+}
+
+// Step 2 for thread totals x (every thread of the work group calls it): returns the
+// thread's prefix in the tile (has: false for thread 0, which has none) and the tile's
+// total (of every thread's x: past the end of the data, identities are combined in, and
+// that total is never used). Every subgroup reads the subgroup totals itself rather than
+// one subgroup scanning them for all: one barrier fewer, and lavapipe (Mesa 22.3) under
+// the Vulkan memory model lost the shared stores of such a loop's last run.
+ACC_T vkds_tile_prefix(ACC_T x, out bool has, out ACC_T total) {
+  uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, S = gl_SubgroupSize, groups = gl_NumSubgroups;
+  ACC_T incl = vkds_subgroup_scan(x);
+  ACC_T before = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
+  if (lane == S - 1u) vkds_sh[sg] = incl;
+  barrier();
+  // every subgroup folds the subgroup totals, S at a time, left to right: those before
+  // it give its prefix, all of them the tile's total
+  bool hp = false;
+  ACC_T sp = vkds_identity(), acc = vkds_identity();
+  for (uint b = 0u; b < groups; b += S) {
+    ACC_T y = vkds_subgroup_scan(b + lane < groups ? vkds_sh[b + lane] : vkds_identity());
+    if (sg > b) { // the prefix takes lanes up to sg - 1 - b of this run
+      ACC_T part = vkds_shuffle(y, min(sg - b, S) - 1u);
+      sp = b > 0u ? vkds_combine(acc, part) : part;
+      hp = true;
+    }
+    ACC_T run = vkds_shuffle(y, min(groups - b, S) - 1u);
+    acc = b > 0u ? vkds_combine(acc, run) : run;
+  }
+  total = acc;
+  has = lane > 0u || sg > 0u;
+  ACC_T p = before;
+  if (sg > 0u) p = lane > 0u ? vkds_combine(sp, before) : sp;
+  barrier(); // vkds_sh is the next tile's
+  return p;
+}
+
+#ifdef VKDS_COMPACT
+// Step 3 of a compaction: v[j] counts the kept elements of the run up to j, `prefix`
+// those before the run. A kept element goes to out[kept before it], a partition's other
+// one to out2[its index - kept before it]; what lands past an output's count is not
+// written. The thread holding the last element writes the count of kept ones.
+void vkds_store_run(uint64_t e0, uint64_t n, ACC_T v[VKDS_ITEMS], bool has, ACC_T prefix) {
+  uint64_t before = has ? uint64_t(prefix) : 0ul;
+  for (uint j = 0u; j < uint(VKDS_ITEMS) && e0 + uint64_t(j) < n; ++j) {
+    uint64_t kept = before + uint64_t(v[j]); // up to and with element j
+    if (v[j] != (j > 0u ? v[j - 1u] : ACC_T(0))) {
+      if (kept - 1ul < VKDS_OUT_COUNT) out_st(kept - 1ul, OUT_T(vkds_xs[j]));
+    } else {
+#ifdef VKDS_PARTITION
+      uint64_t at = e0 + uint64_t(j) - kept;
+      if (at < VKDS_OUT2_COUNT) out2_st(at, OUT2_T(vkds_xs[j]));
+#endif
+    }
+  }
+  if (e0 < n && n - e0 <= uint64_t(VKDS_ITEMS)) vkds_u64(P(3)).v = before + uint64_t(v[uint(n - e0) - 1u]);
+}
+#else
+// Step 3: writes the run at e0 given everything before it (has, prefix): element j is
+// w[j] = op(prefix, v[j]); an exclusive scan writes prefix, w[0], ..., w[VKDS_ITEMS - 2]
+// (the identity for element 0 when nothing precedes it). The thread holding the last
+// element writes the carry-out when asked.
+void vkds_store_run(uint64_t e0, uint64_t n, ACC_T v[VKDS_ITEMS], bool has, ACC_T prefix) {
+  ACC_T w[VKDS_ITEMS];
+  for (int j = 0; j < VKDS_ITEMS; ++j) w[j] = has ? vkds_combine(prefix, v[j]) : v[j];
+  OUT_T o[VKDS_ITEMS];
+  if ((P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul) {
+    o[0] = OUT_T(has ? prefix : vkds_identity());
+    for (int j = 1; j < VKDS_ITEMS; ++j) o[j] = OUT_T(w[j - 1]);
+  } else {
+    for (int j = 0; j < VKDS_ITEMS; ++j) o[j] = OUT_T(w[j]);
+  }
+  if (e0 + uint64_t(VKDS_ITEMS) <= n) {
+    for (int q = 0; q < VKDS_ITEMS / 4; ++q) {
+      OUT_T r[4] = OUT_T[4](o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
+      out_vst(e0 + uint64_t(4 * q), r);
+    }
+  } else {
+    for (uint j = 0u; j < uint(VKDS_ITEMS) && e0 + uint64_t(j) < n; ++j) out_st(e0 + uint64_t(j), o[j]);
+  }
+  if ((P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && e0 < n && n - e0 <= uint64_t(VKDS_ITEMS))
+    vkds_carry_out(w[uint(n - e0) - 1u]);
+}
+#endif

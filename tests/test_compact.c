@@ -1,0 +1,404 @@
+/* tests/test_compact.c: stream compaction (vkds/algorithm.h: copy_if, remove_if,
+ * partition, unique) on lavapipe, validation on, on both scan paths: every type against
+ * a host reference at the sizes where tiles change, masks that keep everything, nothing,
+ * every other element and a random half, outputs shorter than the result and of another
+ * type, views in and out, 2^24 + 1 elements, the three forms (the count in a device view
+ * for the recorded one), NaN in unique, and bad input (a named error, nothing
+ * submitted, nothing written). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
+static const char *path_name(vkds_scan_path p) { return p == VKDS_SCAN_PATH_SINGLE ? "single" : "portable"; }
+
+static vkds_context *ctx;
+static vkds_resource *r0;
+static vkds_policy *pol;
+
+static void open_path(vkds_scan_path path) {
+  vkds_context_info info = harness_info();
+  info.scan_path = path;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  r0 = vkds_context_resource(ctx, 0);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+}
+static void close_ctx(void) {
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+  pol = NULL, ctx = NULL;
+}
+
+static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
+static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
+static bool is_float(vkds_type t) { return t == VKDS_F32 || t == VKDS_F64; }
+
+static uint64_t rng_state = 0x853c49e6748fea9bull;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+/* Element i of type t as a double (every value here is a small integer or a NaN). */
+static double get(vkds_type t, const void *p, uint64_t i) {
+  switch (t) {
+  case VKDS_I32: return ((const int32_t *)p)[i];
+  case VKDS_U32: return ((const uint32_t *)p)[i];
+  case VKDS_F32: return ((const float *)p)[i];
+  case VKDS_I64: return (double)((const int64_t *)p)[i];
+  case VKDS_U64: return (double)((const uint64_t *)p)[i];
+  default: return ((const double *)p)[i];
+  }
+}
+static void put(vkds_type t, void *p, uint64_t i, double d) {
+  switch (t) {
+  case VKDS_I32: ((int32_t *)p)[i] = (int32_t)d; break;
+  case VKDS_U32: ((uint32_t *)p)[i] = (uint32_t)d; break;
+  case VKDS_F32: ((float *)p)[i] = (float)d; break;
+  case VKDS_I64: ((int64_t *)p)[i] = (int64_t)d; break;
+  case VKDS_U64: ((uint64_t *)p)[i] = (uint64_t)d; break;
+  default: ((double *)p)[i] = d; break;
+  }
+}
+static bool same(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+/* The masks, as data and a predicate over it. */
+typedef enum mask { ALL, NONE, ALTERNATING, RANDOM } mask;
+static const char *mask_name(mask m) {
+  static const char *n[] = {"all", "none", "alternating", "random"};
+  return n[m];
+}
+
+/* n elements: values 0..7 in runs (for unique), with element i's parity the mask's
+ * alternation; the predicates: ALL "x >= 0", NONE "x > 100", ALTERNATING "x is even",
+ * RANDOM "x >= 4". */
+static void *mask_data(vkds_type t, uint64_t n, mask m) {
+  void *p = malloc((n ? n : 1) * 8);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t v = rnd() % 8;
+    if (m == ALTERNATING) v = (v & ~1ull) | (i & 1);
+    else if (rnd() % 3 == 0 && i > 0) v = (uint64_t)get(t, p, i - 1); /* runs of equal values */
+    put(t, p, i, (double)v);
+  }
+  return p;
+}
+static const char *mask_pred(vkds_type t, mask m) {
+  switch (m) {
+  case ALL: return "x >= 0";
+  case NONE: return "x > 100";
+  case ALTERNATING: return is_float(t) ? "mod(x, 2.0) == 0.0" : "(x & 1) == 0";
+  default: return "x >= 4";
+  }
+}
+static bool host_pred(double x, mask m) {
+  switch (m) {
+  case ALL: return x >= 0;
+  case NONE: return x > 100;
+  case ALTERNATING: return fmod(x, 2.0) == 0;
+  default: return x >= 4;
+  }
+}
+
+typedef enum algo { COPY_IF, REMOVE_IF, PARTITION, UNIQUE } algo;
+static const char *algo_name(algo a) {
+  static const char *n[] = {"copy_if", "remove_if", "partition", "unique"};
+  return n[a];
+}
+
+/* The host's answer: kept elements to `yes`, the others to `no` (partition); returns how
+ * many were kept. */
+static uint64_t host_compact(algo a, vkds_type t, const void *in, uint64_t n, mask m, double *yes, double *no,
+                             uint64_t *no_count) {
+  uint64_t k = 0, f = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    double x = get(t, in, i);
+    bool keep = a == UNIQUE ? i == 0 || !(x == get(t, in, i - 1)) : host_pred(x, m) != (a == REMOVE_IF);
+    if (keep) yes[k++] = x;
+    else no[f++] = x;
+  }
+  if (no_count) *no_count = f;
+  return k;
+}
+
+static vkds_result run(algo a, vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_seq *out2,
+                       const char *pred, uint64_t *count) {
+  switch (a) {
+  case COPY_IF: return vkds_copy_if(p, in, out, pred, count);
+  case REMOVE_IF: return vkds_remove_if(p, in, out, pred, count);
+  case PARTITION: return vkds_partition(p, in, out, out2, pred, count);
+  default: return vkds_unique(p, in, out, count);
+  }
+}
+
+/* Checks `got` (of type t) against want[0..k), and that nothing past `fit` was written
+ * (the canary). */
+static void check_out(vkds_type t, const void *got, const double *want, uint64_t k, uint64_t fit, const char *what) {
+  uint64_t w = k < fit ? k : fit;
+  for (uint64_t i = 0; i < w; ++i)
+    if (!same(get(t, got, i), want[i]))
+      ck_abort_msg("%s: [%llu] got %g want %g", what, (unsigned long long)i, get(t, got, i), want[i]);
+  for (uint64_t i = w; i < fit; ++i)
+    if (!same(get(t, got, i), 77.0)) ck_abort_msg("%s: [%llu] written past the kept ones", what, (unsigned long long)i);
+}
+
+START_TEST(every_type_mask_and_size) {
+  vkds_type t = TYPES[_i];
+  uint32_t s = size_of(t);
+  uint64_t tile = s == 8 ? 2048 : 4096;
+  const uint64_t sizes[] = {0, 1, 257, tile - 1, 3 * tile + 5, 100003};
+  const uint64_t most = 100003;
+  void *got = malloc(most * 8), *got2 = malloc(most * 8);
+  double *yes = malloc(most * 8), *no = malloc(most * 8);
+  for (int k = 0; k < 2; ++k) {
+    open_path(PATHS[k]);
+    for (mask m = ALL; m <= RANDOM; ++m) {
+      void *data = mask_data(t, most, m);
+      for (algo a = COPY_IF; a <= UNIQUE; ++a) {
+        if (a == UNIQUE && m != RANDOM) continue; /* unique has no predicate: the data's runs */
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+          uint64_t n = sizes[si];
+          if (n == most && m != RANDOM) continue; /* the biggest for one mask */
+          for (uint64_t i = 0; i < n; ++i) put(t, got, i, 77), put(t, got2, i, 77);
+          vkds_seq is = vkds_seq_host_const(data, n, t), os = vkds_seq_host(got, n, t), os2 = vkds_seq_host(got2, n, t);
+          uint64_t count = 12345, no_count;
+          ck_assert_vkds(run(a, pol, &is, &os, &os2, mask_pred(t, m), &count));
+          uint64_t want = host_compact(a, t, data, n, m, yes, no, &no_count);
+          char what[96];
+          snprintf(what, sizeof what, "%s %s, type %d, %s mask, n %llu", path_name(PATHS[k]), algo_name(a), (int)t,
+                   mask_name(m), (unsigned long long)n);
+          ck_assert_msg(count == want, "%s: count %llu want %llu", what, (unsigned long long)count,
+                        (unsigned long long)want);
+          check_out(t, got, yes, want, n, what);
+          if (a == PARTITION) check_out(t, got2, no, no_count, n, what);
+        }
+      }
+      free(data);
+    }
+    close_ctx();
+  }
+  free(got), free(got2), free(yes), free(no);
+}
+END_TEST
+
+/* Outputs shorter than the result, of another type, views in and out, device buffers. */
+START_TEST(outputs_and_views) {
+  enum { N = 20011 };
+  for (int k = 0; k < 2; ++k) {
+    open_path(PATHS[k]);
+    int32_t *a = malloc(N * 4);
+    for (int i = 0; i < N; ++i) a[i] = (int32_t)(rnd() % 2001) - 1000;
+    vkds_seq as = vkds_seq_host(a, N, VKDS_I32);
+    /* into 100 doubles: only the first 100 kept are written, the count says all */
+    double d[101];
+    for (int i = 0; i < 101; ++i) d[i] = -7;
+    vkds_seq ds = vkds_seq_host(d, 100, VKDS_F64);
+    uint64_t count;
+    ck_assert_vkds(vkds_copy_if(pol, &as, &ds, "x > 0", &count));
+    uint64_t want = 0;
+    for (int i = 0; i < N; ++i)
+      if (a[i] > 0) {
+        if (want < 100) ck_assert(d[want] == a[i]);
+        ++want;
+      }
+    ck_assert_uint_eq(count, want);
+    ck_assert(d[100] == -7);
+    /* a counting input, a reversed output on the device */
+    vkds_buffer *b;
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &b));
+    vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_U32), rev = vkds_seq_reverse(&bs);
+    vkds_seq cnt = vkds_seq_counting(0, N, VKDS_U32);
+    ck_assert_vkds(vkds_remove_if(pol, &cnt, &rev, "x % 3u == 0u", &count));
+    ck_assert_uint_eq(count, N - (N + 2) / 3);
+    uint32_t *back = malloc(N * 4);
+    ck_assert_vkds(vkds_download(r0, back, vkds_view_of(b), N * 4));
+    for (uint64_t i = 0, v = 0; i < count; ++i, ++v) {
+      if (v % 3 == 0) ++v;
+      ck_assert_uint_eq(back[N - 1 - i], v);
+    }
+    /* a transform view in, a discard for the rejected ones */
+    vkds_seq tv = vkds_seq_transform(&as, &(vkds_transform_op){.glsl = "abs(x)"});
+    vkds_seq sink = vkds_seq_discard(N, VKDS_I32);
+    int32_t *small = malloc(N * 4);
+    vkds_seq ss = vkds_seq_host(small, N, VKDS_I32);
+    ck_assert_vkds(vkds_partition(pol, &tv, &ss, &sink, "x < 10", &count));
+    want = 0;
+    for (int i = 0; i < N; ++i)
+      if (abs(a[i]) < 10) ck_assert_int_eq(small[want++], abs(a[i]));
+    ck_assert_uint_eq(count, want);
+    vkds_buffer_destroy(b);
+    free(a), free(back), free(small);
+    close_ctx();
+  }
+}
+END_TEST
+
+START_TEST(big) {
+  const uint64_t n = (1ull << 24) + 1;
+  uint32_t *a = malloc(n * 4), *got = malloc(n * 4);
+  for (uint64_t i = 0; i < n; ++i) a[i] = (uint32_t)rnd();
+  for (int k = 0; k < 2; ++k) {
+    open_path(PATHS[k]);
+    vkds_buffer *in, *out;
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = n * 4}, &in));
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = n * 4}, &out));
+    ck_assert_vkds(vkds_upload(r0, vkds_view_of(in), a, n * 4));
+    vkds_seq is = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), os = vkds_seq_buffer(vkds_view_of(out), VKDS_U32);
+    uint64_t count;
+    ck_assert_vkds(vkds_copy_if(pol, &is, &os, "(x & 3u) != 0u", &count));
+    ck_assert_vkds(vkds_download(r0, got, vkds_view_of(out), count * 4));
+    uint64_t j = 0;
+    for (uint64_t i = 0; i < n; ++i)
+      if (a[i] & 3u) {
+        if (got[j] != a[i]) ck_abort_msg("%s: [%llu] got %u want %u", path_name(PATHS[k]), (unsigned long long)j, got[j], a[i]);
+        ++j;
+      }
+    ck_assert_uint_eq(count, j);
+    vkds_buffer_destroy(in), vkds_buffer_destroy(out);
+    close_ctx();
+  }
+  free(a), free(got);
+}
+END_TEST
+
+/* ---- the forms, NaN ---- */
+
+START_TEST(forms_and_nan) {
+  enum { N = 9000 };
+  for (int k = 0; k < 2; ++k) {
+    open_path(PATHS[k]);
+    float f[8] = {NAN, NAN, 1, 1, NAN, 2, 2, 2}, u[8];
+    vkds_seq fs = vkds_seq_host(f, 8, VKDS_F32), us = vkds_seq_host(u, 8, VKDS_F32);
+    uint64_t count;
+    ck_assert_vkds(vkds_unique(pol, &fs, &us, &count));
+    ck_assert_uint_eq(count, 5); /* NaN != NaN: both kept */
+    ck_assert(isnan(u[0]) && isnan(u[1]) && u[2] == 1 && isnan(u[3]) && u[4] == 2);
+    /* asynchronous: the count is there once the submission is done */
+    uint32_t *a = malloc(N * 4), *b = malloc(N * 4);
+    for (uint32_t i = 0; i < N; ++i) a[i] = i;
+    vkds_seq as = vkds_seq_host(a, N, VKDS_U32), bs = vkds_seq_host(b, N, VKDS_U32);
+    vkds_submission *sub;
+    uint64_t acount = 0;
+    ck_assert_vkds(vkds_copy_if_async(pol, &as, &bs, "x % 7u == 0u", &acount, &sub));
+    vkds_result r;
+    while ((r = vkds_submission_poll(sub)) == VKDS_ERROR_WOULD_BLOCK) usleep(100);
+    ck_assert_vkds(r);
+    vkds_submission_release(sub);
+    ck_assert_uint_eq(acount, (N + 6) / 7);
+    for (uint64_t i = 0; i < acount; ++i) ck_assert_uint_eq(b[i], i * 7);
+    /* recorded: the counts land in a device view (also 0 for an empty input) */
+    vkds_buffer *in, *out, *res, *scratch;
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &in));
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &out));
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &res));
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = vkds_algorithm_scratch_bytes(r0, N)}, &scratch));
+    ck_assert_vkds(vkds_upload(r0, vkds_view_of(in), a, N * 4));
+    memset(vkds_buffer_map(res), 0x55, 64);
+    VkDevice dev;
+    VkQueue queue;
+    vkds_resource_info info;
+    ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
+    vkds_resource_get_info(r0, &info);
+    VkCommandPool pool;
+    ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                                                         .queueFamilyIndex = info.queue_family}, NULL, &pool), 0);
+    VkCommandBuffer cmd;
+    ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                                                                  .commandPool = pool, .commandBufferCount = 1}, &cmd), 0);
+    ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
+    vkds_cmd c = {.cmd = cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
+    vkds_seq is = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), os = vkds_seq_buffer(vkds_view_of(out), VKDS_U32);
+    ck_assert_vkds(vkds_cmd_remove_if(&c, &is, &os, "x % 2u == 1u", (vkds_view){res, 0, 8}));
+    vkds_seq empty = vkds_seq_host(a, 0, VKDS_U32);
+    ck_assert_vkds(vkds_cmd_unique(&c, &empty, &os, (vkds_view){res, 8, 8}));
+    ck_assert_int_eq(vkds_cmd_copy_if(&c, &is, &os, "true", (vkds_view){res, 4, 8}), VKDS_ERROR_INVALID_ARGUMENT); /* unaligned */
+    ck_assert_int_eq(vkds_cmd_copy_if(&c, &is, &os, "true", (vkds_view){0}), VKDS_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
+    VkFence fence;
+    ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
+    vkds_resource_lock_queue(r0);
+    ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                                                            .pCommandBuffers = &cmd}, fence), 0);
+    vkds_resource_unlock_queue(r0);
+    ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0);
+    uint64_t counts[2];
+    memcpy(counts, vkds_buffer_map(res), 16);
+    ck_assert_uint_eq(counts[0], N / 2);
+    ck_assert_uint_eq(counts[1], 0);
+    ck_assert_vkds(vkds_download(r0, b, vkds_view_of(out), N / 2 * 4));
+    for (uint32_t i = 0; i < N / 2; ++i) ck_assert_uint_eq(b[i], 2 * i);
+    vkDestroyFence(dev, fence, NULL);
+    vkDestroyCommandPool(dev, pool, NULL);
+    vkds_buffer_destroy(in), vkds_buffer_destroy(out), vkds_buffer_destroy(res), vkds_buffer_destroy(scratch);
+    free(a), free(b);
+    close_ctx();
+  }
+}
+END_TEST
+
+/* ---- bad input ---- */
+
+START_TEST(bad_input) {
+  open_path(VKDS_SCAN_PATH_SINGLE);
+  uint32_t a[16] = {1, 2, 3}, b[16], c[16];
+  memset(b, 0x77, sizeof b), memset(c, 0x77, sizeof c);
+  vkds_seq as = vkds_seq_host(a, 16, VKDS_U32), bs = vkds_seq_host(b, 16, VKDS_U32), cs = vkds_seq_host(c, 16, VKDS_U32);
+  vkds_policy_resource_stats before, after;
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &before));
+  const vkds_result E = VKDS_ERROR_INVALID_ARGUMENT;
+  uint64_t n = 99;
+  ck_assert_int_eq(vkds_copy_if(pol, &as, &bs, NULL, &n), E);                            /* no predicate */
+  ck_assert_int_eq(vkds_copy_if(pol, &as, &bs, "x > 1u", NULL), E);                      /* no count */
+  ck_assert_int_eq(vkds_unique(pol, &as, &bs, NULL), E);
+  ck_assert_int_eq(vkds_partition(pol, &as, &bs, NULL, "x > 1u", &n), E);                 /* no second output */
+  ck_assert_int_eq(vkds_partition(pol, &as, &bs, &bs, "x > 1u", &n), E);                  /* outputs overlap */
+  vkds_seq half = vkds_seq_host(b + 8, 8, VKDS_U32);
+  ck_assert_int_eq(vkds_partition(pol, &as, &bs, &half, "x > 1u", &n), E);
+  ck_assert_int_eq(vkds_copy_if(pol, &as, &as, "x > 1u", &n), E);                         /* no in place */
+  vkds_seq ro = vkds_seq_host_const(b, 16, VKDS_U32);
+  ck_assert_int_eq(vkds_remove_if(pol, &as, &ro, "x > 1u", &n), E);                       /* read-only output */
+  vkds_seq zp[2] = {as, cs};
+  vkds_seq z = vkds_seq_zip(zp, 2);
+  ck_assert_int_eq(vkds_copy_if(pol, &z, &bs, "x.p0 > 1u", &n), E);                       /* a zip's tuples */
+  ck_assert_int_eq(vkds_unique(pol, &z, &bs, &n), E);
+  ck_assert_int_eq(vkds_copy_if(NULL, &as, &bs, "x > 1u", &n), E);
+  ck_assert_int_eq(vkds_copy_if(pol, NULL, &bs, "x > 1u", &n), E);
+  ck_assert_int_eq(vkds_copy_if_async(pol, &as, &bs, "x > 1u", &n, NULL), E);
+  ck_assert_int_eq(vkds_cmd_unique(NULL, &as, &bs, (vkds_view){0}), E);
+  vkds_context *other = harness_context();
+  vkds_buffer *ob;
+  ck_assert_vkds(vkds_buffer_create(vkds_context_resource(other, 0), &(vkds_buffer_info){.size = 64}, &ob));
+  vkds_seq os = vkds_seq_buffer(vkds_view_of(ob), VKDS_U32);
+  ck_assert_int_eq(vkds_copy_if(pol, &os, &bs, "x > 1u", &n), VKDS_ERROR_WRONG_CONTEXT);
+  vkds_buffer_destroy(ob);
+  vkds_context_destroy(other);
+  ck_assert_uint_eq(n, 99);
+  for (int i = 0; i < 16; ++i) {
+    ck_assert_uint_eq(b[i], 0x77777777u);
+    ck_assert_uint_eq(c[i], 0x77777777u);
+  }
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &after));
+  ck_assert_uint_eq(after.selections, before.selections); /* nothing selected, so nothing submitted */
+  close_ctx();
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("compact");
+  TCase *t = harness_tcase("reference");
+  tcase_add_loop_test(t, every_type_mask_and_size, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  tcase_add_test(t, outputs_and_views);
+  tcase_add_test(t, big);
+  suite_add_tcase(s, t);
+  t = harness_tcase("forms");
+  tcase_add_test(t, forms_and_nan);
+  suite_add_tcase(s, t);
+  t = harness_tcase("errors");
+  tcase_add_test(t, bad_input);
+  suite_add_tcase(s, t);
+  return harness_run(s);
+}
