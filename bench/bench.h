@@ -16,6 +16,9 @@ typedef struct bench_options {
   uint32_t min_log2;    /* the smallest size measured (the round trips stay at 2^10); 0: 10 */
   bool json;            /* also print one JSON object per row */
   const char *cub_path; /* cub_bench's JSON lines, the reduce baseline; NULL: none */
+  /* The info main() created the context with: --algorithms makes a context like it for
+   * each forced scan path. NULL: none are made. */
+  const vkds_context_info *context_info;
 } bench_options;
 
 /* A mode: gets the context and the options, returns an exit status. */

@@ -13,13 +13,31 @@
  *                      waited for as vkds waits (see plain_wait)
  *   vkds_copy, vkds_transform ("x * 2u + 1u" / "x * 2.0 + 1.0"), vkds_reduce (plus),
  *   vkds_count_if ("(x & 1u) == 0u" / "x > 0.5"), vkds_min_element, vkds_fill,
- *   vkds_inner_product:
+ *   vkds_inner_product, vkds_inclusive_scan and vkds_exclusive_scan (plus, no init:
+ *   CUB's InclusiveSum and ExclusiveSum), vkds_copy_if (count_if's predicate, CUB's
+ *   select_if's, into an output as long as the input):
  *     on device data   GPU time: the recording form (vkds_cmd_X, scalar results into a
  *                      device buffer) in batches, as the plain copy's; wall time: the
  *                      blocking call through the policy, one call per sample with its
  *                      own submission and wait, as a user calls it
  *     on host data     wall time of the blocking call only: streaming the data is part
  *                      of what these rows measure
+ *   vkds_inclusive_scan_single, vkds_inclusive_scan_portable, vkds_copy_if_single,
+ *   vkds_copy_if_portable: the same on each scan path forced (algorithm.h, "Scans"), on
+ *                      device data from 2^16 (PATH_MIN_LOG2) up, the recording form only:
+ *                      GPU time (the blocking call's wall time only where there are no
+ *                      timestamps). The unsuffixed rows run the path the main context
+ *                      runs (the device's rule, or VKDS_SCAN_PATH), printed at the top.
+ *                      The path is the context's (vkds_context_info.scan_path, resolved at
+ *                      creation), so each forced path has a context of its own: made like
+ *                      the main one (main()'s vkds_context_info, VKDS_DEVICES and
+ *                      VKDS_VALIDATION honoured alike) with scan_path set, one queue per
+ *                      family, used on the main resource's device and queue family (found
+ *                      by device UUID). A buffer belongs to one context, so each holds
+ *                      the same inputs uploaded to its own buffers (the host arrays and
+ *                      their answers shared), and its own plain copy, whose batches pair
+ *                      with its rows'. A device that cannot run the single pass (the
+ *                      forced context would run the portable one) has no _single rows.
  *   vkds_upload        the host rows' baseline: host -> device buffer; wall time
  *   rt_plain, rt_plain_recorded, rt_vkds_reduce: at 2^10 u32, the round trip of one
  *                      plain dispatch of the copy shader (pre-recorded, or recorded
@@ -43,25 +61,30 @@
  * wait), so that a drift of the GPU's speed hits the row and its baseline alike ("copy
  * GB/s"). Each size's device rows come first and together: on a GPU (not a CPU device),
  * CLOCK_WARM_NS (200 ms) of plain copies back to back first, untimed, so the clocks are
- * up when timing starts; then the plain copy's batches and every recorded row's, nothing
- * host-bound between them (each row's first call, which may compile its kernel, comes
- * before the warm-up; blocking calls and output checks after all of them, then the host
- * rows). A row's GPU time is the median of all its calls' intervals over MIN_BATCHES to
- * MAX_BATCHES batches (as many as BATCHES_NS of wall time allows). A queue family
- * without timestamps leaves every row wall-timed, and the output says so.
+ * up when timing starts; then the plain copy's batches and every recorded row's (the
+ * forced scan paths' last, in their contexts), nothing host-bound between them (each
+ * row's first call, which may compile its kernel, comes before the warm-up; blocking
+ * calls and output checks after all of them, then the host rows). A row's GPU time is
+ * the median of all its calls' intervals over MIN_BATCHES to MAX_BATCHES batches (as
+ * many as BATCHES_NS of wall time allows). A queue family without timestamps leaves
+ * every row wall-timed, and the output says so.
  * Wall times are medians of N calls after warm-up (2 calls, and at least 10 ms on GPUs;
  * N from a time budget per row, 5 to 30; the round trips 200 after 20, the three
  * interleaved). The data rotates over up to 8 sets of buffers (ROTATE_BYTES together) so
  * that small sizes are not served from a cache holding one set. GB/s are 10^9 bytes per
  * second of the bytes the algorithm must move, over the row's GPU time where it has one,
- * else its wall time: n*4 (reduce, count_if, min_element read; fill writes), 2*n*4 (copy
- * and transform read and write; inner_product reads two inputs).
+ * else its wall time: n*4 (reduce, count_if, min_element read; fill writes), 2*n*4 (copy,
+ * transform and the scans read and write; inner_product reads two inputs); copy_if, as
+ * cub_bench counts select_if: n*4 read, kept*4 written (the mean over the data sets),
+ * and the 8-byte count.
  *
  * Ratio: GB/s over the baseline's. On device data, copy, transform and fill against the
  * plain copy of the same type and size (the batches alternating with the row's); the
  * reductions (reduce, count_if, min_element, inner_product) against cub_reduce of the
- * same type and size when --cub names cub_bench's output (bench/cub), else against the
- * plain copy. Host-resident rows against vkds_upload of the same bytes: a streamed
+ * same type and size when --cub names cub_bench's output (bench/cub), the scans against
+ * cub_inclusive_scan and cub_exclusive_scan, copy_if against cub_select_if (the forced
+ * paths' rows too), else against the plain copy (a row whose CUB row is missing from the
+ * file too). Host-resident rows against vkds_upload of the same bytes: a streamed
  * algorithm moves host data through the same bus. For the rt_ rows the ratio is of times
  * (lower is better) against rt_plain.
  *
@@ -69,8 +92,12 @@
  * it runs in: scalar results against a host computation (u32 exactly, f32 within
  * F32_TOLERANCE of the sum of magnitudes): the blocking call's on every call, the
  * recording form's on the last call of every batch (read back from its device buffer,
- * which is poisoned just before that call); written outputs once more after the timed
- * calls, into poisoned memory, every element.
+ * which is poisoned just before that call); a scan's scalar result is its output's last
+ * element (the total; exclusive: less the last input), poisoned before the call and read
+ * after it, copy_if's its count. Written outputs once more after the timed calls, into
+ * poisoned memory, every element: scans u32 exactly, f32 within F32_TOLERANCE of the
+ * running sum of magnitudes (as cub_bench checks CUB's); copy_if the kept elements in
+ * their order and every element after them untouched.
  *
  * Output: with --json, one JSON object per row as soon as it is measured (algo, type, n,
  * resident, us, gbps, timing, gpu_us, wall_us, roof_gbps where the row has one, baseline,
@@ -99,6 +126,8 @@ enum {
   MAX_BATCH = 256,  /* calls in one GPU-timed batch (one command buffer), at most */
   MIN_BATCHES = 3,  /* timed batches per row (of each kind), at least ... */
   MAX_BATCHES = 6,  /* ... and at most */
+  PATH_MIN_LOG2 = 16, /* the forced scan paths' rows from this size up */
+  PATHS = 2,          /* forced scan paths: single, portable */
 };
 #define ROTATE_BYTES (128ull << 20) /* 2.5x an H100's L2 (50 MB) */
 #define ROW_BUDGET_NS 150000000ull  /* timed calls per row: as many as fit (within the bounds) */
@@ -125,8 +154,11 @@ static uint32_t ilog2(uint64_t n) {
 
 /* ---- rows ------------------------------------------------------------------------- */
 
+struct algo;
+
 typedef struct row {
-  char algo[24];
+  char algo[40];
+  const struct algo *alg; /* the algorithm a vkds_ row times; NULL: a baseline or round trip */
   vkds_type type;
   uint64_t n;
   residency resident;
@@ -210,7 +242,7 @@ static int cub_load(const char *path, row_list *l) {
     fprintf(stderr, "vkds-bench: cannot read --cub %s\n", path);
     return 1;
   }
-  char line[1024], algo[24], type[8];
+  char line[1024], algo[40], type[8];
   double n, gbps;
   while (fgets(line, sizeof line, f))
     if (json_string(line, "algo", algo, sizeof algo) && json_string(line, "type", type, sizeof type) &&
@@ -255,9 +287,10 @@ static uint32_t random_element(uint64_t *s, vkds_type t) {
 typedef struct reference {
   uint32_t sum, dot;                     /* u32: wrapping, as the device's */
   double sum_f, sum_abs, dot_f, dot_abs; /* f32: exact-ish in double, and the tolerance's scale */
-  uint64_t count;                        /* count_if */
+  uint64_t count;                        /* count_if, and the elements copy_if keeps */
   uint64_t min_index;
   uint32_t min_bits;
+  uint32_t last; /* the last element (the exclusive scan's last output leaves it out) */
 } reference;
 
 static bool count_pred(vkds_type t, uint32_t x) { return t == VKDS_U32 ? (x & 1u) == 0u : as_f32(x) > 0.5f; }
@@ -265,7 +298,7 @@ static bool count_pred(vkds_type t, uint32_t x) { return t == VKDS_U32 ? (x & 1u
 static bool less(vkds_type t, uint32_t a, uint32_t b) { return t == VKDS_U32 ? a < b : as_f32(a) < as_f32(b); }
 
 static void reference_compute(reference *r, vkds_type t, const uint32_t *a, const uint32_t *b, uint64_t n) {
-  *r = (reference){.min_bits = a[0]};
+  *r = (reference){.min_bits = a[0], .last = a[n - 1]};
   for (uint64_t i = 0; i < n; ++i) {
     if (t == VKDS_U32) {
       r->sum += a[i];
@@ -303,15 +336,28 @@ typedef struct dataset {
   uint64_t warm_ns; /* the least warm-up time of each wall-timed row (see timer) */
   uint32_t *scratch; /* n words: poison to upload, outputs downloaded */
   vkds_buffer *cmd_scratch; /* the recorded forms' scratch (vkds_cmd.scratch); NULL: none needed */
+  bool mirror; /* dataset_mirror's: host arrays and scratch are another dataset's */
 } dataset;
+
+/* vkds places a buffer elsewhere when device-local memory runs short: such rows would
+ * time the wrong memory, so say so. */
+static void warn_not_device_local(const dataset *d) {
+  for (uint32_t s = 0; s < d->sets; ++s)
+    for (int a = 0; a < ARRAYS; ++a)
+      if (d->dev[s][a] && !(vkds_buffer_memory_flags(d->dev[s][a]) & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) {
+        fprintf(stderr, "vkds-bench: 2^%u %s: a device buffer is not in device-local memory\n", ilog2(d->n),
+                type_name(d->type));
+        return;
+      }
+}
 
 static void dataset_destroy(dataset *d) {
   for (uint32_t s = 0; s < MAX_SETS; ++s)
     for (int a = 0; a < ARRAYS; ++a) {
       vkds_buffer_destroy(d->dev[s][a]);
-      free(d->host[s][a]);
+      if (!d->mirror) free(d->host[s][a]);
     }
-  free(d->scratch);
+  if (!d->mirror) free(d->scratch);
   vkds_buffer_destroy(d->cmd_scratch);
   *d = (dataset){0};
 }
@@ -348,20 +394,38 @@ static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64
   }
   do d->fill = random_element(seed, type);
   while (d->fill == POISON);
-  /* vkds places a buffer elsewhere when device-local memory runs short: such rows would
-   * time the wrong memory, so say so */
-  for (uint32_t s = 0; s < d->sets; ++s)
-    for (int a = 0; a < ARRAYS; ++a)
-      if (!(vkds_buffer_memory_flags(d->dev[s][a]) & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) {
-        fprintf(stderr, "vkds-bench: 2^%u %s: a device buffer is not in device-local memory\n", ilog2(n),
-                type_name(type));
-        return 0;
-      }
+  warn_not_device_local(d);
   return 0;
 oom:
   fprintf(stderr, "vkds-bench: cannot set up 2^%u %s elements: %s\n", ilog2(n), type_name(type),
           vkds_last_error_message());
   dataset_destroy(d);
+  return 1;
+}
+
+/* The same inputs as `src` (its host arrays, scratch and answers, borrowed: `src` must
+ * outlive it) in device buffers of another context's resource: the forced scan paths'
+ * data (see bench_size). Only IN and OUT, the arrays the scans and copy_if use. Returns
+ * 0, or 1 with a message. */
+static int dataset_mirror(dataset *m, vkds_resource *res, const dataset *src) {
+  *m = *src;
+  m->res = res, m->mirror = true, m->cmd_scratch = NULL;
+  memset(m->dev, 0, sizeof m->dev);
+  uint64_t cmd_scratch = vkds_algorithm_scratch_bytes(res, m->n);
+  if (cmd_scratch && vkds_buffer_create(res, &(vkds_buffer_info){.size = cmd_scratch}, &m->cmd_scratch) != VKDS_SUCCESS)
+    goto oom;
+  vkds_buffer_info bi = {.size = m->bytes, .memory = VKDS_MEMORY_DEVICE, .flags = VKDS_BUFFER_DEDICATED};
+  for (uint32_t s = 0; s < m->sets; ++s)
+    if (vkds_buffer_create(res, &bi, &m->dev[s][IN]) != VKDS_SUCCESS ||
+        vkds_buffer_create(res, &bi, &m->dev[s][OUT]) != VKDS_SUCCESS ||
+        vkds_upload(res, vkds_view_of(m->dev[s][IN]), m->host[s][IN], m->bytes) != VKDS_SUCCESS)
+      goto oom;
+  warn_not_device_local(m);
+  return 0;
+oom:
+  fprintf(stderr, "vkds-bench: cannot set up 2^%u %s elements for a forced scan path: %s\n", ilog2(m->n),
+          type_name(m->type), vkds_last_error_message());
+  dataset_destroy(m);
   return 1;
 }
 
@@ -384,6 +448,21 @@ static const uint32_t *fetch_output(dataset *d, residency where, vkds_result *er
   return *err == VKDS_SUCCESS ? d->scratch : NULL;
 }
 
+/* The scans' check of every call: the last element of set `set`'s output poisoned before
+ * the call, and read back after it. */
+static vkds_view last_element(const dataset *d, uint32_t set) { return (vkds_view){d->dev[set][OUT], d->bytes - 4, 4}; }
+
+static vkds_result poison_last(dataset *d, residency where, uint32_t set) {
+  static const uint32_t poison = POISON;
+  if (where == HOST) return d->host[set][OUT][d->n - 1] = POISON, VKDS_SUCCESS;
+  return vkds_upload(d->res, last_element(d, set), &poison, 4);
+}
+
+static vkds_result fetch_last(dataset *d, residency where, uint32_t set, uint32_t *value) {
+  if (where == HOST) return *value = d->host[set][OUT][d->n - 1], VKDS_SUCCESS;
+  return vkds_download(d->res, value, last_element(d, set), 4);
+}
+
 /* ---- the algorithms ------------------------------------------------------------------ */
 
 /* One call of an algorithm: blocking through the policy (results into the fields below),
@@ -395,8 +474,8 @@ typedef struct call {
   vkds_seq in, in2, out;
   const vkds_cmd *rec;   /* non-NULL: the recording form */
   vkds_view result;      /* the recording form's scalar results */
-  uint32_t value;        /* reduce, inner_product, min_element: the value's bits */
-  uint64_t count, index; /* count_if; min_element */
+  uint32_t value;        /* reduce, inner_product, min_element: the value's bits; scans: the last element */
+  uint64_t count, index; /* count_if, copy_if; min_element */
 } call;
 
 /* The operators, one per element type (GLSL does not mix int and uint, or float and int,
@@ -431,6 +510,22 @@ static vkds_result run_inner_product(call *c) {
   return c->rec ? vkds_cmd_inner_product(c->rec, &c->in, &c->in2, NULL, c->result)
                 : vkds_inner_product(c->pol, &c->in, &c->in2, NULL, &c->value);
 }
+/* The scans: plus, no init (CUB's InclusiveSum and ExclusiveSum). */
+static vkds_result run_inclusive_scan(call *c) {
+  return c->rec ? vkds_cmd_inclusive_scan(c->rec, &c->in, &c->out, NULL, NULL)
+                : vkds_inclusive_scan(c->pol, &c->in, &c->out, NULL, NULL);
+}
+static vkds_result run_exclusive_scan(call *c) {
+  return c->rec ? vkds_cmd_exclusive_scan(c->rec, &c->in, &c->out, NULL, NULL)
+                : vkds_exclusive_scan(c->pol, &c->in, &c->out, NULL, NULL);
+}
+/* count_if's predicate (CUB's select_if keeps the same elements), into an output as long
+ * as the input. */
+static vkds_result run_copy_if(call *c) {
+  const char *op = count_op(c->d->type);
+  return c->rec ? vkds_cmd_copy_if(c->rec, &c->in, &c->out, op, c->result)
+                : vkds_copy_if(c->pol, &c->in, &c->out, op, &c->count);
+}
 
 static bool check_reduce(const call *c, const reference *r) {
   return c->d->type == VKDS_U32 ? c->value == r->sum : f32_close(c->value, r->sum_f, r->sum_abs);
@@ -442,6 +537,13 @@ static bool check_min_element(const call *c, const reference *r) {
 static bool check_inner_product(const call *c, const reference *r) {
   return c->d->type == VKDS_U32 ? c->value == r->dot : f32_close(c->value, r->dot_f, r->dot_abs);
 }
+/* The scans' last element: the total; the total without the last element. */
+static bool check_inclusive_last(const call *c, const reference *r) { return check_reduce(c, r); }
+static bool check_exclusive_last(const call *c, const reference *r) {
+  if (c->d->type == VKDS_U32) return c->value == r->sum - r->last;
+  double x = as_f32(r->last);
+  return f32_close(c->value, r->sum_f - x, r->sum_abs - fabs(x));
+}
 
 /* What element i of the output should be, from element i of the input. */
 static uint32_t expect_copy(vkds_type t, uint32_t x, uint32_t fill) { return (void)t, (void)fill, x; }
@@ -452,47 +554,37 @@ static uint32_t expect_transform(vkds_type t, uint32_t x, uint32_t fill) {
 static uint32_t expect_fill(vkds_type t, uint32_t x, uint32_t fill) { return (void)t, (void)x, fill; }
 
 /* Where the recording forms put their scalar results (algorithm.h): the value; a
- * uint64_t count; a uint64_t index and the value at byte 8. */
-typedef enum result_layout { NO_RESULT, VALUE, COUNT, INDEX_VALUE } result_layout;
+ * uint64_t count; a uint64_t index and the value at byte 8. LAST: none, the check reads
+ * the output's last element (the scans). */
+typedef enum result_layout { NO_RESULT, VALUE, COUNT, INDEX_VALUE, LAST } result_layout;
 #define RESULT_BYTES 16u /* the largest layout */
 
-typedef struct algo {
+typedef struct algo algo;
+struct algo {
   const char *name;
-  uint32_t words;  /* 32-bit words it must move per element */
-  bool reduction;  /* baseline: cub_reduce when given, else plain_copy */
+  uint32_t words;  /* 32-bit words it must move per element; 0: copy_if's (algo_bytes) */
+  const char *cub; /* cub_bench's row of the same work: the baseline with --cub; NULL: plain_copy */
+  bool paths;      /* also on each forced scan path (see bench_size) */
   vkds_result (*run)(call *c);
   result_layout layout;
-  bool (*check)(const call *c, const reference *r);           /* scalar results */
-  uint32_t (*expect)(vkds_type t, uint32_t in, uint32_t fill); /* written outputs */
-} algo;
-
-static const algo ALGOS[] = {
-    {"vkds_copy", 2, false, run_copy, NO_RESULT, NULL, expect_copy},
-    {"vkds_transform", 2, false, run_transform, NO_RESULT, NULL, expect_transform},
-    {"vkds_reduce", 1, true, run_reduce, VALUE, check_reduce, NULL},
-    {"vkds_count_if", 1, true, run_count_if, COUNT, check_count_if, NULL},
-    {"vkds_min_element", 1, true, run_min_element, INDEX_VALUE, check_min_element, NULL},
-    {"vkds_fill", 1, false, run_fill, NO_RESULT, NULL, expect_fill},
-    {"vkds_inner_product", 2, true, run_inner_product, VALUE, check_inner_product, NULL},
+  bool (*check)(const call *c, const reference *r);           /* scalar results, every call */
+  uint32_t (*expect)(vkds_type t, uint32_t in, uint32_t fill); /* element-wise outputs (check_output) */
+  /* written outputs, every element, after the timed calls (into poisoned memory); NULL: none */
+  bool (*verify)(const algo *a, const dataset *d, const uint32_t *out, const char *where);
 };
-#define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
 
-/* A recorded call's scalar results, read back from its result view, into the fields the
- * blocking form fills: one check serves both forms. */
-static void unpack_result(call *c, result_layout layout, const unsigned char *bytes) {
-  if (layout == VALUE) memcpy(&c->value, bytes, 4);
-  if (layout == COUNT) memcpy(&c->count, bytes, 8);
-  if (layout == INDEX_VALUE) memcpy(&c->index, bytes, 8), memcpy(&c->value, bytes + 8, 4);
+/* Says how many of the output's elements were wrong and where the first was. */
+static bool report(const algo *a, const dataset *d, const char *where, const char *what, uint64_t bad,
+                   uint64_t first, uint32_t got, uint32_t want) {
+  if (bad)
+    fprintf(stderr, "vkds-bench: %s %s n=%llu %s: %llu %s wrong, the first at %llu (0x%08x, want 0x%08x)\n",
+            a->name, type_name(d->type), (unsigned long long)d->n, where, (unsigned long long)bad, what,
+            (unsigned long long)first, got, want);
+  return bad == 0;
 }
 
-static call call_of(vkds_policy *pol, const dataset *d, residency where, uint32_t set) {
-  return (call){.pol = pol, .d = d, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
-                .out = seq_of(d, where, set, OUT)};
-}
-
-/* Checks every element of set 0's output against `expect`; says where the first
- * difference is. f32 results compare within a relative 1e-6 (the host's float may
- * round an unfused multiply-add differently). */
+/* Checks every element of set 0's output against `expect`. f32 results compare within a
+ * relative 1e-6 (the host's float may round an unfused multiply-add differently). */
 static bool check_output(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
   uint64_t bad = 0, first = 0;
   for (uint64_t i = 0; i < d->n; ++i) {
@@ -501,12 +593,99 @@ static bool check_output(const algo *a, const dataset *d, const uint32_t *out, c
               (d->type == VKDS_F32 && fabsf(as_f32(out[i]) - as_f32(want)) <= 1e-6f * fabsf(as_f32(want)));
     if (!ok && bad++ == 0) first = i;
   }
-  if (bad)
-    fprintf(stderr, "vkds-bench: %s %s n=%llu %s: %llu of %llu elements wrong, the first at %llu (0x%08x, want 0x%08x)\n",
-            a->name, type_name(d->type), (unsigned long long)d->n, where, (unsigned long long)bad,
-            (unsigned long long)d->n, (unsigned long long)first, out[first],
-            a->expect(d->type, d->host[0][IN][first], d->fill));
-  return bad == 0;
+  return report(a, d, where, "elements", bad, first, bad ? out[first] : 0,
+                bad ? a->expect(d->type, d->host[0][IN][first], d->fill) : 0);
+}
+
+/* A scan of set 0's input, every element: u32 exactly (wrapping); f32 within
+ * F32_TOLERANCE of the running sum of magnitudes up to the element (the scale of the
+ * rounding errors of any order of the additions: vkds folds by tiles, the host left to
+ * right in double), as cub_bench checks CUB's. */
+static bool verify_scan(const algo *a, const dataset *d, const uint32_t *out, const char *where, bool inclusive) {
+  const uint32_t *in = d->host[0][IN];
+  uint64_t bad = 0, first = 0;
+  uint32_t want_first = 0;
+  if (d->type == VKDS_U32) {
+    uint32_t sum = 0;
+    for (uint64_t i = 0; i < d->n; ++i) {
+      uint32_t want = inclusive ? sum + in[i] : sum;
+      sum += in[i];
+      if (out[i] != want && bad++ == 0) first = i, want_first = want;
+    }
+  } else {
+    double sum = 0, mag = 0;
+    for (uint64_t i = 0; i < d->n; ++i) {
+      double x = as_f32(in[i]), want = sum, scale = mag;
+      sum += x, mag += fabs(x);
+      if (inclusive) want = sum, scale = mag;
+      if (!f32_close(out[i], want, scale) && bad++ == 0) first = i, want_first = f32_bits((float)want);
+    }
+  }
+  return report(a, d, where, "elements", bad, first, bad ? out[first] : 0, want_first);
+}
+static bool verify_inclusive(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  return verify_scan(a, d, out, where, true);
+}
+static bool verify_exclusive(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  return verify_scan(a, d, out, where, false);
+}
+
+/* copy_if of set 0's input: the kept elements in their order from element 0, and every
+ * element after them untouched (poisoned before the call; algorithm.h: they keep their
+ * values). Branch-free in the predicate, which holds for half the u32 at random. */
+static bool verify_copy_if(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  const uint32_t *in = d->host[0][IN];
+  uint64_t bad = 0, first = 0, j = 0;
+  uint32_t want_first = 0;
+  for (uint64_t i = 0; i < d->n; ++i) {
+    uint32_t x = in[i];
+    uint64_t keep = d->type == VKDS_U32 ? (x & 1u) == 0u : as_f32(x) > 0.5f, wrong = keep & (out[j] != x);
+    if (wrong && bad == 0) first = j, want_first = x;
+    bad += wrong;
+    j += keep; /* j <= i: within the output */
+  }
+  for (; j < d->n; ++j)
+    if (out[j] != POISON && bad++ == 0) first = j, want_first = POISON;
+  return report(a, d, where, "output elements", bad, first, bad ? out[first] : 0, want_first);
+}
+
+static const algo ALGOS[] = {
+    {"vkds_copy", 2, NULL, false, run_copy, NO_RESULT, NULL, expect_copy, check_output},
+    {"vkds_transform", 2, NULL, false, run_transform, NO_RESULT, NULL, expect_transform, check_output},
+    {"vkds_reduce", 1, "cub_reduce", false, run_reduce, VALUE, check_reduce, NULL, NULL},
+    {"vkds_count_if", 1, "cub_reduce", false, run_count_if, COUNT, check_count_if, NULL, NULL},
+    {"vkds_min_element", 1, "cub_reduce", false, run_min_element, INDEX_VALUE, check_min_element, NULL, NULL},
+    {"vkds_fill", 1, NULL, false, run_fill, NO_RESULT, NULL, expect_fill, check_output},
+    {"vkds_inner_product", 2, "cub_reduce", false, run_inner_product, VALUE, check_inner_product, NULL, NULL},
+    {"vkds_inclusive_scan", 2, "cub_inclusive_scan", true, run_inclusive_scan, LAST, check_inclusive_last, NULL,
+     verify_inclusive},
+    {"vkds_exclusive_scan", 2, "cub_exclusive_scan", false, run_exclusive_scan, LAST, check_exclusive_last, NULL,
+     verify_exclusive},
+    {"vkds_copy_if", 0, "cub_select_if", true, run_copy_if, COUNT, check_count_if, NULL, verify_copy_if},
+};
+#define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
+
+/* The bytes a call must move, for its GB/s: words per element, or for copy_if what
+ * cub_bench counts for select_if: n read, the kept elements written (their mean over the
+ * sets) and the 8-byte count. */
+static double algo_bytes(const algo *a, const dataset *d) {
+  if (a->words) return (double)a->words * (double)d->bytes;
+  double kept = 0.0;
+  for (uint32_t s = 0; s < d->sets; ++s) kept += (double)d->ref[s].count;
+  return ((double)d->n + kept / d->sets) * 4.0 + 8.0;
+}
+
+/* A recorded call's scalar results, read back from its result view (LAST: the output's
+ * last element), into the fields the blocking form fills: one check serves both forms. */
+static void unpack_result(call *c, result_layout layout, const unsigned char *bytes) {
+  if (layout == VALUE || layout == LAST) memcpy(&c->value, bytes, 4);
+  if (layout == COUNT) memcpy(&c->count, bytes, 8);
+  if (layout == INDEX_VALUE) memcpy(&c->index, bytes, 8), memcpy(&c->value, bytes + 8, 4);
+}
+
+static call call_of(vkds_policy *pol, const dataset *d, residency where, uint32_t set) {
+  return (call){.pol = pol, .d = d, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
+                .out = seq_of(d, where, set, OUT)};
 }
 
 /* ---- timing --------------------------------------------------------------------------- */
@@ -827,8 +1006,12 @@ static VkResult plain_run(plain *p, VkCommandBuffer cmd, uint64_t spin_ns) {
 
 /* ---- the rows' calls ---------------------------------------------------------------------- */
 
-/* What the whole mode shares. */
+/* What the whole mode shares; and, the rows, the seed and the output aside, what one
+ * context's timed calls use: the main context's, and each forced scan path's (its own
+ * context on the same device, see bench_size), whose rows go to the main one's list. */
 typedef struct run_state {
+  vkds_context *own;     /* a forced path's context, destroyed with it; NULL: the main one's */
+  vkds_scan_path path;   /* the scan path the context runs on res */
   vkds_resource *res;
   vkds_policy *pol;
   plain plain;
@@ -840,6 +1023,69 @@ typedef struct run_state {
   uint64_t seed;
 } run_state;
 
+/* The calls' side of a run_state on resource `index` of `ctx`: a fixed policy over it,
+ * the plain copy, the result view and its readback. Returns 0, or 1 with a message. */
+static int state_open(run_state *st, vkds_context *ctx, uint32_t index) {
+  vkds_policy_info pi = {.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}, .fixed_index = index};
+  static const uint32_t poison[RESULT_BYTES / 4] = {POISON, POISON, POISON, POISON};
+  st->res = vkds_context_resource(ctx, index);
+  st->path = vkds_resource_scan_path(st->res);
+  if (vkds_policy_create(&pi, &st->pol) != VKDS_SUCCESS || plain_open(&st->plain, st->res) ||
+      vkds_buffer_create(st->res, &(vkds_buffer_info){.size = RESULT_BYTES}, &st->result) != VKDS_SUCCESS ||
+      vkds_buffer_create(st->res, &(vkds_buffer_info){.size = RESULT_BYTES, .memory = VKDS_MEMORY_MAPPED},
+                         &st->readback) != VKDS_SUCCESS ||
+      vkds_upload(st->res, vkds_view_of(st->result), poison, RESULT_BYTES) != VKDS_SUCCESS) {
+    fprintf(stderr, "vkds-bench: setup failed: %s\n", vkds_last_error_message());
+    return 1;
+  }
+  return 0;
+}
+
+static void state_close(run_state *st) {
+  vkds_buffer_destroy(st->readback);
+  vkds_buffer_destroy(st->result);
+  vkds_policy_release(st->pol);
+  plain_close(&st->plain);
+  free(st->rows.v);
+  free(st->cub.v);
+  vkds_context_destroy(st->own);
+  *st = (run_state){0};
+}
+
+static const char *path_name(vkds_scan_path path) { return path == VKDS_SCAN_PATH_SINGLE ? "single" : "portable"; }
+
+/* A forced scan path's run_state: a context like the main one (main()'s info, VKDS_DEVICES
+ * and VKDS_VALIDATION honoured alike) with scan_path `path`, one VkDevice per physical
+ * device and one queue per family, on the resource of the main resource's device and
+ * queue family (matched by device UUID). Returns 0; 1 with a message when it cannot be
+ * made; 2 when the device cannot run the single pass (the context would run the portable
+ * one: nothing to measure). */
+static int forced_open(run_state *f, const vkds_context_info *base, vkds_scan_path path, const vkds_resource_info *ri) {
+  vkds_context_info info = *base;
+  info.scan_path = path, info.devices_per_physical = 1, info.max_queues_per_family = 1;
+  *f = (run_state){0};
+  vkds_result r = vkds_context_create(&info, &f->own);
+  if (r != VKDS_SUCCESS) {
+    fprintf(stderr, "vkds-bench: a context with scan_path %s: %s: %s\n", path_name(path), vkds_result_str(r),
+            vkds_last_error_message());
+    return 1;
+  }
+  uint32_t count = vkds_context_resource_count(f->own), index = count;
+  for (uint32_t i = 0; i < count && index == count; ++i) {
+    vkds_resource_info fi;
+    vkds_resource_get_info(vkds_context_resource(f->own, i), &fi);
+    if (memcmp(fi.device_uuid, ri->device_uuid, VK_UUID_SIZE) == 0 && fi.queue_family == ri->queue_family) index = i;
+  }
+  int status = index == count ? 1 : 0;
+  if (status)
+    fprintf(stderr, "vkds-bench: the context with scan_path %s has no queue of %s's family %u\n", path_name(path),
+            ri->device_name, ri->queue_family);
+  else if (vkds_resource_scan_path(vkds_context_resource(f->own, index)) != path)
+    status = 2;
+  if (status || (status = state_open(f, f->own, index)) != 0) state_close(f);
+  return status;
+}
+
 /* Records k calls of `a` in the recording form into one command buffer (plain's `record`),
  * back to back as cub_bench launches CUB, the sets rotating from `first_set`, each call
  * between its two timestamps of RANGE_VKDS; the recording is not GPU time, as the CPU
@@ -847,16 +1093,24 @@ typedef struct run_state {
  * recorded call with a global barrier, so consecutive calls are ordered. Every call's
  * scalar results go to the same device view (st->result): it is poisoned just before the
  * last call, so that a last call that writes nothing fails its check, and the last call's
- * results are copied after it where the host reads them (st->readback); the fill and the
- * copy lie between timestamps, outside every call's interval. vkds's first barrier orders
- * the fill before the call's writes, its last one the writes before the copy. */
+ * results are copied after it where the host reads them (st->readback); a scan's check
+ * reads its output's last element instead, poisoned and copied the same way. The fill
+ * and the copy lie between timestamps, outside every call's interval. vkds's first
+ * barrier orders the fill before the call's writes, its last one the writes before the
+ * copy. */
 static vkds_result record_batch(run_state *st, const algo *a, const dataset *d, uint32_t first_set, uint32_t k) {
   plain *p = &st->plain;
   VkCommandBuffer cmd = p->record;
   vkds_cmd rec = {.cmd = cmd, .resource = st->res,
                   .scratch = d->cmd_scratch ? vkds_view_of(d->cmd_scratch) : (vkds_view){0}};
+  /* where the last call's checked results are: the result view, or (LAST) its output's
+   * last element */
+  uint32_t last_set = (first_set + k - 1) % d->sets;
   VkBuffer result = vkds_buffer_vk(st->result);
-  VkDeviceSize at = vkds_buffer_offset(st->result);
+  VkDeviceSize at = vkds_buffer_offset(st->result), size = RESULT_BYTES;
+  if (a->layout == LAST)
+    result = vkds_buffer_vk(d->dev[last_set][OUT]), at = vkds_buffer_offset(d->dev[last_set][OUT]) + d->bytes - 4,
+    size = 4;
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   vkBeginCommandBuffer(cmd, &bi);
@@ -865,13 +1119,13 @@ static vkds_result record_batch(run_state *st, const algo *a, const dataset *d, 
   for (uint32_t i = 0; i < k && err == VKDS_SUCCESS; ++i) {
     call c = call_of(st->pol, d, DEVICE, (first_set + i) % d->sets);
     c.rec = &rec, c.result = (vkds_view){st->result, 0, RESULT_BYTES};
-    if (i == k - 1 && a->layout != NO_RESULT) vkCmdFillBuffer(cmd, result, at, RESULT_BYTES, POISON);
+    if (i == k - 1 && a->layout != NO_RESULT) vkCmdFillBuffer(cmd, result, at, size, POISON);
     gpu_timer_stamp(&p->timer, cmd, RANGE_VKDS, 2 * i);
     err = a->run(&c);
     gpu_timer_stamp(&p->timer, cmd, RANGE_VKDS, 2 * i + 1);
   }
   if (a->layout != NO_RESULT) {
-    VkBufferCopy region = {.srcOffset = at, .dstOffset = vkds_buffer_offset(st->readback), .size = RESULT_BYTES};
+    VkBufferCopy region = {.srcOffset = at, .dstOffset = vkds_buffer_offset(st->readback), .size = size};
     vkCmdCopyBuffer(cmd, result, vkds_buffer_vk(st->readback), 1, &region);
     /* the host reads the copy; the next batch's fill and copy come after it */
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -1048,13 +1302,15 @@ static bool check_recorded_output(run_state *st, const algo *a, dataset *d) {
             (unsigned long long)d->n, vkds_result_str(err), vkds_last_error_message());
     return false;
   }
-  return check_output(a, d, out, "device (recorded)");
+  return a->verify(a, d, out, "device (recorded)");
 }
 
 /* Times the blocking call of one algorithm on one dataset and residency, one call per
  * sample as a user calls it (submission and wait included): the median wall time into
- * *wall_ns. Scalar results are checked on every call, written outputs once more
- * afterwards, into poisoned memory. Returns whether every call succeeded and was right. */
+ * *wall_ns. Scalar results are checked on every call (a scan's: its output's last
+ * element, poisoned before the call and read after it, outside the timed interval),
+ * written outputs once more afterwards, into poisoned memory. Returns whether every call
+ * succeeded and was right. */
 static bool time_blocking(run_state *st, const algo *a, dataset *d, residency where, double *wall_ns) {
   const char *form = residency_names[where];
   timer t = timer_start(WARMUP, d->warm_ns);
@@ -1063,9 +1319,11 @@ static bool time_blocking(run_state *st, const algo *a, dataset *d, residency wh
   for (uint32_t i = 0; timer_more(&t) && err == VKDS_SUCCESS; ++i) {
     uint32_t set = i % d->sets;
     call c = call_of(st->pol, d, where, set);
+    if (a->layout == LAST && (err = poison_last(d, where, set)) != VKDS_SUCCESS) break;
     uint64_t t0 = bench_now_ns();
     err = a->run(&c);
     uint64_t wall = bench_now_ns() - t0;
+    if (err == VKDS_SUCCESS && a->layout == LAST) err = fetch_last(d, where, set, &c.value);
     if (err != VKDS_SUCCESS) break;
     if (a->check && !a->check(&c, &d->ref[set])) {
       if (ok)
@@ -1075,12 +1333,12 @@ static bool time_blocking(run_state *st, const algo *a, dataset *d, residency wh
     }
     timer_add(&t, wall);
   }
-  if (err == VKDS_SUCCESS && a->expect) {
+  if (err == VKDS_SUCCESS && a->verify) {
     call c = call_of(st->pol, d, where, 0);
     const uint32_t *out = NULL;
     if ((err = poison_output(d, where)) == VKDS_SUCCESS && (err = a->run(&c)) == VKDS_SUCCESS &&
         (out = fetch_output(d, where, &err)) != NULL)
-      ok = check_output(a, d, out, form) && ok;
+      ok = a->verify(a, d, out, form) && ok;
   }
   if (err != VKDS_SUCCESS) {
     fprintf(stderr, "vkds-bench: %s %s n=%llu %s: %s: %s\n", a->name, type_name(d->type), (unsigned long long)d->n,
@@ -1103,7 +1361,7 @@ static bool plain_wall(plain *p, dataset *d, double *wall_ns) {
     timer_add(&t, bench_now_ns() - t0);
   }
   *wall_ns = timer_wall(&t);
-  static const algo copy = {"plain_copy", 2, false, NULL, NO_RESULT, NULL, expect_copy};
+  static const algo copy = {"plain_copy", 2, NULL, false, NULL, NO_RESULT, NULL, expect_copy, check_output};
   vkds_result err = poison_output(d, DEVICE);
   const uint32_t *out = NULL;
   if (err == VKDS_SUCCESS && vr == VK_SUCCESS && (vr = plain_run(p, p->cmds[0], WAIT_SPIN_NS)) == VK_SUCCESS)
@@ -1137,15 +1395,13 @@ static void upload_row(dataset *d, row *r) {
 /* A vkds row's baseline and ratio (GB/s over the baseline's): the baselines of its type and
  * size are measured (or loaded) before it. */
 static void set_baseline(const run_state *st, row *r) {
-  const algo *a = NULL;
-  for (size_t k = 0; k < ALGO_COUNT; ++k)
-    if (strcmp(ALGOS[k].name, r->algo) == 0) a = &ALGOS[k];
+  const algo *a = r->alg;
   if (!a) return;
   const row *base = NULL;
   if (r->resident == HOST) /* host rows: against vkds's own upload of the same bytes */
     base = row_find(&st->rows, "vkds_upload", r->type, r->n), r->baseline = "vkds_upload";
-  else if (a->reduction)
-    base = row_find(&st->cub, "cub_reduce", r->type, r->n), r->baseline = "cub_reduce";
+  else if (a->cub) /* a forced path's row too: against the same CUB row */
+    base = row_find(&st->cub, a->cub, r->type, r->n), r->baseline = a->cub;
   if (!base && r->roof_gbps > 0) { /* the plain copy interleaved with this row's calls */
     r->baseline = "plain_copy", r->ratio = r->gbps / r->roof_gbps;
     return;
@@ -1232,21 +1488,23 @@ static void round_trips(run_state *st, dataset *d) {
 /* ---- sizes and the table ------------------------------------------------------------------- */
 
 /* The largest log2 size: asked for (or 28; 24 on a CPU device), lowered until one set
- * (in, in2, out) takes at most half the largest device-local heap and the host's copies
- * (the same plus scratch and slack) half of the host's memory. */
-static uint32_t max_log2_for(const vkds_resource_info *ri, const bench_options *opt) {
+ * (in, in2, out, and in and out in each of `paths` forced scan paths' contexts) takes at
+ * most half the largest device-local heap and the host's copies (in, in2, out plus
+ * scratch and slack) half of the host's memory. */
+static uint32_t max_log2_for(const vkds_resource_info *ri, const bench_options *opt, uint32_t paths) {
   uint32_t want = opt->max_log2 ? opt->max_log2 : ri->device_type == VKDS_DEVICE_CPU ? 24 : 28, log2n = want;
   uint64_t heap = 0, host = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
   for (uint32_t h = 0; h < ri->heap_count; ++h)
     if (ri->heaps[h].device_local && ri->heaps[h].size > heap) heap = ri->heaps[h].size;
-  while (log2n > MIN_LOG2 && (3 * (4ull << log2n) > heap / 2 || 5 * (4ull << log2n) > host / 2)) --log2n;
+  while (log2n > MIN_LOG2 && ((3 + 2 * paths) * (4ull << log2n) > heap / 2 || 5 * (4ull << log2n) > host / 2))
+    --log2n;
   if (log2n < want) fprintf(stderr, "vkds-bench: sizes stop at 2^%u (memory)\n", log2n);
   return log2n;
 }
 
 static void print_table(const row_list *rows) {
   /* "µ" is two bytes: its headers are one wider */
-  printf("%-5s %-4s %-8s %-18s %12s %12s %10s %10s  %-11s %7s  %s\n", "n", "type", "resident", "algorithm", "GPU µs",
+  printf("%-5s %-4s %-8s %-28s %12s %12s %10s %10s  %-18s %7s  %s\n", "n", "type", "resident", "algorithm", "GPU µs",
          "wall µs", "GB/s", "copy GB/s", "baseline", "ratio", "check");
   for (size_t i = 0; i < rows->count; ++i) {
     const row *r = &rows->v[i];
@@ -1257,7 +1515,7 @@ static void print_table(const row_list *rows) {
     snprintf(gbps, sizeof gbps, r->gbps > 0 ? "%.3f" : "-", r->gbps);
     snprintf(roof, sizeof roof, r->roof_gbps > 0 ? "%.3f" : "-", r->roof_gbps);
     snprintf(ratio, sizeof ratio, r->baseline ? "%.3fx" : "-", r->ratio);
-    printf("%-5s %-4s %-8s %-18s %11s %11s %10s %10s  %-11s %7s  %s\n", n, type_name(r->type),
+    printf("%-5s %-4s %-8s %-28s %11s %11s %10s %10s  %-18s %7s  %s\n", n, type_name(r->type),
            residency_names[r->resident], r->algo, gpu, wall, gbps, roof, r->baseline ? r->baseline : "-", ratio,
            r->ok ? "ok" : "FAIL");
   }
@@ -1275,20 +1533,45 @@ static void print_round_trip(const row_list *rows) {
            red->us, red->us / pre->us, pre->us, red->us / rec->us, rec->us);
 }
 
+/* The forced scan paths' rows of one type and size: a row per path and per algorithm
+ * measured on the paths (algo.paths), on the same inputs in each path's context. */
+typedef struct path_rows {
+  uint32_t count;
+  dataset d[PATHS];               /* each path's data */
+  row *r[PATHS * ALGO_COUNT];     /* path-major */
+  const algo *a[PATHS * ALGO_COUNT];
+  uint32_t path[PATHS * ALGO_COUNT], calls[PATHS * ALGO_COUNT];
+  double gpu_ns[PATHS * ALGO_COUNT], roof_ns[PATHS * ALGO_COUNT];
+} path_rows;
+
 /* Every row of one type and size, the device rows together and first, in three steps:
  *   1. set-up, host-bound: each algorithm's first recorded call (it compiles the kernel at
- *      the first size; its GPU time gives the calls per batch), the plain copy's first
+ *      the first size; its GPU time gives the calls per batch), the plain copy's first;
+ *      the same in each forced scan path's context (from PATH_MIN_LOG2 up), whose data
+ *      (the same inputs, uploaded) every set of its plain copy then writes once
  *   2. the GPU at sustained load: on a GPU, CLOCK_WARM_NS of plain copies back to back
  *      (its governor lowers the clocks whenever it idles a while, as through the host
  *      rows of the size before, and the copy baseline with them); then the plain copy's
  *      batches and each algorithm's recorded batches, paired with copy batches
- *      (time_batches), one row after the other, nothing host-bound between them
+ *      (time_batches), one row after the other, nothing host-bound between them; then
+ *      the forced paths' rows the same way, each paired with its context's plain copy
  *   3. host-bound again: the blocking calls (wall time), the written outputs checked,
- *      and the rows printed; then vkds_upload and the host rows.
+ *      and the rows printed (the forced paths' rows: their recorded form's outputs
+ *      checked; no blocking calls, unless there are no timestamps); then vkds_upload and
+ *      the host rows.
  * Returns 0, or 1 when the data could not be set up. */
-static int bench_size(run_state *st, vkds_type type, uint64_t n) {
+static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds_type type, uint64_t n) {
+  static path_rows pr;
   dataset d;
   if (dataset_create(&d, st->res, type, n, &st->seed)) return 1;
+  pr.count = 0;
+  uint32_t np = n >= (1ull << PATH_MIN_LOG2) ? path_count : 0;
+  for (uint32_t f = 0; f < np; ++f)
+    if (dataset_mirror(&pr.d[f], paths[f].res, &d)) {
+      while (f--) dataset_destroy(&pr.d[f]);
+      dataset_destroy(&d);
+      return 1;
+    }
   plain *p = &st->plain;
   bool copy = d.bytes <= p->max_range;
   if (!copy) /* one descriptor cannot hold it */
@@ -1298,10 +1581,23 @@ static int bench_size(run_state *st, vkds_type type, uint64_t n) {
   /* the device rows, added before any is measured: pointers into the list hold until the
    * host rows are added */
   size_t first = st->rows.count;
-  if (copy && !row_add(&st->rows, "plain_copy", type, n, DEVICE)) return dataset_destroy(&d), 0;
+  row *r;
+  if (copy && !row_add(&st->rows, "plain_copy", type, n, DEVICE)) goto done;
   for (size_t k = 0; k < ALGO_COUNT; ++k)
-    if (!row_add(&st->rows, ALGOS[k].name, type, n, DEVICE)) return dataset_destroy(&d), 0;
+    if (!(r = row_add(&st->rows, ALGOS[k].name, type, n, DEVICE)))
+      goto done;
+    else
+      r->alg = &ALGOS[k];
+  for (uint32_t f = 0; f < np; ++f)
+    for (size_t k = 0; k < ALGO_COUNT; ++k)
+      if (ALGOS[k].paths) {
+        char name[sizeof r->algo];
+        snprintf(name, sizeof name, "%s_%s", ALGOS[k].name, path_name(paths[f].path));
+        if (!(r = row_add(&st->rows, name, type, n, DEVICE))) goto done;
+        r->alg = pr.a[pr.count] = &ALGOS[k], pr.path[pr.count++] = f;
+      }
   row *copy_row = copy ? &st->rows.v[first] : NULL, *rows = &st->rows.v[first + copy];
+  for (uint32_t j = 0; j < pr.count; ++j) pr.r[j] = &rows[ALGO_COUNT + j];
   /* 1 */
   uint32_t calls[ALGO_COUNT];
   double gpu_ns[ALGO_COUNT + 1] = {0}, roof_ns[ALGO_COUNT + 1] = {0}; /* [ALGO_COUNT]: plain_copy's */
@@ -1311,8 +1607,31 @@ static int bench_size(run_state *st, vkds_type type, uint64_t n) {
     rows[k].ok = record_single(st, &ALGOS[k], &d, 0, &gpu, &wall);
     calls[k] = batch_calls(gpu > 0 ? gpu : (double)wall);
   }
-  st->copy_batch = 0;
+  for (uint32_t j = 0; j < pr.count; ++j) {
+    double gpu;
+    uint64_t wall;
+    uint32_t f = pr.path[j];
+    pr.r[j]->ok = record_single(&paths[f], pr.a[j], &pr.d[f], 0, &gpu, &wall);
+    pr.calls[j] = batch_calls(gpu > 0 ? gpu : (double)wall);
+    pr.gpu_ns[j] = pr.roof_ns[j] = 0.0;
+  }
   VkResult vr = VK_SUCCESS;
+  for (uint32_t f = 0; f < np; ++f) {
+    plain *fp = &paths[f].plain;
+    double ns = 0.0;
+    paths[f].copy_batch = 0;
+    if (!copy) continue;
+    plain_bind(fp, &pr.d[f]);
+    if ((vr = plain_single(fp, &pr.d[f], &ns)) == VK_SUCCESS) {
+      uint32_t k = batch_calls(ns);
+      if ((vr = plain_warm(fp, &pr.d[f], k > pr.d[f].sets ? k : pr.d[f].sets, 0)) == VK_SUCCESS)
+        paths[f].copy_batch = k;
+    }
+    if (vr != VK_SUCCESS) /* the path's rows go without their paired copy */
+      fprintf(stderr, "vkds-bench: plain_copy (scan path %s) 2^%u %s: Vulkan error %d\n", path_name(paths[f].path),
+              ilog2(n), type_name(type), (int)vr);
+  }
+  st->copy_batch = 0;
   if (copy) {
     double ns = 0.0;
     vr = plain_single(p, &d, &ns);
@@ -1328,6 +1647,11 @@ static int bench_size(run_state *st, vkds_type type, uint64_t n) {
   }
   for (size_t k = 0; k < ALGO_COUNT; ++k)
     rows[k].ok = time_batches(st, &ALGOS[k], &d, calls[k], &gpu_ns[k], &roof_ns[k]) && rows[k].ok;
+  for (uint32_t j = 0; j < pr.count; ++j) {
+    uint32_t f = pr.path[j];
+    pr.r[j]->ok =
+        time_batches(&paths[f], pr.a[j], &pr.d[f], pr.calls[j], &pr.gpu_ns[j], &pr.roof_ns[j]) && pr.r[j]->ok;
+  }
   /* 3 */
   if (copy) {
     double wall = 0.0;
@@ -1337,51 +1661,101 @@ static int bench_size(run_state *st, vkds_type type, uint64_t n) {
   }
   for (size_t k = 0; k < ALGO_COUNT; ++k) {
     const algo *a = &ALGOS[k];
-    row *r = &rows[k];
     double wall = 0.0;
+    r = &rows[k];
     r->ok = time_blocking(st, a, &d, DEVICE, &wall) && r->ok;
-    if (a->expect) r->ok = check_recorded_output(st, a, &d) && r->ok;
-    row_times(r, (double)a->words * (double)d.bytes, gpu_ns[k], wall);
+    if (a->verify) r->ok = check_recorded_output(st, a, &d) && r->ok;
+    row_times(r, algo_bytes(a, &d), gpu_ns[k], wall);
     r->roof_gbps = roof_ns[k] > 0 ? 2.0 * (double)d.bytes / roof_ns[k] : 0.0;
     row_done(st, r);
   }
-  row *r;
+  for (uint32_t j = 0; j < pr.count; ++j) {
+    uint32_t f = pr.path[j];
+    double wall = 0.0;
+    r = pr.r[j];
+    if (pr.gpu_ns[j] <= 0) /* no timestamps: the blocking call's wall time, as the other rows */
+      r->ok = time_blocking(&paths[f], pr.a[j], &pr.d[f], DEVICE, &wall) && r->ok;
+    r->ok = check_recorded_output(&paths[f], pr.a[j], &pr.d[f]) && r->ok;
+    row_times(r, algo_bytes(pr.a[j], &pr.d[f]), pr.gpu_ns[j], wall);
+    r->roof_gbps = pr.roof_ns[j] > 0 ? 2.0 * (double)d.bytes / pr.roof_ns[j] : 0.0;
+    row_done(st, r);
+  }
+  for (uint32_t f = 0; f < np; ++f) dataset_destroy(&pr.d[f]);
+  np = 0;
   if ((r = row_add(&st->rows, "vkds_upload", type, n, HOST))) upload_row(&d, r), row_done(st, r);
   for (size_t k = 0; k < ALGO_COUNT; ++k)
     if ((r = row_add(&st->rows, ALGOS[k].name, type, n, HOST))) {
       double wall = 0.0;
+      r->alg = &ALGOS[k];
       r->ok = time_blocking(st, &ALGOS[k], &d, HOST, &wall);
-      row_times(r, (double)ALGOS[k].words * (double)d.bytes, 0.0, wall);
+      row_times(r, algo_bytes(&ALGOS[k], &d), 0.0, wall);
       row_done(st, r);
     }
+done:
+  for (uint32_t f = 0; f < np; ++f) dataset_destroy(&pr.d[f]);
   dataset_destroy(&d);
   return 0;
 }
 
+/* Issue 12's measurements at the largest size of u32 device data: the scans and copy_if
+ * against their baselines (CUB's with --cub), and both scan paths forced. */
+static void print_scan_targets(const row_list *rows, vkds_scan_path path) {
+  static const struct {
+    const char *algo;
+    double target; /* 0: none */
+  } t[] = {{"vkds_inclusive_scan", 0.95},          {"vkds_exclusive_scan", 0.0},
+           {"vkds_copy_if", 0.9},                  {"vkds_inclusive_scan_single", 0.0},
+           {"vkds_inclusive_scan_portable", 0.0},  {"vkds_copy_if_single", 0.0},
+           {"vkds_copy_if_portable", 0.0}};
+  uint64_t n = 0;
+  for (size_t i = 0; i < rows->count; ++i)
+    if (rows->v[i].type == VKDS_U32 && rows->v[i].resident == DEVICE && rows->v[i].alg && rows->v[i].n > n &&
+        strcmp(rows->v[i].algo, "vkds_inclusive_scan") == 0)
+      n = rows->v[i].n;
+  if (!n) return;
+  printf("scans at 2^%u u32, device data (vkds_inclusive_scan etc. on this device's %s path; the targets are "
+         "against CUB):\n",
+         ilog2(n), path_name(path));
+  for (size_t k = 0; k < sizeof t / sizeof t[0]; ++k)
+    for (size_t i = 0; i < rows->count; ++i) {
+      const row *r = &rows->v[i];
+      if (r->type != VKDS_U32 || r->n != n || r->resident != DEVICE || strcmp(r->algo, t[k].algo) != 0) continue;
+      printf("  %-28s %10.3f GB/s", r->algo, r->gbps);
+      if (r->baseline) printf("  %.3fx %s", r->ratio, r->baseline);
+      if (t[k].target > 0) printf("  (target >= %.2fx CUB)", t[k].target);
+      printf("%s\n", r->ok ? "" : "  FAILED");
+    }
+}
+
 int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
-  run_state st = {.res = vkds_context_resource(ctx, 0), .json = opt->json};
+  run_state st = {.json = opt->json}, paths[PATHS] = {{0}};
+  uint32_t path_count = 0;
   int status = 0;
   vkds_resource_info ri;
-  vkds_resource_get_info(st.res, &ri);
+  vkds_resource_get_info(vkds_context_resource(ctx, 0), &ri);
   if (opt->cub_path && cub_load(opt->cub_path, &st.cub)) return 1;
-  vkds_policy_info pi = {.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}, .fixed_index = 0};
-  static const uint32_t poison[RESULT_BYTES / 4] = {POISON, POISON, POISON, POISON};
-  if (vkds_policy_create(&pi, &st.pol) != VKDS_SUCCESS || plain_open(&st.plain, st.res) ||
-      vkds_buffer_create(st.res, &(vkds_buffer_info){.size = RESULT_BYTES}, &st.result) != VKDS_SUCCESS ||
-      vkds_buffer_create(st.res, &(vkds_buffer_info){.size = RESULT_BYTES, .memory = VKDS_MEMORY_MAPPED},
-                         &st.readback) != VKDS_SUCCESS ||
-      vkds_upload(st.res, vkds_view_of(st.result), poison, RESULT_BYTES) != VKDS_SUCCESS) {
-    fprintf(stderr, "vkds-bench: setup failed: %s\n", vkds_last_error_message());
+  if (state_open(&st, ctx, 0)) {
     status = 1;
     goto done;
+  }
+  /* the forced scan paths: a context each (the path is the context's) */
+  static const vkds_scan_path forced[PATHS] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
+  for (uint32_t f = 0; f < PATHS && opt->context_info; ++f) {
+    int r = forced_open(&paths[path_count], opt->context_info, forced[f], &ri);
+    if (r == 0) ++path_count;
+    if (r == 1) status = 1;
+    if (r == 2) printf("the device cannot run the single-pass scan: no _single rows\n");
   }
   st.seed = bench_now_ns() ^ ((uint64_t)getpid() << 32);
   printf("--algorithms on %s (resource 0, queue family %u); random seed 0x%016llx\n", ri.device_name,
          ri.queue_family, (unsigned long long)st.seed);
+  printf("scans and copy_if run the %s path here (the device's rule or VKDS_SCAN_PATH); rows _single and\n"
+         "_portable: the same calls in a context with that scan_path forced, from 2^%u up\n",
+         path_name(st.path), PATH_MIN_LOG2);
   bool gpu_timed = st.plain.timer.pool != VK_NULL_HANDLE;
   if (!gpu_timed) printf("the queue family writes no timestamps: every row is timed by wall clock\n");
   fflush(stdout);
-  uint32_t max_log2 = max_log2_for(&ri, opt);
+  uint32_t max_log2 = max_log2_for(&ri, opt, path_count);
   uint64_t t0 = bench_now_ns();
   dataset d;
   if (dataset_create(&d, st.res, VKDS_U32, 1u << MIN_LOG2, &st.seed) == 0) {
@@ -1392,8 +1766,8 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   }
   uint32_t min_log2 = opt->min_log2 > MIN_LOG2 ? opt->min_log2 : MIN_LOG2;
   for (uint32_t log2n = min_log2; log2n <= max_log2; ++log2n) {
-    status |= bench_size(&st, VKDS_U32, 1ull << log2n);
-    status |= bench_size(&st, VKDS_F32, 1ull << log2n);
+    status |= bench_size(&st, paths, path_count, VKDS_U32, 1ull << log2n);
+    status |= bench_size(&st, paths, path_count, VKDS_F32, 1ull << log2n);
     fprintf(stderr, "vkds-bench: --algorithms 2^%u done, %.1f s\n", log2n, (double)(bench_now_ns() - t0) / 1e9);
   }
   for (size_t i = 0; i < st.rows.count; ++i) status |= !st.rows.v[i].ok;
@@ -1404,22 +1778,22 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
          "to device memory). Each size's device rows run together, the GPU at sustained load (on a\n"
          "GPU after 200 ms of plain copies, so its clocks are up). wall µs: median wall time of the\n"
          "blocking call, one per submission and wait (plain_copy: submit + wait on the timeline,\n"
-         "spinning 50 µs as vkds does, then sleeping); host rows and rt_ rows have wall time only.\n"
-         "GB/s: bytes the algorithm must move / time, the GPU time where the row has one. copy GB/s:\n"
-         "plain_copy's, its batches alternating with the row's (so a drift of the GPU's speed hits\n"
-         "both). ratio: GB/s over the baseline's: plain_copy (the alternating one where the row has\n"
-         "it), CUB's reduce for reductions given --cub, vkds_upload for host rows (rt_ rows: time over\n"
-         "rt_plain's). Baselines %s.\n",
+         "spinning 50 µs as vkds does, then sleeping); host rows and rt_ rows have wall time only, the\n"
+         "forced scan paths' rows (_single, _portable) GPU time only. GB/s: bytes the algorithm must\n"
+         "move / time, the GPU time where the row has one (copy_if: n read, the kept written, an 8-byte\n"
+         "count, as CUB's select_if). copy GB/s: plain_copy's, its batches alternating with the row's\n"
+         "(so a drift of the GPU's speed hits both; a forced path's: its own context's copy). ratio:\n"
+         "GB/s over the baseline's: plain_copy (the alternating one where the row has it), given --cub\n"
+         "CUB's reduce for reductions, InclusiveSum, ExclusiveSum and select_if for the scans and\n"
+         "copy_if (forced paths too), vkds_upload for host rows (rt_ rows: time over rt_plain's).\n"
+         "Baselines %s.\n",
          gpu_timed ? "" : " [none here: no timestamps, so every row is wall-timed]",
          st.cub.count ? "from this run and cub_bench's file (CUDA events)"
-                      : "from this run (no --cub: reductions against plain_copy)");
+                      : "from this run (no --cub: reductions, scans and copy_if against plain_copy)");
   print_round_trip(&st.rows);
+  print_scan_targets(&st.rows, st.path);
 done:
-  vkds_buffer_destroy(st.readback);
-  vkds_buffer_destroy(st.result);
-  vkds_policy_release(st.pol);
-  plain_close(&st.plain);
-  free(st.rows.v);
-  free(st.cub.v);
+  for (uint32_t f = 0; f < path_count; ++f) state_close(&paths[f]);
+  state_close(&st);
   return status;
 }

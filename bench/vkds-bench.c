@@ -257,6 +257,7 @@ int main(int argc, char **argv) {
   printf("vkds %s: %u device(s), %u resource(s)%s\n", vkds_version(),
          (unsigned)vkds_context_device_count(ctx), (unsigned)vkds_context_resource_count(ctx),
          vkds_context_validation_enabled(ctx) ? ", validation on" : "");
+  opt.context_info = &info;
   int status = mode->run(ctx, &opt);
   vkds_context_destroy(ctx);
   return status;

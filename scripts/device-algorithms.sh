@@ -31,5 +31,6 @@ for mode in $modes; do
 done
 # the table last: what the reply's tail shows
 grep -v '^{' "$OUT/algorithms.json" | grep -E "^2\^($max|24|20|16) |round trip|^n "
+sed -n '/^scans at /,$p' "$OUT/algorithms.json"  # issue 12's targets at the largest size
 kill $smi 2>/dev/null
 for mode in $modes; do echo "== VKDS_STREAM_MEMORY=$mode"; grep -E "vkds_upload|reduce|transform" "$OUT/stream-$mode.txt"; done
