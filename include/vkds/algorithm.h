@@ -16,7 +16,13 @@
  *   -> kernel                   the algorithm's GLSL template (shaders/algorithm/),
  *                               specialized for the types, operators and views, compiled
  *                               once and cached (in memory, and as SPIR-V plus the
- *                               VkPipelineCache in pipeline_cache_dir when it is set)
+ *                               VkPipelineCache in pipeline_cache_dir when it is set).
+ *                               It reaches each leaf through its device address, or,
+ *                               on a CPU device (lavapipe, where that is ~3.5x faster),
+ *                               bound as a storage buffer (push descriptors) while the
+ *                               leaf fits one binding (maxStorageBufferRange);
+ *                               VKDS_ALGORITHM_ACCESS=descriptor|address, read when the
+ *                               context is created, forces either (tests, benchmarks)
  *   -> record -> submit -> (blocking) wait, write the results and staged outputs back.
  *
  * Each algorithm comes in three forms:
@@ -142,7 +148,9 @@ typedef struct vkds_op {
  * transfer writes are seen) and after the last (so later shader, transfer and host
  * reads see the results). The command buffer must be in the recording state and be
  * submitted to a queue of `resource`'s device; vkds keeps nothing of the call, so the
- * sequences' memory and `scratch` must live until the work is done. */
+ * sequences' memory and `scratch` must live until the work is done. It leaves its
+ * compute pipeline, push constants and (where leaves are bound as storage buffers)
+ * push descriptors of set 0 bound: rebind yours after it. */
 typedef struct vkds_cmd {
   VkCommandBuffer cmd;     /* REQUIRED */
   vkds_resource *resource; /* REQUIRED: the device the command buffer runs on */

@@ -10,6 +10,7 @@
 #include "algorithm_internal.h"
 #include "kernel/kernel_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,19 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
   return vkds__fail(ctx, VKDS_ERROR_COMPILE, VK_SUCCESS, "%s", msg);
 }
 
+/* The kernel's argument struct (vkds__args): the parameters, and each bound leaf's view
+ * at the binding of its leaf index. `desc` holds 2 + VKDS__GEN_MAX_LEAVES entries. */
+static void describe_args(const vkds__gen *g, vkds_arg *desc) {
+  uint32_t n = 0;
+  desc[n++] = (vkds_arg){.kind = VKDS_ARG_UINT, .bits = 64, .count = g->param_count, .name = "p",
+                         .offset = offsetof(vkds__args, p)};
+  for (uint32_t k = 0; k < g->leaf_count; ++k)
+    if (g->leaves[k].bound)
+      desc[n++] = (vkds_arg){.kind = VKDS_ARG_BINDING, .binding = k, .name = "leaf",
+                             .offset = offsetof(vkds__args, bound) + k * sizeof(vkds_view)};
+  desc[n] = (vkds_arg){0};
+}
+
 vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a, bool range64, vkds_kernel **out) {
   uint64_t hash = vkds__hash(g->sig, g->sig_len);
   pthread_mutex_lock(&ctx->alg_lock);
@@ -85,12 +99,13 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
   }
   /* a miss: generate the source (the same walk, writing this time) and compile it */
   vkds__gen full;
-  vkds_result r = vkds__gen_build(&full, a, g->res, true);
+  vkds_result r = vkds__gen_build(&full, a, g->res, true, g->aligned);
   char *source = r == VKDS_SUCCESS ? vkds__gen_source(&full, a) : NULL;
   if (r == VKDS_SUCCESS && !source) r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "algorithm source");
   if (r == VKDS_SUCCESS) {
     if (vkds__getenv("VKDS_DUMP_ALGORITHMS")) vkds__log(ctx, VKDS_LOG_WARN, "%s kernel:\n%s", a->name, source);
-    vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .bits = 64, .count = full.param_count, .name = "p"}, {0}};
+    vkds_arg desc[2 + VKDS__GEN_MAX_LEAVES];
+    describe_args(&full, desc);
     r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = source, .args = desc, .name = a->name,
                                                      .range_type = range64 ? VKDS_RANGE_U64 : VKDS_RANGE_U32}, &k);
     if (r == VKDS_ERROR_COMPILE) r = snippet_error(ctx, &full, a, vkds_last_error_message());

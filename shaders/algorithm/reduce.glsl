@@ -6,7 +6,7 @@
 //                                (bit 0: second pass, bit 1: init given, bit 2: store the
 //                                total as an accumulator at the result address: a streamed
 //                                chunk's), 5 first-pass groups, 6 index of element 0
-//   VKDS_INPUTS, IN0_T, in0, in0_v, IN1_T, in1, in1_v   as in map.glsl
+//   VKDS_INPUTS, IN0_T, in0, in0_v, IN1_T, in1, in1_v, VKDS_WHOLE_RUNS, VKDS_IDX   as in map.glsl
 //   ACC_T                        the accumulated type
 //   vkds_map(i, x[, y])          element i's contribution (ACC_T)
 //   vkds_combine(a, b)           the operator; vkds_identity(); vkds_init() (from P(1))
@@ -28,17 +28,21 @@ shared ACC_T vkds_sh[256];
 #endif
 
 // Loads run r (4 elements at i + r * stride) of the step into a[r] (and b[r]).
+#define VKDS_AT(r) uint64_t(i + VKDS_IDX(r) * stride)
 #if VKDS_INPUTS == 1
-#define VKDS_LOAD(r) in0_v(i + uint64_t(r) * stride, a[r])
-#define VKDS_FOLD(r, k) vkds_map(i + uint64_t(r) * stride + uint64_t(k), a[r][k])
+#define VKDS_LOAD(r) in0_v(VKDS_AT(r), a[r])
+#define VKDS_FOLD(r, k) vkds_map(VKDS_AT(r) + uint64_t(k), a[r][k])
 #else
-#define VKDS_LOAD(r) in0_v(i + uint64_t(r) * stride, a[r]); in1_v(i + uint64_t(r) * stride, b[r])
-#define VKDS_FOLD(r, k) vkds_map(i + uint64_t(r) * stride + uint64_t(k), a[r][k], b[r][k])
+#define VKDS_LOAD(r) in0_v(VKDS_AT(r), a[r]); in1_v(VKDS_AT(r), b[r])
+#define VKDS_FOLD(r, k) vkds_map(VKDS_AT(r) + uint64_t(k), a[r][k], b[r][k])
 #endif
 
 // Folds the run of 4 elements at i (fewer at the end) into acc, in index order.
 void vkds_fold_run(inout ACC_T acc, uint64_t i, uint64_t n) {
-  if (i + 4ul <= n) {
+#ifndef VKDS_WHOLE_RUNS
+  if (i + 4ul <= n)
+#endif
+  {
     IN0_T x[4];
     in0_v(i, x);
 #if VKDS_INPUTS >= 2
@@ -48,9 +52,12 @@ void vkds_fold_run(inout ACC_T acc, uint64_t i, uint64_t n) {
 #else
     for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, vkds_map(i + uint64_t(k), x[k]));
 #endif
-  } else {
+  }
+#ifndef VKDS_WHOLE_RUNS
+  else {
     for (uint64_t j = i; j < n; ++j) acc = vkds_combine(acc, VKDS_MAP1(j));
   }
+#endif
 }
 
 void main() {
@@ -60,12 +67,12 @@ void main() {
   bool second = (P(4) & 1ul) != 0ul;
   ACC_T acc = vkds_identity();
   if (!second) {
-    uint64_t n = P(0);
-    uint64_t stride = uint64_t(groups) * 1024ul;
-    uint64_t i = (uint64_t(g) * 256ul + uint64_t(t)) * 4ul;
+    VKDS_IDX n = VKDS_IDX(P(0));
+    VKDS_IDX stride = VKDS_IDX(groups) * VKDS_IDX(1024);
+    VKDS_IDX i = (VKDS_IDX(g) * VKDS_IDX(256) + VKDS_IDX(t)) * VKDS_IDX(4);
     // four runs per step, all loaded before any is folded (64 bytes of loads in flight
     // per thread for 4-byte types); the folding order stays run r, then run r + 1
-    for (; i + 3ul * stride + 4ul <= n; i += 4ul * stride) {
+    for (; i + VKDS_IDX(3) * stride + VKDS_IDX(4) <= n; i += VKDS_IDX(4) * stride) {
       IN0_T a[4][4];
 #if VKDS_INPUTS >= 2
       IN1_T b[4][4];
@@ -74,7 +81,7 @@ void main() {
       for (int r = 0; r < 4; ++r)
         for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_FOLD(r, k));
     }
-    for (; i < n; i += stride) vkds_fold_run(acc, i, n);
+    for (; i < n; i += stride) vkds_fold_run(acc, uint64_t(i), uint64_t(n));
   } else {
     uint m = uint(P(5));
     for (uint j = t; j < m; j += 256u) acc = vkds_combine(acc, vkds_partial_load(j));
