@@ -63,7 +63,10 @@
  * results every time. No float atomics. The order:
  *   1. the elements are split into G groups of 256 threads; thread t of group g
  *      combines, in increasing index order, starting from the identity, the runs of 4
- *      elements starting at 4 * (g * 256 + t + k * G * 256), k = 0, 1, ...;
+ *      elements starting at 4 * (g * 256 + t + k * G * 256), k = 0, 1, ... (on a CPU
+ *      device, thread T = g * 256 + t combines the runs T * R, ..., T * R + R - 1 of
+ *      the ceil(count / 4) runs, R = ceil(runs / (G * 256)): contiguous memory per
+ *      thread);
  *   2. each group combines its 256 values pairwise: values t and t + s for s = 128, 64,
  *      ..., 1 (value t on the left);
  *   3. when G > 1, one group combines the G group results the same way (thread t takes
@@ -73,7 +76,8 @@
  * thread runs more than 32768 steps (lavapipe cuts longer loops short). The cap is the
  * device's: half the threads its compute units keep resident, divided by 256, where the
  * driver reports its units (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties; 528
- * on an H100); 16 on a CPU device (lavapipe); 1024 otherwise; at most 1024.
+ * on an H100); on a CPU device (lavapipe) two per host thread running groups
+ * (LP_NUM_THREADS when set, else the online cores); 1024 otherwise; at most 1024.
  * A non-associative user operator therefore gives a result that depends on that order.
  *
  * Sequence counts must match exactly where an algorithm has several (or the call is

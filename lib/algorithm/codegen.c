@@ -29,7 +29,8 @@
  * (vkds__gen_aligned), and only that path (16-byte or element by element) is emitted;
  * a count that is a multiple of 4 leaves out the templates' partial last run
  * (VKDS_WHOLE_RUNS). Both are in the signature. Addresses keep their run-time check.
- * Counts up to 2^31 keep the templates' index arithmetic 32-bit (VKDS_IDX).
+ * Counts up to 2^31 keep the templates' index arithmetic 32-bit (VKDS_IDX), and on a
+ * CPU device a reduction's threads fold contiguous ranges (VKDS_CONTIGUOUS).
  *
  * One walk over the call gives the signature (everything the code depends on: the
  * kernel cache's key), the launch parameters (addresses, counts, values: they vary
@@ -682,12 +683,19 @@ static void builtin_identity(struct vkds__text *o, vkds_op_kind k, vkds_type t) 
  * first pass steps 4 grid strides (at most 2^22 elements) past an index below the count. */
 static bool index32(const vkds__alg *a) { return a->count <= (1ull << 31); }
 
+/* Whether a reduction's threads fold contiguous ranges (VKDS_CONTIGUOUS, reduce.glsl
+ * says why): on a CPU device. */
+static bool contiguous(const vkds__gen *g) {
+  return g->res->dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 /* Prototypes and defaults of what the templates call. */
 static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out) {
   struct vkds__text *b = g->body;
   put(b, "#define VKDS_INPUTS %u\n", a->input_count);
   if (a->count % 4 == 0) put(b, "#define VKDS_WHOLE_RUNS 1\n");
   put(b, "#define VKDS_IDX %s\n", index32(a) ? "uint" : "uint64_t");
+  if (contiguous(g)) put(b, "#define VKDS_CONTIGUOUS 1\n");
   for (uint32_t k = 0; k < a->input_count; ++k)
     put(b, "#define IN%u_T %s\n#define in%u s%u\n#define in%u_v s%u_v\n", k, in[k].glsl, k, in[k].id, k, in[k].id);
   const char *args1 = a->input_count == 2 ? "IN0_T a, IN1_T b" : a->input_count == 1 ? "IN0_T x" : "";
@@ -750,11 +758,16 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     bool is_float = vkds__type_is_float(a->elem_type);
     const char *better = a->combine == VKDS__COMBINE_MIN_LOC ? "b.v < a.v" : "a.v < b.v";
     put(b, "ACC_T vkds_identity() { return vkds_loc(%s(0), 0xfffffffffffffffful); }\n", T);
+    /* b wins when a is the identity, or b is not and is better (smaller or larger; on
+     * a tie, earlier; NaN never wins unless both are, then the earlier). Selects, not
+     * branches: a CPU device runs every branch. */
     put(b, "ACC_T vkds_combine(ACC_T a, ACC_T b) {\n"
-           "  if (a.i == 0xfffffffffffffffful) return b;\n  if (b.i == 0xfffffffffffffffful) return a;\n");
+           "  bool better = (%s) || (a.v == b.v && b.i < a.i);\n", better);
     if (is_float)
-      put(b, "  if (isnan(a.v) || isnan(b.v)) return isnan(a.v) && (!isnan(b.v) || b.i < a.i) ? b : a;\n");
-    put(b, "  return (%s) || (a.v == b.v && b.i < a.i) ? b : a;\n}\n", better);
+      put(b, "  bool nan_a = isnan(a.v), nan_b = isnan(b.v);\n"
+             "  better = nan_a || nan_b ? nan_a && (!nan_b || b.i < a.i) : better;\n");
+    put(b, "  bool take = a.i == 0xfffffffffffffffful || (b.i != 0xfffffffffffffffful && better);\n"
+           "  return vkds_loc(take ? b.v : a.v, take ? b.i : a.i);\n}\n");
   } else if (a->op.kind == VKDS_OP_GLSL) {
     snippet(g, "reduction operator", "ACC_T vkds_combine(ACC_T a, ACC_T b) { return ACC_T(", a->op.glsl, "); }");
     snippet(g, "reduction identity", "ACC_T vkds_identity() { return ACC_T(", a->op.identity, "); }");
@@ -790,7 +803,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
-  sig_u32(g, a->count % 4 == 0), sig_u32(g, index32(a)); /* the templates' defines */
+  sig_u32(g, a->count % 4 == 0), sig_u32(g, index32(a)), sig_u32(g, contiguous(g)); /* the templates' defines */
   node in[VKDS__ALG_MAX_INPUTS] = {{0}}, out = {0};
   for (uint32_t k = 0; k < a->input_count; ++k) {
     in[k] = walk(g, a->inputs[k], VKDS_ACCESS_READ, 0);

@@ -7,6 +7,8 @@
 //                                total as an accumulator at the result address: a streamed
 //                                chunk's), 5 first-pass groups, 6 index of element 0
 //   VKDS_INPUTS, IN0_T, in0, in0_v, IN1_T, in1, in1_v, VKDS_WHOLE_RUNS, VKDS_IDX   as in map.glsl
+//   VKDS_CONTIGUOUS              defined on a CPU device: each thread folds one contiguous
+//                                range of runs (below)
 //   ACC_T                        the accumulated type
 //   vkds_map(i, x[, y])          element i's contribution (ACC_T)
 //   vkds_combine(a, b)           the operator; vkds_identity(); vkds_init() (from P(1))
@@ -15,8 +17,12 @@
 // The order of the operations is fixed for a device, count and type (no atomics), so a
 // float reduction is repeatable bit for bit; include/vkds/algorithm.h documents it:
 // thread t of group g folds the runs of 4 elements at 4 * (g * 256 + t + k * G * 256) in
-// order; the group folds its 256 values pairwise (t with t + s, s = 128 ... 1); a single
-// group then folds the G group values the same way; init goes in last, on the left.
+// order (with VKDS_CONTIGUOUS, thread T = g * 256 + t folds runs T * R .. T * R + R - 1,
+// R = ceil(runs / (G * 256)): a CPU device runs a thread's lanes through the whole loop
+// one 8-lane batch after another, and a grid stride would make each batch jump G * 4 KiB
+// between 128-byte loads); the group folds its 256 values pairwise (t with t + s, s =
+// 128 ... 1); a single group then folds the G group values the same way; init goes in
+// last, on the left.
 layout(local_size_x = 256) in;
 
 shared ACC_T vkds_sh[256];
@@ -68,11 +74,18 @@ void main() {
   ACC_T acc = vkds_identity();
   if (!second) {
     VKDS_IDX n = VKDS_IDX(P(0));
-    VKDS_IDX stride = VKDS_IDX(groups) * VKDS_IDX(1024);
-    VKDS_IDX i = (VKDS_IDX(g) * VKDS_IDX(256) + VKDS_IDX(t)) * VKDS_IDX(4);
+    VKDS_IDX thread = VKDS_IDX(g) * VKDS_IDX(256) + VKDS_IDX(t);
+#ifdef VKDS_CONTIGUOUS
+    VKDS_IDX threads = VKDS_IDX(groups) * VKDS_IDX(256);
+    VKDS_IDX per = ((n + VKDS_IDX(3)) / VKDS_IDX(4) + threads - VKDS_IDX(1)) / threads;
+    VKDS_IDX i = thread * per * VKDS_IDX(4), stride = VKDS_IDX(4);
+    VKDS_IDX end = min(n, i + per * VKDS_IDX(4));
+#else
+    VKDS_IDX i = thread * VKDS_IDX(4), stride = VKDS_IDX(groups) * VKDS_IDX(1024), end = n;
+#endif
     // four runs per step, all loaded before any is folded (64 bytes of loads in flight
     // per thread for 4-byte types); the folding order stays run r, then run r + 1
-    for (; i + VKDS_IDX(3) * stride + VKDS_IDX(4) <= n; i += VKDS_IDX(4) * stride) {
+    for (; i + VKDS_IDX(3) * stride + VKDS_IDX(4) <= end; i += VKDS_IDX(4) * stride) {
       IN0_T a[4][4];
 #if VKDS_INPUTS >= 2
       IN1_T b[4][4];
@@ -81,7 +94,7 @@ void main() {
       for (int r = 0; r < 4; ++r)
         for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_FOLD(r, k));
     }
-    for (; i < n; i += stride) vkds_fold_run(acc, uint64_t(i), uint64_t(n));
+    for (; i < end; i += stride) vkds_fold_run(acc, uint64_t(i), uint64_t(n));
   } else {
     uint m = uint(P(5));
     for (uint j = t; j < m; j += 256u) acc = vkds_combine(acc, vkds_partial_load(j));
