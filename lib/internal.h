@@ -101,6 +101,13 @@ typedef struct vkds__device_facts {
    * unit keeps resident at most. Grids that should fill the device once (a reduction's
    * first pass) are sized from them. */
   uint32_t compute_units, threads_per_unit;
+  /* Whether kernels that vkds generates (the algorithms) should reach memory through
+   * storage-buffer descriptors rather than device addresses: on a CPU device (lavapipe
+   * loads through a buffer reference ~3.5x slower than through a descriptor); GPUs reach
+   * full bandwidth through addresses. VKDS_ALGORITHM_ACCESS=descriptor|address, read
+   * when the context is created, overrides it (tests, benchmarks). The algorithms use it
+   * only where push descriptors are enabled (lib/algorithm/codegen.c). */
+  bool prefers_descriptors;
 } vkds__device_facts;
 
 /* What is enabled on a VkDevice vkds uses (queried facts ∩ what was turned on). */

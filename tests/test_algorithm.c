@@ -20,6 +20,12 @@ static vkds_context *ctx;
 static vkds_resource *r0;
 static vkds_policy *pol; /* fixed on resource 0 */
 
+/* The access rules of lib/algorithm/codegen.c, forced: the main cases run under each
+ * (loop index 0: leaves bound as storage buffers, lavapipe's default; 1: device
+ * addresses, a GPU's). Set before the context exists, which reads it. */
+static const char *const ACCESS[] = {"descriptor", "address"};
+static void force_access(int i) { harness_setenv("VKDS_ALGORITHM_ACCESS", ACCESS[i]); }
+
 static void open_ctx(void) {
   ctx = harness_context();
   r0 = vkds_context_resource(ctx, 0);
@@ -200,6 +206,7 @@ static vkds_buffer *device_copy(const void *data, uint64_t bytes) {
 /* ---- every type and operator, at the sizes that matter ---- */
 
 START_TEST(reduce_every_type_and_operator) {
+  force_access(_i);
   open_ctx();
   uint32_t sg = subgroup();
   const uint64_t sizes[] = {0, 1, 7, sg - 1, sg + 1, 255, 257, 8191, 8193, 100003};
@@ -235,22 +242,26 @@ START_TEST(reduce_every_type_and_operator) {
 }
 END_TEST
 
-/* 2^k - 1, 2^k, 2^k + 1 up to 2^24 elements, and float sums bit-identical when repeated. */
+/* 2^k - 1, 2^k, 2^k + 1 up to 2^24 elements, and float sums bit-identical when repeated
+ * (through addresses up to 2^20: the grid stops changing long before, and lavapipe is
+ * slow there). */
 START_TEST(reduce_powers_of_two) {
+  force_access(_i);
   open_ctx();
-  const uint64_t top = (1ull << 24) + 1;
+  const int top_log2 = _i ? 20 : 24;
+  const uint64_t top = (1ull << top_log2) + 1;
   for (int f = 0; f < 2; ++f) {
     vkds_type t = f ? VKDS_F32 : VKDS_U32;
     void *data = random_data(t, top, VKDS_OP_PLUS);
     vkds_buffer *buf = device_copy(data, top * 4);
-    for (int k = 1; k <= 24; ++k)
+    for (int k = 1; k <= top_log2; ++k)
       for (int d = -1; d <= 1; ++d) {
         uint64_t n = (1ull << k) + (uint64_t)(int64_t)d;
         vkds_seq in = vkds_seq_buffer((vkds_view){buf, 0, n * 4}, t);
         val got = {0}, again = {0};
         ck_assert_vkds(vkds_reduce(pol, &in, NULL, NULL, got.b));
         check_reduce_result(t, VKDS_OP_PLUS, data, n, &got, "2^k");
-        if (f && (k == 24 || k == 13)) { /* the same call, the same bits */
+        if (f && (k == top_log2 || k == 13)) { /* the same call, the same bits */
           for (int rep = 0; rep < 3; ++rep) {
             ck_assert_vkds(vkds_reduce(pol, &in, NULL, NULL, again.b));
             ck_assert_msg(got.u32 == again.u32, "f32 sum of %llu differs between runs", (unsigned long long)n);
@@ -268,6 +279,7 @@ END_TEST
 
 /* Ranges that start off 16-byte alignment and end in a partial group of 4. */
 START_TEST(elementwise_tails_and_unaligned) {
+  force_access(_i);
   open_ctx();
   enum { N = 4099 };
   for (size_t ti = 0; ti < sizeof TYPES / sizeof *TYPES; ++ti) {
@@ -308,6 +320,7 @@ START_TEST(elementwise_tails_and_unaligned) {
 END_TEST
 
 START_TEST(fill_copy_transform2_conversions_in_place) {
+  force_access(_i);
   open_ctx();
   enum { N = 1001 };
   float f[N], g[N];
@@ -340,6 +353,7 @@ END_TEST
 /* ---- the other reductions ---- */
 
 START_TEST(count_minmax_quantifiers_equal_inner_product) {
+  force_access(_i);
   open_ctx();
   enum { N = 10007 };
   int32_t *a = malloc(N * 4), *b = malloc(N * 4);
@@ -441,7 +455,20 @@ static vkds_seq concat(vkds_seq parts[2]) {
                     .elem_size = parts[0].elem_size, .user = parts};
 }
 
+/* A user type whose code reads only the first of its two parts: a bound part must still
+ * be in the kernel's interface, which codegen.c sees to. */
+static vkds_result first_code(const vkds_seq *s, const vkds_resource *res, vkds_seq_device_code *out) {
+  (void)res;
+  const vkds_seq *p = s->user;
+  *out = (vkds_seq_device_code){.load = "return part0(i);", .part_count = 2, .parts = {&p[0], &p[1]}};
+  return VKDS_SUCCESS;
+}
+static const vkds_seq_ops first_ops = {.version = VKDS_SEQ_OPS_VERSION, .name = "first",
+                                       .is_passed_directly = concat_direct, .read = concat_read,
+                                       .device_code = first_code};
+
 START_TEST(every_sequence_kind) {
+  force_access(_i);
   vkds_context_info info = harness_info();
   info.devices_per_physical = 2;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
@@ -538,6 +565,11 @@ START_TEST(every_sequence_kind) {
   uint32_t back[N];
   ck_assert_vkds(vkds_download(r0, back, vkds_view_of(dev), sizeof back));
   ck_assert(memcmp(back, host, sizeof host) == 0);
+  vkds_seq first = {.ops = &first_ops, .count = 1000, .type = VKDS_U32, .elem_size = 4, .user = halves};
+  uint32_t first_sum = 0;
+  for (uint32_t i = 0; i < 1000; ++i) first_sum += host[i];
+  ck_assert_vkds(vkds_reduce(pol, &first, NULL, NULL, &s32));
+  ck_assert_uint_eq(s32, first_sum);
   /* not passed directly (a part on device 1): staged through its host reads */
   vkds_seq mixed_parts[2] = {vkds_seq_host(host, 1000, VKDS_U32),
                              vkds_seq_buffer((vkds_view){other, 1000 * 4, (N - 1000) * 4}, VKDS_U32)};
@@ -610,11 +642,14 @@ END_TEST
 
 /* Host data larger than the staging ring (2 x 256 KiB here), streamed each way
  * (lib/algorithm/stream.c): in place from host-cached or mapped memory, and copied to
- * device memory (a discrete GPU's default, forced here). */
-static const char *const stream_modes[] = {"readback", "mapped", "copy"};
+ * device memory (a discrete GPU's default, forced here); chunks bound as storage
+ * buffers, and (last, as on a discrete GPU) reached through their addresses. */
+static const struct { const char *memory; int access; } stream_modes[] = {
+    {"readback", 0}, {"mapped", 0}, {"copy", 0}, {"copy", 1}};
 START_TEST(host_larger_than_staging_ring) {
   /* set before the context exists: no vkds thread reads the environment meanwhile */
-  setenv("VKDS_STREAM_MEMORY", stream_modes[_i], 1);
+  setenv("VKDS_STREAM_MEMORY", stream_modes[_i].memory, 1);
+  force_access(stream_modes[_i].access);
   vkds_context_info info = harness_info();
   info.staging_chunks = 2;
   info.staging_chunk_bytes = 256 << 10;
@@ -647,9 +682,36 @@ START_TEST(host_larger_than_staging_ring) {
 }
 END_TEST
 
+/* Under the descriptor rule, a leaf longer than one binding holds (maxStorageBufferRange)
+ * is reached through its address instead, also beside bound leaves in one kernel. */
+START_TEST(leaf_larger_than_a_binding) {
+  force_access(0);
+  open_ctx();
+  vkds_resource_info info;
+  vkds_resource_get_info(r0, &info);
+  uint64_t n = info.max_storage_buffer_range / 4 + 5; /* u32: 20 bytes past the range */
+  vkds_buffer *big;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = n * 4}, &big));
+  vkds_seq bs = vkds_seq_buffer(vkds_view_of(big), VKDS_U32), cnt = vkds_seq_counting(0, n, VKDS_U32);
+  ck_assert_vkds(vkds_copy(pol, &cnt, &bs)); /* big[i] = i, written through its address */
+  uint32_t sum;
+  ck_assert_vkds(vkds_reduce(pol, &bs, NULL, NULL, &sum));
+  ck_assert_uint_eq(sum, (uint32_t)((n - 1) * n / 2));
+  enum { M = 1001 }; /* a gather through a small map, which is bound */
+  uint32_t map[M], want = 0;
+  for (uint32_t i = 0; i < M; ++i) map[i] = (uint32_t)(n - 1 - (uint64_t)i * 7919), want += map[i];
+  vkds_seq ms = vkds_seq_host(map, M, VKDS_U32), gathered = vkds_seq_permutation(&bs, &ms);
+  ck_assert_vkds(vkds_reduce(pol, &gathered, NULL, NULL, &sum));
+  ck_assert_uint_eq(sum, want);
+  vkds_buffer_destroy(big);
+  close_ctx();
+}
+END_TEST
+
 /* ---- the forms ---- */
 
 START_TEST(asynchronous_form) {
+  force_access(_i);
   open_ctx();
   enum { N = 50000 };
   float *a = malloc(N * 4), *b = malloc(N * 4);
@@ -681,6 +743,7 @@ START_TEST(asynchronous_form) {
 END_TEST
 
 START_TEST(recording_form) {
+  force_access(_i);
   open_ctx();
   enum { N = 20000 };
   uint32_t host[N];
@@ -925,22 +988,24 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("algorithm");
   TCase *t = harness_tcase("reduce");
-  tcase_add_test(t, reduce_every_type_and_operator);
-  tcase_add_test(t, reduce_powers_of_two);
-  tcase_add_test(t, count_minmax_quantifiers_equal_inner_product);
+  int rules = (int)(sizeof ACCESS / sizeof *ACCESS);
+  tcase_add_loop_test(t, reduce_every_type_and_operator, 0, rules);
+  tcase_add_loop_test(t, reduce_powers_of_two, 0, rules);
+  tcase_add_loop_test(t, count_minmax_quantifiers_equal_inner_product, 0, rules);
   suite_add_tcase(s, t);
   t = harness_tcase("elementwise");
-  tcase_add_test(t, elementwise_tails_and_unaligned);
-  tcase_add_test(t, fill_copy_transform2_conversions_in_place);
+  tcase_add_loop_test(t, elementwise_tails_and_unaligned, 0, rules);
+  tcase_add_loop_test(t, fill_copy_transform2_conversions_in_place, 0, rules);
   suite_add_tcase(s, t);
   t = harness_tcase("sequences");
-  tcase_add_test(t, every_sequence_kind);
-  tcase_add_loop_test(t, host_larger_than_staging_ring, 0, 3);
+  tcase_add_loop_test(t, every_sequence_kind, 0, rules);
+  tcase_add_loop_test(t, host_larger_than_staging_ring, 0, (int)(sizeof stream_modes / sizeof *stream_modes));
   tcase_add_test(t, earliest_finish_prefers_resident_data);
+  tcase_add_test(t, leaf_larger_than_a_binding);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
-  tcase_add_test(t, asynchronous_form);
-  tcase_add_test(t, recording_form);
+  tcase_add_loop_test(t, asynchronous_form, 0, rules);
+  tcase_add_loop_test(t, recording_form, 0, rules);
   suite_add_tcase(s, t);
   t = harness_tcase("kernels");
   tcase_add_test(t, second_call_and_second_process_compile_nothing);

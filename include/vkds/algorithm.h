@@ -16,7 +16,13 @@
  *   -> kernel                   the algorithm's GLSL template (shaders/algorithm/),
  *                               specialized for the types, operators and views, compiled
  *                               once and cached (in memory, and as SPIR-V plus the
- *                               VkPipelineCache in pipeline_cache_dir when it is set)
+ *                               VkPipelineCache in pipeline_cache_dir when it is set).
+ *                               It reaches each leaf through its device address, or,
+ *                               on a CPU device (lavapipe, where that is ~3.5x faster),
+ *                               bound as a storage buffer (push descriptors) while the
+ *                               leaf fits one binding (maxStorageBufferRange);
+ *                               VKDS_ALGORITHM_ACCESS=descriptor|address, read when the
+ *                               context is created, forces either (tests, benchmarks)
  *   -> record -> submit -> (blocking) wait, write the results and staged outputs back.
  *
  * Each algorithm comes in three forms:
@@ -57,7 +63,10 @@
  * results every time. No float atomics. The order:
  *   1. the elements are split into G groups of 256 threads; thread t of group g
  *      combines, in increasing index order, starting from the identity, the runs of 4
- *      elements starting at 4 * (g * 256 + t + k * G * 256), k = 0, 1, ...;
+ *      elements starting at 4 * (g * 256 + t + k * G * 256), k = 0, 1, ... (on a CPU
+ *      device, thread T = g * 256 + t combines the runs T * R, ..., T * R + R - 1 of
+ *      the ceil(count / 4) runs, R = ceil(runs / (G * 256)): contiguous memory per
+ *      thread);
  *   2. each group combines its 256 values pairwise: values t and t + s for s = 128, 64,
  *      ..., 1 (value t on the left);
  *   3. when G > 1, one group combines the G group results the same way (thread t takes
@@ -67,7 +76,8 @@
  * thread runs more than 32768 steps (lavapipe cuts longer loops short). The cap is the
  * device's: half the threads its compute units keep resident, divided by 256, where the
  * driver reports its units (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties; 528
- * on an H100); 16 on a CPU device (lavapipe); 1024 otherwise; at most 1024.
+ * on an H100); on a CPU device (lavapipe) two per host thread running groups
+ * (LP_NUM_THREADS when set, else the online cores); 1024 otherwise; at most 1024.
  * A non-associative user operator therefore gives a result that depends on that order.
  *
  * Sequence counts must match exactly where an algorithm has several (or the call is
@@ -142,7 +152,9 @@ typedef struct vkds_op {
  * transfer writes are seen) and after the last (so later shader, transfer and host
  * reads see the results). The command buffer must be in the recording state and be
  * submitted to a queue of `resource`'s device; vkds keeps nothing of the call, so the
- * sequences' memory and `scratch` must live until the work is done. */
+ * sequences' memory and `scratch` must live until the work is done. It leaves its
+ * compute pipeline, push constants and (where leaves are bound as storage buffers)
+ * push descriptors of set 0 bound: rebind yours after it. */
 typedef struct vkds_cmd {
   VkCommandBuffer cmd;     /* REQUIRED */
   vkds_resource *resource; /* REQUIRED: the device the command buffer runs on */

@@ -112,14 +112,24 @@ enum {
   VKDS__ROLE_COUNTING,  /* a counting sequence's start: + the chunk's first index */
 };
 
-/* A memory range a kernel uses through a device address: a buffer, mapped or host
- * sequence, or a sequence of a user type that is staged whole through its host reads. */
+/* A memory range a kernel uses: a buffer, mapped or host sequence, or a sequence of a
+ * user type that is staged whole through its host reads. It is reached through its
+ * device address, or bound as a storage buffer where the device prefers that
+ * (codegen.c says when). */
 typedef struct vkds__leaf {
   const vkds_seq *seq;
   vkds_access access;
-  uint32_t param; /* the parameter that receives its address */
+  uint32_t param; /* the parameter that receives its address; bound: its first word in the binding */
+  bool bound;     /* a storage buffer at set 0, binding <its leaf index> */
   bool streamed;  /* host memory that goes through stream buffers chunk by chunk (stream.c) */
 } vkds__leaf;
+
+/* A kernel's argument struct: the parameters, then the views of the bound leaves (leaf k
+ * at bound[k]; unused for leaves reached through addresses). */
+typedef struct vkds__args {
+  uint64_t p[VKDS__GEN_MAX_PARAMS];
+  vkds_view bound[VKDS__GEN_MAX_LEAVES];
+} vkds__args;
 
 /* A call turned into code for one device. */
 typedef struct vkds__gen {
@@ -138,8 +148,11 @@ typedef struct vkds__gen {
   const char *snippets[64];
   const char *snippet_roles[64];
   /* the launch */
-  uint64_t params[VKDS__GEN_MAX_PARAMS];
+  vkds__args args;
   uint32_t param_count;
+  bool descriptors;       /* the device binds leaves as storage buffers where it can */
+  uint32_t bound_count;   /* leaves bound so far */
+  uint32_t aligned;       /* bit per leaf: bound, and starting 16-byte aligned in its binding */
   vkds__leaf leaves[VKDS__GEN_MAX_LEAVES];
   uint32_t leaf_count;
   uint8_t param_role[VKDS__GEN_MAX_PARAMS]; /* VKDS__ROLE_* */
@@ -152,8 +165,12 @@ typedef struct vkds__gen {
 } vkds__gen;
 
 /* Describes `a` for the device of `res`: the signature, the parameters and the leaves,
- * and with emit the GLSL source too (vkds__gen_source). Returns the first error. */
-vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit);
+ * and with emit the GLSL source too (vkds__gen_source), for bound leaves placed as
+ * `aligned` says (a vkds__gen_aligned of an earlier build). Returns the first error. */
+vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit, uint32_t aligned);
+/* Once the leaves are placed (vkds__call_bind): which bound leaves start 16-byte aligned
+ * in their bindings, bit per leaf. Their code depends on it: it completes the signature. */
+void vkds__gen_aligned(vkds__gen *g, uint32_t aligned);
 /* The whole kernel source (malloc'ed) after a build with emit. */
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a);
 void vkds__gen_free(vkds__gen *g);
@@ -211,6 +228,9 @@ void vkds__stream_free(vkds__call *c);
 
 /* Binds the leaves that are not streamed (frame.c); undoes every binding. */
 vkds_result vkds__call_bind(vkds__call *c);
+/* Points leaf k's launch arguments at `count` elements from byte `offset` of `buf`: its
+ * address, or its binding and first word (frame.c). */
+void vkds__call_place(vkds__call *c, uint32_t k, vkds_buffer *buf, uint64_t offset, uint64_t count);
 
 /* ---- kernels (kernels.c) ---- */
 

@@ -1,19 +1,42 @@
 /* lib/algorithm/codegen.c: an algorithm call, as GLSL for one device.
  *
  * Views are code, not copies. Every sequence becomes a node with GLSL functions named
- * after it (s<k>: element i; s<k>_v: elements i..i+3; s<k>_st, s<k>_vst: stores): a
- * buffer, mapped or host sequence is a leaf read through a device address (16 bytes at
- * a time when the address allows), a reverse calls its base at n-1-i, a permutation
+ * after it (s<k>: element i; s<k>_v: elements i..i+3, i a multiple of 4; s<k>_st,
+ * s<k>_vst: stores): a buffer, mapped or host sequence is a leaf (memory, read 16 bytes
+ * at a time where its start allows), a reverse calls its base at n-1-i, a permutation
  * its source at map[i], a transform applies its compiled operator, a zip builds a
  * struct, counting computes, discard drops, and a user type with device code runs its
  * own snippet over its parts. Only leaves become memory the frame binds (directly, or
  * staged); nothing is gathered on the host.
  *
+ * How leaves are reached is a rule per device, chosen once (vkds__device_facts.
+ * prefers_descriptors): through their device addresses (GL_EXT_buffer_reference), which
+ * run at full bandwidth on GPUs, or, on a CPU device, bound as storage buffers: lavapipe
+ * loads through a buffer reference lane by lane with 64-bit address arithmetic, ~3.5x
+ * slower than through a descriptor. VKDS_ALGORITHM_ACCESS=descriptor|address overrides
+ * the rule (tests, benchmarks); descriptors need push descriptors enabled. A bound leaf
+ * is a `uvec4 v[]` block at set 0, binding <its leaf index>, pushed at each dispatch
+ * (vkds__args: the parameters, then the views); its binding starts where its memory
+ * does, aligned down to minStorageBufferOffsetAlignment, and its parameter holds the
+ * word it starts at there, so index arithmetic stays 32-bit. A leaf that one binding
+ * cannot hold (past maxStorageBufferRange), an empty one, or one past the stage's
+ * storage buffers is reached through its address in that call; which leaves are bound
+ * is part of the signature, so both kernels coexist.
+ *
+ * A CPU device runs both sides of every branch (lavapipe masks lanes; it does not
+ * jump), so bound leaves and the templates leave out the code a call cannot take:
+ * whether a bound leaf starts 16-byte aligned in its binding is known once it is placed
+ * (vkds__gen_aligned), and only that path (16-byte or element by element) is emitted;
+ * a count that is a multiple of 4 leaves out the templates' partial last run
+ * (VKDS_WHOLE_RUNS). Both are in the signature. Addresses keep their run-time check.
+ * Counts up to 2^31 keep the templates' index arithmetic 32-bit (VKDS_IDX), and on a
+ * CPU device a reduction's threads fold contiguous ranges (VKDS_CONTIGUOUS).
+ *
  * One walk over the call gives the signature (everything the code depends on: the
  * kernel cache's key), the launch parameters (addresses, counts, values: they vary
  * without changing the code) and the leaves; the walk writes the source only when
  * `emit` is set, on a cache miss, so a cached call costs a few hundred bytes of
- * signature.
+ * signature. The bound leaves' alignment completes the signature after binding.
  *
  * The source is laid out: vkds.glsl and the parameter block, type declarations and
  * prototypes (head), the nodes' functions (body), the algorithm's names for its inputs,
@@ -162,7 +185,7 @@ static uint32_t param(vkds__gen *g, uint64_t value) {
              VKDS__GEN_MAX_PARAMS - VKDS__GEN_HEADER);
     return 0;
   }
-  g->params[g->param_count] = value;
+  g->args.p[g->param_count] = value;
   return g->param_count++;
 }
 
@@ -221,8 +244,119 @@ static void generic_vector(vkds__gen *g, const node *n) {
         n->id, n->glsl, n->id);
 }
 
-/* Memory through a device address: read 16 bytes at a time when the address is
- * 16-byte aligned (then so is every group of 4 elements), else element by element. */
+/* Whether leaf `s` is bound as a storage buffer (the device's rule: the top of this
+ * file) rather than reached through its address. Only where one binding holds it
+ * wherever it lands (aligning its start down to minStorageBufferOffsetAlignment adds less
+ * than that alignment), it is not empty (a descriptor needs a buffer), and the stage has
+ * a binding left; otherwise the call reaches that leaf through its address. */
+static bool binds(const vkds__gen *g, const vkds_seq *s) {
+  const VkPhysicalDeviceLimits *lim = &g->res->dev->facts.props.properties.limits;
+  uint64_t bytes = s->count * s->elem_size;
+  return g->descriptors && bytes > 0 && bytes + lim->minStorageBufferOffsetAlignment <= lim->maxStorageBufferRange &&
+         g->bound_count < lim->maxPerStageDescriptorStorageBuffers;
+}
+
+/* How a leaf's vector functions reach a run of 4 elements. The templates call them at
+ * multiples of 4 elements, so every run is whole 16-byte groups when the leaf's start
+ * is 16-byte aligned. */
+typedef struct leaf_mem {
+  char at[96];       /* a statement locating the run at element i */
+  char aligned[48];  /* the condition that the leaf's start is 16-byte aligned; "": known to be */
+  char group[2][48]; /* the run's 16-byte group h, a uvec4 lvalue */
+} leaf_mem;
+
+/* Through the device address in P(p), whose alignment the code checks. */
+static leaf_mem address_mem(uint32_t p, uint32_t size) {
+  leaf_mem m;
+  snprintf(m.at, sizeof m.at, "uint64_t a = P(%u) + i * %uul;", p, size);
+  snprintf(m.aligned, sizeof m.aligned, "(P(%u) & 15ul) == 0ul", p);
+  snprintf(m.group[0], sizeof m.group[0], "vkds_p_uvec4(a).v");
+  snprintf(m.group[1], sizeof m.group[1], "vkds_p_uvec4(a + 16ul).v");
+  return m;
+}
+
+/* Through binding b, from word P(p) of it (known to be a multiple of 4), in 32-bit
+ * arithmetic (a binding holds less than 4 GiB). */
+static leaf_mem bound_mem(uint32_t b, uint32_t p, uint32_t size) {
+  leaf_mem m;
+  snprintf(m.at, sizeof m.at, "uint run = (uint(P(%u)) + uint(i) * %uu) >> 2;", p, size / 4);
+  m.aligned[0] = 0;
+  snprintf(m.group[0], sizeof m.group[0], "vkds_b%u.v[run]", b);
+  snprintf(m.group[1], sizeof m.group[1], "vkds_b%u.v[run + 1u]", b);
+  return m;
+}
+
+/* Element functions of a bound leaf: word j of binding b is component j & 3 of its
+ * uvec4 j >> 2; an 8-byte element is words j and j + 1. */
+static void bound_scalar(vkds__gen *g, const node *n, const vkds_seq *s, uint32_t b, uint32_t p) {
+  const char *T = n->glsl;
+  uint32_t k = n->id;
+  bool wide = vkds_type_size(s->type) == 8;
+  char word[2][48], locate[96];
+  snprintf(word[0], sizeof word[0], "vkds_b%u.v[j >> 2][j & 3u]", b);
+  snprintf(word[1], sizeof word[1], "vkds_b%u.v[j1 >> 2][j1 & 3u]", b);
+  if (wide) snprintf(locate, sizeof locate, "uint j = uint(P(%u)) + uint(i) * 2u, j1 = j + 1u;", p);
+  else snprintf(locate, sizeof locate, "uint j = uint(P(%u)) + uint(i);", p);
+  char both[112];
+  snprintf(both, sizeof both, "uvec2(%s, %s)", word[0], word[1]);
+  if (n->readable) {
+    put(g->body, "%s s%u(uint64_t i) { %s return ", T, k, locate);
+    decode(g->body, s->type, wide ? both : word[0]);
+    put(g->body, "; }\n");
+  }
+  if (n->writable) {
+    put(g->body, "void s%u_st(uint64_t i, %s v) { %s ", k, T, locate);
+    if (wide) {
+      put(g->body, "uvec2 w = "), encode(g->body, s->type, "v");
+      put(g->body, "; %s = w.x; %s = w.y; }\n", word[0], word[1]);
+    } else {
+      put(g->body, "%s = ", word[0]), encode(g->body, s->type, "v"), put(g->body, "; }\n");
+    }
+  }
+}
+
+/* Element functions of a leaf reached through its address. */
+static void address_scalar(vkds__gen *g, const node *n, const vkds_seq *s, uint32_t p) {
+  const char *T = n->glsl;
+  uint32_t size = vkds_type_size(s->type), k = n->id;
+  if (n->readable) put(g->body, "%s s%u(uint64_t i) { return vkds_p_%s(P(%u) + i * %uul).v; }\n", T, k, T, p, size);
+  if (n->writable) put(g->body, "void s%u_st(uint64_t i, %s v) { vkds_p_%s(P(%u) + i * %uul).v = v; }\n", k, T, T, p, size);
+}
+
+/* The vector functions of a leaf: 16 bytes at a time (when its start is aligned, if
+ * that is checked here), else element by element. */
+static void leaf_vector(vkds__gen *g, const node *n, const vkds_seq *s, const leaf_mem *m) {
+  uint32_t k = n->id;
+  bool wide = vkds_type_size(s->type) == 8, checked = m->aligned[0] != 0;
+  const char *in = checked ? "    " : "  ";
+  if (n->readable) {
+    put(g->body, "void s%u_v(uint64_t i, out %s r[4]) {\n  %s\n", k, n->glsl, m->at);
+    if (checked) put(g->body, "  if (%s) {\n", m->aligned);
+    static const char *narrow_lanes[] = {"w0.x", "w0.y", "w0.z", "w0.w"}, *wide_lanes[] = {"w0.xy", "w0.zw", "w1.xy", "w1.zw"};
+    put(g->body, "%suvec4 w0 = %s", in, m->group[0]);
+    if (wide) put(g->body, ", w1 = %s", m->group[1]);
+    put(g->body, ";\n");
+    for (int q = 0; q < 4; ++q)
+      put(g->body, "%sr[%d] = ", in, q), decode(g->body, s->type, (wide ? wide_lanes : narrow_lanes)[q]), put(g->body, ";\n");
+    if (checked) put(g->body, "  } else {\n    for (int q = 0; q < 4; ++q) r[q] = s%u(i + uint64_t(q));\n  }\n", k);
+    put(g->body, "}\n");
+  }
+  if (n->writable) {
+    put(g->body, "void s%u_vst(uint64_t i, %s r[4]) {\n  %s\n", k, n->glsl, m->at);
+    if (checked) put(g->body, "  if (%s) {\n", m->aligned);
+    static const char *v[] = {"r[0]", "r[1]", "r[2]", "r[3]"};
+    for (int h = 0; h < (wide ? 2 : 1); ++h) {
+      put(g->body, "%s%s = uvec4(", in, m->group[h]);
+      for (int q = 0; q < (wide ? 2 : 4); ++q) put(g->body, q ? ", " : ""), encode(g->body, s->type, v[(wide ? 2 * h : 0) + q]);
+      put(g->body, ");\n");
+    }
+    if (checked) put(g->body, "  } else {\n    for (int q = 0; q < 4; ++q) s%u_st(i + uint64_t(q), r[q]);\n  }\n", k);
+    put(g->body, "}\n");
+  }
+}
+
+/* Memory: a buffer, mapped or host sequence (or a user type staged whole), bound as a
+ * storage buffer or reached through its device address (binds()). */
 static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
   node n = {.id = g->next_node++, .readable = access != VKDS_ACCESS_WRITE, .writable = access != VKDS_ACCESS_READ};
   node_type(&n, s->type, n.id);
@@ -235,51 +369,33 @@ static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
     gen_fail(g, VKDS_ERROR_UNSUPPORTED, "more than %d memory ranges in one algorithm call", VKDS__GEN_MAX_LEAVES);
     return n;
   }
-  uint32_t p = param(g, 0); /* the address, filled in when the leaf is bound */
+  uint32_t p = param(g, 0); /* the address or first word, filled in when the leaf is bound */
   if ((s->ops == &vkds_seq_buffer_ops || s->ops == &vkds_seq_mapped_ops) && s->buffer->dev != g->res->dev)
     g->streamable = false; /* another device's buffer is staged whole */
   if (s->ops != &vkds_seq_buffer_ops && s->ops != &vkds_seq_mapped_ops && s->ops != &vkds_seq_host_ops)
     g->streamable = false; /* a user type staged through its host reads */
-  g->leaves[g->leaf_count++] = (vkds__leaf){.seq = s, .access = access, .param = p};
+  uint32_t b = g->leaf_count; /* its binding, when bound */
+  bool bound = binds(g, s);
+  g->bound_count += bound;
+  g->leaves[g->leaf_count++] = (vkds__leaf){.seq = s, .access = access, .param = p, .bound = bound};
   use_type(g, s->type);
-  sig_u32(g, 'L'), sig_u32(g, s->type), sig_u32(g, access);
+  sig_u32(g, 'L'), sig_u32(g, s->type), sig_u32(g, access), sig_u32(g, bound);
   if (!g->emit) return n;
   prototypes(g, &n);
-  const char *T = n.glsl;
-  uint32_t size = vkds_type_size(s->type), k = n.id;
-  bool wide = size == 8;
-  if (n.readable) {
-    put(g->body, "%s s%u(uint64_t i) { return vkds_p_%s(P(%u) + i * %uul).v; }\n", T, k, T, p, size);
-    put(g->body, "void s%u_v(uint64_t i, out %s r[4]) {\n  uint64_t a = P(%u) + i * %uul;\n"
-                 "  if ((P(%u) & 15ul) == 0ul) {\n", k, T, p, size, p);
-    if (!wide) {
-      put(g->body, "    uvec4 w = vkds_p_uvec4(a).v;\n");
-      const char *lanes[] = {"w.x", "w.y", "w.z", "w.w"};
-      for (int q = 0; q < 4; ++q) put(g->body, "    r[%d] = ", q), decode(g->body, s->type, lanes[q]), put(g->body, ";\n");
-    } else {
-      put(g->body, "    uvec4 w0 = vkds_p_uvec4(a).v, w1 = vkds_p_uvec4(a + 16ul).v;\n");
-      const char *lanes[] = {"w0.xy", "w0.zw", "w1.xy", "w1.zw"};
-      for (int q = 0; q < 4; ++q) put(g->body, "    r[%d] = ", q), decode(g->body, s->type, lanes[q]), put(g->body, ";\n");
-    }
-    put(g->body, "  } else {\n    for (int q = 0; q < 4; ++q) r[q] = s%u(i + uint64_t(q));\n  }\n}\n", k);
-  }
-  if (n.writable) {
-    put(g->body, "void s%u_st(uint64_t i, %s v) { vkds_p_%s(P(%u) + i * %uul).v = v; }\n", k, T, T, p, size);
-    put(g->body, "void s%u_vst(uint64_t i, %s r[4]) {\n  uint64_t a = P(%u) + i * %uul;\n"
-                 "  if ((P(%u) & 15ul) == 0ul) {\n", k, T, p, size, p);
-    const char *v[] = {"r[0]", "r[1]", "r[2]", "r[3]"};
-    if (!wide) {
-      put(g->body, "    vkds_p_uvec4(a).v = uvec4(");
-      for (int q = 0; q < 4; ++q) put(g->body, q ? ", " : ""), encode(g->body, s->type, v[q]);
-      put(g->body, ");\n");
-    } else {
-      for (int h = 0; h < 2; ++h) {
-        put(g->body, "    vkds_p_uvec4(a + %dul).v = uvec4(", 16 * h);
-        encode(g->body, s->type, v[2 * h]), put(g->body, ", "), encode(g->body, s->type, v[2 * h + 1]);
-        put(g->body, ");\n");
-      }
-    }
-    put(g->body, "  } else {\n    for (int q = 0; q < 4; ++q) s%u_st(i + uint64_t(q), r[q]);\n  }\n}\n", k);
+  uint32_t size = vkds_type_size(s->type);
+  if (bound) {
+    /* where the leaf starts in its binding is known (vkds__gen_build's `aligned`): only
+     * the path it takes is emitted, since a CPU device runs both sides of a branch */
+    const char *only = access == VKDS_ACCESS_READ ? "readonly " : access == VKDS_ACCESS_WRITE ? "writeonly " : "";
+    put(g->head, "layout(std430, set = 0, binding = %u) %sbuffer vkds_B%u { uvec4 v[]; } vkds_b%u;\n", b, only, b, b);
+    bound_scalar(g, &n, s, b, p);
+    leaf_mem m = bound_mem(b, p, size);
+    if (g->aligned >> b & 1) leaf_vector(g, &n, s, &m);
+    else generic_vector(g, &n);
+  } else {
+    address_scalar(g, &n, s, p);
+    leaf_mem m = address_mem(p, size);
+    leaf_vector(g, &n, s, &m);
   }
   return n;
 }
@@ -398,6 +514,20 @@ static node zip(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t de
   return n;
 }
 
+/* Bound leaves must be used by the kernel: a binding the code never reaches is not in
+ * its interface, and the kernel's description (kernels.c) would name one the shader
+ * lacks. A user's code may ignore a part, so its functions reach every part, at an index
+ * no call has (appended to the function's opening). */
+static void keep_parts(struct vkds__text *t, const vkds__gen *g, const node *parts, uint32_t count) {
+  if (!g->descriptors) return;
+  put(t, "\n  if (i == 0xfffffffffffffffful) {");
+  for (uint32_t k = 0; k < count; ++k) {
+    if (parts[k].readable) put(t, " s%u(0ul);", parts[k].id);
+    else put(t, " s%u_st(0ul, %s(0));", parts[k].id, parts[k].glsl);
+  }
+  put(t, " }");
+}
+
 /* A user type: its own device code when it has some and says it is passed directly to
  * this device; otherwise a leaf staged through its host reads. */
 static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
@@ -461,14 +591,15 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
     if (n.writable) put(g->tail, "#define part%u_store s%u_st\n", k, parts[k].id);
   }
   for (uint32_t k = 0; k < code.param_count; ++k) put(g->tail, "#define param%u P(%u)\n", k, params[k]);
-  char before[128];
-  if (n.readable) {
-    snprintf(before, sizeof before, "%s s%u(uint64_t i) {", n.glsl, n.id);
-    snippet(g, "sequence device code (load)", before, code.load, "}");
-  }
-  if (n.writable) {
-    snprintf(before, sizeof before, "void s%u_st(uint64_t i, %s v) {", n.id, n.glsl);
-    snippet(g, "sequence device code (store)", before, code.store, "}");
+  for (int store = 0; store < 2; ++store) {
+    if (!(store ? n.writable : n.readable)) continue;
+    struct vkds__text before = {0};
+    if (store) put(&before, "void s%u_st(uint64_t i, %s v) {", n.id, n.glsl);
+    else put(&before, "%s s%u(uint64_t i) {", n.glsl, n.id);
+    keep_parts(&before, g, parts, code.part_count);
+    if (before.failed) g->tail->failed = true;
+    else snippet(g, store ? "sequence device code (store)" : "sequence device code (load)", before.s, store ? code.store : code.load, "}");
+    free(before.s);
   }
   for (uint32_t k = 0; k < code.part_count; ++k) {
     put(g->tail, "#undef part%u\n", k);
@@ -548,11 +679,24 @@ static void builtin_identity(struct vkds__text *o, vkds_op_kind k, vkds_type t) 
   }
 }
 
+/* Whether the templates' index arithmetic can be 32-bit (VKDS_IDX): a reduction's
+ * first pass steps 4 grid strides (at most 2^22 elements) past an index below the count. */
+static bool index32(const vkds__alg *a) { return a->count <= (1ull << 31); }
+
+/* Whether a reduction's threads fold contiguous ranges (VKDS_CONTIGUOUS, reduce.glsl
+ * says why): on a CPU device. */
+static bool contiguous(const vkds__gen *g) {
+  return g->res->dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 /* Prototypes and defaults of what the templates call. */
 static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out, const node *out2,
                                 uint32_t counts) {
   struct vkds__text *b = g->body;
   put(b, "#define VKDS_INPUTS %u\n", a->input_count);
+  if (a->count % 4 == 0) put(b, "#define VKDS_WHOLE_RUNS 1\n");
+  put(b, "#define VKDS_IDX %s\n", index32(a) ? "uint" : "uint64_t");
+  if (contiguous(g)) put(b, "#define VKDS_CONTIGUOUS 1\n");
   for (uint32_t k = 0; k < a->input_count; ++k)
     put(b, "#define IN%u_T %s\n#define in%u s%u\n#define in%u_v s%u_v\n", k, in[k].glsl, k, in[k].id, k, in[k].id);
   const char *args1 = a->input_count == 2 ? "IN0_T a, IN1_T b" : a->input_count == 1 ? "IN0_T x" : "";
@@ -627,11 +771,16 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     bool is_float = vkds__type_is_float(a->elem_type);
     const char *better = a->combine == VKDS__COMBINE_MIN_LOC ? "b.v < a.v" : "a.v < b.v";
     put(b, "ACC_T vkds_identity() { return vkds_loc(%s(0), 0xfffffffffffffffful); }\n", T);
+    /* b wins when a is the identity, or b is not and is better (smaller or larger; on
+     * a tie, earlier; NaN never wins unless both are, then the earlier). Selects, not
+     * branches: a CPU device runs every branch. */
     put(b, "ACC_T vkds_combine(ACC_T a, ACC_T b) {\n"
-           "  if (a.i == 0xfffffffffffffffful) return b;\n  if (b.i == 0xfffffffffffffffful) return a;\n");
+           "  bool better = (%s) || (a.v == b.v && b.i < a.i);\n", better);
     if (is_float)
-      put(b, "  if (isnan(a.v) || isnan(b.v)) return isnan(a.v) && (!isnan(b.v) || b.i < a.i) ? b : a;\n");
-    put(b, "  return (%s) || (a.v == b.v && b.i < a.i) ? b : a;\n}\n", better);
+      put(b, "  bool nan_a = isnan(a.v), nan_b = isnan(b.v);\n"
+             "  better = nan_a || nan_b ? nan_a && (!nan_b || b.i < a.i) : better;\n");
+    put(b, "  bool take = a.i == 0xfffffffffffffffful || (b.i != 0xfffffffffffffffful && better);\n"
+           "  return vkds_loc(take ? b.v : a.v, take ? b.i : a.i);\n}\n");
   } else if (a->op.kind == VKDS_OP_GLSL) {
     snippet(g, "reduction operator", "ACC_T vkds_combine(ACC_T a, ACC_T b) { return ACC_T(", a->op.glsl, "); }");
     snippet(g, "reduction identity", "ACC_T vkds_identity() { return ACC_T(", a->op.identity, "); }");
@@ -653,8 +802,9 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   }
 }
 
-vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit) {
-  *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true};
+vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit, uint32_t aligned) {
+  *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true, .aligned = aligned,
+                   .descriptors = res->dev->facts.prefers_descriptors && res->dev->enabled.push_descriptor};
   if (emit) {
     g->head = calloc(1, sizeof *g->head);
     g->body = calloc(1, sizeof *g->body);
@@ -666,6 +816,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
+  sig_u32(g, a->count % 4 == 0), sig_u32(g, index32(a)), sig_u32(g, contiguous(g)); /* the templates' defines */
   node in[VKDS__ALG_MAX_INPUTS] = {{0}}, out = {0};
   for (uint32_t k = 0; k < a->input_count; ++k) {
     in[k] = walk(g, a->inputs[k], VKDS_ACCESS_READ, 0);
@@ -730,6 +881,11 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
     return NULL;
   }
   return t.s;
+}
+
+void vkds__gen_aligned(vkds__gen *g, uint32_t aligned) {
+  g->aligned = aligned;
+  sig_u32(g, aligned);
 }
 
 void vkds__gen_free(vkds__gen *g) {

@@ -2,8 +2,9 @@
  *
  *   check everything (nothing is selected, submitted or written on bad input)
  *   -> hints (bytes; the devices the buffers live on) -> select
- *   -> the code for that device (codegen.c) and its kernel (kernels.c)
+ *   -> the code for that device (codegen.c)
  *   -> bind each leaf: passed directly, or staged (vkds_seq_bind)
+ *   -> its kernel (kernels.c; where bound leaves start is part of their code)
  *   -> record (barrier, dispatches, barrier) -> submit
  *   -> blocking: wait, then finish; asynchronous: the finishing step is the
  *      submission's, run by whoever sees it done first (lib/backend/backend.c)
@@ -200,18 +201,33 @@ static vkds_result check_features(const call *c) {
 
 /* ---- building, binding, recording ---- */
 
-/* The code and kernel for the selected device, then the leaves bound. */
+/* The code for the selected device (its kernel comes once the leaves are bound). */
 static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
-  VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false));
+  VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
   c->range64 = c->a.template_kind == VKDS__TEMPLATE_MAP && (c->a.count + 3) / 4 > UINT32_MAX;
-  VKDS_CHECK(vkds__alg_kernel(c->res->dev->ctx, &c->gen, &c->a, c->range64, &c->kernel));
-  uint64_t *p = c->gen.params;
+  uint64_t *p = c->gen.args.p;
   p[VKDS__P_COUNT] = c->a.count;
   memcpy(&p[VKDS__P_VALUE], c->a.value, 8);
   c->groups = vkds__reduce_groups(c->res->dev, c->a.count);
   return VKDS_SUCCESS;
+}
+
+void vkds__call_place(call *c, uint32_t k, vkds_buffer *buf, uint64_t offset, uint64_t count) {
+  const vkds__leaf *l = &c->gen.leaves[k];
+  vkds__args *args = &c->gen.args;
+  if (!l->bound) {
+    args->p[l->param] = buf ? vkds_buffer_address(buf) + offset : 0;
+    return;
+  }
+  /* a binding starts at a multiple of minStorageBufferOffsetAlignment; vkds buffers do
+   * too (lib/memory/memory.c), so aligning the offset down stays in the buffer; the
+   * elements (aligned to their size) then start `lead` bytes in, a whole number of words */
+  uint64_t align = c->res->dev->facts.props.properties.limits.minStorageBufferOffsetAlignment;
+  uint64_t lead = align ? offset % align : 0;
+  args->bound[k] = (vkds_view){buf, offset - lead, lead + count * l->seq->elem_size};
+  args->p[l->param] = lead / 4;
 }
 
 vkds_result vkds__call_bind(call *c) {
@@ -226,9 +242,22 @@ vkds_result vkds__call_bind(call *c) {
     if (r != VKDS_SUCCESS) return r;
     c->bound = k + 1;
     const vkds_view *v = &c->bind[k].view;
-    c->gen.params[l->param] = v->buffer ? vkds_buffer_address(v->buffer) + v->offset : 0;
+    vkds__call_place(c, k, v->buffer, v->offset, l->seq->count);
   }
   return VKDS_SUCCESS;
+}
+
+/* The kernel, once the leaves are bound: a bound leaf's code depends on where it starts
+ * in its binding (codegen.c). Streamed leaves start their stream buffers; a chunk moves
+ * the others by a multiple of 1024 elements, which keeps their alignment. */
+static vkds_result find_kernel(call *c) {
+  uint32_t aligned = 0;
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
+    const vkds__leaf *l = &c->gen.leaves[k];
+    if (l->bound && (l->streamed || c->gen.args.p[l->param] % 4 == 0)) aligned |= 1u << k;
+  }
+  vkds__gen_aligned(&c->gen, aligned);
+  return vkds__alg_kernel(c->res->dev->ctx, &c->gen, &c->a, c->range64, &c->kernel);
 }
 
 /* Undoes the bindings: with `write_back`, staged outputs are copied to their sequences;
@@ -258,16 +287,17 @@ static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStag
 /* The reduction's passes over the elements of p[COUNT]: the first (G groups of
  * partials), and the second when G > 1. */
 static vkds_result record_reduction(call *c, VkCommandBuffer cmd, uint64_t flags) {
-  uint64_t *p = c->gen.params;
+  uint64_t *p = c->gen.args.p;
   uint32_t groups = vkds__reduce_groups(c->res->dev, p[VKDS__P_COUNT]);
   p[VKDS__P_GROUPS] = groups;
   p[VKDS__P_FLAGS] = flags;
-  VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256ull * groups}, .args = p}));
+  VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
+                               &(vkds_launch_info){.global = {256ull * groups}, .args = &c->gen.args}));
   if (groups > 1) {
     barrier(c->res->dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     p[VKDS__P_FLAGS] = flags | VKDS__FLAG_SECOND_PASS;
-    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = p}));
+    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
   }
   return VKDS_SUCCESS;
 }
@@ -278,14 +308,14 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   const VkAccessFlags writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  uint64_t *p = c->gen.params;
+  uint64_t *p = c->gen.args.p;
   uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) {
     VKDS_CHECK(vkds__scan_record(c, cmd, part, chunk));
   } else if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
-                                   &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = p}));
+                                   &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = &c->gen.args}));
   } else if (part == VKDS__PART_WHOLE) {
     p[VKDS__P_RESULT] = result;
     p[VKDS__P_PARTIALS] = partials;
@@ -304,7 +334,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
       p[VKDS__P_PARTIALS] = totals;
       p[VKDS__P_GROUPS] = chunk + 1;
       p[VKDS__P_FLAGS] = init | VKDS__FLAG_SECOND_PASS;
-      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = p}));
+      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
     }
   }
   barrier(dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
@@ -417,6 +447,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 8};
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(c);
+  if (r == VKDS_SUCCESS) r = find_kernel(c);
   vkds_task_info task = hints;
   task.fn = record_task;
   task.user = c;
@@ -521,6 +552,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
                       &scratch_at);
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(&c); /* all direct: no copies */
+  if (r == VKDS_SUCCESS) r = find_kernel(&c);
   if (r == VKDS_SUCCESS)
     r = vkds__call_record(&c, cmd->cmd, result_at, scratch_at + VKDS__ALG_RESULT_BYTES, VKDS__PART_WHOLE, 0);
   unbind_leaves(&c, false);

@@ -10,9 +10,11 @@
 #include "algorithm_internal.h"
 #include "kernel/kernel_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct vkds__alg_kernel {
   struct vkds__alg_kernel *next;
@@ -74,6 +76,19 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
   return vkds__fail(ctx, VKDS_ERROR_COMPILE, VK_SUCCESS, "%s", msg);
 }
 
+/* The kernel's argument struct (vkds__args): the parameters, and each bound leaf's view
+ * at the binding of its leaf index. `desc` holds 2 + VKDS__GEN_MAX_LEAVES entries. */
+static void describe_args(const vkds__gen *g, vkds_arg *desc) {
+  uint32_t n = 0;
+  desc[n++] = (vkds_arg){.kind = VKDS_ARG_UINT, .bits = 64, .count = g->param_count, .name = "p",
+                         .offset = offsetof(vkds__args, p)};
+  for (uint32_t k = 0; k < g->leaf_count; ++k)
+    if (g->leaves[k].bound)
+      desc[n++] = (vkds_arg){.kind = VKDS_ARG_BINDING, .binding = k, .name = "leaf",
+                             .offset = offsetof(vkds__args, bound) + k * sizeof(vkds_view)};
+  desc[n] = (vkds_arg){0};
+}
+
 vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a, bool range64, vkds_kernel **out) {
   uint64_t hash = vkds__hash(g->sig, g->sig_len);
   pthread_mutex_lock(&ctx->alg_lock);
@@ -85,12 +100,13 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
   }
   /* a miss: generate the source (the same walk, writing this time) and compile it */
   vkds__gen full;
-  vkds_result r = vkds__gen_build(&full, a, g->res, true);
+  vkds_result r = vkds__gen_build(&full, a, g->res, true, g->aligned);
   char *source = r == VKDS_SUCCESS ? vkds__gen_source(&full, a) : NULL;
   if (r == VKDS_SUCCESS && !source) r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "algorithm source");
   if (r == VKDS_SUCCESS) {
     if (vkds__getenv("VKDS_DUMP_ALGORITHMS")) vkds__log(ctx, VKDS_LOG_WARN, "%s kernel:\n%s", a->name, source);
-    vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .bits = 64, .count = full.param_count, .name = "p"}, {0}};
+    vkds_arg desc[2 + VKDS__GEN_MAX_LEAVES];
+    describe_args(&full, desc);
     r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = source, .args = desc, .name = a->name,
                                                      .range_type = range64 ? VKDS_RANGE_U64 : VKDS_RANGE_U32}, &k);
     if (r == VKDS_ERROR_COMPILE) r = snippet_error(ctx, &full, a, vkds_last_error_message());
@@ -171,6 +187,20 @@ void vkds__algorithm_state_free(vkds_context *ctx) {
   ctx->alg_spares = NULL;
 }
 
+/* A CPU device's groups: two per thread it runs groups on (lavapipe: LP_NUM_THREADS, by
+ * default one per online core), so that the threads stay balanced while each group's
+ * threads fold ranges long enough to amortize its tree. On lavapipe with 2 cores, 4
+ * groups reduced at 0.98-1.23x the plain copy shader's GB/s from 2^20 to 2^22 elements,
+ * 8 at 0.80-1.24x, 16 at 0.73-1.17x (bench/vkds-bench --algorithms, medians of 3). */
+static uint32_t cpu_groups(void) {
+  static _Atomic long cores; /* read once: sysconf reads a file */
+  long threads = atomic_load_explicit(&cores, memory_order_relaxed);
+  if (!threads) atomic_store_explicit(&cores, threads = sysconf(_SC_NPROCESSORS_ONLN), memory_order_relaxed);
+  const char *lp = vkds__getenv("LP_NUM_THREADS");
+  if (lp) threads = atol(lp);
+  return threads > 1 ? (uint32_t)(2 * (threads < 512 ? threads : 512)) : 2;
+}
+
 /* The most first-pass groups for a device: enough resident threads to keep its memory
  * busy, and no more, so that the whole grid runs in one wave (a second, partial wave
  * would leave most of the device idle at the end) and the second pass has few partials.
@@ -178,14 +208,15 @@ void vkds__algorithm_state_free(vkds_context *ctx) {
  *   one wave even when the kernel's registers halve the occupancy; each thread has 4
  *   loads of 16 bytes in flight, which covers the memory latency at that occupancy;
  * - a CPU device (lavapipe): each group runs on one host thread, and per-group costs
- *   (its barriers and its shared-memory tree) dominate: a few groups per core;
+ *   (its barriers and its shared-memory tree) dominate: two groups per host thread
+ *   (cpu_groups);
  * - otherwise 1024.
  * VKDS_REDUCE_GROUPS overrides the cap (benchmarking the rule). */
 static uint32_t reduce_group_cap(const vkds__device *dev) {
   const char *env = vkds__getenv("VKDS_REDUCE_GROUPS");
   if (env && atoi(env) > 0) return (uint32_t)atoi(env);
   const vkds__device_facts *f = &dev->facts;
-  if (f->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 16;
+  if (f->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return cpu_groups();
   if (f->compute_units && f->threads_per_unit >= 512) return f->compute_units * (f->threads_per_unit / 512);
   return 1024;
 }

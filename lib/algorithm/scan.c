@@ -186,12 +186,12 @@ static uint32_t spins(uint64_t *flags) {
 }
 
 static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups) {
-  return vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = c->gen.params});
+  return vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = &c->gen.args});
 }
 
 vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part part, uint64_t chunk) {
   const vkds__device *dev = c->res->dev;
-  uint64_t *p = c->gen.params;
+  uint64_t *p = c->gen.args.p;
   uint64_t n = p[VKDS__P_COUNT];
   const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;

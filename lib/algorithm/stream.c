@@ -103,21 +103,22 @@ static void copy_out(vkds__call *c, uint64_t chunk) {
   }
 }
 
-/* The launch parameters of a chunk: its count and first index, its leaves' addresses
- * (stream buffers, or device memory moved to the chunk), counting starts moved too. */
+/* The launch arguments of a chunk: its count and first index, its leaves placed at the
+ * chunk (stream buffers, or device memory moved to the chunk), counting starts moved too. */
 static void chunk_params(vkds__call *c, const uint64_t *base, uint64_t chunk) {
-  uint64_t *p = c->gen.params;
-  uint64_t first = chunk_first(c, chunk);
-  memcpy(p, base, sizeof c->gen.params);
-  p[VKDS__P_COUNT] = chunk_count(c, chunk);
+  uint64_t *p = c->gen.args.p;
+  uint64_t first = chunk_first(c, chunk), n = chunk_count(c, chunk);
+  memcpy(p, base, sizeof c->gen.args.p);
+  p[VKDS__P_COUNT] = n;
   p[VKDS__P_INDEX_BASE] = first;
   for (uint32_t i = 0; i < c->gen.param_count; ++i)
     if (c->gen.param_role[i] == VKDS__ROLE_COUNTING) p[i] = base[i] + first;
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
     const vkds__leaf *l = &c->gen.leaves[k];
     uint32_t slot = chunk % VKDS__STREAM_SLOTS;
-    vkds_buffer *at = c->stream_copy ? c->device_stage[k][slot] : c->stage[k][slot];
-    p[l->param] = l->streamed ? vkds_buffer_address(at) : base[l->param] + first * l->seq->elem_size;
+    const vkds_view *v = &c->bind[k].view;
+    if (l->streamed) vkds__call_place(c, k, c->stream_copy ? c->device_stage[k][slot] : c->stage[k][slot], 0, n);
+    else vkds__call_place(c, k, v->buffer, v->offset + first * l->seq->elem_size, n);
   }
 }
 
@@ -174,7 +175,7 @@ vkds_result vkds__stream_run(vkds__call *c, vkds_selection *sel, const vkds_task
         VKDS_CHECK(vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, c->stream_bytes, &c->device_stage[k][s]));
     }
   uint64_t base[VKDS__GEN_MAX_PARAMS];
-  memcpy(base, c->gen.params, sizeof base);
+  memcpy(base, c->gen.args.p, sizeof base);
   /* the chunks before the last run on a selection of the same resource; the policy's
    * own selection takes the last, so it counts the call as one task */
   vkds_selection *chunks_sel = NULL;

@@ -30,6 +30,14 @@ static void query_compute_units(const vkds__instance_fns *fn, VkPhysicalDevice p
   }
 }
 
+/* vkds__device_facts.prefers_descriptors: the rule, or the environment's choice. */
+static bool prefers_descriptors(const VkPhysicalDeviceProperties *p) {
+  const char *v = vkds__getenv("VKDS_ALGORITHM_ACCESS");
+  if (v && strcmp(v, "descriptor") == 0) return true;
+  if (v && strcmp(v, "address") == 0) return false;
+  return p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
                                vkds__device_facts *f) {
   const vkds__instance_fns *fn = &ctx->fn;
@@ -48,6 +56,7 @@ vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
     return VKDS_SUCCESS;
   }
   fn->GetPhysicalDeviceProperties2(phys, &f->props);
+  f->prefers_descriptors = prefers_descriptors(&f->props.properties);
 
   f->features13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
   f->features12 = (VkPhysicalDeviceVulkan12Features){

@@ -6,8 +6,12 @@
 //   IN1_T, in1(i), in1_v(i, r)   input 1
 //   OUT_T, out_st(i, v), out_vst(i, r)   the output: store element i, elements i..i+3
 //   vkds_elem(...)        the element function of the inputs' elements
+//   VKDS_WHOLE_RUNS       defined when P(0) is a multiple of 4
+//   VKDS_IDX              the index type: uint when P(0) <= 2^31, else uint64_t
 // Each thread does 4 consecutive elements: one 16-byte load per 4-byte leaf when its
-// address allows (the leaves decide), the scalar path for the last, partial group.
+// address allows (the leaves decide), the scalar path for the last, partial group. With
+// whole runs there is none, and its code is left out: a CPU device (lavapipe) runs both
+// sides of a branch.
 layout(local_size_x = 256) in;
 
 #if VKDS_INPUTS == 0
@@ -22,22 +26,29 @@ layout(local_size_x = 256) in;
 #endif
 
 void main() {
-  uint64_t n = P(0);
-  uint64_t i = vkds_global_index() * 4ul;
+  VKDS_IDX n = VKDS_IDX(P(0));
+  VKDS_IDX i = VKDS_IDX(vkds_global_index()) * VKDS_IDX(4);
+#ifdef VKDS_WHOLE_RUNS
+  if (i < n) {
+#else
   if (i >= n) return;
-  if (i + 4ul <= n) {
+  if (i + VKDS_IDX(4) <= n) {
+#endif
 #if VKDS_INPUTS >= 1
     IN0_T a[4];
-    in0_v(i, a);
+    in0_v(uint64_t(i), a);
 #endif
 #if VKDS_INPUTS >= 2
     IN1_T b[4];
-    in1_v(i, b);
+    in1_v(uint64_t(i), b);
 #endif
     OUT_T r[4];
     for (int k = 0; k < 4; ++k) r[k] = VKDS_ELEM4(k);
-    out_vst(i, r);
-  } else {
-    for (uint64_t j = i; j < n; ++j) out_st(j, VKDS_ELEM1(j));
+    out_vst(uint64_t(i), r);
   }
+#ifndef VKDS_WHOLE_RUNS
+  else {
+    for (uint64_t j = uint64_t(i); j < uint64_t(n); ++j) out_st(j, VKDS_ELEM1(j));
+  }
+#endif
 }

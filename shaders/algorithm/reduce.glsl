@@ -6,7 +6,9 @@
 //                                (bit 0: second pass, bit 1: init given, bit 2: store the
 //                                total as an accumulator at the result address: a streamed
 //                                chunk's), 5 first-pass groups, 6 index of element 0
-//   VKDS_INPUTS, IN0_T, in0, in0_v, IN1_T, in1, in1_v   as in map.glsl
+//   VKDS_INPUTS, IN0_T, in0, in0_v, IN1_T, in1, in1_v, VKDS_WHOLE_RUNS, VKDS_IDX   as in map.glsl
+//   VKDS_CONTIGUOUS              defined on a CPU device: each thread folds one contiguous
+//                                range of runs (below)
 //   ACC_T                        the accumulated type
 //   vkds_map(i, x[, y])          element i's contribution (ACC_T)
 //   vkds_combine(a, b)           the operator; vkds_identity(); vkds_init() (from P(1))
@@ -15,8 +17,12 @@
 // The order of the operations is fixed for a device, count and type (no atomics), so a
 // float reduction is repeatable bit for bit; include/vkds/algorithm.h documents it:
 // thread t of group g folds the runs of 4 elements at 4 * (g * 256 + t + k * G * 256) in
-// order; the group folds its 256 values pairwise (t with t + s, s = 128 ... 1); a single
-// group then folds the G group values the same way; init goes in last, on the left.
+// order (with VKDS_CONTIGUOUS, thread T = g * 256 + t folds runs T * R .. T * R + R - 1,
+// R = ceil(runs / (G * 256)): a CPU device runs a thread's lanes through the whole loop
+// one 8-lane batch after another, and a grid stride would make each batch jump G * 4 KiB
+// between 128-byte loads); the group folds its 256 values pairwise (t with t + s, s =
+// 128 ... 1); a single group then folds the G group values the same way; init goes in
+// last, on the left.
 layout(local_size_x = 256) in;
 
 shared ACC_T vkds_sh[256];
@@ -28,17 +34,21 @@ shared ACC_T vkds_sh[256];
 #endif
 
 // Loads run r (4 elements at i + r * stride) of the step into a[r] (and b[r]).
+#define VKDS_AT(r) uint64_t(i + VKDS_IDX(r) * stride)
 #if VKDS_INPUTS == 1
-#define VKDS_LOAD(r) in0_v(i + uint64_t(r) * stride, a[r])
-#define VKDS_FOLD(r, k) vkds_map(i + uint64_t(r) * stride + uint64_t(k), a[r][k])
+#define VKDS_LOAD(r) in0_v(VKDS_AT(r), a[r])
+#define VKDS_FOLD(r, k) vkds_map(VKDS_AT(r) + uint64_t(k), a[r][k])
 #else
-#define VKDS_LOAD(r) in0_v(i + uint64_t(r) * stride, a[r]); in1_v(i + uint64_t(r) * stride, b[r])
-#define VKDS_FOLD(r, k) vkds_map(i + uint64_t(r) * stride + uint64_t(k), a[r][k], b[r][k])
+#define VKDS_LOAD(r) in0_v(VKDS_AT(r), a[r]); in1_v(VKDS_AT(r), b[r])
+#define VKDS_FOLD(r, k) vkds_map(VKDS_AT(r) + uint64_t(k), a[r][k], b[r][k])
 #endif
 
 // Folds the run of 4 elements at i (fewer at the end) into acc, in index order.
 void vkds_fold_run(inout ACC_T acc, uint64_t i, uint64_t n) {
-  if (i + 4ul <= n) {
+#ifndef VKDS_WHOLE_RUNS
+  if (i + 4ul <= n)
+#endif
+  {
     IN0_T x[4];
     in0_v(i, x);
 #if VKDS_INPUTS >= 2
@@ -48,9 +58,12 @@ void vkds_fold_run(inout ACC_T acc, uint64_t i, uint64_t n) {
 #else
     for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, vkds_map(i + uint64_t(k), x[k]));
 #endif
-  } else {
+  }
+#ifndef VKDS_WHOLE_RUNS
+  else {
     for (uint64_t j = i; j < n; ++j) acc = vkds_combine(acc, VKDS_MAP1(j));
   }
+#endif
 }
 
 void main() {
@@ -60,12 +73,19 @@ void main() {
   bool second = (P(4) & 1ul) != 0ul;
   ACC_T acc = vkds_identity();
   if (!second) {
-    uint64_t n = P(0);
-    uint64_t stride = uint64_t(groups) * 1024ul;
-    uint64_t i = (uint64_t(g) * 256ul + uint64_t(t)) * 4ul;
+    VKDS_IDX n = VKDS_IDX(P(0));
+    VKDS_IDX thread = VKDS_IDX(g) * VKDS_IDX(256) + VKDS_IDX(t);
+#ifdef VKDS_CONTIGUOUS
+    VKDS_IDX threads = VKDS_IDX(groups) * VKDS_IDX(256);
+    VKDS_IDX per = ((n + VKDS_IDX(3)) / VKDS_IDX(4) + threads - VKDS_IDX(1)) / threads;
+    VKDS_IDX i = thread * per * VKDS_IDX(4), stride = VKDS_IDX(4);
+    VKDS_IDX end = min(n, i + per * VKDS_IDX(4));
+#else
+    VKDS_IDX i = thread * VKDS_IDX(4), stride = VKDS_IDX(groups) * VKDS_IDX(1024), end = n;
+#endif
     // four runs per step, all loaded before any is folded (64 bytes of loads in flight
     // per thread for 4-byte types); the folding order stays run r, then run r + 1
-    for (; i + 3ul * stride + 4ul <= n; i += 4ul * stride) {
+    for (; i + VKDS_IDX(3) * stride + VKDS_IDX(4) <= end; i += VKDS_IDX(4) * stride) {
       IN0_T a[4][4];
 #if VKDS_INPUTS >= 2
       IN1_T b[4][4];
@@ -74,7 +94,7 @@ void main() {
       for (int r = 0; r < 4; ++r)
         for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_FOLD(r, k));
     }
-    for (; i < n; i += stride) vkds_fold_run(acc, i, n);
+    for (; i < end; i += stride) vkds_fold_run(acc, uint64_t(i), uint64_t(n));
   } else {
     uint m = uint(P(5));
     for (uint j = t; j < m; j += 256u) acc = vkds_combine(acc, vkds_partial_load(j));
