@@ -427,6 +427,67 @@ VKDS_API vkds_result vkds_unique_async(vkds_policy *p, const vkds_seq *in, const
                                        vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_unique(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, vkds_view count);
 
+/* ---- histograms -------------------------------------------------------------------
+ *
+ * Each counts the samples of `in` (numbers: I32, U32, F32, I64, U64, F64; views too) into
+ * `counts`, a sequence of U32 elements whose length is the number of bins: counts[k] is
+ * the number of samples in bin k. Every element of `counts` is written (no accumulation
+ * into what was there). Samples in no bin (below the first, at or above the last edge,
+ * NaN) are not counted anywhere. At most 2^32 - 1 samples (VKDS_ERROR_UNSUPPORTED past
+ * that), so counts are exact and never wrap. Host data is staged whole, not streamed.
+ *
+ * How it runs (shaders/algorithm/histogram.glsl): each work group counts its share of the
+ * samples into bins in shared memory with 32-bit atomics (16-byte loads, up to 8 copies
+ * of the bins so that lanes counting into one bin hit different words), then adds each
+ * bin it saw to the global counts with one atomic; with more bins than fit in shared
+ * memory (8192, or fewer on a device with less than 32 KiB) every sample is one global
+ * atomic instead. Even bins into a plain U32 sequence (buffer, mapped or host) count
+ * straight into it: two dispatches; otherwise into scratch, then a third copies them to
+ * `counts` through its views.
+ *
+ * The vkds_cmd_ forms need a 16-byte aligned scratch of vkds_histogram_scratch_bytes(
+ * resource, bins) bytes (vkds_cmd.scratch). */
+
+/* The scratch bytes a recorded histogram of `bins` bins needs on the device of `res` (0
+ * for NULL). */
+VKDS_API uint64_t vkds_histogram_scratch_bytes(const vkds_resource *res, uint64_t bins);
+
+/* Even bins over [*lower, *upper) (values of in's type; lower < upper, for floats both
+ * finite and upper - lower finite in the type). With B = counts' length:
+ *   integers: sample x goes to bin floor((x - lower) * B / (upper - lower)), computed
+ *             exactly (no rounding, no overflow, 64-bit types too);
+ *   floats:   the edges are e[0] = lower and e[k] = lower + T(k) * w for k > 0, with
+ *             w = (upper - lower) / B and every operation rounded to the samples' type T
+ *             (no fused multiply-add), as the host computes them; x in [lower, upper)
+ *             goes to the last k < B with e[k] <= x. A sample exactly on an edge goes to
+ *             the bin above it; where rounding makes edges equal, the bins between are
+ *             empty.
+ * Upper itself is outside: a U32 histogram cannot reach 2^32 (count a transform view
+ * "x >> 24u" over [0, 256) for the top 8 bits). */
+VKDS_API vkds_result vkds_histogram_even(vkds_policy *p, const vkds_seq *in, const void *lower, const void *upper,
+                                         const vkds_seq *counts);
+VKDS_API vkds_result vkds_histogram_even_async(vkds_policy *p, const vkds_seq *in, const void *lower,
+                                               const void *upper, const vkds_seq *counts, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_histogram_even(const vkds_cmd *c, const vkds_seq *in, const void *lower,
+                                             const void *upper, const vkds_seq *counts);
+
+/* Bins between sorted boundaries: `boundaries` (of in's type, B + 1 of them for B bins,
+ * non-decreasing) make bin k = [boundaries[k], boundaries[k+1]); a sample x goes to the
+ * last k < B with boundaries[k] <= x, when boundaries[0] <= x < boundaries[B] (equal
+ * boundaries make empty bins). Found by a binary search per sample.
+ * The order is checked on the device, before anything is counted or written: unsorted
+ * boundaries (one greater than the next, or a NaN among them) leave `counts` untouched
+ * (a host sequence too), and the blocking form, the _async form's wait or poll,
+ * return VKDS_ERROR_INVALID_ARGUMENT naming the first such pair. The recorded form cannot
+ * return it: it writes a uint32_t to `status` (4-byte aligned; {0}: not wanted), 0 when
+ * the counts were written, else 1 + k for the first pair k, k + 1 out of order. */
+VKDS_API vkds_result vkds_histogram_range(vkds_policy *p, const vkds_seq *in, const vkds_seq *boundaries,
+                                          const vkds_seq *counts);
+VKDS_API vkds_result vkds_histogram_range_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *boundaries,
+                                                const vkds_seq *counts, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *boundaries,
+                                              const vkds_seq *counts, vkds_view status);
+
 #ifdef __cplusplus
 }
 #endif

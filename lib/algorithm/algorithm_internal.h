@@ -16,6 +16,7 @@ typedef enum vkds__alg_template {
   VKDS__TEMPLATE_MAP = 1,    /* out[i] = elem(inputs[i]) */
   VKDS__TEMPLATE_REDUCE = 2, /* result = init op map(inputs[0]) op map(inputs[1]) ... */
   VKDS__TEMPLATE_SCAN = 3,   /* out[i] = init op map(inputs[0]) op ... op map(inputs[i]) (scan.c) */
+  VKDS__TEMPLATE_HISTOGRAM = 5, /* output[bin] = samples (inputs[0]) in bin; inputs[1]: boundaries (histogram.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -78,6 +79,9 @@ typedef struct vkds__alg {
   void *host_result;       /* VALUE: one element; COUNT: uint64_t; BOOL: bool */
   uint64_t *host_index;    /* LOCATION */
   void *host_value;        /* LOCATION, may be NULL */
+  /* HISTOGRAM: upper's bits, the bin width's, the estimate's scale, the bin count
+   * (histogram.c) */
+  uint64_t extra[4];
 } vkds__alg;
 
 /* The three forms (frame.c). */
@@ -161,6 +165,7 @@ typedef struct vkds__gen {
    * can run chunk by chunk (stream.c) */
   bool streamable;
   bool needs_float64, needs_int64;
+  uint32_t out_param; /* HISTOGRAM: the parameter of the counts' address when they are a u32 leaf, else 0 */
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
 
@@ -270,5 +275,22 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
  * (NULL after the last), for the call's path. */
 const char *vkds__scan_preamble(const vkds__alg *a);
 const char *vkds__scan_template(const vkds__alg *a, uint32_t part);
+
+/* ---- histograms (histogram.c) ---- */
+
+/* Chooses the kernel's variant (bins in shared memory, or global atomics) for the device. */
+vkds_result vkds__histogram_choose(vkds__call *c);
+/* The scratch bytes the call needs: a status word and the counters. */
+uint64_t vkds__histogram_scratch_bytes(const vkds__call *c);
+/* Records the three passes into `cmd` (inside the frame's barriers). */
+vkds_result vkds__histogram_record(vkds__call *c, VkCommandBuffer cmd);
+/* Once the work is done: the boundaries' order, as an error naming the first pair out of
+ * order (blocking and asynchronous forms). */
+vkds_result vkds__histogram_status(const vkds__call *c);
+/* Whether the counts can be the kernel's counters (even bins into a u32 leaf). */
+bool vkds__histogram_direct_leaf(const vkds__alg *a);
+/* The defines after #version (the variant) and the template. */
+const char *vkds__histogram_preamble(const vkds__alg *a);
+const char *vkds__histogram_template(const vkds__alg *a);
 
 #endif

@@ -714,6 +714,13 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     }
     return;
   }
+  if (a->template_kind == VKDS__TEMPLATE_HISTOGRAM) { /* histogram.glsl: the counts and the parameters */
+    put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_IN0_TYPE %d\n", out->glsl,
+        out->id, out->id, (int)in[0].type);
+    put(b, "#define VKDS_HP(k) P(%u + (k))\n", counts);
+    if (g->out_param) put(b, "#define VKDS_HIST_OUT P(%u)\n", g->out_param);
+    return;
+  }
   if (a->template_kind == VKDS__TEMPLATE_SCAN) /* the output, then what a reduction has */
     put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_ACC_TYPE %d\n", out->glsl,
         out->id, out->id, (int)a->elem_type);
@@ -834,6 +841,17 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_SCAN) {
     out = walk(g, a->output, written, 0);
   }
+  if (a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
+    /* counts written whole (from atomics: their leaf's address, when plain u32 memory),
+     * the histogram's own parameters after; nothing streams (every sample may land in
+     * any bin) */
+    out = walk(g, a->output, VKDS_ACCESS_WRITE, 0);
+    if (!g->error && vkds__histogram_direct_leaf(a)) g->out_param = g->leaves[g->leaf_count - 1].param;
+    counts = param(g, a->extra[0]);
+    param(g, a->extra[1]);
+    param(g, a->extra[2]);
+    g->streamable = false;
+  }
   if (compacts) {
     /* outputs written up to their counts, at places no chunk of the input decides alone
      * (so nothing streams), from elements that must be numbers */
@@ -861,7 +879,9 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   struct vkds__text t = {0};
-  put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a) : "");
+  const char *preamble = a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a)
+                         : a->template_kind == VKDS__TEMPLATE_HISTOGRAM ? vkds__histogram_preamble(a) : "";
+  put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", preamble);
   put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
   put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
   for (vkds_type ty = VKDS_I32; ty <= VKDS_F64; ++ty)
@@ -873,6 +893,8 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   put(&t, "%s%s", g->head->s ? g->head->s : "", g->body->s ? g->body->s : "");
   if (a->template_kind == VKDS__TEMPLATE_SCAN)
     for (uint32_t k = 0; vkds__scan_template(a, k); ++k) put(&t, "%s", vkds__scan_template(a, k));
+  else if (a->template_kind == VKDS__TEMPLATE_HISTOGRAM)
+    put(&t, "%s", vkds__histogram_template(a));
   else
     put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");

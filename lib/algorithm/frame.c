@@ -131,7 +131,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (!a->inputs[k]) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u is NULL", name, k);
     VKDS_CHECK(vkds_seq_validate(a->inputs[k]));
     VKDS_CHECK(check_tree(ctx, name, a->inputs[k], devices, on_host, 0));
-    if (a->inputs[k]->count != a->count && a->elem != VKDS__ELEM_EQUAL)
+    bool own_count = a->elem == VKDS__ELEM_EQUAL || (a->template_kind == VKDS__TEMPLATE_HISTOGRAM && k > 0);
+    if (a->inputs[k]->count != a->count && !own_count)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u has %llu elements, input 0 has %llu",
                         name, k, (unsigned long long)a->inputs[k]->count, (unsigned long long)a->count);
     bool tuple_ok = a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED;
@@ -148,7 +149,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (!o) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %soutput is NULL", name, k ? "second " : "");
     VKDS_CHECK(vkds_seq_validate(o));
     VKDS_CHECK(check_tree(ctx, name, o, devices, on_host, 0));
-    if (o->count != a->count && !compacts) /* compaction writes what fits */
+    /* compaction writes what fits; a histogram's counts are its bins */
+    if (o->count != a->count && !compacts && a->template_kind != VKDS__TEMPLATE_HISTOGRAM)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output has %llu elements, the input %llu",
                         name, (unsigned long long)o->count, (unsigned long long)a->count);
     const char *why = unwritable(o, 0);
@@ -178,7 +180,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
 /* The results of a reduction (and a compaction's count) must have somewhere to go
  * (blocking and async forms). */
 static vkds_result check_host_results(const vkds_context *ctx, const vkds__alg *a) {
-  if (a->template_kind == VKDS__TEMPLATE_MAP || (a->template_kind == VKDS__TEMPLATE_SCAN && a->result != VKDS__RESULT_COUNT))
+  if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_HISTOGRAM ||
+      (a->template_kind == VKDS__TEMPLATE_SCAN && a->result != VKDS__RESULT_COUNT))
     return VKDS_SUCCESS;
   bool ok = a->result == VKDS__RESULT_LOCATION ? a->host_index != NULL : a->host_result != NULL;
   return ok ? VKDS_SUCCESS : vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the result pointer is NULL", a->name);
@@ -204,6 +207,7 @@ static vkds_result check_features(const call *c) {
 /* The code for the selected device (its kernel comes once the leaves are bound). */
 static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
+  if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) VKDS_CHECK(vkds__histogram_choose(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
   c->range64 = c->a.template_kind == VKDS__TEMPLATE_MAP && (c->a.count + 3) / 4 > UINT32_MAX;
@@ -312,6 +316,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) {
     VKDS_CHECK(vkds__scan_record(c, cmd, part, chunk));
+  } else if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) {
+    VKDS_CHECK(vkds__histogram_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
@@ -387,10 +393,13 @@ static void call_free(call *c) {
 static vkds_result finish(void *user, bool done) {
   call *c = user;
   vkds_result r = c->streaming ? vkds__stream_finish(c, done) : VKDS_SUCCESS;
+  /* a histogram whose boundaries were not sorted wrote nothing: nor is anything copied back */
+  if (done && r == VKDS_SUCCESS && c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) r = vkds__histogram_status(c);
   vkds_result u = unbind_leaves(c, done && r == VKDS_SUCCESS);
   if (r == VKDS_SUCCESS) r = u;
   if (done && r == VKDS_SUCCESS && c->a.template_kind == VKDS__TEMPLATE_REDUCE) read_results(c);
-  if (done && r == VKDS_SUCCESS && c->scan_result) memcpy(c->a.host_result, vkds_buffer_map(c->scan_result), 8);
+  if (done && r == VKDS_SUCCESS && c->scan_result && c->a.result == VKDS__RESULT_COUNT)
+    memcpy(c->a.host_result, vkds_buffer_map(c->scan_result), 8);
   call_free(c);
   return r;
 }
@@ -445,6 +454,17 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     if (r == VKDS_SUCCESS && a->result == VKDS__RESULT_COUNT) /* the count, for the host */
       r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 8};
+  }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
+    /* the status word and the counters (device memory, a power of two for reuse), and
+     * with boundaries a mapped word for their order */
+    uint64_t need = vkds__histogram_scratch_bytes(c), size = 4096;
+    while (size < need) size *= 2;
+    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
+    if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
+    if (r == VKDS_SUCCESS && a->input_count == 2)
+      r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
+    if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 4};
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(c);
   if (r == VKDS_SUCCESS) r = find_kernel(c);
@@ -543,6 +563,19 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     r = device_view(ctx, a->name, "the count's view", res, result, 8, &at);
     if (r == VKDS_SUCCESS && at % 8)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the count's view must be 8-byte aligned", a->name);
+    c.scan_result_view = result;
+  }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
+    /* the scratch (see vkds_histogram_scratch_bytes), and the status view when given */
+    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds__histogram_scratch_bytes(&c), &scratch_at);
+    if (r == VKDS_SUCCESS && scratch_at % 16)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
+                     a->name);
+    c.scan_scratch = cmd->scratch;
+    VkDeviceAddress at = 0;
+    if (r == VKDS_SUCCESS && result.buffer) r = device_view(ctx, a->name, "the status view", res, result, 4, &at);
+    if (r == VKDS_SUCCESS && at % 4)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the status view must be 4-byte aligned", a->name);
     c.scan_result_view = result;
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE) {
