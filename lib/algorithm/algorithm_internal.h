@@ -16,6 +16,7 @@ typedef enum vkds__alg_template {
   VKDS__TEMPLATE_MAP = 1,    /* out[i] = elem(inputs[i]) */
   VKDS__TEMPLATE_REDUCE = 2, /* result = init op map(inputs[0]) op map(inputs[1]) ... */
   VKDS__TEMPLATE_SCAN = 3,   /* out[i] = init op map(inputs[0]) op ... op map(inputs[i]) (scan.c) */
+  VKDS__TEMPLATE_SORT = 4,   /* inputs[0] (keys) sorted in place, inputs[1] (values) along (sort.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -172,7 +173,7 @@ typedef struct vkds__call {
   vkds_seq_binding bind[VKDS__GEN_MAX_LEAVES];
   uint32_t bound;
   vkds_buffer *scratch; /* blocking and asynchronous reductions: result and partials */
-  vkds_view scan_scratch; /* SCAN: the scan's scratch (c->scratch, or the vkds_cmd's) */
+  vkds_view scan_scratch; /* SCAN, SORT: the family's scratch (c->scratch, or the vkds_cmd's) */
   uint32_t groups;
   bool range64;
   /* streaming (stream.c): per streamed leaf, two host-visible buffers of stream_bytes */
@@ -237,5 +238,26 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
  * (NULL after the last), for the call's path. */
 const char *vkds__scan_preamble(const vkds__alg *a);
 const char *vkds__scan_template(const vkds__alg *a, uint32_t part);
+
+/* ---- sorts (sort.c) ----
+ * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both
+ * read and written in place (codegen walks them READ_WRITE; the frame checks that they
+ * can be written and do not overlap, and never streams them); value[0] is 1 for
+ * descending; `variant` is set by vkds__sort_choose (the path and the shared-memory
+ * layout: part of the kernel's signature). */
+
+/* Chooses the path and checks the device and the count; before the code is built. */
+vkds_result vkds__sort_choose(vkds__call *c);
+/* The scratch bytes the call needs (ping-pong copies of the keys and values, the
+ * histograms, the per-tile states). */
+uint64_t vkds__sort_scratch_bytes(const vkds__call *c);
+/* The most any sort over `count` elements needs (vkds_algorithm_scratch_bytes). */
+uint64_t vkds__sort_scratch_bound(uint64_t count);
+/* Records the sort's dispatches into `cmd` (inside the frame's barriers). */
+vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd);
+/* The extensions and defines after #version, and the template's parts in order (NULL
+ * after the last). */
+const char *vkds__sort_preamble(const vkds__alg *a);
+const char *vkds__sort_template(const vkds__alg *a, uint32_t part);
 
 #endif

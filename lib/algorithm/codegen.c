@@ -548,6 +548,18 @@ static void builtin_identity(struct vkds__text *o, vkds_op_kind k, vkds_type t) 
   }
 }
 
+/* ---- sorts: the keys' and values' accessors (shaders/algorithm/sort_tile.glsl) ---- */
+
+static void sort_functions(vkds__gen *g, const vkds__alg *a, const node *in) {
+  struct vkds__text *b = g->body;
+  put(b, "#define KEY_T %s\n#define VKDS_KEY_TYPE %d\n#define key_ld s%u\n#define key_ld_v s%u_v\n#define key_st s%u_st\n",
+      in[0].glsl, (int)in[0].type, in[0].id, in[0].id, in[0].id);
+  put(b, "#define VKDS_VALUES %d\n", a->input_count == 2);
+  if (a->input_count == 2)
+    put(b, "#define VAL_T %s\n#define VKDS_VAL_TYPE %d\n#define val_ld s%u\n#define val_st s%u_st\n", in[1].glsl,
+        (int)in[1].type, in[1].id, in[1].id);
+}
+
 /* Prototypes and defaults of what the templates call. */
 static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out) {
   struct vkds__text *b = g->body;
@@ -567,6 +579,10 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
       snprintf(before, sizeof before, "OUT_T vkds_elem(%s) { return OUT_T(", args1);
       snippet(g, "operator", before, a->glsl, "); }");
     }
+    return;
+  }
+  if (a->template_kind == VKDS__TEMPLATE_SORT) {
+    sort_functions(g, a, in);
     return;
   }
   if (a->template_kind == VKDS__TEMPLATE_SCAN) /* the output, then what a reduction has */
@@ -657,8 +673,10 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
   node in[VKDS__ALG_MAX_INPUTS] = {{0}}, out = {0};
+  /* a sort reads and writes its sequences in place: one node each, with loads and stores */
+  vkds_access in_access = a->template_kind == VKDS__TEMPLATE_SORT ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_READ;
   for (uint32_t k = 0; k < a->input_count; ++k) {
-    in[k] = walk(g, a->inputs[k], VKDS_ACCESS_READ, 0);
+    in[k] = walk(g, a->inputs[k], in_access, 0);
     if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
         a->elem != VKDS__ELEM_NOT_PRED)
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "
@@ -684,7 +702,9 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   struct vkds__text t = {0};
-  put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a) : "");
+  const char *preamble = a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a)
+                         : a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_preamble(a) : "";
+  put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", preamble);
   put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
   put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
   for (vkds_type ty = VKDS_I32; ty <= VKDS_F64; ++ty)
@@ -696,6 +716,8 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   put(&t, "%s%s", g->head->s ? g->head->s : "", g->body->s ? g->body->s : "");
   if (a->template_kind == VKDS__TEMPLATE_SCAN)
     for (uint32_t k = 0; vkds__scan_template(a, k); ++k) put(&t, "%s", vkds__scan_template(a, k));
+  else if (a->template_kind == VKDS__TEMPLATE_SORT)
+    for (uint32_t k = 0; vkds__sort_template(a, k); ++k) put(&t, "%s", vkds__sort_template(a, k));
   else
     put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");

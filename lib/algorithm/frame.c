@@ -115,6 +115,26 @@ static const char *unwritable(const vkds_seq *s, uint32_t depth) {
   return NULL;
 }
 
+/* ---- sorts: the inputs are sorted in place ---- */
+
+/* Keys and values are written: they must be writable and must not overlap. */
+static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
+  for (uint32_t k = 0; k < a->input_count; ++k) {
+    const char *why = unwritable(a->inputs[k], 0);
+    if (why)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are %s, which cannot be written",
+                        a->name, k ? "values" : "keys", why);
+  }
+  if (a->input_count < 2) return VKDS_SUCCESS;
+  span ks[16], vs[16];
+  uint32_t nk = spans_under(a->inputs[0], ks, 0, 16, 0), nv = spans_under(a->inputs[1], vs, 0, 16, 0);
+  for (uint32_t i = 0; i < nk; ++i)
+    for (uint32_t j = 0; j < nv; ++j)
+      if (ks[i].base == vs[j].base && ks[i].begin < vs[j].end && vs[j].begin < ks[i].end)
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the keys and the values overlap", a->name);
+  return VKDS_SUCCESS;
+}
+
 /* Everything that can be known before a device is picked. */
 static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *devices, bool *on_host) {
   const char *name = a->name;
@@ -132,6 +152,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
                         "%s: input %u has elements of type %d; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
                         (int)t, tuple_ok ? " (and zips, through your operator)" : "");
   }
+  if (a->template_kind == VKDS__TEMPLATE_SORT) return check_sort(ctx, a);
   if (a->template_kind != VKDS__TEMPLATE_REDUCE) { /* MAP, SCAN */
     if (!a->output) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is NULL", name);
     VKDS_CHECK(vkds_seq_validate(a->output));
@@ -190,6 +211,7 @@ static vkds_result check_features(const call *c) {
 /* The code and kernel for the selected device, then the leaves bound. */
 static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
+  if (c->a.template_kind == VKDS__TEMPLATE_SORT) VKDS_CHECK(vkds__sort_choose(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false));
   VKDS_CHECK(check_features(c));
   c->range64 = c->a.template_kind == VKDS__TEMPLATE_MAP && (c->a.count + 3) / 4 > UINT32_MAX;
@@ -269,6 +291,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) {
     VKDS_CHECK(vkds__scan_record(c, cmd, part, chunk));
+  } else if (c->a.template_kind == VKDS__TEMPLATE_SORT) {
+    VKDS_CHECK(vkds__sort_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
@@ -332,7 +356,9 @@ static void read_results(const call *c) {
 }
 
 static void call_free(call *c) {
-  vkds__alg_buffer_put(c->scratch);
+  /* a sort's scratch holds copies of its data: not kept for reuse */
+  if (c->a.template_kind == VKDS__TEMPLATE_SORT) vkds_buffer_destroy(c->scratch);
+  else vkds__alg_buffer_put(c->scratch);
   vkds__stream_free(c);
   vkds__gen_free(&c->gen);
   free(c);
@@ -383,7 +409,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   c->a = *a;
   c->res = vkds_selection_resource(sel);
   vkds_result r = prepare(c);
-  if (r == VKDS_SUCCESS) c->streaming = vkds__stream_plan(c);
+  if (r == VKDS_SUCCESS && a->template_kind != VKDS__TEMPLATE_SORT) c->streaming = vkds__stream_plan(c); /* sorts stage */
   if (r == VKDS_SUCCESS && !c->streaming && a->template_kind == VKDS__TEMPLATE_REDUCE &&
       VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
     r = vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one reduction takes",
@@ -396,6 +422,11 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     while (size < need) size *= 2;
     r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
     if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
+  }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SORT && a->count) {
+    uint64_t need = vkds__sort_scratch_bytes(c);
+    r = vkds_buffer_create(c->res, &(vkds_buffer_info){.size = need, .memory = VKDS_MEMORY_DEVICE}, &c->scratch);
+    if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, need};
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(c);
   vkds_task_info task = hints;
@@ -480,8 +511,10 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   call c = {.a = *a, .res = res};
   vkds_result r = prepare(&c);
   VkDeviceAddress result_at = 0, scratch_at = 0;
-  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN && a->count) {
-    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds__scan_scratch_bytes(&c), &scratch_at);
+  bool family_scratch = a->template_kind == VKDS__TEMPLATE_SCAN || a->template_kind == VKDS__TEMPLATE_SORT;
+  if (r == VKDS_SUCCESS && family_scratch && a->count) {
+    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(&c) : vkds__scan_scratch_bytes(&c);
+    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
     if (r == VKDS_SUCCESS && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);

@@ -1,0 +1,281 @@
+/* lib/algorithm/sort.c: the radix sorts (vkds_sort, vkds_sort_by_key), their two paths
+ * and their scratch.
+ *
+ * A sort is a description (vkds__alg, template SORT) that lib/algorithm/frame.c runs in
+ * the three forms like any other; this file picks the path once the device is known,
+ * sizes the scratch and records the dispatches:
+ *   upsweep, plan  shaders/algorithm/sort_upsweep.glsl: every pass's digit histogram in
+ *                  one read of the keys; which passes run (a digit that is the same for
+ *                  every key skips its pass) and in which direction;
+ *   onesweep       shaders/algorithm/sort_onesweep.glsl: per pass one dispatch, a chained
+ *                  scan of the digit counts across tiles with decoupled look-back and a
+ *                  decoupled fallback;
+ *   portable       shaders/algorithm/sort_portable.glsl: per pass count, spine, scatter.
+ * The path follows the scans' rule and overrides (vkds_resource_scan_path): the same
+ * question (do groups that run make progress while another spins?) decides both.
+ * vkds/algorithm.h says what each path costs. */
+#include "algorithm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+#include "algorithm_sort_onesweep.h"
+#include "algorithm_sort_portable.h"
+#include "algorithm_sort_tile.h"
+#include "algorithm_sort_upsweep.h"
+#pragma GCC diagnostic pop
+
+/* The scratch's layout (sort_tile.glsl says the same). */
+enum {
+  AT_FALLBACKS = 64,    /* onesweep: the fallbacks' count (tests) */
+  HEADER_BYTES = 16896, /* tile counters, histograms, digit starts, the plan */
+  ROW_BYTES = 1024,     /* per tile and region: 256 words */
+  UPSWEEP_GROUPS = 1024,
+  /* lavapipe gives an invocation 65,535 loop iterations in all: the upsweep's groups and
+   * the spine take at most tiles / 1024 rounds (2048 at 2^32 - 1 keys of 8 bytes) */
+  DEFAULT_SPINS = 4096, /* onesweep: spins in all, per thread, before counting a tile itself */
+  MAX_SPINS = 16384,
+};
+
+/* P(4) */
+enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAGE_SCATTER = 4 };
+#define FLAG_TEST_FALLBACK 0x10000u
+
+/* Onesweep's look-back words hold 30-bit counts. */
+#define ONESWEEP_MAX_COUNT ((1ull << 30) - 1)
+
+static uint32_t key_words(vkds_type t) { return vkds_type_size(t) == 8 ? 2 : 1; }
+static uint64_t tile_elems(vkds_type key) { return key_words(key) == 2 ? 2048 : 4096; }
+static uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
+
+/* Bytes of the scratch for n keys of `key` with values of `value` (BYTES: none). */
+static uint64_t layout_bytes(uint64_t n, vkds_type key, vkds_type value, bool onesweep) {
+  uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
+  uint64_t value_bytes = value == VKDS_TYPE_BYTES ? 0 : vkds_type_size(value);
+  return HEADER_BYTES + (onesweep ? 2 : 1) * tiles * ROW_BYTES + align16(n * 4 * key_words(key)) +
+         align16(n * value_bytes);
+}
+
+static bool onesweep_of(const vkds__alg *a) { return (a->variant & 255) == VKDS_SCAN_PATH_SINGLE; }
+static vkds_type value_type(const vkds__alg *a) { return a->input_count == 2 ? a->inputs[1]->type : VKDS_TYPE_BYTES; }
+
+/* ---- choosing the path ---- */
+
+static bool has_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops) {
+  const VkPhysicalDeviceVulkan11Properties *p = &dev->facts.props11;
+  return (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
+}
+
+/* The most subgroups a work group of 256 can have: sized for subgroups of 8 (no smaller
+ * on the devices that vary it, such as Intel's), or the device's own when smaller. */
+static uint32_t max_subgroups(const vkds__device *dev) {
+  uint32_t s = dev->facts.props11.subgroupSize;
+  if (s == 0 || s > 8) s = 8;
+  return 256 / s;
+}
+
+/* The shared memory the kernel declares (sort_tile.glsl). */
+static uint32_t shared_bytes(uint32_t subgroups) {
+  uint32_t words = 128 * subgroups > 4096 ? 128 * subgroups : 4096;
+  return 4 * (words + 3 * 256 + 4);
+}
+
+/* The path for n elements on a device: the scans' path, except that onesweep's counts
+ * are 30 bits wide. */
+static vkds_scan_path path_for(const vkds_resource *res, uint64_t n) {
+  vkds_scan_path path = vkds_resource_scan_path(res);
+  return path == VKDS_SCAN_PATH_SINGLE && n > ONESWEEP_MAX_COUNT ? VKDS_SCAN_PATH_PORTABLE : path;
+}
+
+vkds_result vkds__sort_choose(vkds__call *c) {
+  const vkds__device *dev = c->res->dev;
+  const char *name = dev->facts.props.properties.deviceName;
+  if (!has_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: sorts need subgroup ballots and shuffles in compute shaders, which device %u (%s) does not "
+                      "have", c->a.name, dev->index, name);
+  if (c->a.count > UINT32_MAX)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: %llu elements are more than a sort takes (2^32 - 1)", c->a.name,
+                      (unsigned long long)c->a.count);
+  uint32_t subgroups = max_subgroups(dev);
+  uint32_t limit = dev->facts.props.properties.limits.maxComputeSharedMemorySize;
+  if (shared_bytes(subgroups) > limit)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: sorts need %u bytes of shared memory with subgroups of %u; device %u (%s) has %u",
+                      c->a.name, shared_bytes(subgroups), 256 / subgroups, dev->index, name, limit);
+  c->a.variant = (uint32_t)path_for(c->res, c->a.count) | subgroups << 8;
+  return VKDS_SUCCESS;
+}
+
+uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
+  return layout_bytes(c->a.count, c->a.inputs[0]->type, value_type(&c->a), onesweep_of(&c->a));
+}
+
+uint64_t vkds__sort_scratch_bound(uint64_t count) {
+  uint64_t narrow = layout_bytes(count, VKDS_U32, VKDS_U64, true), wide = layout_bytes(count, VKDS_U64, VKDS_U64, true);
+  return narrow > wide ? narrow : wide;
+}
+
+uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type value_type) {
+  if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
+  if (value_type != VKDS_TYPE_BYTES && (vkds_type_size(value_type) < 4 || vkds_type_size(value_type) > 8)) return 0;
+  return layout_bytes(count, key_type, value_type, path_for(res, count) == VKDS_SCAN_PATH_SINGLE);
+}
+
+/* ---- the kernel's source ---- */
+
+#define EXTENSIONS                                                                                                     \
+  "#extension GL_KHR_shader_subgroup_basic : require\n"                                                               \
+  "#extension GL_KHR_shader_subgroup_ballot : require\n"                                                              \
+  "#extension GL_KHR_shader_subgroup_shuffle : require\n"                                                             \
+  "#extension GL_KHR_memory_scope_semantics : require\n"
+#define PREAMBLE(onesweep, subgroups)                                                                                  \
+  EXTENSIONS "#define VKDS_SORT_ONESWEEP " #onesweep "\n#define VKDS_SORT_SUBGROUPS " #subgroups "\n"
+
+/* Every atomic is relaxed and the module stays on the GLSL450 memory model, as the
+ * scans' (scan.c says why). */
+const char *vkds__sort_preamble(const vkds__alg *a) {
+  static const char *const table[2][4] = {
+      {PREAMBLE(0, 32), PREAMBLE(0, 64), PREAMBLE(0, 128), PREAMBLE(0, 256)},
+      {PREAMBLE(1, 32), PREAMBLE(1, 64), PREAMBLE(1, 128), PREAMBLE(1, 256)},
+  };
+  uint32_t subgroups = a->variant >> 8, k = 0;
+  while (k < 3 && (32u << k) < subgroups) ++k;
+  return table[onesweep_of(a)][k];
+}
+
+const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {
+  switch (part) {
+  case 0: return vkds_template_sort_tile;
+  case 1: return vkds_template_sort_upsweep;
+  case 2: return onesweep_of(a) ? vkds_template_sort_onesweep : vkds_template_sort_portable;
+  default: return NULL;
+  }
+}
+
+/* ---- recording ---- */
+
+static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* Onesweep's spins (in all, per thread) before its group counts a tile it waits for
+ * itself: VKDS_SORT_SPINS, a knob for tests and tuning (0: fall back at the first word
+ * not there; -1: also, every tile counts its predecessor once whatever it finds there,
+ * so that tests see fallbacks for certain). */
+static uint32_t spins(uint64_t *flags) {
+  const char *v = vkds__getenv("VKDS_SORT_SPINS");
+  if (!v || !*v) return DEFAULT_SPINS;
+  long n = strtol(v, NULL, 10);
+  if (n == -1) *flags |= FLAG_TEST_FALLBACK;
+  return n < 0 ? 0 : n > MAX_SPINS ? MAX_SPINS : (uint32_t)n;
+}
+
+static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups) {
+  return vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = c->gen.params});
+}
+
+vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
+  const vkds__device *dev = c->res->dev;
+  uint64_t *p = c->gen.params;
+  uint64_t n = p[VKDS__P_COUNT];
+  if (n == 0) return VKDS_SUCCESS;
+  vkds_type key = c->a.inputs[0]->type;
+  bool onesweep = onesweep_of(&c->a);
+  uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
+  const vkds_view *s = &c->scan_scratch;
+  p[2] = vkds_buffer_address(s->buffer) + s->offset;
+  p[3] = tiles;
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  /* counters and histograms (and onesweep's states) start at zero, after whatever used
+   * the scratch before */
+  barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset,
+                          HEADER_BYTES + (onesweep ? 2 * tiles * ROW_BYTES : 0), 0);
+  barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+  p[4] = STAGE_UPSWEEP;
+  p[5] = tiles < UPSWEEP_GROUPS ? tiles : UPSWEEP_GROUPS;
+  VKDS_CHECK(dispatch(c, cmd, p[5]));
+  barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+  p[4] = STAGE_PLAN;
+  VKDS_CHECK(dispatch(c, cmd, 1));
+  uint64_t flags = 0;
+  uint32_t spin = spins(&flags);
+  for (uint32_t pass = 0; pass < 4 * key_words(key); ++pass) {
+    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    if (onesweep) {
+      p[4] = STAGE_SCATTER | pass << 8 | flags;
+      p[5] = spin;
+      VKDS_CHECK(dispatch(c, cmd, tiles));
+      continue;
+    }
+    p[4] = STAGE_COUNT | pass << 8;
+    VKDS_CHECK(dispatch(c, cmd, tiles));
+    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    p[4] = STAGE_SPINE | pass << 8;
+    VKDS_CHECK(dispatch(c, cmd, 256));
+    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    p[4] = STAGE_SCATTER | pass << 8;
+    VKDS_CHECK(dispatch(c, cmd, tiles));
+  }
+  return VKDS_SUCCESS;
+}
+
+/* ---- the descriptions and the public functions ---- */
+
+static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_seq *values, bool by_key,
+                            vkds_sort_order order, vkds__alg *a) {
+  *a = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_SORT, .input_count = by_key ? 2 : 1,
+                   .inputs = {keys, values}, .count = keys ? keys->count : 0, .elem = VKDS__ELEM_COPY,
+                   .elem_type = keys ? keys->type : VKDS_TYPE_BYTES};
+  if ((unsigned)order > VKDS_SORT_DESCENDING)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
+  if (keys && values && keys->count != values->count)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the keys have %llu elements and the values %llu", name, (unsigned long long)keys->count,
+                      (unsigned long long)values->count);
+  a->value[0] = order == VKDS_SORT_DESCENDING;
+  a->has_value = true;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_sort(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_sort", keys, NULL, false, order, &a));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_sort_async(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order, vkds_submission **sub) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_sort_async", keys, NULL, false, order, &a));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_sort(const vkds_cmd *c, const vkds_seq *keys, vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_cmd_sort", keys, NULL, false, order, &a));
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+vkds_result vkds_sort_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_sort_by_key", keys, values, true, order, &a));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_sort_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order,
+                                   vkds_submission **sub) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_sort_by_key_async", keys, values, true, order, &a));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                 vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_cmd_sort_by_key", keys, values, true, order, &a));
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
