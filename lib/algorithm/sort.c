@@ -33,8 +33,13 @@ enum {
   HEADER_BYTES = 16896, /* tile counters, histograms, digit starts, the plan */
   ROW_BYTES = 1024,     /* per tile and region: 256 words */
   UPSWEEP_GROUPS = 1024,
-  /* lavapipe gives an invocation 65,535 loop iterations in all: the upsweep's groups and
-   * the spine take at most tiles / 1024 rounds (2048 at 2^32 - 1 keys of 8 bytes) */
+  /* CPU devices (lavapipe): every work group costs about half a millisecond to start
+   * there, whatever it does, so groups take several tiles: up to CPU_TILES each, in at
+   * least CPU_GROUPS groups (two threads run them by default) */
+  CPU_GROUPS = 64,
+  CPU_TILES = 16,
+  /* lavapipe gives an invocation 65,535 loop iterations in all: an upsweep group takes
+   * at most tiles / 1024 tiles (2048 at 2^32 - 1 keys of 8 bytes), 256 on CPU devices */
   DEFAULT_SPINS = 4096, /* onesweep: spins in all, per thread, before counting a tile itself */
   MAX_SPINS = 16384,
 };
@@ -131,7 +136,8 @@ uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_
   "#extension GL_KHR_shader_subgroup_basic : require\n"                                                               \
   "#extension GL_KHR_shader_subgroup_ballot : require\n"                                                              \
   "#extension GL_KHR_shader_subgroup_shuffle : require\n"                                                             \
-  "#extension GL_KHR_memory_scope_semantics : require\n"
+  "#extension GL_KHR_memory_scope_semantics : require\n"                                                             \
+  "#extension GL_EXT_control_flow_attributes : require\n"
 #define PREAMBLE(onesweep, subgroups)                                                                                  \
   EXTENSIONS "#define VKDS_SORT_ONESWEEP " #onesweep "\n#define VKDS_SORT_SUBGROUPS " #subgroups "\n"
 
@@ -176,6 +182,14 @@ static uint32_t spins(uint64_t *flags) {
   return n < 0 ? 0 : n > MAX_SPINS ? MAX_SPINS : (uint32_t)n;
 }
 
+/* How many of `units` (tiles, digits) a work group takes: one on GPUs; on CPU devices
+ * enough for CPU_GROUPS groups, at most CPU_TILES (lavapipe's loop budget). */
+static uint64_t per_group(const vkds__device *dev, uint64_t units) {
+  if (dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+  uint64_t per = (units + CPU_GROUPS - 1) / CPU_GROUPS;
+  return per < 1 ? 1 : per > CPU_TILES ? CPU_TILES : per;
+}
+
 static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups) {
   return vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = c->gen.params});
 }
@@ -202,28 +216,40 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
   p[4] = STAGE_UPSWEEP;
   p[5] = tiles < UPSWEEP_GROUPS ? tiles : UPSWEEP_GROUPS;
+  if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && p[5] > CPU_GROUPS) {
+    uint64_t few = (tiles + 255) / 256; /* at most 256 tiles a group */
+    p[5] = few > CPU_GROUPS ? few : CPU_GROUPS;
+  }
   VKDS_CHECK(dispatch(c, cmd, p[5]));
   barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
   p[4] = STAGE_PLAN;
   VKDS_CHECK(dispatch(c, cmd, 1));
   uint64_t flags = 0;
   uint32_t spin = spins(&flags);
+  uint64_t per = per_group(dev, tiles), groups = (tiles + per - 1) / per;
+  /* spine groups take digits: rounds of 1024 tiles per digit, kept to 4096 per group */
+  uint64_t digits = per_group(dev, 256), rounds = (tiles + 1023) / 1024;
+  while (digits > 1 && digits * rounds > 4096) digits /= 2;
   for (uint32_t pass = 0; pass < 4 * key_words(key); ++pass) {
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     if (onesweep) {
       p[4] = STAGE_SCATTER | pass << 8 | flags;
       p[5] = spin;
-      VKDS_CHECK(dispatch(c, cmd, tiles));
+      p[6] = per;
+      VKDS_CHECK(dispatch(c, cmd, groups));
       continue;
     }
     p[4] = STAGE_COUNT | pass << 8;
-    VKDS_CHECK(dispatch(c, cmd, tiles));
+    p[5] = per;
+    VKDS_CHECK(dispatch(c, cmd, groups));
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = STAGE_SPINE | pass << 8;
-    VKDS_CHECK(dispatch(c, cmd, 256));
+    p[5] = digits;
+    VKDS_CHECK(dispatch(c, cmd, (256 + digits - 1) / digits));
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = STAGE_SCATTER | pass << 8;
-    VKDS_CHECK(dispatch(c, cmd, tiles));
+    p[5] = per;
+    VKDS_CHECK(dispatch(c, cmd, groups));
   }
   return VKDS_SUCCESS;
 }

@@ -16,15 +16,17 @@
 //
 // Thread d looks back for digit d: it adds counts of tiles k-1, k-2, ... until it finds
 // an inclusive prefix (or reaches tile 0, whose count is its prefix). Every spin is
-// bounded: each thread spins P(5) times in all; once a thread has none left, its group
+// bounded: each thread spins P(5) times in all, over every tile its group takes; once a thread has none left, its group
 // counts the tile it waits for itself (the decoupled fallback: the tile's keys are in the
 // pass's source, which nobody writes during the pass) and publishes the counts for it,
 // so nothing ever waits on a group that is not running (lavapipe promises no forward
 // progress between groups). One budget for all spins, not one per wait: lavapipe gives
 // an invocation 65,535 loop iterations in all, shared by every loop of the shader.
 //
-// The states of the next pass (the other region) are zeroed here, each group its own
-// tile's row, so the passes need no fill between them; a skipped pass still does that.
+// A group takes up to P(6) tiles from the counter, one after the other (sort.c: one on
+// GPUs; several on CPU devices, where every work group costs much to start). The states of the next pass (the other region) are zeroed
+// here, each tile's row by whoever takes the tile, so the passes need no fill between
+// them; a skipped pass still does that.
 
 #define VKDS_COUNT 0x40000000u
 #define VKDS_PREFIX 0x80000000u
@@ -51,11 +53,12 @@ void vkds_fallback(uint region, uint j, uint pass, bool from_a) {
 
 // Thread t's exclusive prefix of digit t over the tiles before `tile` (> 0). Rounds: each
 // thread walks back (at most 1024 tiles a round) until it has its prefix or runs out of
-// spins on a tile without a word; then the group reduces the nearest such tile itself.
+// spins (what is left of its group's life's budget) on a tile without a word; then the
+// group reduces the nearest such tile itself.
 // Each round either finishes, moves some thread back, or publishes one more tile: 2 *
 // tile + 2 rounds always suffice.
-uint vkds_look_back(uint region, uint tile, uint pass, bool from_a) {
-  uint t = vkds_tid(), acc = 0u, pos = tile - 1u, spins = uint(P(5));
+uint vkds_look_back(uint region, uint tile, uint pass, bool from_a, inout uint spins) {
+  uint t = vkds_tid(), acc = 0u, pos = tile - 1u;
   bool done = false;
   for (uint round = 0u; round < 2u * tile + 2u; ++round) {
     uint stalled = 0u; // the tile waited for, plus one
@@ -86,28 +89,10 @@ uint vkds_look_back(uint region, uint tile, uint pass, bool from_a) {
   return acc;
 }
 
-void main() {
-  uint stage = vkds_stage(), pass = vkds_pass();
-  if (stage == VKDS_STAGE_UPSWEEP) {
-    vkds_upsweep();
-    return;
-  }
-  if (stage == VKDS_STAGE_PLAN) {
-    vkds_make_plan();
-    return;
-  }
-  uint t = vkds_tid(), region = pass & 1u, plan = vkds_plan(pass);
-  if ((plan & 1u) == 0u) { // skipped: only the next pass's states
-    vkds_sw(vkds_state(region ^ 1u, vkds_group(), t)).v = 0u;
-    return;
-  }
-  if (t == 0u)
-    vkds_misc[0] = atomicAdd(vkds_sw(P(2) + 4ul * uint64_t(pass)).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                             gl_SemanticsRelaxed);
-  barrier();
-  uint tile = vkds_misc[0];
+// One tile of an active pass: ranked, its counts published, its prefix found, written.
+void vkds_onesweep_tile(uint pass, uint region, bool from_a, uint tile, inout uint spins) {
+  uint t = vkds_tid();
   vkds_sw(vkds_state(region ^ 1u, tile, t)).v = 0u;
-  bool from_a = (plan & 2u) != 0u;
   uint64_t base = uint64_t(tile) * uint64_t(VKDS_TILE);
   uint valid = uint(min(P(0) - base, uint64_t(VKDS_TILE)));
   KW_T k[VKDS_ITEMS];
@@ -122,10 +107,44 @@ void main() {
     atomicMax(vkds_sw(vkds_state(region, tile, t)).v, VKDS_COUNT | count);
     // the test hook (VKDS_SORT_SPINS=-1): every tile reduces its predecessor once
     if ((P(4) & VKDS_SORT_TEST_FALLBACK) != 0ul) vkds_fallback(region, tile - 1u, pass, from_a);
-    prefix = vkds_look_back(region, tile, pass, from_a);
+    prefix = vkds_look_back(region, tile, pass, from_a, spins);
     atomicMax(vkds_sw(vkds_state(region, tile, t)).v, VKDS_PREFIX | (prefix + count));
   }
   vkds_goff[t] = vkds_sw(P(2) + VKDS_AT_BASES + 4ul * uint64_t(pass * 256u + t)).v + prefix - vkds_toff[t];
   barrier();
   vkds_write_tile(pass, from_a, base, valid, k, loc);
+  barrier(); // vkds_goff and vkds_sh are the next tile's
+}
+
+void main() {
+  uint stage = vkds_stage(), pass = vkds_pass();
+  if (stage == VKDS_STAGE_UPSWEEP) {
+    vkds_upsweep();
+    return;
+  }
+  if (stage == VKDS_STAGE_PLAN) {
+    vkds_make_plan();
+    return;
+  }
+  uint t = vkds_tid(), region = pass & 1u, plan = vkds_plan(pass), tiles = uint(P(3));
+  if ((plan & 1u) == 0u) { // skipped: only the next pass's states
+    uint per = uint(P(6));
+    for (uint tile = vkds_group() * per; tile < min(tiles, (vkds_group() + 1u) * per); ++tile)
+      vkds_sw(vkds_state(region ^ 1u, tile, t)).v = 0u;
+    return;
+  }
+  bool from_a = (plan & 2u) != 0u;
+  uint spins = uint(P(5));
+  // at most P(6) tiles a group (lavapipe's loop budget: a group that runs early would
+  // otherwise take tile after tile); the groups' quotas cover every tile
+  for (uint taken = 0u; taken < uint(P(6)); ++taken) {
+    if (t == 0u)
+      vkds_misc[0] = atomicAdd(vkds_sw(P(2) + 4ul * uint64_t(pass)).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                               gl_SemanticsRelaxed);
+    barrier();
+    uint tile = vkds_misc[0];
+    barrier(); // vkds_misc[0] is the next round's
+    if (tile >= tiles) break;
+    vkds_onesweep_tile(pass, region, from_a, tile, spins);
+  }
 }

@@ -11,7 +11,13 @@
 //
 // Parameters: P(0) elements n (< 2^32), P(1) 0 ascending / 1 descending, P(2) the
 // scratch's address (16-byte aligned), P(3) tiles, P(4) the stage | pass << 8 | flags,
-// P(5) the stage's own (upsweep: its work groups; onesweep: spins before a fallback).
+// P(5) the stage's own (upsweep: its work groups; portable count and scatter: tiles per
+// group; spine: digits per group; onesweep: spins before a fallback), P(6) onesweep:
+// tiles per group.
+//
+// Loops over a thread's items are unrolled ([[unroll]]): the items then stay in
+// registers, and on lavapipe (which counts every loop iteration against a budget of
+// 65,535 per invocation, shared by all loops) they cost nothing of it.
 //
 // LSD radix sort over 8-bit digits of the key's order-preserving bits: pass p sorts
 // stably by bits [8p, 8p + 8) of
@@ -155,7 +161,7 @@ void vkds_src_key4(bool from_a, uint64_t i, out KW_T r[4]) {
   if (!from_a) {
     KEY_T x[4];
     key_ld_v(i, x);
-    for (int c = 0; c < 4; ++c) r[c] = vkds_ord(x[c]);
+    [[unroll]] for (int c = 0; c < 4; ++c) r[c] = vkds_ord(x[c]);
     return;
   }
 #if VKDS_KEY_WORDS == 1
@@ -285,11 +291,11 @@ uint vkds_pos(uint j) {
 void vkds_load_tile(bool from_a, uint64_t base, uint valid, out KW_T k[VKDS_ITEMS]) {
   uint t = vkds_tid();
   if (valid == VKDS_TILE) {
-    for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
+    [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
       uint s = 4u * (q * 256u + t);
       KW_T r[4];
       vkds_src_key4(from_a, base + uint64_t(s), r);
-      for (uint c = 0u; c < 4u; ++c) {
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) {
 #if VKDS_KEY_WORDS == 1
         vkds_sh[s + c] = r[c];
 #else
@@ -299,7 +305,7 @@ void vkds_load_tile(bool from_a, uint64_t base, uint valid, out KW_T k[VKDS_ITEM
       }
     }
     barrier();
-    for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
       uint s = vkds_pos(j);
 #if VKDS_KEY_WORDS == 1
       k[j] = vkds_sh[s];
@@ -310,7 +316,7 @@ void vkds_load_tile(bool from_a, uint64_t base, uint valid, out KW_T k[VKDS_ITEM
     barrier();
     return;
   }
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint s = vkds_pos(j);
     k[j] = s < valid ? vkds_src_key(from_a, base + uint64_t(s)) : VKDS_KW_MAX;
   }
@@ -323,13 +329,13 @@ void vkds_count_tile(bool from_a, uint64_t base, uint valid, uint pass) {
   vkds_sh[t] = 0u;
   barrier();
   if (valid == VKDS_TILE) {
-    for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
+    [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
       KW_T r[4];
       vkds_src_key4(from_a, base + uint64_t(4u * (q * 256u + t)), r);
-      for (uint c = 0u; c < 4u; ++c) atomicAdd(vkds_sh[vkds_digit(r[c], pass)], 1u);
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) atomicAdd(vkds_sh[vkds_digit(r[c], pass)], 1u);
     }
   } else {
-    for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
       uint s = t + 256u * i;
       if (s < valid) atomicAdd(vkds_sh[vkds_digit(vkds_src_key(from_a, base + uint64_t(s)), pass)], 1u);
     }
@@ -350,10 +356,10 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   for (uint i = t; i < 128u * nsg; i += 256u) vkds_sh[i] = 0u;
   barrier();
   uvec4 lt = gl_SubgroupLtMask, everyone = subgroupBallot(true);
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass);
     uvec4 peers = everyone;
-    for (uint b = 0u; b < 8u; ++b) {
+    [[unroll]] for (uint b = 0u; b < 8u; ++b) {
       bool bit = ((d >> b) & 1u) != 0u;
       uvec4 v = subgroupBallot(bit);
       peers &= bit ? v : ~v;
@@ -381,7 +387,7 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   uint first = vkds_block_exclusive(count, total);
   vkds_toff[t] = first;
   barrier();
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass), hs = (d & 1u) * 16u;
     loc[j] += vkds_toff[d] + ((vkds_sh[hist + (d >> 1)] >> hs) & 0xffffu);
   }
@@ -398,9 +404,9 @@ void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T k[V
   uint g[VKDS_ITEMS];
   KW_T o[VKDS_ITEMS];
 #if VKDS_KEY_WORDS == 1
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = k[j];
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = k[j];
   barrier();
-  for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
     uint s = t + 256u * i;
     o[i] = vkds_sh[s];
     g[i] = vkds_goff[vkds_digit(o[i], pass)] + s;
@@ -410,42 +416,42 @@ void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T k[V
   // the word holding the pass's digit first, then the other
   uint dsh = pass < 4u ? 0u : 32u;
   uint w0[VKDS_ITEMS];
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> dsh);
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> dsh);
   barrier();
-  for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
     uint s = t + 256u * i;
     w0[i] = vkds_sh[s];
     g[i] = vkds_goff[(w0[i] >> (8u * (pass & 3u))) & 255u] + s;
   }
   barrier();
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> (32u - dsh));
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> (32u - dsh));
   barrier();
-  for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
     uint w1 = vkds_sh[t + 256u * i];
     o[i] = dsh == 0u ? pack64(uvec2(w0[i], w1)) : pack64(uvec2(w1, w0[i]));
   }
   barrier();
 #endif
-  for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
     if (t + 256u * i < valid) vkds_dst_key(to_a, uint64_t(g[i]), o[i]);
 #if VKDS_VALUES
   uvec2 v[VKDS_ITEMS];
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint s = vkds_pos(j);
     v[j] = s < valid ? vkds_src_val(from_a, base + uint64_t(s)) : uvec2(0u);
   }
   uvec2 w[VKDS_ITEMS];
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].x;
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].x;
   barrier();
-  for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i] = uvec2(vkds_sh[t + 256u * i], 0u);
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i] = uvec2(vkds_sh[t + 256u * i], 0u);
   barrier();
 #if VKDS_VAL_WORDS == 2
-  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].y;
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].y;
   barrier();
-  for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i].y = vkds_sh[t + 256u * i];
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i].y = vkds_sh[t + 256u * i];
   barrier();
 #endif
-  for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
     if (t + 256u * i < valid) vkds_dst_val(to_a, uint64_t(g[i]), w[i]);
 #endif
 }

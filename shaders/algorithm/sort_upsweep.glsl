@@ -16,7 +16,7 @@
 // The passes' groups read the plan and return at once when theirs does not run.
 
 void vkds_count_key(KW_T b) {
-  for (uint p = 0u; p < VKDS_PASSES; ++p) atomicAdd(vkds_sh[p * 256u + vkds_digit(b, p)], 1u);
+  [[unroll]] for (uint p = 0u; p < VKDS_PASSES; ++p) atomicAdd(vkds_sh[p * 256u + vkds_digit(b, p)], 1u);
 }
 
 void vkds_upsweep() {
@@ -29,13 +29,13 @@ void vkds_upsweep() {
     uint64_t base = uint64_t(tile) * uint64_t(VKDS_TILE);
     uint valid = uint(min(n - base, uint64_t(VKDS_TILE)));
     if (valid == VKDS_TILE) {
-      for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
+      [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
         KW_T r[4];
         vkds_src_key4(false, base + uint64_t(4u * (q * 256u + t)), r);
-        for (uint c = 0u; c < 4u; ++c) vkds_count_key(r[c]);
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) vkds_count_key(r[c]);
       }
     } else {
-      for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+      [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
         uint s = t + 256u * i;
         if (s < valid) vkds_count_key(vkds_src_key(false, base + uint64_t(s)));
       }
