@@ -144,6 +144,7 @@ typedef struct vkds__gen {
    * can run chunk by chunk (stream.c) */
   bool streamable;
   bool needs_float64, needs_int64;
+  bool sort_bits; /* SORT: written leaves are walked as U32/U64 bits (sort.c) */
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
 
@@ -174,6 +175,7 @@ typedef struct vkds__call {
   uint32_t bound;
   vkds_buffer *scratch; /* blocking and asynchronous reductions: result and partials */
   vkds_view scan_scratch; /* SCAN, SORT: the family's scratch (c->scratch, or the vkds_cmd's) */
+  vkds_scan_path path;    /* SORT: its path (vkds__sort_choose; a parameter, not code) */
   uint32_t groups;
   bool range64;
   /* streaming (stream.c): per streamed leaf, two host-visible buffers of stream_bytes */
@@ -242,9 +244,9 @@ const char *vkds__scan_template(const vkds__alg *a, uint32_t part);
 /* ---- sorts (sort.c) ----
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both
  * read and written in place (codegen walks them READ_WRITE; the frame checks that they
- * can be written and do not overlap, and never streams them); value[0] is 1 for
- * descending; `variant` is set by vkds__sort_choose (the path and the shared-memory
- * layout: part of the kernel's signature). */
+ * can be written and do not overlap, and never streams them); value[0] holds the
+ * order and the keys' kind (P(1), sort_tile.glsl); `variant` is set by vkds__sort_choose (the shared
+ * memory's layout: part of the kernel's signature) and so is the call's `path`. */
 
 /* Chooses the path and checks the device and the count; before the code is built. */
 vkds_result vkds__sort_choose(vkds__call *c);

@@ -224,6 +224,14 @@ static void generic_vector(vkds__gen *g, const node *n) {
 /* Memory through a device address: read 16 bytes at a time when the address is
  * 16-byte aligned (then so is every group of 4 elements), else element by element. */
 static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
+  /* a sort moves its keys and values as bits (sort.c): one kernel per element size */
+  const vkds_seq *orig = s;
+  vkds_seq as_bits;
+  if (g->sort_bits && access != VKDS_ACCESS_READ && vkds__glsl_type(s->type)) {
+    as_bits = *s;
+    as_bits.type = vkds_type_size(s->type) == 8 ? VKDS_U64 : VKDS_U32;
+    s = &as_bits;
+  }
   node n = {.id = g->next_node++, .readable = access != VKDS_ACCESS_WRITE, .writable = access != VKDS_ACCESS_READ};
   node_type(&n, s->type, n.id);
   if (!vkds__glsl_type(s->type)) {
@@ -240,7 +248,7 @@ static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
     g->streamable = false; /* another device's buffer is staged whole */
   if (s->ops != &vkds_seq_buffer_ops && s->ops != &vkds_seq_mapped_ops && s->ops != &vkds_seq_host_ops)
     g->streamable = false; /* a user type staged through its host reads */
-  g->leaves[g->leaf_count++] = (vkds__leaf){.seq = s, .access = access, .param = p};
+  g->leaves[g->leaf_count++] = (vkds__leaf){.seq = orig, .access = access, .param = p};
   use_type(g, s->type);
   sig_u32(g, 'L'), sig_u32(g, s->type), sig_u32(g, access);
   if (!g->emit) return n;
@@ -660,7 +668,8 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
 }
 
 vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit) {
-  *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true};
+  *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true,
+                   .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT};
   if (emit) {
     g->head = calloc(1, sizeof *g->head);
     g->body = calloc(1, sizeof *g->body);

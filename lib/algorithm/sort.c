@@ -21,6 +21,7 @@
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
+#include "algorithm_sort_main.h"
 #include "algorithm_sort_onesweep.h"
 #include "algorithm_sort_portable.h"
 #include "algorithm_sort_tile.h"
@@ -45,8 +46,9 @@ enum {
 };
 
 /* P(4) */
-enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAGE_SCATTER = 4 };
+enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAGE_SCATTER = 4, STAGE_ONESWEEP = 5 };
 #define FLAG_TEST_FALLBACK 0x10000u
+#define FLAG_ONESWEEP 0x20000u
 
 /* Onesweep's look-back words hold 30-bit counts. */
 #define ONESWEEP_MAX_COUNT ((1ull << 30) - 1)
@@ -63,7 +65,6 @@ static uint64_t layout_bytes(uint64_t n, vkds_type key, vkds_type value, bool on
          align16(n * value_bytes);
 }
 
-static bool onesweep_of(const vkds__alg *a) { return (a->variant & 255) == VKDS_SCAN_PATH_SINGLE; }
 static vkds_type value_type(const vkds__alg *a) { return a->input_count == 2 ? a->inputs[1]->type : VKDS_TYPE_BYTES; }
 
 /* ---- choosing the path ---- */
@@ -111,12 +112,13 @@ vkds_result vkds__sort_choose(vkds__call *c) {
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: sorts need %u bytes of shared memory with subgroups of %u; device %u (%s) has %u",
                       c->a.name, shared_bytes(subgroups), 256 / subgroups, dev->index, name, limit);
-  c->a.variant = (uint32_t)path_for(c->res, c->a.count) | subgroups << 8;
+  c->a.variant = subgroups; /* the code; the path is a parameter */
+  c->path = path_for(c->res, c->a.count);
   return VKDS_SUCCESS;
 }
 
 uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
-  return layout_bytes(c->a.count, c->a.inputs[0]->type, value_type(&c->a), onesweep_of(&c->a));
+  return layout_bytes(c->a.count, c->a.inputs[0]->type, value_type(&c->a), c->path == VKDS_SCAN_PATH_SINGLE);
 }
 
 uint64_t vkds__sort_scratch_bound(uint64_t count) {
@@ -132,34 +134,28 @@ uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_
 
 /* ---- the kernel's source ---- */
 
-#define EXTENSIONS                                                                                                     \
+/* Every atomic is relaxed and the module stays on the GLSL450 memory model, as the
+ * scans' (scan.c says why). */
+#define PREAMBLE(subgroups)                                                                                            \
   "#extension GL_KHR_shader_subgroup_basic : require\n"                                                               \
   "#extension GL_KHR_shader_subgroup_ballot : require\n"                                                              \
   "#extension GL_KHR_shader_subgroup_shuffle : require\n"                                                             \
-  "#extension GL_KHR_memory_scope_semantics : require\n"                                                             \
-  "#extension GL_EXT_control_flow_attributes : require\n"
-#define PREAMBLE(onesweep, subgroups)                                                                                  \
-  EXTENSIONS "#define VKDS_SORT_ONESWEEP " #onesweep "\n#define VKDS_SORT_SUBGROUPS " #subgroups "\n"
+  "#extension GL_KHR_memory_scope_semantics : require\n"                                                              \
+  "#extension GL_EXT_control_flow_attributes : require\n"                                                             \
+  "#define VKDS_SORT_SUBGROUPS " #subgroups "\n"
 
-/* Every atomic is relaxed and the module stays on the GLSL450 memory model, as the
- * scans' (scan.c says why). */
 const char *vkds__sort_preamble(const vkds__alg *a) {
-  static const char *const table[2][4] = {
-      {PREAMBLE(0, 32), PREAMBLE(0, 64), PREAMBLE(0, 128), PREAMBLE(0, 256)},
-      {PREAMBLE(1, 32), PREAMBLE(1, 64), PREAMBLE(1, 128), PREAMBLE(1, 256)},
-  };
-  uint32_t subgroups = a->variant >> 8, k = 0;
-  while (k < 3 && (32u << k) < subgroups) ++k;
-  return table[onesweep_of(a)][k];
+  static const char *const table[4] = {PREAMBLE(32), PREAMBLE(64), PREAMBLE(128), PREAMBLE(256)};
+  uint32_t k = 0;
+  while (k < 3 && (32u << k) < a->variant) ++k;
+  return table[k];
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {
-  switch (part) {
-  case 0: return vkds_template_sort_tile;
-  case 1: return vkds_template_sort_upsweep;
-  case 2: return onesweep_of(a) ? vkds_template_sort_onesweep : vkds_template_sort_portable;
-  default: return NULL;
-  }
+  (void)a;
+  static const char *const parts[] = {vkds_template_sort_tile, vkds_template_sort_upsweep, vkds_template_sort_portable,
+                                      vkds_template_sort_onesweep, vkds_template_sort_main};
+  return part < sizeof parts / sizeof *parts ? parts[part] : NULL;
 }
 
 /* ---- recording ---- */
@@ -200,11 +196,12 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   uint64_t n = p[VKDS__P_COUNT];
   if (n == 0) return VKDS_SUCCESS;
   vkds_type key = c->a.inputs[0]->type;
-  bool onesweep = onesweep_of(&c->a);
+  bool onesweep = c->path == VKDS_SCAN_PATH_SINGLE;
   uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
   const vkds_view *s = &c->scan_scratch;
   p[2] = vkds_buffer_address(s->buffer) + s->offset;
   p[3] = tiles;
+  uint64_t flags = onesweep ? FLAG_ONESWEEP : 0;
   const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   /* counters and histograms (and onesweep's states) start at zero, after whatever used
@@ -214,7 +211,7 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset,
                           HEADER_BYTES + (onesweep ? 2 * tiles * ROW_BYTES : 0), 0);
   barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
-  p[4] = STAGE_UPSWEEP;
+  p[4] = STAGE_UPSWEEP | flags;
   p[5] = tiles < UPSWEEP_GROUPS ? tiles : UPSWEEP_GROUPS;
   if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && p[5] > CPU_GROUPS) {
     uint64_t few = (tiles + 255) / 256; /* at most 256 tiles a group */
@@ -222,32 +219,32 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   }
   VKDS_CHECK(dispatch(c, cmd, p[5]));
   barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
-  p[4] = STAGE_PLAN;
+  p[4] = STAGE_PLAN | flags;
   VKDS_CHECK(dispatch(c, cmd, 1));
-  uint64_t flags = 0;
   uint32_t spin = spins(&flags);
   uint64_t per = per_group(dev, tiles), groups = (tiles + per - 1) / per;
-  /* spine groups take digits: rounds of 1024 tiles per digit, kept to 4096 per group */
+  /* spine groups take digits: rounds of 1024 tiles per digit, kept to 1024 per group
+   * where it can (a round costs about 40 of lavapipe's loop budget) */
   uint64_t digits = per_group(dev, 256), rounds = (tiles + 1023) / 1024;
-  while (digits > 1 && digits * rounds > 4096) digits /= 2;
+  while (digits > 1 && digits * rounds > 1024) digits /= 2;
   for (uint32_t pass = 0; pass < 4 * key_words(key); ++pass) {
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     if (onesweep) {
-      p[4] = STAGE_SCATTER | pass << 8 | flags;
+      p[4] = STAGE_ONESWEEP | pass << 8 | flags;
       p[5] = spin;
       p[6] = per;
       VKDS_CHECK(dispatch(c, cmd, groups));
       continue;
     }
-    p[4] = STAGE_COUNT | pass << 8;
+    p[4] = STAGE_COUNT | pass << 8 | flags;
     p[5] = per;
     VKDS_CHECK(dispatch(c, cmd, groups));
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
-    p[4] = STAGE_SPINE | pass << 8;
+    p[4] = STAGE_SPINE | pass << 8 | flags;
     p[5] = digits;
     VKDS_CHECK(dispatch(c, cmd, (256 + digits - 1) / digits));
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
-    p[4] = STAGE_SCATTER | pass << 8;
+    p[4] = STAGE_SCATTER | pass << 8 | flags;
     p[5] = per;
     VKDS_CHECK(dispatch(c, cmd, groups));
   }
@@ -267,7 +264,10 @@ static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_s
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the keys have %llu elements and the values %llu", name, (unsigned long long)keys->count,
                       (unsigned long long)values->count);
-  a->value[0] = order == VKDS_SORT_DESCENDING;
+  /* P(1) (sort_tile.glsl): bit 0 descending, bits 1-2 the keys' kind */
+  vkds_type t = a->elem_type;
+  uint32_t kind = t == VKDS_I32 || t == VKDS_I64 ? 1 : t == VKDS_F32 || t == VKDS_F64 ? 2 : 0;
+  a->value[0] = (unsigned char)((order == VKDS_SORT_DESCENDING) | kind << 1);
   a->has_value = true;
   return VKDS_SUCCESS;
 }

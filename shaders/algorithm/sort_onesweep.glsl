@@ -1,5 +1,5 @@
-// shaders/algorithm/sort_onesweep.glsl: the single-pass radix sort, Onesweep (after
-// sort_tile.glsl and sort_upsweep.glsl; the preamble adds GL_KHR_memory_scope_semantics).
+// shaders/algorithm/sort_onesweep.glsl: the single-pass radix sort's passes, Onesweep
+// (after sort_portable.glsl; sort_main.glsl calls them).
 // Per pass one dispatch of one work group per tile: the keys are read once and written
 // once, the digit offsets found by a chained scan across tiles with decoupled look-back.
 //
@@ -116,19 +116,10 @@ void vkds_onesweep_tile(uint pass, uint region, bool from_a, uint tile, inout ui
   barrier(); // vkds_goff and vkds_sh are the next tile's
 }
 
-void main() {
-  uint stage = vkds_stage(), pass = vkds_pass();
-  if (stage == VKDS_STAGE_UPSWEEP) {
-    vkds_upsweep();
-    return;
-  }
-  if (stage == VKDS_STAGE_PLAN) {
-    vkds_make_plan();
-    return;
-  }
-  uint t = vkds_tid(), region = pass & 1u, plan = vkds_plan(pass), tiles = uint(P(3));
-  if ((plan & 1u) == 0u) { // skipped: only the next pass's states
-    uint per = uint(P(6));
+// A pass: up to P(6) tiles per group; a skipped pass only zeroes the next pass's states.
+void vkds_onesweep(uint pass, uint plan) {
+  uint t = vkds_tid(), region = pass & 1u, tiles = uint(P(3)), per = uint(P(6));
+  if ((plan & 1u) == 0u) {
     for (uint tile = vkds_group() * per; tile < min(tiles, (vkds_group() + 1u) * per); ++tile)
       vkds_sw(vkds_state(region ^ 1u, tile, t)).v = 0u;
     return;
@@ -137,7 +128,7 @@ void main() {
   uint spins = uint(P(5));
   // at most P(6) tiles a group (lavapipe's loop budget: a group that runs early would
   // otherwise take tile after tile); the groups' quotas cover every tile
-  for (uint taken = 0u; taken < uint(P(6)); ++taken) {
+  for (uint taken = 0u; taken < per; ++taken) {
     if (t == 0u)
       vkds_misc[0] = atomicAdd(vkds_sw(P(2) + 4ul * uint64_t(pass)).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
                                gl_SemanticsRelaxed);

@@ -1,5 +1,5 @@
-// shaders/algorithm/sort_portable.glsl: the portable radix sort (after sort_tile.glsl
-// and sort_upsweep.glsl). Per pass three dispatches with barriers between them; no work
+// shaders/algorithm/sort_portable.glsl: the portable radix sort's passes (after
+// sort_tile.glsl and sort_upsweep.glsl; sort_main.glsl calls them). Per pass three dispatches with barriers between them; no work
 // group ever waits for another, on any device:
 //   count    tile k counts its digits: count(d, k) at d * tiles + k of the region;
 //   spine    digit d's counts are scanned over the tiles, exclusive, starting from the
@@ -20,14 +20,14 @@ void vkds_spine(uint pass, uint d) {
   // lavapipe's loop budget)
   for (uint first = 0u; first < tiles; first += 1024u) {
     uint c[4], sum = 0u;
-    for (uint q = 0u; q < 4u; ++q) {
+    [[unroll]] for (uint q = 0u; q < 4u; ++q) {
       uint k = first + 4u * t + q;
       c[q] = k < tiles ? vkds_sw(vkds_count_at(d, k)).v : 0u;
       sum += c[q];
     }
     uint total;
     uint at = carry + vkds_block_exclusive(sum, total);
-    for (uint q = 0u; q < 4u; ++q) {
+    [[unroll]] for (uint q = 0u; q < 4u; ++q) {
       uint k = first + 4u * t + q;
       if (k < tiles) vkds_sw(vkds_count_at(d, k)).v = at;
       at += c[q];
@@ -36,19 +36,8 @@ void vkds_spine(uint pass, uint d) {
   }
 }
 
-void main() {
-  uint stage = vkds_stage(), pass = vkds_pass();
-  if (stage == VKDS_STAGE_UPSWEEP) {
-    vkds_upsweep();
-    return;
-  }
-  if (stage == VKDS_STAGE_PLAN) {
-    vkds_make_plan();
-    return;
-  }
-  uint plan = vkds_plan(pass);
-  if ((plan & 1u) == 0u) return; // a pass whose digit is the same for every key
-  bool from_a = (plan & 2u) != 0u;
+// Count and scatter for group g: tiles g * P(5) .. (g + 1) * P(5) - 1; spine: digits.
+void vkds_portable(uint stage, uint pass, bool from_a) {
   uint per = uint(P(5)), first = vkds_group() * per, t = vkds_tid();
   if (stage == VKDS_STAGE_SPINE) {
     for (uint d = first; d < min(first + per, 256u); ++d) vkds_spine(pass, d);

@@ -1,16 +1,20 @@
 // shaders/algorithm/sort_tile.glsl: what both radix sort paths share (lib/algorithm/sort.c
-// records them; sort_upsweep.glsl and one of sort_portable.glsl / sort_onesweep.glsl
-// follow this file). Appended by lib/algorithm/codegen.c after the code it generates:
+// records them; sort_upsweep.glsl, sort_portable.glsl, sort_onesweep.glsl and
+// sort_main.glsl follow this file: one kernel has every stage of both paths, the path
+// being a parameter, so that a device compiles one kernel per key and value size).
+// Appended by lib/algorithm/codegen.c after the code it generates:
 //   P(k)                          launch parameter k (uint64_t), below
-//   KEY_T, VKDS_KEY_TYPE          the keys' GLSL type and vkds_type
+//   KEY_T, VKDS_KEY_TYPE          the keys' GLSL type and vkds_type (U32 or U64 for every
+//                                 built-in sequence: their leaves are walked as bits)
 //   key_ld(i), key_ld_v(i, r), key_st(i, v)   the key sequence (its views as code)
 //   VKDS_VALUES                   1 with values (sort_by_key), then
 //   VAL_T, VKDS_VAL_TYPE, val_ld(i), val_st(i, v)   the value sequence
-// The preamble (sort.c) enables the subgroup extensions and defines VKDS_SORT_ONESWEEP
-// (the path) and VKDS_SORT_SUBGROUPS (the most subgroups a work group can have here).
+// The preamble (sort.c) enables the extensions and defines VKDS_SORT_SUBGROUPS (the most
+// subgroups a work group can have on the device).
 //
-// Parameters: P(0) elements n (< 2^32), P(1) 0 ascending / 1 descending, P(2) the
-// scratch's address (16-byte aligned), P(3) tiles, P(4) the stage | pass << 8 | flags,
+// Parameters: P(0) elements n (< 2^32), P(1) the order and the keys' kind (below), P(2) the
+// scratch's address (16-byte aligned), P(3) tiles, P(4) the stage | pass << 8 | flags
+// (VKDS_SORT_*),
 // P(5) the stage's own (upsweep: its work groups; portable count and scatter: tiles per
 // group; spine: digits per group; onesweep: spins before a fallback), P(6) onesweep:
 // tiles per group.
@@ -59,18 +63,15 @@ layout(local_size_x = 256) in;
 #define VKDS_STAGE_PLAN 1u
 #define VKDS_STAGE_COUNT 2u
 #define VKDS_STAGE_SPINE 3u
-#define VKDS_STAGE_SCATTER 4u
+#define VKDS_STAGE_SCATTER 4u  // portable
+#define VKDS_STAGE_ONESWEEP 5u
 #define VKDS_SORT_TEST_FALLBACK 0x10000ul
+#define VKDS_SORT_ONESWEEP_PATH 0x20000ul // the scratch has onesweep's two regions
 
 #define VKDS_AT_HIST 256ul
 #define VKDS_AT_BASES 8448ul
 #define VKDS_AT_PLAN 16640ul
 #define VKDS_AT_REGIONS 16896ul
-#if VKDS_SORT_ONESWEEP
-#define VKDS_REGIONS 2ul
-#else
-#define VKDS_REGIONS 1ul
-#endif
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer vkds_sw { uint v; };
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_sd { uint64_t v; };
@@ -98,48 +99,62 @@ uint vkds_group() { return vkds_global_id().x / 256u; }
 // order vkds_block_exclusive scans in).
 uint vkds_tid() { return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID; }
 
-uint64_t vkds_keys_at() { return P(2) + VKDS_AT_REGIONS + VKDS_REGIONS * P(3) * 1024ul; }
+uint64_t vkds_regions() { return (P(4) & VKDS_SORT_ONESWEEP_PATH) != 0ul ? 2ul : 1ul; }
+uint64_t vkds_keys_at() { return P(2) + VKDS_AT_REGIONS + vkds_regions() * P(3) * 1024ul; }
 uint64_t vkds_vals_at() { return vkds_keys_at() + ((P(0) * uint64_t(4 * VKDS_KEY_WORDS) + 15ul) & ~15ul); }
 uint vkds_plan(uint pass) { return vkds_sw(P(2) + VKDS_AT_PLAN + 4ul * uint64_t(pass)).v; }
 
 // ---- keys as ordered bits ----
 
-KW_T vkds_desc() { return P(1) != 0ul ? VKDS_KW_MAX : KW_T(0); }
+// P(1): bit 0 descending; bits 1-2 the keys' kind (0 unsigned, 1 signed, 2 float). The
+// kind is a parameter, not code: sequences of the built-in kinds reach the kernel as
+// bits (codegen.c), so one kernel sorts every key type of a size.
+uint vkds_kind() { return uint(P(1) >> 1) & 3u; }
+KW_T vkds_desc() { return (P(1) & 1ul) != 0ul ? VKDS_KW_MAX : KW_T(0); }
+#define VKDS_KW_TOP (KW_T(1) << (32 * VKDS_KEY_WORDS - 1))
+
+KW_T vkds_kbits(KEY_T x) {
+#if VKDS_KEY_TYPE == 1
+  return uint(x);
+#elif VKDS_KEY_TYPE == 2 || VKDS_KEY_TYPE == 5
+  return x;
+#elif VKDS_KEY_TYPE == 3
+  return floatBitsToUint(x);
+#elif VKDS_KEY_TYPE == 4
+  return uint64_t(x);
+#else
+  return pack64(unpackDouble2x32(x));
+#endif
+}
+
+KEY_T vkds_kfrom(KW_T b) {
+#if VKDS_KEY_TYPE == 1
+  return int(b);
+#elif VKDS_KEY_TYPE == 2 || VKDS_KEY_TYPE == 5
+  return b;
+#elif VKDS_KEY_TYPE == 3
+  return uintBitsToFloat(b);
+#elif VKDS_KEY_TYPE == 4
+  return int64_t(b);
+#else
+  return packDouble2x32(unpack32(b));
+#endif
+}
 
 KW_T vkds_ord(KEY_T x) {
-#if VKDS_KEY_TYPE == 1
-  KW_T b = uint(x) ^ 0x80000000u;
-#elif VKDS_KEY_TYPE == 2
-  KW_T b = x;
-#elif VKDS_KEY_TYPE == 3
-  KW_T b = floatBitsToUint(x);
-  b ^= (b >> 31) != 0u ? 0xffffffffu : 0x80000000u;
-#elif VKDS_KEY_TYPE == 4
-  KW_T b = uint64_t(x) ^ 0x8000000000000000ul;
-#elif VKDS_KEY_TYPE == 5
-  KW_T b = x;
-#else
-  KW_T b = pack64(unpackDouble2x32(x));
-  b ^= (b >> 63) != 0ul ? 0xfffffffffffffffful : 0x8000000000000000ul;
-#endif
+  KW_T b = vkds_kbits(x);
+  uint kind = vkds_kind();
+  if (kind == 1u) b ^= VKDS_KW_TOP;
+  else if (kind == 2u) b ^= (b & VKDS_KW_TOP) != KW_T(0) ? VKDS_KW_MAX : VKDS_KW_TOP;
   return b ^ vkds_desc();
 }
 
 KEY_T vkds_key(KW_T b) {
   b ^= vkds_desc();
-#if VKDS_KEY_TYPE == 1
-  return int(b ^ 0x80000000u);
-#elif VKDS_KEY_TYPE == 2
-  return b;
-#elif VKDS_KEY_TYPE == 3
-  return uintBitsToFloat(b ^ ((b >> 31) != 0u ? 0x80000000u : 0xffffffffu));
-#elif VKDS_KEY_TYPE == 4
-  return int64_t(b ^ 0x8000000000000000ul);
-#elif VKDS_KEY_TYPE == 5
-  return b;
-#else
-  return packDouble2x32(unpack32(b ^ ((b >> 63) != 0ul ? 0x8000000000000000ul : 0xfffffffffffffffful)));
-#endif
+  uint kind = vkds_kind();
+  if (kind == 1u) b ^= VKDS_KW_TOP;
+  else if (kind == 2u) b ^= (b & VKDS_KW_TOP) != KW_T(0) ? VKDS_KW_TOP : VKDS_KW_MAX;
+  return vkds_kfrom(b);
 }
 
 uint vkds_digit(KW_T b, uint pass) { return uint(b >> (8u * pass)) & 255u; }
