@@ -39,6 +39,7 @@ enum {
    * least CPU_GROUPS groups (two threads run them by default) */
   CPU_GROUPS = 64,
   CPU_TILES = 16,
+  SERIAL_SPINE = 1024, /* CPU devices: up to this many tiles, a thread scans a digit alone */
   /* lavapipe gives an invocation 65,535 loop iterations in all: an upsweep group takes
    * at most tiles / 1024 tiles (2048 at 2^32 - 1 keys of 8 bytes), 256 on CPU devices */
   DEFAULT_SPINS = 4096, /* onesweep: spins in all, per thread, before counting a tile itself */
@@ -112,7 +113,11 @@ vkds_result vkds__sort_choose(vkds__call *c) {
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: sorts need %u bytes of shared memory with subgroups of %u; device %u (%s) has %u",
                       c->a.name, shared_bytes(subgroups), 256 / subgroups, dev->index, name, limit);
-  c->a.variant = subgroups; /* the code; the path is a parameter */
+  /* the code: the shared memory's layout, and one word of lane masks where subgroups
+   * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
+   * a parameter */
+  bool wide = dev->facts.props11.subgroupSize > 32;
+  c->a.variant = subgroups | (uint32_t)wide << 16;
   c->path = path_for(c->res, c->a.count);
   return VKDS_SUCCESS;
 }
@@ -136,19 +141,22 @@ uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_
 
 /* Every atomic is relaxed and the module stays on the GLSL450 memory model, as the
  * scans' (scan.c says why). */
-#define PREAMBLE(subgroups)                                                                                            \
+#define PREAMBLE(subgroups, wide)                                                                                      \
   "#extension GL_KHR_shader_subgroup_basic : require\n"                                                               \
   "#extension GL_KHR_shader_subgroup_ballot : require\n"                                                              \
   "#extension GL_KHR_shader_subgroup_shuffle : require\n"                                                             \
   "#extension GL_KHR_memory_scope_semantics : require\n"                                                              \
   "#extension GL_EXT_control_flow_attributes : require\n"                                                             \
-  "#define VKDS_SORT_SUBGROUPS " #subgroups "\n"
+  "#define VKDS_SORT_SUBGROUPS " #subgroups "\n#define VKDS_SORT_WIDE_SUBGROUPS " #wide "\n"
 
 const char *vkds__sort_preamble(const vkds__alg *a) {
-  static const char *const table[4] = {PREAMBLE(32), PREAMBLE(64), PREAMBLE(128), PREAMBLE(256)};
+  static const char *const table[2][4] = {
+      {PREAMBLE(32, 0), PREAMBLE(64, 0), PREAMBLE(128, 0), PREAMBLE(256, 0)},
+      {PREAMBLE(32, 1), PREAMBLE(64, 1), PREAMBLE(128, 1), PREAMBLE(256, 1)},
+  };
   uint32_t k = 0;
-  while (k < 3 && (32u << k) < a->variant) ++k;
-  return table[k];
+  while (k < 3 && (32u << k) < (a->variant & 0xffff)) ++k;
+  return table[a->variant >> 16 & 1][k];
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {
@@ -223,10 +231,11 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   VKDS_CHECK(dispatch(c, cmd, 1));
   uint32_t spin = spins(&flags);
   uint64_t per = per_group(dev, tiles), groups = (tiles + per - 1) / per;
-  /* spine groups take digits: rounds of 1024 tiles per digit, kept to 1024 per group
-   * where it can (a round costs about 40 of lavapipe's loop budget) */
-  uint64_t digits = per_group(dev, 256), rounds = (tiles + 1023) / 1024;
-  while (digits > 1 && digits * rounds > 1024) digits /= 2;
+  /* spine groups take digits (rounds of 1024 tiles each): on CPU devices as many as keep
+   * a group to 1024 rounds (a round costs about 40 of lavapipe's loop budget) */
+  uint64_t digits = 1, rounds = (tiles + 1023) / 1024;
+  if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    while (digits < 256 && 2 * digits * rounds <= 1024) digits *= 2;
   for (uint32_t pass = 0; pass < 4 * key_words(key); ++pass) {
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     if (onesweep) {
@@ -242,6 +251,7 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = STAGE_SPINE | pass << 8 | flags;
     p[5] = digits;
+    p[6] = digits == 256 && tiles <= SERIAL_SPINE; /* one group: each thread its digit */
     VKDS_CHECK(dispatch(c, cmd, (256 + digits - 1) / digits));
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = STAGE_SCATTER | pass << 8 | flags;
@@ -258,6 +268,16 @@ static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_s
   *a = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_SORT, .input_count = by_key ? 2 : 1,
                    .inputs = {keys, values}, .count = keys ? keys->count : 0, .elem = VKDS__ELEM_COPY,
                    .elem_type = keys ? keys->type : VKDS_TYPE_BYTES};
+  const vkds_seq *seqs[2] = {keys, values};
+  for (int k = 0; k < (by_key ? 2 : 1); ++k) {
+    const char *what = k ? "values" : "keys";
+    if (!seqs[k]) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are NULL", name, what);
+    vkds_type t = seqs[k]->type;
+    if (seqs[k]->ops && (t < VKDS_I32 || t > VKDS_F64))
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: the %s have elements of type %d (%u bytes); sorts take I32, U32, F32, I64, U64 and F64 "
+                        "keys and values", name, what, (int)t, seqs[k]->elem_size);
+  }
   if ((unsigned)order > VKDS_SORT_DESCENDING)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
   if (keys && values && keys->count != values->count)

@@ -36,9 +36,19 @@ void vkds_spine(uint pass, uint d) {
   }
 }
 
-// Count and scatter for group g: tiles g * P(5) .. (g + 1) * P(5) - 1; spine: digits.
+// Count and scatter for group g: tiles g * P(5) .. (g + 1) * P(5) - 1; spine: digits, or
+// with P(6) every digit by its own thread (few tiles on a CPU device: no barriers).
 void vkds_portable(uint stage, uint pass, bool from_a) {
   uint per = uint(P(5)), first = vkds_group() * per, t = vkds_tid();
+  if (stage == VKDS_STAGE_SPINE && P(6) != 0ul) { // one group, thread d scans digit d alone
+    uint carry = vkds_sw(P(2) + VKDS_AT_BASES + 4ul * uint64_t(pass * 256u + t)).v;
+    for (uint k = 0u; k < uint(P(3)); ++k) {
+      uint c = vkds_sw(vkds_count_at(t, k)).v;
+      vkds_sw(vkds_count_at(t, k)).v = carry;
+      carry += c;
+    }
+    return;
+  }
   if (stage == VKDS_STAGE_SPINE) {
     for (uint d = first; d < min(first + per, 256u); ++d) vkds_spine(pass, d);
     return;

@@ -10,7 +10,8 @@
 //   VKDS_VALUES                   1 with values (sort_by_key), then
 //   VAL_T, VKDS_VAL_TYPE, val_ld(i), val_st(i, v)   the value sequence
 // The preamble (sort.c) enables the extensions and defines VKDS_SORT_SUBGROUPS (the most
-// subgroups a work group can have on the device).
+// subgroups a work group can have on the device) and VKDS_SORT_WIDE_SUBGROUPS (1 where a
+// subgroup may have more than 32 lanes).
 //
 // Parameters: P(0) elements n (< 2^32), P(1) the order and the keys' kind (below), P(2) the
 // scratch's address (16-byte aligned), P(3) tiles, P(4) the stage | pass << 8 | flags
@@ -263,11 +264,24 @@ void vkds_dst_val(bool to_a, uint64_t i, uvec2 w) {
 
 // ---- work-group helpers ----
 
+// Lane masks: one word where subgroups have at most 32 lanes (VKDS_SORT_WIDE_SUBGROUPS 0,
+// from the device's subgroup size), else all four words of a ballot.
+#if VKDS_SORT_WIDE_SUBGROUPS
+#define VKDS_MASK uvec4
+VKDS_MASK vkds_ballot(bool b) { return subgroupBallot(b); }
+VKDS_MASK vkds_lt_mask() { return gl_SubgroupLtMask; }
 uint vkds_popc(uvec4 m) { return uint(bitCount(m.x) + bitCount(m.y) + bitCount(m.z) + bitCount(m.w)); }
 uint vkds_lsb(uvec4 m) {
   return m.x != 0u ? uint(findLSB(m.x)) : m.y != 0u ? 32u + uint(findLSB(m.y)) : m.z != 0u ? 64u + uint(findLSB(m.z))
                                                                                           : 96u + uint(findLSB(m.w));
 }
+#else
+#define VKDS_MASK uint
+VKDS_MASK vkds_ballot(bool b) { return subgroupBallot(b).x; }
+VKDS_MASK vkds_lt_mask() { return gl_SubgroupLtMask.x; }
+uint vkds_popc(uint m) { return uint(bitCount(m)); }
+uint vkds_lsb(uint m) { return uint(findLSB(m)); }
+#endif
 
 // The sum of v over the threads before this one in vkds_tid order, and over all of them
 // (`total`). Every thread calls it; barriers inside.
@@ -370,13 +384,13 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   uint hist = gl_SubgroupID * 128u; // this subgroup's 256 counters, 16 bits each
   for (uint i = t; i < 128u * nsg; i += 256u) vkds_sh[i] = 0u;
   barrier();
-  uvec4 lt = gl_SubgroupLtMask, everyone = subgroupBallot(true);
+  VKDS_MASK lt = vkds_lt_mask(), everyone = vkds_ballot(true);
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass);
-    uvec4 peers = everyone;
+    VKDS_MASK peers = everyone;
     [[unroll]] for (uint b = 0u; b < 8u; ++b) {
       bool bit = ((d >> b) & 1u) != 0u;
-      uvec4 v = subgroupBallot(bit);
+      VKDS_MASK v = vkds_ballot(bit);
       peers &= bit ? v : ~v;
     }
     uint leader = vkds_lsb(peers), hs = (d & 1u) * 16u, before = 0u;
