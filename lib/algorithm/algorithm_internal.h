@@ -260,6 +260,8 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd);
 /* The extensions and defines after #version, and the template's parts in order (NULL
  * after the last). */
 const char *vkds__sort_preamble(const vkds__alg *a);
+/* The defines the templates take from `variant` (codegen puts them before them). */
+void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap);
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part);
 
 #endif

@@ -560,6 +560,9 @@ static void builtin_identity(struct vkds__text *o, vkds_op_kind k, vkds_type t) 
 
 static void sort_functions(vkds__gen *g, const vkds__alg *a, const node *in) {
   struct vkds__text *b = g->body;
+  char defines[256];
+  vkds__sort_defines(a, defines, sizeof defines);
+  put(b, "%s", defines);
   put(b, "#define KEY_T %s\n#define VKDS_KEY_TYPE %d\n#define key_ld s%u\n#define key_ld_v s%u_v\n#define key_st s%u_st\n",
       in[0].glsl, (int)in[0].type, in[0].id, in[0].id, in[0].id);
   put(b, "#define VKDS_VALUES %d\n", a->input_count == 2);

@@ -16,6 +16,7 @@
  * vkds/algorithm.h says what each path costs. */
 #include "algorithm_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,17 @@ enum {
 
 /* P(4) */
 enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAGE_SCATTER = 4, STAGE_ONESWEEP = 5 };
+
+/* The kernels of a sort (sort_main.glsl), one per group of stages: on lavapipe, which
+ * runs every branch of a kernel under a mask, a stage pays for the code of every other
+ * stage in its kernel; on GPUs each kernel gets the registers its own stages need. A
+ * device compiles the first and those of its path: three (portable) or two (onesweep)
+ * per key and value size. */
+enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 };
+/* a->variant: the most subgroups (bits 0-15), lane masks of four words (bit 16), the
+ * kernel (bits 20-21) */
+#define VARIANT_WIDE (1u << 16)
+#define VARIANT_KERNEL_SHIFT 20
 #define FLAG_TEST_FALLBACK 0x10000u
 #define FLAG_ONESWEEP 0x20000u
 
@@ -117,7 +129,7 @@ vkds_result vkds__sort_choose(vkds__call *c) {
    * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
    * a parameter */
   bool wide = dev->facts.props11.subgroupSize > 32;
-  c->a.variant = subgroups | (uint32_t)wide << 16;
+  c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
   c->path = path_for(c->res, c->a.count);
   return VKDS_SUCCESS;
 }
@@ -141,29 +153,45 @@ uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_
 
 /* Every atomic is relaxed and the module stays on the GLSL450 memory model, as the
  * scans' (scan.c says why). */
-#define PREAMBLE(subgroups, wide)                                                                                      \
-  "#extension GL_KHR_shader_subgroup_basic : require\n"                                                               \
-  "#extension GL_KHR_shader_subgroup_ballot : require\n"                                                              \
-  "#extension GL_KHR_shader_subgroup_shuffle : require\n"                                                             \
-  "#extension GL_KHR_memory_scope_semantics : require\n"                                                              \
-  "#extension GL_EXT_control_flow_attributes : require\n"                                                             \
-  "#define VKDS_SORT_SUBGROUPS " #subgroups "\n#define VKDS_SORT_WIDE_SUBGROUPS " #wide "\n"
-
 const char *vkds__sort_preamble(const vkds__alg *a) {
-  static const char *const table[2][4] = {
-      {PREAMBLE(32, 0), PREAMBLE(64, 0), PREAMBLE(128, 0), PREAMBLE(256, 0)},
-      {PREAMBLE(32, 1), PREAMBLE(64, 1), PREAMBLE(128, 1), PREAMBLE(256, 1)},
-  };
-  uint32_t k = 0;
-  while (k < 3 && (32u << k) < (a->variant & 0xffff)) ++k;
-  return table[a->variant >> 16 & 1][k];
+  (void)a;
+  return "#extension GL_KHR_shader_subgroup_basic : require\n"
+         "#extension GL_KHR_shader_subgroup_ballot : require\n"
+         "#extension GL_KHR_shader_subgroup_shuffle : require\n"
+         "#extension GL_KHR_memory_scope_semantics : require\n"
+         "#extension GL_EXT_control_flow_attributes : require\n";
+}
+
+void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap) {
+  snprintf(buf, cap, "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n",
+           a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3);
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {
-  (void)a;
-  static const char *const parts[] = {vkds_template_sort_tile, vkds_template_sort_upsweep, vkds_template_sort_portable,
-                                      vkds_template_sort_onesweep, vkds_template_sort_main};
-  return part < sizeof parts / sizeof *parts ? parts[part] : NULL;
+  static const char *const middle[] = {vkds_template_sort_upsweep, vkds_template_sort_portable,
+                                       vkds_template_sort_portable, vkds_template_sort_onesweep};
+  switch (part) {
+  case 0: return vkds_template_sort_tile;
+  case 1: return middle[a->variant >> VARIANT_KERNEL_SHIFT & 3];
+  case 2: return vkds_template_sort_main;
+  default: return NULL;
+  }
+}
+
+/* The kernel of `which` for the call: the same walk as the call's own (so the same
+ * parameters), another template. */
+static vkds_result stage_kernel(vkds__call *c, uint32_t which, vkds_kernel **out) {
+  if (which == KERNEL_UP) {
+    *out = c->kernel;
+    return VKDS_SUCCESS;
+  }
+  vkds__alg a = c->a;
+  a.variant = (a.variant & ~(3u << VARIANT_KERNEL_SHIFT)) | which << VARIANT_KERNEL_SHIFT;
+  vkds__gen g;
+  vkds_result r = vkds__gen_build(&g, &a, c->res, false);
+  if (r == VKDS_SUCCESS) r = vkds__alg_kernel(c->res->dev->ctx, &g, &a, false, out);
+  vkds__gen_free(&g);
+  return r;
 }
 
 /* ---- recording ---- */
@@ -194,8 +222,8 @@ static uint64_t per_group(const vkds__device *dev, uint64_t units) {
   return per < 1 ? 1 : per > CPU_TILES ? CPU_TILES : per;
 }
 
-static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups) {
-  return vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = c->gen.params});
+static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, vkds_kernel *k, uint64_t groups) {
+  return vkds_cmd_dispatch(cmd, c->res, k, &(vkds_launch_info){.global = {256 * groups}, .args = c->gen.params});
 }
 
 vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
@@ -205,6 +233,14 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   if (n == 0) return VKDS_SUCCESS;
   vkds_type key = c->a.inputs[0]->type;
   bool onesweep = c->path == VKDS_SCAN_PATH_SINGLE;
+  /* every kernel first: on error nothing is recorded */
+  vkds_kernel *up = c->kernel, *count = NULL, *scatter = NULL;
+  if (onesweep) {
+    VKDS_CHECK(stage_kernel(c, KERNEL_ONESWEEP, &scatter));
+  } else {
+    VKDS_CHECK(stage_kernel(c, KERNEL_COUNT, &count));
+    VKDS_CHECK(stage_kernel(c, KERNEL_SCATTER, &scatter));
+  }
   uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
   const vkds_view *s = &c->scan_scratch;
   p[2] = vkds_buffer_address(s->buffer) + s->offset;
@@ -225,10 +261,10 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
     uint64_t few = (tiles + 255) / 256; /* at most 256 tiles a group */
     p[5] = few > CPU_GROUPS ? few : CPU_GROUPS;
   }
-  VKDS_CHECK(dispatch(c, cmd, p[5]));
+  VKDS_CHECK(dispatch(c, cmd, up, p[5]));
   barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
   p[4] = STAGE_PLAN | flags;
-  VKDS_CHECK(dispatch(c, cmd, 1));
+  VKDS_CHECK(dispatch(c, cmd, up, 1));
   uint32_t spin = spins(&flags);
   uint64_t per = per_group(dev, tiles), groups = (tiles + per - 1) / per;
   /* spine groups take digits (rounds of 1024 tiles each): on CPU devices as many as keep
@@ -242,21 +278,21 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
       p[4] = STAGE_ONESWEEP | pass << 8 | flags;
       p[5] = spin;
       p[6] = per;
-      VKDS_CHECK(dispatch(c, cmd, groups));
+      VKDS_CHECK(dispatch(c, cmd, scatter, groups));
       continue;
     }
     p[4] = STAGE_COUNT | pass << 8 | flags;
     p[5] = per;
-    VKDS_CHECK(dispatch(c, cmd, groups));
+    VKDS_CHECK(dispatch(c, cmd, count, groups));
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = STAGE_SPINE | pass << 8 | flags;
     p[5] = digits;
     p[6] = digits == 256 && tiles <= SERIAL_SPINE; /* one group: each thread its digit */
-    VKDS_CHECK(dispatch(c, cmd, (256 + digits - 1) / digits));
+    VKDS_CHECK(dispatch(c, cmd, count, (256 + digits - 1) / digits));
     barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = STAGE_SCATTER | pass << 8 | flags;
     p[5] = per;
-    VKDS_CHECK(dispatch(c, cmd, groups));
+    VKDS_CHECK(dispatch(c, cmd, scatter, groups));
   }
   return VKDS_SUCCESS;
 }

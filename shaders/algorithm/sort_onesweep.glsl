@@ -1,5 +1,5 @@
 // shaders/algorithm/sort_onesweep.glsl: the single-pass radix sort's passes, Onesweep
-// (after sort_portable.glsl; sort_main.glsl calls them).
+// (after sort_tile.glsl; sort_main.glsl calls them).
 // Per pass one dispatch of one work group per tile: the keys are read once and written
 // once, the digit offsets found by a chained scan across tiles with decoupled look-back.
 //

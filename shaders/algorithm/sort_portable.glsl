@@ -1,5 +1,6 @@
 // shaders/algorithm/sort_portable.glsl: the portable radix sort's passes (after
-// sort_tile.glsl and sort_upsweep.glsl; sort_main.glsl calls them). Per pass three dispatches with barriers between them; no work
+// sort_tile.glsl; sort_main.glsl calls them): count and spine in one kernel, scatter in
+// another. Per pass three dispatches with barriers between them; no work
 // group ever waits for another, on any device:
 //   count    tile k counts its digits: count(d, k) at d * tiles + k of the region;
 //   spine    digit d's counts are scanned over the tiles, exclusive, starting from the
@@ -40,6 +41,7 @@ void vkds_spine(uint pass, uint d) {
 // with P(6) every digit by its own thread (few tiles on a CPU device: no barriers).
 void vkds_portable(uint stage, uint pass, bool from_a) {
   uint per = uint(P(5)), first = vkds_group() * per, t = vkds_tid();
+#if VKDS_SORT_KERNEL == 1
   if (stage == VKDS_STAGE_SPINE && P(6) != 0ul) { // one group, thread d scans digit d alone
     uint carry = vkds_sw(P(2) + VKDS_AT_BASES + 4ul * uint64_t(pass * 256u + t)).v;
     for (uint k = 0u; k < uint(P(3)); ++k) {
@@ -56,12 +58,14 @@ void vkds_portable(uint stage, uint pass, bool from_a) {
   for (uint tile = first; tile < min(first + per, uint(P(3))); ++tile) {
     uint64_t base = uint64_t(tile) * uint64_t(VKDS_TILE);
     uint valid = uint(min(P(0) - base, uint64_t(VKDS_TILE)));
-    if (stage == VKDS_STAGE_COUNT) {
-      vkds_count_tile(from_a, base, valid, pass);
-      vkds_sw(vkds_count_at(t, tile)).v = vkds_sh[t];
-      barrier(); // vkds_sh is the next tile's
-      continue;
-    }
+    vkds_count_tile(from_a, base, valid, pass);
+    vkds_sw(vkds_count_at(t, tile)).v = vkds_sh[t];
+    barrier(); // vkds_sh is the next tile's
+  }
+#else
+  for (uint tile = first; tile < min(first + per, uint(P(3))); ++tile) {
+    uint64_t base = uint64_t(tile) * uint64_t(VKDS_TILE);
+    uint valid = uint(min(P(0) - base, uint64_t(VKDS_TILE)));
     KW_T k[VKDS_ITEMS];
     vkds_load_tile(from_a, base, valid, k);
     uint loc[VKDS_ITEMS], count;
@@ -71,4 +75,5 @@ void vkds_portable(uint stage, uint pass, bool from_a) {
     vkds_write_tile(pass, from_a, base, valid, k, loc);
     barrier(); // vkds_goff and vkds_sh are the next tile's
   }
+#endif
 }

@@ -1,7 +1,6 @@
-// shaders/algorithm/sort_tile.glsl: what both radix sort paths share (lib/algorithm/sort.c
-// records them; sort_upsweep.glsl, sort_portable.glsl, sort_onesweep.glsl and
-// sort_main.glsl follow this file: one kernel has every stage of both paths, the path
-// being a parameter, so that a device compiles one kernel per key and value size).
+// shaders/algorithm/sort_tile.glsl: what every sort kernel shares (lib/algorithm/sort.c
+// records them; one of sort_upsweep.glsl, sort_portable.glsl, sort_onesweep.glsl, then
+// sort_main.glsl follow this file).
 // Appended by lib/algorithm/codegen.c after the code it generates:
 //   P(k)                          launch parameter k (uint64_t), below
 //   KEY_T, VKDS_KEY_TYPE          the keys' GLSL type and vkds_type (U32 or U64 for every
@@ -9,9 +8,10 @@
 //   key_ld(i), key_ld_v(i, r), key_st(i, v)   the key sequence (its views as code)
 //   VKDS_VALUES                   1 with values (sort_by_key), then
 //   VAL_T, VKDS_VAL_TYPE, val_ld(i), val_st(i, v)   the value sequence
-// The preamble (sort.c) enables the extensions and defines VKDS_SORT_SUBGROUPS (the most
-// subgroups a work group can have on the device) and VKDS_SORT_WIDE_SUBGROUPS (1 where a
-// subgroup may have more than 32 lanes).
+// The preamble (sort.c) enables the extensions; sort.c's defines come with the generated
+// code: VKDS_SORT_SUBGROUPS (the most subgroups a work group can have on the device),
+// VKDS_SORT_WIDE_SUBGROUPS (1 where a subgroup may have more than 32 lanes) and
+// VKDS_SORT_KERNEL (sort_main.glsl).
 //
 // Parameters: P(0) elements n (< 2^32), P(1) the order and the keys' kind (below), P(2) the
 // scratch's address (16-byte aligned), P(3) tiles, P(4) the stage | pass << 8 | flags

@@ -1,5 +1,5 @@
 // shaders/algorithm/sort_upsweep.glsl: the sort's first two dispatches, on both paths
-// (after sort_tile.glsl).
+// (after sort_tile.glsl; a kernel of their own, sort_main.glsl).
 //
 // Upsweep: one read of the keys builds the histogram of every pass's digit at once.
 // Work group g takes tiles g, g + G, ... (G = P(5)), counts into shared memory (every
