@@ -165,7 +165,9 @@ typedef struct vkds_cmd {
 } vkds_cmd;
 
 /* The scratch bytes any algorithm of this header needs over `count` elements on the
- * device of `res` (0 for NULL). Enough for every algorithm and type at that count. */
+ * device of `res` (0 for NULL). Enough for every algorithm and type at that count: a
+ * sort's copy of its keys and values included (about 16 bytes per element; the other
+ * families need far less: vkds_sort_scratch_bytes gives a sort's own). */
 VKDS_API uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* ---- element-wise ------------------------------------------------------------------ */
@@ -487,6 +489,71 @@ VKDS_API vkds_result vkds_histogram_range_async(vkds_policy *p, const vkds_seq *
                                                 const vkds_seq *counts, vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *boundaries,
                                               const vkds_seq *counts, vkds_view status);
+/* ---- sorting --------------------------------------------------------------------------
+ *
+ * vkds_sort sorts a sequence in place; vkds_sort_by_key sorts the keys in place and
+ * moves each value with its key. Both are stable: equal keys keep their order (in both
+ * directions: descending is not ascending reversed). Keys: I32, U32, F32, I64, U64, F64;
+ * values: any of those (4 or 8 bytes). Floats sort by their bits in IEEE 754
+ * totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN (a NaN with its sign bit
+ * set comes first, one without last; -0 before +0; NaNs of one sign by their payload).
+ * Descending reverses that order.
+ *
+ * A radix sort: least significant digit first, 8-bit digits (4 passes over 4-byte keys,
+ * 8 over 8-byte ones), each pass a stable scatter by its digit. One read of the keys
+ * (the upsweep) first builds every pass's digit histogram; a pass whose digit is the
+ * same for every key is skipped (so all-equal keys move nothing, and 8-byte keys with a
+ * small range take few passes). Two paths, chosen like the scans' (the same rule, query
+ * and overrides: vkds_resource_scan_path, vkds_context_info.scan_path, VKDS_SCAN_PATH):
+ *   VKDS_SCAN_PATH_SINGLE: Onesweep. Per pass one dispatch, reading the keys once and
+ *     writing them once: tiles (4096 keys of 4 bytes, 2048 of 8) take their numbers from
+ *     an atomic counter, rank their keys, and find where their digits start through a
+ *     chained scan of the digit counts with decoupled look-back. No group waits for
+ *     ever: after a bounded number of spins a group counts a silent predecessor's tile
+ *     itself (decoupled fallback). Sorts of 2^30 keys or more take the portable path.
+ *   VKDS_SCAN_PATH_PORTABLE: per pass three dispatches: per-tile digit counts, their
+ *     scan, the scatter. Reads the keys twice per pass; no group ever waits for another.
+ * Both need subgroup ballots and shuffles in compute shaders and about 19 KiB of shared
+ * memory (more on devices with subgroups under 8); else VKDS_ERROR_UNSUPPORTED.
+ *
+ * Memory: the data moves between the sequence and a copy in device memory of the same
+ * size (keys and values), plus about 1 KiB (onesweep 2 KiB) per tile and 17 KiB: that
+ * is vkds_sort_scratch_bytes(). The blocking and _async forms allocate it per call and
+ * free it when done; the vkds_cmd_ forms take it as the vkds_cmd's scratch (16-byte
+ * aligned, at least vkds_sort_scratch_bytes(), which vkds_algorithm_scratch_bytes also
+ * covers). Sequences are written many times over during the sort, so host data, data of
+ * another device and data under views are staged whole (sorting cannot stream) and
+ * written back once done. Views are sorted as they read: sorting a reverse view of a
+ * buffer leaves the buffer in the opposite order; a permutation view sorts the elements
+ * it selects (its map must not repeat an index). Keys and values must be writable and
+ * must not overlap; counts must match. At most 2^32 - 1 elements (else UNSUPPORTED).
+ * Errors as for every algorithm. */
+
+typedef enum vkds_sort_order {
+  VKDS_SORT_DEFAULT = 0,    /* ascending */
+  VKDS_SORT_ASCENDING = 1,
+  VKDS_SORT_DESCENDING = 2,
+} vkds_sort_order;
+
+/* Sorts `keys` in place. */
+VKDS_API vkds_result vkds_sort(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order);
+VKDS_API vkds_result vkds_sort_async(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order,
+                                     vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_sort(const vkds_cmd *c, const vkds_seq *keys, vkds_sort_order order);
+
+/* Sorts `keys` in place and applies the same permutation to `values` (stable). */
+VKDS_API vkds_result vkds_sort_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                      vkds_sort_order order);
+VKDS_API vkds_result vkds_sort_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                            vkds_sort_order order, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                          vkds_sort_order order);
+
+/* The scratch bytes a sort of `count` keys of `key_type` with values of `value_type`
+ * (VKDS_TYPE_BYTES: none) needs on the device of `res` (its path decides). 0 for NULL or
+ * a type that is not 4 or 8 bytes. */
+VKDS_API uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type,
+                                          vkds_type value_type);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@ typedef enum vkds__alg_template {
   VKDS__TEMPLATE_REDUCE = 2, /* result = init op map(inputs[0]) op map(inputs[1]) ... */
   VKDS__TEMPLATE_SCAN = 3,   /* out[i] = init op map(inputs[0]) op ... op map(inputs[i]) (scan.c) */
   VKDS__TEMPLATE_HISTOGRAM = 5, /* output[bin] = samples (inputs[0]) in bin; inputs[1]: boundaries (histogram.c) */
+  VKDS__TEMPLATE_SORT = 4,   /* inputs[0] (keys) sorted in place, inputs[1] (values) along (sort.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -166,6 +167,7 @@ typedef struct vkds__gen {
   bool streamable;
   bool needs_float64, needs_int64;
   uint32_t out_param; /* HISTOGRAM: the parameter of the counts' address when they are a u32 leaf, else 0 */
+  bool sort_bits; /* SORT: written leaves are walked as U32/U64 bits (sort.c) */
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
 
@@ -199,9 +201,10 @@ typedef struct vkds__call {
   vkds_seq_binding bind[VKDS__GEN_MAX_LEAVES];
   uint32_t bound;
   vkds_buffer *scratch; /* blocking and asynchronous reductions: result and partials */
-  vkds_view scan_scratch; /* SCAN: the scan's scratch (c->scratch, or the vkds_cmd's) */
+  vkds_view scan_scratch; /* SCAN, SORT: the family's scratch (c->scratch, or the vkds_cmd's) */
   vkds_buffer *scan_result; /* SCAN with a count, blocking and asynchronous: where it lands */
   vkds_view scan_result_view; /* SCAN with a count: that buffer, or the vkds_cmd form's view */
+  vkds_scan_path path;    /* SORT: its path (vkds__sort_choose; a parameter, not code) */
   uint32_t groups;
   bool range64;
   /* streaming (stream.c): per streamed leaf, two host-visible buffers of stream_bytes */
@@ -292,5 +295,27 @@ bool vkds__histogram_direct_leaf(const vkds__alg *a);
 /* The defines after #version (the variant) and the template. */
 const char *vkds__histogram_preamble(const vkds__alg *a);
 const char *vkds__histogram_template(const vkds__alg *a);
+/* ---- sorts (sort.c) ----
+ * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both
+ * read and written in place (codegen walks them READ_WRITE; the frame checks that they
+ * can be written and do not overlap, and never streams them); value[0] holds the
+ * order and the keys' kind (P(1), sort_tile.glsl); `variant` is set by vkds__sort_choose (the shared
+ * memory's layout: part of the kernel's signature) and so is the call's `path`. */
+
+/* Chooses the path and checks the device and the count; before the code is built. */
+vkds_result vkds__sort_choose(vkds__call *c);
+/* The scratch bytes the call needs (ping-pong copies of the keys and values, the
+ * histograms, the per-tile states). */
+uint64_t vkds__sort_scratch_bytes(const vkds__call *c);
+/* The most any sort over `count` elements needs (vkds_algorithm_scratch_bytes). */
+uint64_t vkds__sort_scratch_bound(uint64_t count);
+/* Records the sort's dispatches into `cmd` (inside the frame's barriers). */
+vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd);
+/* The extensions and defines after #version, and the template's parts in order (NULL
+ * after the last). */
+const char *vkds__sort_preamble(const vkds__alg *a);
+/* The defines the templates take from `variant` (codegen puts them before them). */
+void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap);
+const char *vkds__sort_template(const vkds__alg *a, uint32_t part);
 
 #endif

@@ -358,6 +358,14 @@ static void leaf_vector(vkds__gen *g, const node *n, const vkds_seq *s, const le
 /* Memory: a buffer, mapped or host sequence (or a user type staged whole), bound as a
  * storage buffer or reached through its device address (binds()). */
 static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
+  /* a sort moves its keys and values as bits (sort.c): one kernel per element size */
+  const vkds_seq *orig = s;
+  vkds_seq as_bits;
+  if (g->sort_bits && access != VKDS_ACCESS_READ && vkds__glsl_type(s->type)) {
+    as_bits = *s;
+    as_bits.type = vkds_type_size(s->type) == 8 ? VKDS_U64 : VKDS_U32;
+    s = &as_bits;
+  }
   node n = {.id = g->next_node++, .readable = access != VKDS_ACCESS_WRITE, .writable = access != VKDS_ACCESS_READ};
   node_type(&n, s->type, n.id);
   if (!vkds__glsl_type(s->type)) {
@@ -377,7 +385,7 @@ static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
   uint32_t b = g->leaf_count; /* its binding, when bound */
   bool bound = binds(g, s);
   g->bound_count += bound;
-  g->leaves[g->leaf_count++] = (vkds__leaf){.seq = s, .access = access, .param = p, .bound = bound};
+  g->leaves[g->leaf_count++] = (vkds__leaf){.seq = orig, .access = access, .param = p, .bound = bound};
   use_type(g, s->type);
   sig_u32(g, 'L'), sig_u32(g, s->type), sig_u32(g, access), sig_u32(g, bound);
   if (!g->emit) return n;
@@ -689,6 +697,21 @@ static bool contiguous(const vkds__gen *g) {
   return g->res->dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
+/* ---- sorts: the keys' and values' accessors (shaders/algorithm/sort_tile.glsl) ---- */
+
+static void sort_functions(vkds__gen *g, const vkds__alg *a, const node *in) {
+  struct vkds__text *b = g->body;
+  char defines[256];
+  vkds__sort_defines(a, defines, sizeof defines);
+  put(b, "%s", defines);
+  put(b, "#define KEY_T %s\n#define VKDS_KEY_TYPE %d\n#define key_ld s%u\n#define key_ld_v s%u_v\n#define key_st s%u_st\n",
+      in[0].glsl, (int)in[0].type, in[0].id, in[0].id, in[0].id);
+  put(b, "#define VKDS_VALUES %d\n", a->input_count == 2);
+  if (a->input_count == 2)
+    put(b, "#define VAL_T %s\n#define VKDS_VAL_TYPE %d\n#define val_ld s%u\n#define val_st s%u_st\n", in[1].glsl,
+        (int)in[1].type, in[1].id, in[1].id);
+}
+
 /* Prototypes and defaults of what the templates call. */
 static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out, const node *out2,
                                 uint32_t counts) {
@@ -719,6 +742,10 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
         out->id, out->id, (int)in[0].type);
     put(b, "#define VKDS_HP(k) P(%u + (k))\n", counts);
     if (g->out_param) put(b, "#define VKDS_HIST_OUT P(%u)\n", g->out_param);
+    return;
+  }
+  if (a->template_kind == VKDS__TEMPLATE_SORT) {
+    sort_functions(g, a, in);
     return;
   }
   if (a->template_kind == VKDS__TEMPLATE_SCAN) /* the output, then what a reduction has */
@@ -811,7 +838,12 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
 
 vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit, uint32_t aligned) {
   *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true, .aligned = aligned,
-                   .descriptors = res->dev->facts.prefers_descriptors && res->dev->enabled.push_descriptor};
+                   /* not for sorts yet: their stage kernels leave some leaves unused (the
+                    * upsweep never reads values), and an unused binding is dropped from
+                    * the shader, which then no longer matches the call's arguments */
+                   .descriptors = res->dev->facts.prefers_descriptors && res->dev->enabled.push_descriptor &&
+                                  a->template_kind != VKDS__TEMPLATE_SORT,
+                   .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT};
   if (emit) {
     g->head = calloc(1, sizeof *g->head);
     g->body = calloc(1, sizeof *g->body);
@@ -825,8 +857,10 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
   sig_u32(g, a->count % 4 == 0), sig_u32(g, index32(a)), sig_u32(g, contiguous(g)); /* the templates' defines */
   node in[VKDS__ALG_MAX_INPUTS] = {{0}}, out = {0};
+  /* a sort reads and writes its sequences in place: one node each, with loads and stores */
+  vkds_access in_access = a->template_kind == VKDS__TEMPLATE_SORT ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_READ;
   for (uint32_t k = 0; k < a->input_count; ++k) {
-    in[k] = walk(g, a->inputs[k], VKDS_ACCESS_READ, 0);
+    in[k] = walk(g, a->inputs[k], in_access, 0);
     if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
         a->elem != VKDS__ELEM_NOT_PRED)
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "
@@ -880,7 +914,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   struct vkds__text t = {0};
   const char *preamble = a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a)
-                         : a->template_kind == VKDS__TEMPLATE_HISTOGRAM ? vkds__histogram_preamble(a) : "";
+                         : a->template_kind == VKDS__TEMPLATE_HISTOGRAM ? vkds__histogram_preamble(a)
+                         : a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_preamble(a) : "";
   put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", preamble);
   put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
   put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
@@ -895,6 +930,8 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
     for (uint32_t k = 0; vkds__scan_template(a, k); ++k) put(&t, "%s", vkds__scan_template(a, k));
   else if (a->template_kind == VKDS__TEMPLATE_HISTOGRAM)
     put(&t, "%s", vkds__histogram_template(a));
+  else if (a->template_kind == VKDS__TEMPLATE_SORT)
+    for (uint32_t k = 0; vkds__sort_template(a, k); ++k) put(&t, "%s", vkds__sort_template(a, k));
   else
     put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");

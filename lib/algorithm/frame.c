@@ -124,6 +124,26 @@ static const char *unwritable(const vkds_seq *s, uint32_t depth) {
   return NULL;
 }
 
+/* ---- sorts: the inputs are sorted in place ---- */
+
+/* Keys and values are written: they must be writable and must not overlap. */
+static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
+  for (uint32_t k = 0; k < a->input_count; ++k) {
+    const char *why = unwritable(a->inputs[k], 0);
+    if (why)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are %s, which cannot be written",
+                        a->name, k ? "values" : "keys", why);
+  }
+  if (a->input_count < 2) return VKDS_SUCCESS;
+  span ks[16], vs[16];
+  uint32_t nk = spans_under(a->inputs[0], ks, 0, 16, 0), nv = spans_under(a->inputs[1], vs, 0, 16, 0);
+  for (uint32_t i = 0; i < nk; ++i)
+    for (uint32_t j = 0; j < nv; ++j)
+      if (ks[i].base == vs[j].base && ks[i].begin < vs[j].end && vs[j].begin < ks[i].end)
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the keys and the values overlap", a->name);
+  return VKDS_SUCCESS;
+}
+
 /* Everything that can be known before a device is picked. */
 static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *devices, bool *on_host) {
   const char *name = a->name;
@@ -142,6 +162,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
                         "%s: input %u has elements of type %d; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
                         (int)t, tuple_ok ? " (and zips, through your operator)" : "");
   }
+  if (a->template_kind == VKDS__TEMPLATE_SORT) return check_sort(ctx, a);
   bool compacts = a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT;
   const vkds_seq *outputs[2] = {a->output, a->output2};
   for (uint32_t k = 0; k < (compacts && a->output2 ? 2u : 1u) && a->template_kind != VKDS__TEMPLATE_REDUCE; ++k) {
@@ -181,6 +202,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
  * (blocking and async forms). */
 static vkds_result check_host_results(const vkds_context *ctx, const vkds__alg *a) {
   if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_HISTOGRAM ||
+      a->template_kind == VKDS__TEMPLATE_SORT ||
       (a->template_kind == VKDS__TEMPLATE_SCAN && a->result != VKDS__RESULT_COUNT))
     return VKDS_SUCCESS;
   bool ok = a->result == VKDS__RESULT_LOCATION ? a->host_index != NULL : a->host_result != NULL;
@@ -207,6 +229,7 @@ static vkds_result check_features(const call *c) {
 /* The code for the selected device (its kernel comes once the leaves are bound). */
 static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
+  if (c->a.template_kind == VKDS__TEMPLATE_SORT) VKDS_CHECK(vkds__sort_choose(c));
   if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) VKDS_CHECK(vkds__histogram_choose(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
@@ -318,6 +341,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(vkds__scan_record(c, cmd, part, chunk));
   } else if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) {
     VKDS_CHECK(vkds__histogram_record(c, cmd));
+  } else if (c->a.template_kind == VKDS__TEMPLATE_SORT) {
+    VKDS_CHECK(vkds__sort_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
@@ -381,7 +406,9 @@ static void read_results(const call *c) {
 }
 
 static void call_free(call *c) {
-  vkds__alg_buffer_put(c->scratch);
+  /* a sort's scratch holds copies of its data: not kept for reuse */
+  if (c->a.template_kind == VKDS__TEMPLATE_SORT) vkds_buffer_destroy(c->scratch);
+  else vkds__alg_buffer_put(c->scratch);
   vkds__alg_buffer_put(c->scan_result);
   vkds__stream_free(c);
   vkds__gen_free(&c->gen);
@@ -438,7 +465,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   c->a = *a;
   c->res = vkds_selection_resource(sel);
   vkds_result r = prepare(c);
-  if (r == VKDS_SUCCESS) c->streaming = vkds__stream_plan(c);
+  if (r == VKDS_SUCCESS && a->template_kind != VKDS__TEMPLATE_SORT) c->streaming = vkds__stream_plan(c); /* sorts stage */
   if (r == VKDS_SUCCESS && !c->streaming && a->template_kind == VKDS__TEMPLATE_REDUCE &&
       VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
     r = vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one reduction takes",
@@ -465,6 +492,11 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     if (r == VKDS_SUCCESS && a->input_count == 2)
       r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 4};
+  }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SORT && a->count) {
+    uint64_t need = vkds__sort_scratch_bytes(c);
+    r = vkds_buffer_create(c->res, &(vkds_buffer_info){.size = need, .memory = VKDS_MEMORY_DEVICE}, &c->scratch);
+    if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, need};
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(c);
   if (r == VKDS_SUCCESS) r = find_kernel(c);
@@ -551,8 +583,10 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   call c = {.a = *a, .res = res};
   vkds_result r = prepare(&c);
   VkDeviceAddress result_at = 0, scratch_at = 0;
-  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN && a->count) {
-    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds__scan_scratch_bytes(&c), &scratch_at);
+  bool family_scratch = a->template_kind == VKDS__TEMPLATE_SCAN || a->template_kind == VKDS__TEMPLATE_SORT;
+  if (r == VKDS_SUCCESS && family_scratch && a->count) {
+    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(&c) : vkds__scan_scratch_bytes(&c);
+    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
     if (r == VKDS_SUCCESS && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);

@@ -1,0 +1,365 @@
+/* lib/algorithm/sort.c: the radix sorts (vkds_sort, vkds_sort_by_key), their two paths
+ * and their scratch.
+ *
+ * A sort is a description (vkds__alg, template SORT) that lib/algorithm/frame.c runs in
+ * the three forms like any other; this file picks the path once the device is known,
+ * sizes the scratch and records the dispatches:
+ *   upsweep, plan  shaders/algorithm/sort_upsweep.glsl: every pass's digit histogram in
+ *                  one read of the keys; which passes run (a digit that is the same for
+ *                  every key skips its pass) and in which direction;
+ *   onesweep       shaders/algorithm/sort_onesweep.glsl: per pass one dispatch, a chained
+ *                  scan of the digit counts across tiles with decoupled look-back and a
+ *                  decoupled fallback;
+ *   portable       shaders/algorithm/sort_portable.glsl: per pass count, spine, scatter.
+ * The path follows the scans' rule and overrides (vkds_resource_scan_path): the same
+ * question (do groups that run make progress while another spins?) decides both.
+ * vkds/algorithm.h says what each path costs. */
+#include "algorithm_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+#include "algorithm_sort_main.h"
+#include "algorithm_sort_onesweep.h"
+#include "algorithm_sort_portable.h"
+#include "algorithm_sort_tile.h"
+#include "algorithm_sort_upsweep.h"
+#pragma GCC diagnostic pop
+
+/* The scratch's layout (sort_tile.glsl says the same). */
+enum {
+  AT_FALLBACKS = 64,    /* onesweep: the fallbacks' count (tests) */
+  HEADER_BYTES = 16896, /* tile counters, histograms, digit starts, the plan */
+  ROW_BYTES = 1024,     /* per tile and region: 256 words */
+  UPSWEEP_GROUPS = 1024,
+  /* CPU devices (lavapipe): every work group costs about half a millisecond to start
+   * there, whatever it does, so groups take several tiles: up to CPU_TILES each, in at
+   * least CPU_GROUPS groups (two threads run them by default) */
+  CPU_GROUPS = 64,
+  CPU_TILES = 16,
+  SERIAL_SPINE = 1024, /* CPU devices: up to this many tiles, a thread scans a digit alone */
+  /* lavapipe gives an invocation 65,535 loop iterations in all: an upsweep group takes
+   * at most tiles / 1024 tiles (2048 at 2^32 - 1 keys of 8 bytes), 256 on CPU devices */
+  DEFAULT_SPINS = 4096, /* onesweep: spins in all, per thread, before counting a tile itself */
+  MAX_SPINS = 16384,
+};
+
+/* P(4) */
+enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAGE_SCATTER = 4, STAGE_ONESWEEP = 5 };
+
+/* The kernels of a sort (sort_main.glsl), one per group of stages: on lavapipe, which
+ * runs every branch of a kernel under a mask, a stage pays for the code of every other
+ * stage in its kernel; on GPUs each kernel gets the registers its own stages need. A
+ * device compiles the first and those of its path: three (portable) or two (onesweep)
+ * per key and value size. */
+enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 };
+/* a->variant: the most subgroups (bits 0-15), lane masks of four words (bit 16), the
+ * kernel (bits 20-21) */
+#define VARIANT_WIDE (1u << 16)
+#define VARIANT_KERNEL_SHIFT 20
+#define FLAG_TEST_FALLBACK 0x10000u
+#define FLAG_ONESWEEP 0x20000u
+
+/* Onesweep's look-back words hold 30-bit counts. */
+#define ONESWEEP_MAX_COUNT ((1ull << 30) - 1)
+
+static uint32_t key_words(vkds_type t) { return vkds_type_size(t) == 8 ? 2 : 1; }
+static uint64_t tile_elems(vkds_type key) { return key_words(key) == 2 ? 2048 : 4096; }
+static uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
+
+/* Bytes of the scratch for n keys of `key` with values of `value` (BYTES: none). */
+static uint64_t layout_bytes(uint64_t n, vkds_type key, vkds_type value, bool onesweep) {
+  uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
+  uint64_t value_bytes = value == VKDS_TYPE_BYTES ? 0 : vkds_type_size(value);
+  return HEADER_BYTES + (onesweep ? 2 : 1) * tiles * ROW_BYTES + align16(n * 4 * key_words(key)) +
+         align16(n * value_bytes);
+}
+
+static vkds_type value_type(const vkds__alg *a) { return a->input_count == 2 ? a->inputs[1]->type : VKDS_TYPE_BYTES; }
+
+/* ---- choosing the path ---- */
+
+static bool has_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops) {
+  const VkPhysicalDeviceVulkan11Properties *p = &dev->facts.props11;
+  return (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
+}
+
+/* The most subgroups a work group of 256 can have: sized for subgroups of 8 (no smaller
+ * on the devices that vary it, such as Intel's), or the device's own when smaller. */
+static uint32_t max_subgroups(const vkds__device *dev) {
+  uint32_t s = dev->facts.props11.subgroupSize;
+  if (s == 0 || s > 8) s = 8;
+  return 256 / s;
+}
+
+/* The shared memory the kernel declares (sort_tile.glsl). */
+static uint32_t shared_bytes(uint32_t subgroups) {
+  uint32_t words = 128 * subgroups > 4096 ? 128 * subgroups : 4096;
+  return 4 * (words + 3 * 256 + 4);
+}
+
+/* The path for n elements on a device: the scans' path, except that onesweep's counts
+ * are 30 bits wide. */
+static vkds_scan_path path_for(const vkds_resource *res, uint64_t n) {
+  vkds_scan_path path = vkds_resource_scan_path(res);
+  return path == VKDS_SCAN_PATH_SINGLE && n > ONESWEEP_MAX_COUNT ? VKDS_SCAN_PATH_PORTABLE : path;
+}
+
+vkds_result vkds__sort_choose(vkds__call *c) {
+  const vkds__device *dev = c->res->dev;
+  const char *name = dev->facts.props.properties.deviceName;
+  if (!has_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: sorts need subgroup ballots and shuffles in compute shaders, which device %u (%s) does not "
+                      "have", c->a.name, dev->index, name);
+  if (c->a.count > UINT32_MAX)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: %llu elements are more than a sort takes (2^32 - 1)", c->a.name,
+                      (unsigned long long)c->a.count);
+  uint32_t subgroups = max_subgroups(dev);
+  uint32_t limit = dev->facts.props.properties.limits.maxComputeSharedMemorySize;
+  if (shared_bytes(subgroups) > limit)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: sorts need %u bytes of shared memory with subgroups of %u; device %u (%s) has %u",
+                      c->a.name, shared_bytes(subgroups), 256 / subgroups, dev->index, name, limit);
+  /* the code: the shared memory's layout, and one word of lane masks where subgroups
+   * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
+   * a parameter */
+  bool wide = dev->facts.props11.subgroupSize > 32;
+  c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
+  c->path = path_for(c->res, c->a.count);
+  return VKDS_SUCCESS;
+}
+
+uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
+  return layout_bytes(c->a.count, c->a.inputs[0]->type, value_type(&c->a), c->path == VKDS_SCAN_PATH_SINGLE);
+}
+
+uint64_t vkds__sort_scratch_bound(uint64_t count) {
+  uint64_t narrow = layout_bytes(count, VKDS_U32, VKDS_U64, true), wide = layout_bytes(count, VKDS_U64, VKDS_U64, true);
+  return narrow > wide ? narrow : wide;
+}
+
+uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type value_type) {
+  if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
+  if (value_type != VKDS_TYPE_BYTES && (vkds_type_size(value_type) < 4 || vkds_type_size(value_type) > 8)) return 0;
+  return layout_bytes(count, key_type, value_type, path_for(res, count) == VKDS_SCAN_PATH_SINGLE);
+}
+
+/* ---- the kernel's source ---- */
+
+/* Every atomic is relaxed and the module stays on the GLSL450 memory model, as the
+ * scans' (scan.c says why). */
+const char *vkds__sort_preamble(const vkds__alg *a) {
+  (void)a;
+  return "#extension GL_KHR_shader_subgroup_basic : require\n"
+         "#extension GL_KHR_shader_subgroup_ballot : require\n"
+         "#extension GL_KHR_shader_subgroup_shuffle : require\n"
+         "#extension GL_KHR_memory_scope_semantics : require\n"
+         "#extension GL_EXT_control_flow_attributes : require\n";
+}
+
+void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap) {
+  snprintf(buf, cap, "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n",
+           a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3);
+}
+
+const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {
+  static const char *const middle[] = {vkds_template_sort_upsweep, vkds_template_sort_portable,
+                                       vkds_template_sort_portable, vkds_template_sort_onesweep};
+  switch (part) {
+  case 0: return vkds_template_sort_tile;
+  case 1: return middle[a->variant >> VARIANT_KERNEL_SHIFT & 3];
+  case 2: return vkds_template_sort_main;
+  default: return NULL;
+  }
+}
+
+/* The kernel of `which` for the call: the same walk as the call's own (so the same
+ * parameters), another template. */
+static vkds_result stage_kernel(vkds__call *c, uint32_t which, vkds_kernel **out) {
+  if (which == KERNEL_UP) {
+    *out = c->kernel;
+    return VKDS_SUCCESS;
+  }
+  vkds__alg a = c->a;
+  a.variant = (a.variant & ~(3u << VARIANT_KERNEL_SHIFT)) | which << VARIANT_KERNEL_SHIFT;
+  vkds__gen g;
+  /* the same leaves, placed as the call's are (bound leaves: the same alignment) */
+  vkds_result r = vkds__gen_build(&g, &a, c->res, false, c->gen.aligned);
+  if (r == VKDS_SUCCESS) vkds__gen_aligned(&g, c->gen.aligned);
+  if (r == VKDS_SUCCESS) r = vkds__alg_kernel(c->res->dev->ctx, &g, &a, false, out);
+  vkds__gen_free(&g);
+  return r;
+}
+
+/* ---- recording ---- */
+
+static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* Onesweep's spins (in all, per thread) before its group counts a tile it waits for
+ * itself: VKDS_SORT_SPINS, a knob for tests and tuning (0: fall back at the first word
+ * not there; -1: also, every tile counts its predecessor once whatever it finds there,
+ * so that tests see fallbacks for certain). */
+static uint32_t spins(uint64_t *flags) {
+  const char *v = vkds__getenv("VKDS_SORT_SPINS");
+  if (!v || !*v) return DEFAULT_SPINS;
+  long n = strtol(v, NULL, 10);
+  if (n == -1) *flags |= FLAG_TEST_FALLBACK;
+  return n < 0 ? 0 : n > MAX_SPINS ? MAX_SPINS : (uint32_t)n;
+}
+
+/* How many of `units` (tiles, digits) a work group takes: one on GPUs; on CPU devices
+ * enough for CPU_GROUPS groups, at most CPU_TILES (lavapipe's loop budget). */
+static uint64_t per_group(const vkds__device *dev, uint64_t units) {
+  if (dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+  uint64_t per = (units + CPU_GROUPS - 1) / CPU_GROUPS;
+  return per < 1 ? 1 : per > CPU_TILES ? CPU_TILES : per;
+}
+
+static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, vkds_kernel *k, uint64_t groups) {
+  return vkds_cmd_dispatch(cmd, c->res, k, &(vkds_launch_info){.global = {256 * groups}, .args = &c->gen.args});
+}
+
+vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
+  const vkds__device *dev = c->res->dev;
+  uint64_t *p = c->gen.args.p;
+  uint64_t n = p[VKDS__P_COUNT];
+  if (n == 0) return VKDS_SUCCESS;
+  vkds_type key = c->a.inputs[0]->type;
+  bool onesweep = c->path == VKDS_SCAN_PATH_SINGLE;
+  /* every kernel first: on error nothing is recorded */
+  vkds_kernel *up = c->kernel, *count = NULL, *scatter = NULL;
+  if (onesweep) {
+    VKDS_CHECK(stage_kernel(c, KERNEL_ONESWEEP, &scatter));
+  } else {
+    VKDS_CHECK(stage_kernel(c, KERNEL_COUNT, &count));
+    VKDS_CHECK(stage_kernel(c, KERNEL_SCATTER, &scatter));
+  }
+  uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
+  const vkds_view *s = &c->scan_scratch;
+  p[2] = vkds_buffer_address(s->buffer) + s->offset;
+  p[3] = tiles;
+  uint64_t flags = onesweep ? FLAG_ONESWEEP : 0;
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  /* counters and histograms (and onesweep's states) start at zero, after whatever used
+   * the scratch before */
+  barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset,
+                          HEADER_BYTES + (onesweep ? 2 * tiles * ROW_BYTES : 0), 0);
+  barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+  p[4] = STAGE_UPSWEEP | flags;
+  p[5] = tiles < UPSWEEP_GROUPS ? tiles : UPSWEEP_GROUPS;
+  if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && p[5] > CPU_GROUPS) {
+    uint64_t few = (tiles + 255) / 256; /* at most 256 tiles a group */
+    p[5] = few > CPU_GROUPS ? few : CPU_GROUPS;
+  }
+  VKDS_CHECK(dispatch(c, cmd, up, p[5]));
+  barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+  p[4] = STAGE_PLAN | flags;
+  VKDS_CHECK(dispatch(c, cmd, up, 1));
+  uint32_t spin = spins(&flags);
+  uint64_t per = per_group(dev, tiles), groups = (tiles + per - 1) / per;
+  /* spine groups take digits (rounds of 1024 tiles each): on CPU devices as many as keep
+   * a group to 1024 rounds (a round costs about 40 of lavapipe's loop budget) */
+  uint64_t digits = 1, rounds = (tiles + 1023) / 1024;
+  if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    while (digits < 256 && 2 * digits * rounds <= 1024) digits *= 2;
+  for (uint32_t pass = 0; pass < 4 * key_words(key); ++pass) {
+    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    if (onesweep) {
+      p[4] = STAGE_ONESWEEP | pass << 8 | flags;
+      p[5] = spin;
+      p[6] = per;
+      VKDS_CHECK(dispatch(c, cmd, scatter, groups));
+      continue;
+    }
+    p[4] = STAGE_COUNT | pass << 8 | flags;
+    p[5] = per;
+    VKDS_CHECK(dispatch(c, cmd, count, groups));
+    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    p[4] = STAGE_SPINE | pass << 8 | flags;
+    p[5] = digits;
+    p[6] = digits == 256 && tiles <= SERIAL_SPINE; /* one group: each thread its digit */
+    VKDS_CHECK(dispatch(c, cmd, count, (256 + digits - 1) / digits));
+    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    p[4] = STAGE_SCATTER | pass << 8 | flags;
+    p[5] = per;
+    VKDS_CHECK(dispatch(c, cmd, scatter, groups));
+  }
+  return VKDS_SUCCESS;
+}
+
+/* ---- the descriptions and the public functions ---- */
+
+static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_seq *values, bool by_key,
+                            vkds_sort_order order, vkds__alg *a) {
+  *a = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_SORT, .input_count = by_key ? 2 : 1,
+                   .inputs = {keys, values}, .count = keys ? keys->count : 0, .elem = VKDS__ELEM_COPY,
+                   .elem_type = keys ? keys->type : VKDS_TYPE_BYTES};
+  const vkds_seq *seqs[2] = {keys, values};
+  for (int k = 0; k < (by_key ? 2 : 1); ++k) {
+    const char *what = k ? "values" : "keys";
+    if (!seqs[k]) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are NULL", name, what);
+    vkds_type t = seqs[k]->type;
+    if (seqs[k]->ops && (t < VKDS_I32 || t > VKDS_F64))
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: the %s have elements of type %d (%u bytes); sorts take I32, U32, F32, I64, U64 and F64 "
+                        "keys and values", name, what, (int)t, seqs[k]->elem_size);
+  }
+  if ((unsigned)order > VKDS_SORT_DESCENDING)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
+  if (keys && values && keys->count != values->count)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the keys have %llu elements and the values %llu", name, (unsigned long long)keys->count,
+                      (unsigned long long)values->count);
+  /* P(1) (sort_tile.glsl): bit 0 descending, bits 1-2 the keys' kind */
+  vkds_type t = a->elem_type;
+  uint32_t kind = t == VKDS_I32 || t == VKDS_I64 ? 1 : t == VKDS_F32 || t == VKDS_F64 ? 2 : 0;
+  a->value[0] = (unsigned char)((order == VKDS_SORT_DESCENDING) | kind << 1);
+  a->has_value = true;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_sort(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_sort", keys, NULL, false, order, &a));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_sort_async(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order, vkds_submission **sub) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_sort_async", keys, NULL, false, order, &a));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_sort(const vkds_cmd *c, const vkds_seq *keys, vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_cmd_sort", keys, NULL, false, order, &a));
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+vkds_result vkds_sort_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_sort_by_key", keys, values, true, order, &a));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_sort_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order,
+                                   vkds_submission **sub) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_sort_by_key_async", keys, values, true, order, &a));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                 vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_cmd_sort_by_key", keys, values, true, order, &a));
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}

@@ -1,0 +1,486 @@
+// shaders/algorithm/sort_tile.glsl: what every sort kernel shares (lib/algorithm/sort.c
+// records them; one of sort_upsweep.glsl, sort_portable.glsl, sort_onesweep.glsl, then
+// sort_main.glsl follow this file).
+// Appended by lib/algorithm/codegen.c after the code it generates:
+//   P(k)                          launch parameter k (uint64_t), below
+//   KEY_T, VKDS_KEY_TYPE          the keys' GLSL type and vkds_type (U32 or U64 for every
+//                                 built-in sequence: their leaves are walked as bits)
+//   key_ld(i), key_ld_v(i, r), key_st(i, v)   the key sequence (its views as code)
+//   VKDS_VALUES                   1 with values (sort_by_key), then
+//   VAL_T, VKDS_VAL_TYPE, val_ld(i), val_st(i, v)   the value sequence
+// The preamble (sort.c) enables the extensions; sort.c's defines come with the generated
+// code: VKDS_SORT_SUBGROUPS (the most subgroups a work group can have on the device),
+// VKDS_SORT_WIDE_SUBGROUPS (1 where a subgroup may have more than 32 lanes) and
+// VKDS_SORT_KERNEL (sort_main.glsl).
+//
+// Parameters: P(0) elements n (< 2^32), P(1) the order and the keys' kind (below), P(2) the
+// scratch's address (16-byte aligned), P(3) tiles, P(4) the stage | pass << 8 | flags
+// (VKDS_SORT_*),
+// P(5) the stage's own (upsweep: its work groups; portable count and scatter: tiles per
+// group; spine: digits per group; onesweep: spins before a fallback), P(6) onesweep:
+// tiles per group.
+//
+// Loops over a thread's items are unrolled ([[unroll]]): the items then stay in
+// registers, and on lavapipe (which counts every loop iteration against a budget of
+// 65,535 per invocation, shared by all loops) they cost nothing of it.
+//
+// LSD radix sort over 8-bit digits of the key's order-preserving bits: pass p sorts
+// stably by bits [8p, 8p + 8) of
+//   u32: x   i32: x ^ 2^31   f32: x ^ (sign ? ~0 : 2^31)   (the same for 64 bits)
+// then ~ for descending (so equal keys keep their order in both directions). Floats
+// end up in IEEE 754 totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+//
+// The data moves between the sequence itself (S, through its accessors: the views are
+// code) and one device buffer A of its size in the scratch, which holds the ordered bits
+// as they are. The plan (sort_upsweep.glsl) gives every pass its direction; an even
+// number of passes runs, so the last one writes S.
+//
+// The scratch (sort.c computes the same):
+//   0       tile counters, one per pass (onesweep), and the fallback count at 64
+//   256     histograms: pass p's digit d count at 256 + 4 * (256 p + d)
+//   8448    digit starts: the exclusive scan of each histogram, the same layout
+//   16640   the plan: one word per pass (bit 0 runs, bit 1 reads A and writes S)
+//   16896   regions of 256 words per tile: the portable path's digit counts (digit d of
+//           tile k at d * tiles + k, scanned in place into offsets), or the onesweep
+//           look-back states (two regions, passes alternating; tile k's at 256 k + d)
+//   then A's keys (16-byte aligned), then A's values
+layout(local_size_x = 256) in;
+
+#if VKDS_KEY_TYPE >= 4
+#define VKDS_KEY_WORDS 2
+#define VKDS_ITEMS 8
+#define KW_T uint64_t
+#define VKDS_KW_MAX 0xfffffffffffffffful
+#else
+#define VKDS_KEY_WORDS 1
+#define VKDS_ITEMS 16
+#define KW_T uint
+#define VKDS_KW_MAX 0xffffffffu
+#endif
+#define VKDS_TILE (256u * uint(VKDS_ITEMS))  // 4096 4-byte keys, 2048 8-byte keys
+#define VKDS_PASSES (4u * uint(VKDS_KEY_WORDS))
+
+#define VKDS_STAGE_UPSWEEP 0u
+#define VKDS_STAGE_PLAN 1u
+#define VKDS_STAGE_COUNT 2u
+#define VKDS_STAGE_SPINE 3u
+#define VKDS_STAGE_SCATTER 4u  // portable
+#define VKDS_STAGE_ONESWEEP 5u
+#define VKDS_SORT_TEST_FALLBACK 0x10000ul
+#define VKDS_SORT_ONESWEEP_PATH 0x20000ul // the scratch has onesweep's two regions
+
+#define VKDS_AT_HIST 256ul
+#define VKDS_AT_BASES 8448ul
+#define VKDS_AT_PLAN 16640ul
+#define VKDS_AT_REGIONS 16896ul
+
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer vkds_sw { uint v; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_sd { uint64_t v; };
+
+// One array for every stage, used in turn: the upsweep's histograms, the 16-byte loads'
+// transposition, the rank's subgroup histograms (16-bit counters, two per word), the
+// exchange that makes the writes run in digit order. 4096 words cover a tile of keys or
+// 128 words per subgroup for 32 subgroups (subgroups of 8 and up).
+#if VKDS_SORT_SUBGROUPS > 32
+#define VKDS_SH_WORDS (128 * VKDS_SORT_SUBGROUPS)
+#else
+#define VKDS_SH_WORDS 4096
+#endif
+shared uint vkds_sh[VKDS_SH_WORDS];
+shared uint vkds_toff[256]; // digit d's first slot in the tile (its counts, for a moment)
+shared uint vkds_goff[256]; // digit d's global index minus its first slot
+shared uint vkds_sgt[256];  // subgroup totals of vkds_block_exclusive
+shared uint vkds_misc[4];
+
+uint vkds_stage() { return uint(P(4)) & 255u; }
+uint vkds_pass() { return (uint(P(4)) >> 8) & 15u; }
+// The work group's index across dispatches (vkds splits large launches).
+uint vkds_group() { return vkds_global_id().x / 256u; }
+// A thread's place: subgroup by subgroup, lane by lane (a bijection onto 0..255; the
+// order vkds_block_exclusive scans in).
+uint vkds_tid() { return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID; }
+
+uint64_t vkds_regions() { return (P(4) & VKDS_SORT_ONESWEEP_PATH) != 0ul ? 2ul : 1ul; }
+uint64_t vkds_keys_at() { return P(2) + VKDS_AT_REGIONS + vkds_regions() * P(3) * 1024ul; }
+uint64_t vkds_vals_at() { return vkds_keys_at() + ((P(0) * uint64_t(4 * VKDS_KEY_WORDS) + 15ul) & ~15ul); }
+uint vkds_plan(uint pass) { return vkds_sw(P(2) + VKDS_AT_PLAN + 4ul * uint64_t(pass)).v; }
+
+// ---- keys as ordered bits ----
+
+// P(1): bit 0 descending; bits 1-2 the keys' kind (0 unsigned, 1 signed, 2 float). The
+// kind is a parameter, not code: sequences of the built-in kinds reach the kernel as
+// bits (codegen.c), so one kernel sorts every key type of a size.
+uint vkds_kind() { return uint(P(1) >> 1) & 3u; }
+KW_T vkds_desc() { return (P(1) & 1ul) != 0ul ? VKDS_KW_MAX : KW_T(0); }
+#define VKDS_KW_TOP (KW_T(1) << (32 * VKDS_KEY_WORDS - 1))
+
+KW_T vkds_kbits(KEY_T x) {
+#if VKDS_KEY_TYPE == 1
+  return uint(x);
+#elif VKDS_KEY_TYPE == 2 || VKDS_KEY_TYPE == 5
+  return x;
+#elif VKDS_KEY_TYPE == 3
+  return floatBitsToUint(x);
+#elif VKDS_KEY_TYPE == 4
+  return uint64_t(x);
+#else
+  return pack64(unpackDouble2x32(x));
+#endif
+}
+
+KEY_T vkds_kfrom(KW_T b) {
+#if VKDS_KEY_TYPE == 1
+  return int(b);
+#elif VKDS_KEY_TYPE == 2 || VKDS_KEY_TYPE == 5
+  return b;
+#elif VKDS_KEY_TYPE == 3
+  return uintBitsToFloat(b);
+#elif VKDS_KEY_TYPE == 4
+  return int64_t(b);
+#else
+  return packDouble2x32(unpack32(b));
+#endif
+}
+
+KW_T vkds_ord(KEY_T x) {
+  KW_T b = vkds_kbits(x);
+  uint kind = vkds_kind();
+  if (kind == 1u) b ^= VKDS_KW_TOP;
+  else if (kind == 2u) b ^= (b & VKDS_KW_TOP) != KW_T(0) ? VKDS_KW_MAX : VKDS_KW_TOP;
+  return b ^ vkds_desc();
+}
+
+KEY_T vkds_key(KW_T b) {
+  b ^= vkds_desc();
+  uint kind = vkds_kind();
+  if (kind == 1u) b ^= VKDS_KW_TOP;
+  else if (kind == 2u) b ^= (b & VKDS_KW_TOP) != KW_T(0) ? VKDS_KW_TOP : VKDS_KW_MAX;
+  return vkds_kfrom(b);
+}
+
+uint vkds_digit(KW_T b, uint pass) { return uint(b >> (8u * pass)) & 255u; }
+
+// ---- the pass's source and destination: S (the sequence) or A (the scratch) ----
+
+KW_T vkds_src_key(bool from_a, uint64_t i) {
+  if (!from_a) return vkds_ord(key_ld(i));
+#if VKDS_KEY_WORDS == 1
+  return vkds_sw(vkds_keys_at() + 4ul * i).v;
+#else
+  return vkds_sd(vkds_keys_at() + 8ul * i).v;
+#endif
+}
+
+// Keys i..i+3 (i a multiple of 4): 16-byte loads from A; from S as its views allow (16
+// bytes at a time from a 16-byte aligned buffer).
+void vkds_src_key4(bool from_a, uint64_t i, out KW_T r[4]) {
+  if (!from_a) {
+    KEY_T x[4];
+    key_ld_v(i, x);
+    [[unroll]] for (int c = 0; c < 4; ++c) r[c] = vkds_ord(x[c]);
+    return;
+  }
+#if VKDS_KEY_WORDS == 1
+  uvec4 w = vkds_p_uvec4(vkds_keys_at() + 4ul * i).v;
+  r[0] = w.x, r[1] = w.y, r[2] = w.z, r[3] = w.w;
+#else
+  uint64_t a = vkds_keys_at() + 8ul * i;
+  uvec4 w0 = vkds_p_uvec4(a).v, w1 = vkds_p_uvec4(a + 16ul).v;
+  r[0] = pack64(w0.xy), r[1] = pack64(w0.zw), r[2] = pack64(w1.xy), r[3] = pack64(w1.zw);
+#endif
+}
+
+void vkds_dst_key(bool to_a, uint64_t i, KW_T b) {
+  if (!to_a) {
+    key_st(i, vkds_key(b));
+    return;
+  }
+#if VKDS_KEY_WORDS == 1
+  vkds_sw(vkds_keys_at() + 4ul * i).v = b;
+#else
+  vkds_sd(vkds_keys_at() + 8ul * i).v = b;
+#endif
+}
+
+#if VKDS_VALUES
+#if VKDS_VAL_TYPE >= 4
+#define VKDS_VAL_WORDS 2
+#else
+#define VKDS_VAL_WORDS 1
+#endif
+
+// A value as words (the second 0 for 4-byte values) and back.
+uvec2 vkds_vbits(VAL_T v) {
+#if VKDS_VAL_TYPE == 1
+  return uvec2(uint(v), 0u);
+#elif VKDS_VAL_TYPE == 2
+  return uvec2(v, 0u);
+#elif VKDS_VAL_TYPE == 3
+  return uvec2(floatBitsToUint(v), 0u);
+#elif VKDS_VAL_TYPE == 4 || VKDS_VAL_TYPE == 5
+  return unpack32(uint64_t(v));
+#else
+  return unpackDouble2x32(v);
+#endif
+}
+
+VAL_T vkds_vfrom(uvec2 w) {
+#if VKDS_VAL_TYPE == 1
+  return int(w.x);
+#elif VKDS_VAL_TYPE == 2
+  return w.x;
+#elif VKDS_VAL_TYPE == 3
+  return uintBitsToFloat(w.x);
+#elif VKDS_VAL_TYPE == 4
+  return int64_t(pack64(w));
+#elif VKDS_VAL_TYPE == 5
+  return pack64(w);
+#else
+  return packDouble2x32(w);
+#endif
+}
+
+uvec2 vkds_src_val(bool from_a, uint64_t i) {
+  if (!from_a) return vkds_vbits(val_ld(i));
+#if VKDS_VAL_WORDS == 1
+  return uvec2(vkds_sw(vkds_vals_at() + 4ul * i).v, 0u);
+#else
+  return unpack32(vkds_sd(vkds_vals_at() + 8ul * i).v);
+#endif
+}
+
+void vkds_dst_val(bool to_a, uint64_t i, uvec2 w) {
+  if (!to_a) {
+    val_st(i, vkds_vfrom(w));
+    return;
+  }
+#if VKDS_VAL_WORDS == 1
+  vkds_sw(vkds_vals_at() + 4ul * i).v = w.x;
+#else
+  vkds_sd(vkds_vals_at() + 8ul * i).v = pack64(w);
+#endif
+}
+#endif
+
+// ---- work-group helpers ----
+
+// Lane masks: one word where subgroups have at most 32 lanes (VKDS_SORT_WIDE_SUBGROUPS 0,
+// from the device's subgroup size), else all four words of a ballot.
+#if VKDS_SORT_WIDE_SUBGROUPS
+#define VKDS_MASK uvec4
+VKDS_MASK vkds_ballot(bool b) { return subgroupBallot(b); }
+VKDS_MASK vkds_lt_mask() { return gl_SubgroupLtMask; }
+uint vkds_popc(uvec4 m) { return uint(bitCount(m.x) + bitCount(m.y) + bitCount(m.z) + bitCount(m.w)); }
+uint vkds_lsb(uvec4 m) {
+  return m.x != 0u ? uint(findLSB(m.x)) : m.y != 0u ? 32u + uint(findLSB(m.y)) : m.z != 0u ? 64u + uint(findLSB(m.z))
+                                                                                          : 96u + uint(findLSB(m.w));
+}
+#else
+#define VKDS_MASK uint
+VKDS_MASK vkds_ballot(bool b) { return subgroupBallot(b).x; }
+VKDS_MASK vkds_lt_mask() { return gl_SubgroupLtMask.x; }
+uint vkds_popc(uint m) { return uint(bitCount(m)); }
+uint vkds_lsb(uint m) { return uint(findLSB(m)); }
+#endif
+
+// The sum of v over the threads before this one in vkds_tid order, and over all of them
+// (`total`). Every thread calls it; barriers inside.
+uint vkds_block_exclusive(uint v, out uint total) {
+  uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID;
+  uint x = v;
+  for (uint d = 1u; d < gl_SubgroupSize; d <<= 1) {
+    uint y = subgroupShuffle(x, lane >= d ? lane - d : lane);
+    if (lane >= d) x += y;
+  }
+  if (lane == gl_SubgroupSize - 1u) vkds_sgt[sg] = x;
+  barrier();
+  uint before = 0u, all = 0u;
+  for (uint w = 0u; w < gl_NumSubgroups; ++w) {
+    uint s = vkds_sgt[w];
+    if (w < sg) before += s;
+    all += s;
+  }
+  total = all;
+  barrier();
+  return before + x - v;
+}
+
+// ---- one tile ----
+
+// The tile's slot of item j of this thread: subgroup sg owns the slots
+// [sg * S * ITEMS, (sg + 1) * S * ITEMS), item by item, lane by lane. Ranking items in
+// order j then gives each key its place among equal digits in slot order: stable.
+uint vkds_pos(uint j) {
+  return gl_SubgroupID * gl_SubgroupSize * uint(VKDS_ITEMS) + j * gl_SubgroupSize + gl_SubgroupInvocationID;
+}
+
+// The ordered bits of this thread's items of the tile at `base` (`valid` keys there);
+// slots past them hold all ones (digit 255 in every pass: they rank last). A whole tile
+// is read 16 bytes at a time in memory order and handed round through shared memory.
+void vkds_load_tile(bool from_a, uint64_t base, uint valid, out KW_T k[VKDS_ITEMS]) {
+  uint t = vkds_tid();
+  if (valid == VKDS_TILE) {
+    [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
+      uint s = 4u * (q * 256u + t);
+      KW_T r[4];
+      vkds_src_key4(from_a, base + uint64_t(s), r);
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+#if VKDS_KEY_WORDS == 1
+        vkds_sh[s + c] = r[c];
+#else
+        vkds_sh[2u * (s + c)] = uint(r[c]);
+        vkds_sh[2u * (s + c) + 1u] = uint(r[c] >> 32);
+#endif
+      }
+    }
+    barrier();
+    [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+      uint s = vkds_pos(j);
+#if VKDS_KEY_WORDS == 1
+      k[j] = vkds_sh[s];
+#else
+      k[j] = pack64(uvec2(vkds_sh[2u * s], vkds_sh[2u * s + 1u]));
+#endif
+    }
+    barrier();
+    return;
+  }
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    uint s = vkds_pos(j);
+    k[j] = s < valid ? vkds_src_key(from_a, base + uint64_t(s)) : VKDS_KW_MAX;
+  }
+}
+
+// The counts of the pass's digits among the tile's `valid` keys, into vkds_sh[0..255]
+// (the order of loads does not matter: 16 bytes at a time in memory order).
+void vkds_count_tile(bool from_a, uint64_t base, uint valid, uint pass) {
+  uint t = vkds_tid();
+  vkds_sh[t] = 0u;
+  barrier();
+  if (valid == VKDS_TILE) {
+    [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
+      KW_T r[4];
+      vkds_src_key4(from_a, base + uint64_t(4u * (q * 256u + t)), r);
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) atomicAdd(vkds_sh[vkds_digit(r[c], pass)], 1u);
+    }
+  } else {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+      uint s = t + 256u * i;
+      if (s < valid) atomicAdd(vkds_sh[vkds_digit(vkds_src_key(from_a, base + uint64_t(s)), pass)], 1u);
+    }
+  }
+  barrier();
+}
+
+// Ranks the tile's keys by the pass's digit, stably in slot order: loc[j] becomes item
+// j's slot in the tile ordered by digit. Each subgroup ranks its items with ballots (the
+// lanes holding the same digit: 8 ballots, one per bit) and counts its digits in its
+// own histogram; the histograms' exclusive scan across subgroups, plus each digit's
+// first slot, place the items. Returns in `count` the count of digit vkds_tid() (the
+// padding included) and leaves digit d's first slot in vkds_toff[d]; vkds_sh is free
+// again on return.
+void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint count) {
+  uint t = vkds_tid(), lane = gl_SubgroupInvocationID, nsg = gl_NumSubgroups;
+  uint hist = gl_SubgroupID * 128u; // this subgroup's 256 counters, 16 bits each
+  for (uint i = t; i < 128u * nsg; i += 256u) vkds_sh[i] = 0u;
+  barrier();
+  VKDS_MASK lt = vkds_lt_mask(), everyone = vkds_ballot(true);
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    uint d = vkds_digit(k[j], pass);
+    VKDS_MASK peers = everyone;
+    [[unroll]] for (uint b = 0u; b < 8u; ++b) {
+      bool bit = ((d >> b) & 1u) != 0u;
+      VKDS_MASK v = vkds_ballot(bit);
+      peers &= bit ? v : ~v;
+    }
+    uint leader = vkds_lsb(peers), hs = (d & 1u) * 16u, before = 0u;
+    if (lane == leader) before = (atomicAdd(vkds_sh[hist + (d >> 1)], vkds_popc(peers) << hs) >> hs) & 0xffffu;
+    loc[j] = subgroupShuffle(before, leader) + vkds_popc(peers & lt);
+  }
+  barrier();
+  // digits 2t and 2t + 1 (one word): each subgroup's exclusive prefix across the
+  // subgroups before it, in place, and the tile's counts (at most 4096: 16 bits hold them)
+  if (t < 128u) {
+    uint run = 0u;
+    for (uint w = 0u; w < nsg; ++w) {
+      uint c = vkds_sh[w * 128u + t];
+      vkds_sh[w * 128u + t] = run;
+      run += c;
+    }
+    vkds_toff[2u * t] = run & 0xffffu;
+    vkds_toff[2u * t + 1u] = run >> 16;
+  }
+  barrier();
+  count = vkds_toff[t];
+  uint total;
+  uint first = vkds_block_exclusive(count, total);
+  vkds_toff[t] = first;
+  barrier();
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    uint d = vkds_digit(k[j], pass), hs = (d & 1u) * 16u;
+    loc[j] += vkds_toff[d] + ((vkds_sh[hist + (d >> 1)] >> hs) & 0xffffu);
+  }
+  barrier();
+}
+
+// Writes the ranked tile to the pass's destination: the keys (then the values) go
+// through vkds_sh to their slots, and slot s (< valid) goes to global index
+// vkds_goff[its digit] + s, so consecutive threads write consecutive addresses within
+// each digit's run. Values are read here, at the slots of the keys' items.
+void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T k[VKDS_ITEMS], uint loc[VKDS_ITEMS]) {
+  uint t = vkds_tid();
+  bool to_a = !from_a;
+  uint g[VKDS_ITEMS];
+  KW_T o[VKDS_ITEMS];
+#if VKDS_KEY_WORDS == 1
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = k[j];
+  barrier();
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+    uint s = t + 256u * i;
+    o[i] = vkds_sh[s];
+    g[i] = vkds_goff[vkds_digit(o[i], pass)] + s;
+  }
+  barrier();
+#else
+  // the word holding the pass's digit first, then the other
+  uint dsh = pass < 4u ? 0u : 32u;
+  uint w0[VKDS_ITEMS];
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> dsh);
+  barrier();
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+    uint s = t + 256u * i;
+    w0[i] = vkds_sh[s];
+    g[i] = vkds_goff[(w0[i] >> (8u * (pass & 3u))) & 255u] + s;
+  }
+  barrier();
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> (32u - dsh));
+  barrier();
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+    uint w1 = vkds_sh[t + 256u * i];
+    o[i] = dsh == 0u ? pack64(uvec2(w0[i], w1)) : pack64(uvec2(w1, w0[i]));
+  }
+  barrier();
+#endif
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
+    if (t + 256u * i < valid) vkds_dst_key(to_a, uint64_t(g[i]), o[i]);
+#if VKDS_VALUES
+  uvec2 v[VKDS_ITEMS];
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    uint s = vkds_pos(j);
+    v[j] = s < valid ? vkds_src_val(from_a, base + uint64_t(s)) : uvec2(0u);
+  }
+  uvec2 w[VKDS_ITEMS];
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].x;
+  barrier();
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i] = uvec2(vkds_sh[t + 256u * i], 0u);
+  barrier();
+#if VKDS_VAL_WORDS == 2
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].y;
+  barrier();
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i].y = vkds_sh[t + 256u * i];
+  barrier();
+#endif
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
+    if (t + 256u * i < valid) vkds_dst_val(to_a, uint64_t(g[i]), w[i]);
+#endif
+}

@@ -1,0 +1,71 @@
+// shaders/algorithm/sort_upsweep.glsl: the sort's first two dispatches, on both paths
+// (after sort_tile.glsl; a kernel of their own, sort_main.glsl).
+//
+// Upsweep: one read of the keys builds the histogram of every pass's digit at once.
+// Work group g takes tiles g, g + G, ... (G = P(5)), counts into shared memory (every
+// pass's 256 counters) and adds its non-zero counts to the scratch's histograms.
+//
+// Plan: one work group turns the histograms into what each pass needs to know:
+//   - the digit starts, the exclusive scan of the pass's histogram (where digit d's
+//     keys begin in the pass's output);
+//   - whether the pass runs: a pass whose digit is the same for every key moves nothing
+//     (every key would stay where it is), so it is skipped. The data moves S -> A -> S
+//     ...: an odd number of passes would leave it in A, so then one skippable pass runs
+//     after all (as a copy that keeps the order); none runs when every key is equal;
+//   - its direction: runs 0, 2, 4, ... read S and write A, the others read A and write S.
+// The passes' groups read the plan and return at once when theirs does not run.
+
+void vkds_count_key(KW_T b) {
+  [[unroll]] for (uint p = 0u; p < VKDS_PASSES; ++p) atomicAdd(vkds_sh[p * 256u + vkds_digit(b, p)], 1u);
+}
+
+void vkds_upsweep() {
+  uint t = vkds_tid(), groups = uint(P(5)), tiles = uint(P(3));
+  uint64_t n = P(0);
+  for (uint i = t; i < VKDS_PASSES * 256u; i += 256u) vkds_sh[i] = 0u;
+  barrier();
+  // tiles / groups <= 2048 (sort.c): lavapipe's loop budget
+  for (uint tile = vkds_group(); tile < tiles; tile += groups) {
+    uint64_t base = uint64_t(tile) * uint64_t(VKDS_TILE);
+    uint valid = uint(min(n - base, uint64_t(VKDS_TILE)));
+    if (valid == VKDS_TILE) {
+      [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
+        KW_T r[4];
+        vkds_src_key4(false, base + uint64_t(4u * (q * 256u + t)), r);
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) vkds_count_key(r[c]);
+      }
+    } else {
+      [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
+        uint s = t + 256u * i;
+        if (s < valid) vkds_count_key(vkds_src_key(false, base + uint64_t(s)));
+      }
+    }
+  }
+  barrier();
+  for (uint i = t; i < VKDS_PASSES * 256u; i += 256u)
+    if (vkds_sh[i] != 0u) atomicAdd(vkds_sw(P(2) + VKDS_AT_HIST + 4ul * uint64_t(i)).v, vkds_sh[i]);
+}
+
+void vkds_make_plan() {
+  uint t = vkds_tid();
+  uint n = uint(P(0));
+  if (t == 0u) vkds_misc[0] = 0u;
+  barrier();
+  for (uint p = 0u; p < VKDS_PASSES; ++p) {
+    uint64_t at = 4ul * uint64_t(p * 256u + t);
+    uint c = vkds_sw(P(2) + VKDS_AT_HIST + at).v;
+    if (c == n) atomicOr(vkds_misc[0], 1u << p); // every key has digit t
+    uint total;
+    vkds_sw(P(2) + VKDS_AT_BASES + at).v = vkds_block_exclusive(c, total);
+  }
+  barrier();
+  if (t != 0u) return;
+  uint all = (1u << VKDS_PASSES) - 1u, skip = vkds_misc[0];
+  if ((bitCount(all & ~skip) & 1) != 0) skip &= ~(1u << uint(findLSB(skip))); // an even number runs
+  uint run = 0u;
+  for (uint p = 0u; p < VKDS_PASSES; ++p) {
+    uint word = 0u;
+    if ((skip & (1u << p)) == 0u) word = 1u | ((run++ & 1u) != 0u ? 2u : 0u);
+    vkds_sw(P(2) + VKDS_AT_PLAN + 4ul * uint64_t(p)).v = word;
+  }
+}
