@@ -6,8 +6,9 @@
  * single pass's fallback); 2^24 + 1 elements; keys of other types (NaN and -0 among
  * floats, 64-bit, a zip of two), every sequence kind in and out (views, a second
  * VkDevice, ranges off 16-byte alignment), values converted to a wider output, short
- * outputs for reduce by key; the three forms; bad input (a named error, nothing
- * selected, nothing written). */
+ * outputs for reduce by key; the three forms; 500 recorded single-pass scans of 8-byte
+ * pairs with spins 0, forced fallbacks and the default; bad input (a named error,
+ * nothing selected, nothing written). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -694,6 +695,77 @@ START_TEST(forms) {
 }
 END_TEST
 
+/* ---- the single pass's three-word states under stress ---- */
+
+/* 500 recorded single-pass u64 scans by key (three words a value in the tile states), 100
+ * to a command buffer, each with its own scratch and output, spins of 0, the forced
+ * fallback and the default in turn; every element checked, every wait bounded. */
+START_TEST(many_single_pass_scans_by_key) {
+  open_path(VKDS_SCAN_PATH_SINGLE);
+  enum { PER = 100, ROUNDS = 5, MOST = 5 * 2048 + 77 };
+  uint32_t *keys = make_keys(MOST + PER, RUNS);
+  uint64_t *vals = random_values(VKDS_U64, MOST + PER, VKDS_OP_PLUS), *got = malloc((size_t)PER * MOST * 8);
+  vkds_buffer *kb, *vb, *ob, *scratch;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = (MOST + PER) * 4}, &kb));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = (MOST + PER) * 8}, &vb));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = (uint64_t)PER * MOST * 8}, &ob));
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(kb), keys, (MOST + PER) * 4));
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(vb), vals, (MOST + PER) * 8));
+  uint64_t slot = (vkds_algorithm_scratch_bytes(r0, MOST) + 255) / 256 * 256;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = slot * PER, .memory = VKDS_MEMORY_MAPPED}, &scratch));
+  VkDevice dev;
+  VkQueue queue;
+  vkds_resource_info info;
+  ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
+  vkds_resource_get_info(r0, &info);
+  VkCommandPool cpool;
+  ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                           .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                           .queueFamilyIndex = info.queue_family}, NULL, &cpool), 0);
+  VkCommandBuffer cmd;
+  ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                                .commandPool = cpool, .commandBufferCount = 1}, &cmd), 0);
+  VkFence fence;
+  ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
+  uint64_t sizes[PER];
+  for (int round = 0; round < ROUNDS; ++round) {
+    const char *spins = round % 3 == 0 ? "0" : round % 3 == 1 ? "-1" : NULL;
+    harness_setenv("VKDS_SCAN_SPINS", spins);
+    ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
+    for (int s = 0; s < PER; ++s) {
+      sizes[s] = 1 + rnd() % MOST;
+      vkds_cmd c = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, s * slot, slot}};
+      vkds_seq ks = vkds_seq_buffer((vkds_view){kb, (uint64_t)s * 4, sizes[s] * 4}, VKDS_U32);
+      vkds_seq vs = vkds_seq_buffer((vkds_view){vb, (uint64_t)s * 8, sizes[s] * 8}, VKDS_U64);
+      vkds_seq os = vkds_seq_buffer((vkds_view){ob, (uint64_t)s * MOST * 8, sizes[s] * 8}, VKDS_U64);
+      ck_assert_vkds(vkds_cmd_inclusive_scan_by_key(&c, &ks, &vs, &os, NULL, NULL));
+    }
+    ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
+    vkds_resource_lock_queue(r0);
+    ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                                                            .pCommandBuffers = &cmd}, fence), 0);
+    vkds_resource_unlock_queue(r0);
+    ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0); /* never hangs */
+    ck_assert_int_eq(vkResetFences(dev, 1, &fence), 0);
+    ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), (uint64_t)PER * MOST * 8));
+    for (int s = 0; s < PER; ++s) {
+      char what[64];
+      snprintf(what, sizeof what, "round %d scan %d (spins %s)", round, s, spins ? spins : "default");
+      check_scan_by_key(VKDS_U64, VKDS_OP_PLUS, starts_u32, keys + s, vals + s, sizes[s], false, NULL,
+                        got + (size_t)s * MOST, what);
+      uint32_t fallbacks; /* counted in the scratch (scan_tile.glsl's layout) */
+      memcpy(&fallbacks, (const char *)vkds_buffer_map(scratch) + s * slot + 36, 4);
+      if (round % 3 == 1) ck_assert_uint_eq(fallbacks, (sizes[s] + 2047) / 2048 - 1); /* forced: one per tile after the first */
+    }
+  }
+  vkDestroyFence(dev, fence, NULL);
+  vkDestroyCommandPool(dev, cpool, NULL);
+  vkds_buffer_destroy(kb), vkds_buffer_destroy(vb), vkds_buffer_destroy(ob), vkds_buffer_destroy(scratch);
+  free(keys), free(vals), free(got);
+  close_ctx();
+}
+END_TEST
+
 /* ---- bad input: a named error, nothing selected, nothing written ---- */
 
 START_TEST(bad_input) {
@@ -773,6 +845,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, forms);
+  tcase_add_test(t, many_single_pass_scans_by_key);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);
