@@ -77,7 +77,9 @@
  * Every error is reported before anything is submitted or written: NULL arguments,
  * invalid sequences, mismatched counts or types, read-only outputs, overlap, a
  * sequence of another context (VKDS_ERROR_WRONG_CONTEXT), a type the device lacks, an
- * operator that does not compile. On error the selection is released unused.
+ * operator that does not compile. On error the selection is released unused. (One
+ * check runs on the device, since the data may be there: the order of a histogram's
+ * boundaries. It still comes before anything is written; see "histograms".)
  *
  * Host memory is streamed when every sequence keeps element i at element i of its
  * leaves (plain sequences, counting, discard, transform and zip views): the call runs
