@@ -152,7 +152,8 @@ typedef struct vkds_cmd {
 } vkds_cmd;
 
 /* The scratch bytes any algorithm of this header needs over `count` elements on the
- * device of `res` (0 for NULL). Enough for every algorithm and type at that count. */
+ * device of `res` (0 for NULL). Enough for every algorithm and type at that count, but
+ * histograms, whose scratch goes by their bins: vkds_histogram_scratch_bytes. */
 VKDS_API uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* ---- element-wise ------------------------------------------------------------------ */
@@ -492,9 +493,9 @@ VKDS_API vkds_result vkds_cmd_reduce_by_key(const vkds_cmd *c, const vkds_seq *k
  * of the bins so that lanes counting into one bin hit different words), then adds each
  * bin it saw to the global counts with one atomic; with more bins than fit in shared
  * memory (8192, or fewer on a device with less than 32 KiB) every sample is one global
- * atomic instead. Even bins into a plain U32 sequence (buffer, mapped or host) count
- * straight into it: two dispatches; otherwise into scratch, then a third copies them to
- * `counts` through its views.
+ * atomic instead. Even bins into a plain U32 sequence (buffer, mapped, or host through
+ * its staging buffer) count straight into it: two dispatches; otherwise into scratch,
+ * then a third copies them to `counts` through its views.
  *
  * The vkds_cmd_ forms need a 16-byte aligned scratch of vkds_histogram_scratch_bytes(
  * resource, bins) bytes (vkds_cmd.scratch). */
