@@ -90,7 +90,9 @@
  * Every error is reported before anything is submitted or written: NULL arguments,
  * invalid sequences, mismatched counts or types, read-only outputs, overlap, a
  * sequence of another context (VKDS_ERROR_WRONG_CONTEXT), a type the device lacks, an
- * operator that does not compile. On error the selection is released unused.
+ * operator that does not compile. On error the selection is released unused. (One
+ * check runs on the device, since the data may be there: the order of a histogram's
+ * boundaries. It still comes before anything is written; see "histograms".)
  *
  * Host memory is streamed when every sequence keeps element i at element i of its
  * leaves (plain sequences, counting, discard, transform and zip views): the call runs
@@ -165,8 +167,9 @@ typedef struct vkds_cmd {
 } vkds_cmd;
 
 /* The scratch bytes any algorithm of this header needs over `count` elements on the
- * device of `res` (0 for NULL). Enough for every algorithm and type at that count: a
- * sort's copy of its keys and values included (about 16 bytes per element; the other
+ * device of `res` (0 for NULL). Enough for every algorithm and type at that count except
+ * histograms (their scratch goes by their bins: vkds_histogram_scratch_bytes), a sort's
+ * copy of its keys and values included (about 16 bytes per element; the other
  * families need far less: vkds_sort_scratch_bytes gives a sort's own). */
 VKDS_API uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count);
 
@@ -429,6 +432,70 @@ VKDS_API vkds_result vkds_unique_async(vkds_policy *p, const vkds_seq *in, const
                                        vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_unique(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, vkds_view count);
 
+/* ---- by key: segmented scans and reduce by key ------------------------------------
+ *
+ * `keys` and `values` must be as long as each other (else VKDS_ERROR_INVALID_ARGUMENT).
+ * A segment is a maximal run of adjacent equal keys, compared with GLSL ==: floats as
+ * numbers (-0 equals 0, and a NaN key is a segment of its own, as in unique), a zip of
+ * keys part by part. Values are numbers; keys are numbers, or for the scans also a zip of
+ * them. v[i] is values[i] converted to out's type (the scans) or values_out's (reduce by
+ * key), which accumulates as in the scans; `op` (NULL: plus) works on that type.
+ *
+ *   inclusive_scan_by_key:  out[i] = init op v[s] op v[s+1] op ... op v[i]
+ *   exclusive_scan_by_key:  out[i] = init op v[s] op ... op v[i-1]         (out[s] = init)
+ *
+ * s being the first element of i's segment; `init` is one value of out's type, put at
+ * the start of every segment; NULL: none (an inclusive out[s] is v[s], an exclusive one
+ * op's identity). Integers are exact (wrapping as the scans do).
+ *
+ *   reduce_by_key:  keys_out[j] = the first key of segment j (converted to keys_out's type)
+ *                   values_out[j] = v[first] op ... op v[last] of segment j
+ *
+ * and the number of segments as the count, given like the compaction functions': on the
+ * host (`*count`, the _async form when a wait or poll sees it done) or, recorded, as a
+ * uint64_t at the 8-byte aligned device view `count`. The outputs may have any length:
+ * what does not fit is not written (the count still says how many segments there were),
+ * and elements past the written ones keep their values. At most 2^32 - 1 elements.
+ *
+ * They are the scans (same two paths, same rule, vkds_resource_scan_path) of pairs
+ * (s[i], v[i]), s[i] = 1 where a segment starts, under the operator
+ * (sa, a) then (sb, b) = (sa | sb, sb ? b : a op b): a start drops what came before it
+ * (reduce by key counts the starts instead, which numbers the segments, and writes each
+ * segment's key at its start and its value at its end). One pass over keys and values
+ * on the single path, plus one read of the key before each thread's run of elements.
+ * Floats are repeatable bit for bit as the scans are: the scans' order (tiles, the tree
+ * of subgroup steps, left-to-right carries) restricted to each segment, so the bits
+ * depend on the device, the count, the output type, the path and where segments start.
+ * Host data is staged whole, not streamed. Outputs must not overlap the keys or values
+ * (no in place). Errors as for every algorithm; the vkds_cmd_ forms need a 16-byte
+ * aligned scratch of vkds_algorithm_scratch_bytes(resource, count) bytes. */
+
+VKDS_API vkds_result vkds_inclusive_scan_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                                const vkds_seq *out, const vkds_op *op, const void *init);
+VKDS_API vkds_result vkds_inclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                                      const vkds_seq *out, const vkds_op *op, const void *init,
+                                                      vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_inclusive_scan_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                                    const vkds_seq *out, const vkds_op *op, const void *init);
+
+VKDS_API vkds_result vkds_exclusive_scan_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                                const vkds_seq *out, const vkds_op *op, const void *init);
+VKDS_API vkds_result vkds_exclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                                      const vkds_seq *out, const vkds_op *op, const void *init,
+                                                      vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_exclusive_scan_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                                    const vkds_seq *out, const vkds_op *op, const void *init);
+
+VKDS_API vkds_result vkds_reduce_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                        const vkds_seq *keys_out, const vkds_seq *values_out, const vkds_op *op,
+                                        uint64_t *count);
+VKDS_API vkds_result vkds_reduce_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                              const vkds_seq *keys_out, const vkds_seq *values_out, const vkds_op *op,
+                                              uint64_t *count, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_reduce_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                            const vkds_seq *keys_out, const vkds_seq *values_out, const vkds_op *op,
+                                            vkds_view count);
+
 /* ---- histograms -------------------------------------------------------------------
  *
  * Each counts the samples of `in` (numbers: I32, U32, F32, I64, U64, F64; views too) into
@@ -443,9 +510,9 @@ VKDS_API vkds_result vkds_cmd_unique(const vkds_cmd *c, const vkds_seq *in, cons
  * of the bins so that lanes counting into one bin hit different words), then adds each
  * bin it saw to the global counts with one atomic; with more bins than fit in shared
  * memory (8192, or fewer on a device with less than 32 KiB) every sample is one global
- * atomic instead. Even bins into a plain U32 sequence (buffer, mapped or host) count
- * straight into it: two dispatches; otherwise into scratch, then a third copies them to
- * `counts` through its views.
+ * atomic instead. Even bins into a plain U32 sequence (buffer, mapped, or host through
+ * its staging buffer) count straight into it: two dispatches; otherwise into scratch,
+ * then a third copies them to `counts` through its views.
  *
  * The vkds_cmd_ forms need a 16-byte aligned scratch of vkds_histogram_scratch_bytes(
  * resource, bins) bytes (vkds_cmd.scratch). */

@@ -32,6 +32,7 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_PRODUCT,    /* a * b */
   VKDS__ELEM_LOCATED,    /* (x, i): for min and max element */
   VKDS__ELEM_UNIQUE,     /* x differs from the element before it (or is the first), as 1 or 0 */
+  VKDS__ELEM_BY_KEY,     /* SCAN: x.p1 of a zip of keys and values, in segments of equal x.p0 (scan.c) */
 } vkds__alg_elem;
 
 /* The reduction's combining step, beyond the vkds_op kinds. */

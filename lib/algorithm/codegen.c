@@ -751,6 +751,8 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   if (a->template_kind == VKDS__TEMPLATE_SCAN) /* the output, then what a reduction has */
     put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_ACC_TYPE %d\n", out->glsl,
         out->id, out->id, (int)a->elem_type);
+  if (a->elem == VKDS__ELEM_BY_KEY) /* scan_tile.glsl's segmented scan (and reduce by key, below) */
+    put(b, "#define VKDS_SEGMENTED 1\n%s", a->result == VKDS__RESULT_COUNT ? "#define VKDS_REDUCE_BY_KEY 1\n" : "");
   if (a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT) { /* compaction: what fits */
     put(b, "#define VKDS_COMPACT 1\n#define VKDS_OUT_COUNT P(%u)\n", counts);
     if (a->output2)
@@ -774,6 +776,7 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   /* the element's contribution */
   switch (a->elem) {
   case VKDS__ELEM_COPY: put(b, "ACC_T vkds_map(%s) { return ACC_T(x); }\n", margs); break;
+  case VKDS__ELEM_BY_KEY: put(b, "ACC_T vkds_map(%s) { return ACC_T(x.p1); }\n", margs); break;
   case VKDS__ELEM_PRODUCT: put(b, "ACC_T vkds_map(%s) { return ACC_T(a) * ACC_T(b); }\n", margs); break;
   case VKDS__ELEM_EQUAL: put(b, "ACC_T vkds_map(%s) { return a == IN0_T(b) ? ACC_T(1) : ACC_T(0); }\n", margs); break;
   case VKDS__ELEM_EQ_VALUE:
@@ -862,7 +865,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   for (uint32_t k = 0; k < a->input_count; ++k) {
     in[k] = walk(g, a->inputs[k], in_access, 0);
     if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
-        a->elem != VKDS__ELEM_NOT_PRED)
+        a->elem != VKDS__ELEM_NOT_PRED && a->elem != VKDS__ELEM_BY_KEY)
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "
                "predicate) can take its tuples (x.p0, x.p1, ...)", a->name, k);
   }
@@ -893,9 +896,10 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     g->streamable = false;
     counts = param(g, a->output->count);
     if (a->output2) param(g, a->output2->count);
-    if (!g->error && in[0].type == VKDS_TYPE_COMPOSITE)
+    if (!g->error && in[0].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_BY_KEY)
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: a zip's tuples cannot be copied to an output", a->name);
   }
+  if (a->elem == VKDS__ELEM_BY_KEY) g->streamable = false; /* a segment starts where a key differs from the one before */
   use_type(g, a->elem_type);
   if (a->result == VKDS__RESULT_LOCATION) use_type(g, VKDS_U64);
   if (g->error) return g->error;

@@ -155,7 +155,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (a->inputs[k]->count != a->count && !own_count)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u has %llu elements, input 0 has %llu",
                         name, k, (unsigned long long)a->inputs[k]->count, (unsigned long long)a->count);
-    bool tuple_ok = a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED;
+    bool tuple_ok = a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED ||
+                    a->elem == VKDS__ELEM_BY_KEY;
     vkds_type t = a->inputs[k]->type;
     if (!is_numeric(t) && !(tuple_ok && t == VKDS_TYPE_COMPOSITE))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,

@@ -28,6 +28,7 @@ enum {
   HEADER_BYTES = 64,     /* two carry slots, the tile counter, the fallback count */
   GROUP_BYTES = 16,      /* portable: one value per group */
   STATE_BYTES = 32,      /* single: aggregate and inclusive prefix per tile, in flagged 64-bit words */
+  WIDE_STATE_BYTES = 64, /* single: the same for a segmented scan's 8-byte pairs (three words each) */
   MAX_GROUPS = 1024,     /* portable: the group values pass 1 scans (4 per thread) */
   /* lavapipe gives an invocation 65,535 loop iterations in all, shared by every loop of
    * the shader, and silently ends every loop once they are spent: a portable group's
@@ -45,6 +46,7 @@ enum {
 #define FLAG_CARRY_OUT 32u
 #define FLAG_OUT_SLOT 64u
 #define FLAG_TEST_FALLBACK 128u
+#define FLAG_SEG_INIT 256u
 
 /* ---- the rule ---- */
 
@@ -96,6 +98,11 @@ static bool in_place(const vkds__alg *a) {
 
 static uint64_t tile_elems(vkds_type acc) { return 256ull * (vkds_type_size(acc) == 8 ? 8 : 16); }
 
+/* The single pass's state per tile (scan_single.glsl). */
+static uint64_t state_bytes(const vkds__alg *a) {
+  return a->elem == VKDS__ELEM_BY_KEY && vkds_type_size(a->elem_type) == 8 ? WIDE_STATE_BYTES : STATE_BYTES;
+}
+
 /* Portable: tiles per group for `tiles` tiles (one group takes up to 4 tiles alone:
  * one dispatch instead of three). */
 static uint64_t tiles_per_group(uint64_t tiles) {
@@ -108,13 +115,14 @@ static uint64_t elements_of_call(const vkds__call *c) { return c->streaming ? c-
 
 uint64_t vkds__scan_scratch_bytes(const vkds__call *c) {
   uint64_t tiles = (elements_of_call(c) + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
-  if (c->a.variant == VKDS_SCAN_PATH_SINGLE) return HEADER_BYTES + STATE_BYTES * tiles;
+  if (c->a.variant == VKDS_SCAN_PATH_SINGLE) return HEADER_BYTES + state_bytes(&c->a) * tiles;
   uint64_t per = tiles_per_group(tiles);
   return HEADER_BYTES + GROUP_BYTES * ((tiles + per - 1) / per);
 }
 
 uint64_t vkds__scan_scratch_bound(uint64_t count) {
-  uint64_t single = HEADER_BYTES + STATE_BYTES * ((count + 2047) / 2048); /* the smaller tiles: 8-byte values */
+  /* the smaller tiles (8-byte values) with the larger states (segmented) */
+  uint64_t single = HEADER_BYTES + WIDE_STATE_BYTES * ((count + 2047) / 2048);
   uint64_t portable = HEADER_BYTES + GROUP_BYTES * MAX_GROUPS;
   return single > portable ? single : portable;
 }
@@ -209,7 +217,10 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
   if (n == 0) return VKDS_SUCCESS;
   /* a streamed chunk starts from the carry the one before left in one slot and leaves
    * its own in the other; the first starts from init */
-  uint64_t flags = (c->a.has_value ? FLAG_HAS_INIT : 0) | (c->a.exclusive ? FLAG_EXCLUSIVE : 0);
+  /* a segmented scan takes init at every segment start instead (scan_tile.glsl) */
+  bool segmented = c->a.elem == VKDS__ELEM_BY_KEY;
+  uint64_t flags = (c->a.has_value ? (segmented ? FLAG_SEG_INIT : FLAG_HAS_INIT) : 0) |
+                   (c->a.exclusive ? FLAG_EXCLUSIVE : 0);
   if (part != VKDS__PART_WHOLE) {
     if (chunk > 0) flags |= FLAG_CARRY_IN;
     if (part == VKDS__PART_CHUNK) flags |= FLAG_CARRY_OUT;
@@ -224,7 +235,7 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
     barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
             VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset + 32,
-                            HEADER_BYTES - 32 + STATE_BYTES * tiles, 0);
+                            HEADER_BYTES - 32 + state_bytes(&c->a) * tiles, 0);
     barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
     p[5] = spins(&flags);
     p[4] = flags;
@@ -326,4 +337,135 @@ vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const vkds_seq 
                                        const char *transform, const vkds_op *op, const void *init) {
   vkds__alg a = describe("vkds_cmd_transform_exclusive_scan", in, out, transform, op, init, true, true);
   return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+/* ---- by key: segmented scans and reduce by key ----
+ *
+ * The keys and values go in as one zip (scan_tile.glsl reads the key as x.p0 and the
+ * value as x.p1), made here and alive for the call: the frame copies the leaves it binds
+ * and reads nothing of the description after the call returns (nothing by key streams). */
+
+typedef struct by_key {
+  vkds_seq parts[2];
+  vkds_seq zip;
+} by_key;
+
+static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
+
+/* What the frame cannot say about keys and values: their roles and their lengths. */
+static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vkds_seq *values, bool numeric_keys,
+                                by_key *z) {
+  const vkds_result E = VKDS_ERROR_INVALID_ARGUMENT;
+  if (!keys || !values) return vkds__fail(NULL, E, VK_SUCCESS, "%s: the %s are NULL", name, keys ? "values" : "keys");
+  VKDS_CHECK(vkds_seq_validate(keys));
+  VKDS_CHECK(vkds_seq_validate(values));
+  if (keys->count != values->count)
+    return vkds__fail(NULL, E, VK_SUCCESS, "%s: %llu keys and %llu values: they must be as many", name,
+                      (unsigned long long)keys->count, (unsigned long long)values->count);
+  if (!is_numeric(values->type))
+    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the values must be numbers (I32, U32, F32, I64, U64, F64), not type %d",
+                      name, (int)values->type);
+  if (!is_numeric(keys->type) && (numeric_keys || keys->type != VKDS_TYPE_COMPOSITE))
+    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the keys must be numbers%s, not type %d", name,
+                      numeric_keys ? " (they are written out)" : " or a zip of them", (int)keys->type);
+  z->parts[0] = *keys;
+  z->parts[1] = *values;
+  z->zip = vkds_seq_zip(z->parts, 2);
+  return VKDS_SUCCESS;
+}
+
+static vkds_result scan_by_key(const char *name, const vkds_seq *keys, const vkds_seq *values, const vkds_seq *out,
+                               const vkds_op *op, const void *init, bool exclusive, by_key *z, vkds__alg *a) {
+  VKDS_CHECK(check_by_key(name, keys, values, false, z));
+  if (!out) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is NULL", name);
+  *a = describe(name, &z->zip, out, NULL, op, init, exclusive, false);
+  a->elem = VKDS__ELEM_BY_KEY;
+  a->in_place_allowed = false;
+  return VKDS_SUCCESS;
+}
+
+static vkds_result reduce_by_key(const char *name, const vkds_seq *keys, const vkds_seq *values,
+                                 const vkds_seq *keys_out, const vkds_seq *values_out, const vkds_op *op,
+                                 uint64_t *count, by_key *z, vkds__alg *a) {
+  VKDS_CHECK(check_by_key(name, keys, values, true, z));
+  if (!keys_out || !values_out)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s output is NULL", name,
+                      keys_out ? "values'" : "keys'");
+  *a = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_SCAN, .input_count = 1, .inputs = {&z->zip},
+                   .output = keys_out, .output2 = values_out, .count = keys->count, .elem = VKDS__ELEM_BY_KEY,
+                   .elem_type = values_out->type, .combine = VKDS__COMBINE_OP, .op = {.kind = VKDS_OP_PLUS},
+                   .result = VKDS__RESULT_COUNT, .host_result = count};
+  if (op) a->op = *op;
+  if (a->op.kind == VKDS_OP_DEFAULT) a->op.kind = VKDS_OP_PLUS;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_inclusive_scan_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                       const vkds_seq *out, const vkds_op *op, const void *init) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(scan_by_key("vkds_inclusive_scan_by_key", keys, values, out, op, init, false, &z, &a));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_inclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                             const vkds_seq *out, const vkds_op *op, const void *init,
+                                             vkds_submission **sub) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(scan_by_key("vkds_inclusive_scan_by_key_async", keys, values, out, op, init, false, &z, &a));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_inclusive_scan_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                           const vkds_seq *out, const vkds_op *op, const void *init) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(scan_by_key("vkds_cmd_inclusive_scan_by_key", keys, values, out, op, init, false, &z, &a));
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+vkds_result vkds_exclusive_scan_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                       const vkds_seq *out, const vkds_op *op, const void *init) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(scan_by_key("vkds_exclusive_scan_by_key", keys, values, out, op, init, true, &z, &a));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_exclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                             const vkds_seq *out, const vkds_op *op, const void *init,
+                                             vkds_submission **sub) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(scan_by_key("vkds_exclusive_scan_by_key_async", keys, values, out, op, init, true, &z, &a));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_exclusive_scan_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                           const vkds_seq *out, const vkds_op *op, const void *init) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(scan_by_key("vkds_cmd_exclusive_scan_by_key", keys, values, out, op, init, true, &z, &a));
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+vkds_result vkds_reduce_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, const vkds_seq *keys_out,
+                               const vkds_seq *values_out, const vkds_op *op, uint64_t *count) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(reduce_by_key("vkds_reduce_by_key", keys, values, keys_out, values_out, op, count, &z, &a));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_reduce_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
+                                     const vkds_seq *keys_out, const vkds_seq *values_out, const vkds_op *op,
+                                     uint64_t *count, vkds_submission **sub) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(reduce_by_key("vkds_reduce_by_key_async", keys, values, keys_out, values_out, op, count, &z, &a));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_reduce_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
+                                   const vkds_seq *keys_out, const vkds_seq *values_out, const vkds_op *op,
+                                   vkds_view count) {
+  by_key z;
+  vkds__alg a;
+  VKDS_CHECK(reduce_by_key("vkds_cmd_reduce_by_key", keys, values, keys_out, values_out, op, NULL, &z, &a));
+  return vkds__alg_record(c, &a, count);
 }

@@ -11,39 +11,35 @@
 // pass's 2n, but the passes depend only on barriers between dispatches, which every
 // device keeps.
 
-ACC_T vkds_group_load(uint g) { return vkds_from_bits(uvec2(vkds_word(P(2) + 64ul + 16ul * g).v, vkds_word(P(2) + 68ul + 16ul * g).v)); }
-void vkds_group_store(uint g, ACC_T v) {
-  uvec2 w = vkds_bits(v);
-  vkds_word(P(2) + 64ul + 16ul * g).v = w.x;
-  vkds_word(P(2) + 68ul + 16ul * g).v = w.y;
-}
+SCAN_T vkds_group_load(uint g) { return vkds_from_bits(vkds_words_load(P(2) + 64ul + 16ul * g)); }
+void vkds_group_store(uint g, SCAN_T v) { vkds_words_store(P(2) + 64ul + 16ul * g, vkds_bits(v)); }
 
 // Pass 1: the group totals (at most 1024: 4 per thread) become carries.
 void vkds_scan_group_totals(uint groups) {
   uint t = vkds_rank();
-  ACC_T u[4];
+  SCAN_T u[4];
   for (uint k = 0u; k < 4u; ++k) {
     uint j = 4u * t + k;
     if (j < groups) {
-      ACC_T x = vkds_group_load(j);
-      u[k] = k > 0u ? vkds_combine(u[k - 1u], x) : x;
+      SCAN_T x = vkds_group_load(j);
+      u[k] = k > 0u ? vkds_scan_combine(u[k - 1u], x) : x;
     } else {
-      u[k] = k > 0u ? u[k - 1u] : vkds_identity();
+      u[k] = k > 0u ? u[k - 1u] : vkds_scan_identity();
     }
   }
   bool th;
-  ACC_T total;
-  ACC_T tp = vkds_tile_prefix(u[3], th, total); // every load is done past its barriers
+  SCAN_T total;
+  SCAN_T tp = vkds_tile_prefix(u[3], th, total); // every load is done past its barriers
   bool hs;
-  ACC_T start = vkds_scan_start(hs);
+  SCAN_T start = vkds_scan_start(hs);
   bool h;
-  ACC_T p;
+  SCAN_T p;
   vkds_join(hs, start, th, tp, h, p); // what precedes group 4t
   for (uint k = 0u; k < 4u; ++k) {
     uint j = 4u * t + k;
     if (j == 0u || j >= groups) continue; // group 0 starts from `start` itself
     if (k == 0u) vkds_group_store(j, p);
-    else vkds_group_store(j, h ? vkds_combine(p, u[k - 1u]) : u[k - 1u]);
+    else vkds_group_store(j, h ? vkds_scan_combine(p, u[k - 1u]) : u[k - 1u]);
   }
 }
 
@@ -58,7 +54,7 @@ void main() {
   uint g = gl_WorkGroupID.x, t = vkds_rank();
   uint64_t first = uint64_t(g) * per, end = min(first + per, tiles);
   bool has = false;
-  ACC_T carry = vkds_identity();
+  SCAN_T carry = vkds_scan_identity();
   if (pass == 2u) {
     if (g == 0u) carry = vkds_scan_start(has);
     else has = true, carry = vkds_group_load(g);
@@ -66,18 +62,18 @@ void main() {
   // per <= 1024 (scan.c): lavapipe's loop budget
   for (uint64_t tile = first; tile < end; ++tile) {
     uint64_t e0 = tile * VKDS_TILE + uint64_t(t) * uint64_t(VKDS_ITEMS);
-    ACC_T v[VKDS_ITEMS];
+    SCAN_T v[VKDS_ITEMS];
     vkds_thread_scan(e0, n, v);
     bool th;
-    ACC_T total;
-    ACC_T tp = vkds_tile_prefix(v[VKDS_ITEMS - 1], th, total);
+    SCAN_T total;
+    SCAN_T tp = vkds_tile_prefix(v[VKDS_ITEMS - 1], th, total);
     if (pass == 2u) {
       bool h;
-      ACC_T p;
+      SCAN_T p;
       vkds_join(has, carry, th, tp, h, p);
       vkds_store_run(e0, n, v, h, p);
     }
-    carry = has ? vkds_combine(carry, total) : total;
+    carry = has ? vkds_scan_combine(carry, total) : total;
     has = true;
   }
   if (pass == 0u && t == 0u) vkds_group_store(g, carry);

@@ -10,6 +10,10 @@
 //   VKDS_COMPACT, VKDS_OUT_COUNT  compaction (copy_if, partition, unique; compact.c): the
 //                                element function is a 1-or-0 flag, summed as uint
 //   VKDS_PARTITION, OUT2_T, out2_st(i, v), VKDS_OUT2_COUNT   a partition's second output
+//   VKDS_SEGMENTED               a scan by key (scan.c): IN0_T is a zip of keys (p0) and
+//                                values (p1), vkds_map(i, x) the value; with VKDS_COMPACT
+//                                and VKDS_REDUCE_BY_KEY too, reduce by key: the unique keys
+//                                go to out, the segments' reductions to out2
 // The preamble (scan.c) enables the subgroup extensions.
 //
 // Parameters: P(0) elements (of this chunk, when the host streams), P(1) init's bits,
@@ -32,6 +36,13 @@
 //      element j is op(op(carry, p), v[j]), carry being everything before the tile.
 // No identity is combined where an element has something before it: out[0] is x[0]
 // (init op x[0] with init), as the host's scan gives.
+//
+// A segmented scan runs the same steps on pairs (SCAN_T, below): element i is (s, v) with
+// s = 1 where a segment starts (i is 0 or its key differs from the one before, by GLSL
+// ==) and v its value (init op value at a start, when init is given); the operator is
+// (sa, a) then (sb, b) = (sa | sb, sb != 0 ? b : a op b), so a start drops everything
+// before it, and a segment's values are folded in the order above restricted to it.
+// Reduce by key counts the starts (sa + sb) instead: the count is the segment's index.
 layout(local_size_x = 256) in;
 
 #if VKDS_ACC_TYPE >= 4
@@ -46,20 +57,50 @@ layout(local_size_x = 256) in;
 #define VKDS_SCAN_CARRY_IN 16ul
 #define VKDS_SCAN_CARRY_OUT 32ul
 #define VKDS_SCAN_OUT_SLOT 64ul
+#define VKDS_SCAN_SEG_INIT 256ul // a segmented scan's init (combined at every segment start)
+
+// What the scan runs on: ACC_T itself, or for a segmented scan the pair of a value's bits
+// and its segment starts: uvec2(bits, starts) for 4-byte values, uvec4(low, high,
+// starts, 0) for 8-byte ones. VKDS_VALUE_WORDS: the 32-bit words that hold one (what the
+// scratch stores and the single pass publishes).
+#ifdef VKDS_SEGMENTED
+#if VKDS_ACC_TYPE >= 4
+#define SCAN_T uvec4
+#define VKDS_VALUE_WORDS 3
+#else
+#define SCAN_T uvec2
+#define VKDS_VALUE_WORDS 2
+#endif
+#else
+#define SCAN_T ACC_T
+#if VKDS_ACC_TYPE >= 4
+#define VKDS_VALUE_WORDS 2
+#else
+#define VKDS_VALUE_WORDS 1
+#endif
+#endif
+#if VKDS_VALUE_WORDS == 3
+#define VKDS_WORDS_T uvec4
+#else
+#define VKDS_WORDS_T uvec2
+#endif
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer vkds_word { uint v; };
 
-shared ACC_T vkds_sh[256]; // subgroup totals (256: even a subgroup of 1)
+shared SCAN_T vkds_sh[256]; // subgroup totals (256: even a subgroup of 1)
 
 #ifdef VKDS_COMPACT
 IN0_T vkds_xs[VKDS_ITEMS]; // the thread's elements, which compaction writes out
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_u64 { uint64_t v; };
 #endif
+#ifdef VKDS_SEGMENTED
+uint vkds_starts; // bit j: element j of the thread's run starts a segment
+#endif
 
 // ---- ACC_T as two 32-bit words (the scratch holds values as words, so that the single
 // pass can publish them with 32-bit atomics) ----
 
-uvec2 vkds_bits(ACC_T v) {
+uvec2 vkds_value_bits(ACC_T v) {
 #if VKDS_ACC_TYPE == 1
   return uvec2(uint(v), 0u);
 #elif VKDS_ACC_TYPE == 2
@@ -73,7 +114,7 @@ uvec2 vkds_bits(ACC_T v) {
 #endif
 }
 
-ACC_T vkds_from_bits(uvec2 w) {
+ACC_T vkds_value_from_bits(uvec2 w) {
 #if VKDS_ACC_TYPE == 1
   return int(w.x);
 #elif VKDS_ACC_TYPE == 2
@@ -89,10 +130,57 @@ ACC_T vkds_from_bits(uvec2 w) {
 #endif
 }
 
+// ---- SCAN_T: its operator, and its words ----
+
+#ifdef VKDS_SEGMENTED
+ACC_T vkds_val(SCAN_T p) { return vkds_value_from_bits(p.xy); }
+#if VKDS_ACC_TYPE >= 4
+uint vkds_starts_of(SCAN_T p) { return p.z; }
+SCAN_T vkds_pair(uint starts, ACC_T v) { return uvec4(vkds_value_bits(v), starts, 0u); }
+#else
+uint vkds_starts_of(SCAN_T p) { return p.y; }
+SCAN_T vkds_pair(uint starts, ACC_T v) { return uvec2(vkds_value_bits(v).x, starts); }
+#endif
+SCAN_T vkds_scan_identity() { return vkds_pair(0u, vkds_identity()); }
+SCAN_T vkds_scan_combine(SCAN_T a, SCAN_T b) {
+  uint sb = vkds_starts_of(b);
+#ifdef VKDS_REDUCE_BY_KEY
+  uint s = vkds_starts_of(a) + sb;
+#else
+  uint s = vkds_starts_of(a) | sb;
+#endif
+  return vkds_pair(s, sb != 0u ? vkds_val(b) : vkds_combine(vkds_val(a), vkds_val(b)));
+}
+SCAN_T vkds_scan_init() { return vkds_scan_identity(); } // init goes in at each start instead
+VKDS_WORDS_T vkds_bits(SCAN_T v) { return v; }
+SCAN_T vkds_from_bits(VKDS_WORDS_T w) { return w; }
+#else
+#define vkds_scan_identity vkds_identity
+#define vkds_scan_combine vkds_combine
+#define vkds_scan_init vkds_init
+uvec2 vkds_bits(ACC_T v) { return vkds_value_bits(v); }
+ACC_T vkds_from_bits(uvec2 w) { return vkds_value_from_bits(w); }
+#endif
+
+void vkds_words_store(uint64_t a, VKDS_WORDS_T w) {
+  vkds_word(a).v = w.x;
+  vkds_word(a + 4ul).v = w.y;
+#if VKDS_VALUE_WORDS == 3
+  vkds_word(a + 8ul).v = w.z;
+#endif
+}
+VKDS_WORDS_T vkds_words_load(uint64_t a) {
+#if VKDS_VALUE_WORDS == 3
+  return uvec4(vkds_word(a).v, vkds_word(a + 4ul).v, vkds_word(a + 8ul).v, 0u);
+#else
+  return uvec2(vkds_word(a).v, vkds_word(a + 4ul).v);
+#endif
+}
+
 // A value from another lane (64-bit integers go as two words: shuffling them directly
 // needs an extension for subgroup int64 that not every device has).
-ACC_T vkds_shuffle(ACC_T v, uint lane) {
-#if VKDS_ACC_TYPE == 4 || VKDS_ACC_TYPE == 5
+SCAN_T vkds_shuffle(SCAN_T v, uint lane) {
+#if (VKDS_ACC_TYPE == 4 || VKDS_ACC_TYPE == 5) && !defined(VKDS_SEGMENTED)
   return vkds_from_bits(subgroupShuffle(vkds_bits(v), lane));
 #else
   return subgroupShuffle(v, lane);
@@ -102,25 +190,23 @@ ACC_T vkds_shuffle(ACC_T v, uint lane) {
 // ---- the scan's ends: init, and a streamed chunk's carry ----
 
 // What precedes element 0: init, or the previous chunk's carry; has: whether anything does.
-ACC_T vkds_scan_start(out bool has) {
+SCAN_T vkds_scan_start(out bool has) {
   uint64_t flags = P(4);
   has = (flags & (VKDS_SCAN_HAS_INIT | VKDS_SCAN_CARRY_IN)) != 0ul;
-  if ((flags & VKDS_SCAN_CARRY_IN) == 0ul) return vkds_init();
+  if ((flags & VKDS_SCAN_CARRY_IN) == 0ul) return vkds_scan_init();
   uint64_t slot = P(2) + ((flags & VKDS_SCAN_OUT_SLOT) != 0ul ? 0ul : 16ul);
-  return vkds_from_bits(uvec2(vkds_word(slot).v, vkds_word(slot + 4ul).v));
+  return vkds_from_bits(vkds_words_load(slot));
 }
 
-void vkds_carry_out(ACC_T v) {
+void vkds_carry_out(SCAN_T v) {
   uint64_t slot = P(2) + ((P(4) & VKDS_SCAN_OUT_SLOT) != 0ul ? 16ul : 0ul);
-  uvec2 w = vkds_bits(v);
-  vkds_word(slot).v = w.x;
-  vkds_word(slot + 4ul).v = w.y;
+  vkds_words_store(slot, vkds_bits(v));
 }
 
 // (ha, a) then (hb, b): op(a, b), or whichever is there.
-void vkds_join(bool ha, ACC_T a, bool hb, ACC_T b, out bool h, out ACC_T r) {
+void vkds_join(bool ha, SCAN_T a, bool hb, SCAN_T b, out bool h, out SCAN_T r) {
   h = ha || hb;
-  r = ha && hb ? vkds_combine(a, b) : ha ? a : b;
+  r = ha && hb ? vkds_scan_combine(a, b) : ha ? a : b;
 }
 
 // ---- the tile ----
@@ -132,7 +218,8 @@ uint vkds_rank() { return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocatio
 // Step 1 for the run of VKDS_ITEMS elements at e0 (fewer at the end of the data):
 // v[j] = x[e0] op ... op x[e0 + j]; past the end v[j] repeats the last (the identity when
 // the run is empty), so v[VKDS_ITEMS - 1] is the run's total.
-void vkds_thread_scan(uint64_t e0, uint64_t n, out ACC_T v[VKDS_ITEMS]) {
+#ifndef VKDS_SEGMENTED
+void vkds_thread_scan(uint64_t e0, uint64_t n, out SCAN_T v[VKDS_ITEMS]) {
   if (e0 + uint64_t(VKDS_ITEMS) <= n) {
     for (int q = 0; q < VKDS_ITEMS / 4; ++q) {
       IN0_T a[4];
@@ -159,13 +246,61 @@ void vkds_thread_scan(uint64_t e0, uint64_t n, out ACC_T v[VKDS_ITEMS]) {
     }
   }
 }
+#else
+// The segmented step 1: the same fold on pairs; an element starts a segment when it is
+// element 0 or its key differs from the key before it (read once per run, then carried).
+SCAN_T vkds_seg_elem(uint64_t i, IN0_T x, bool start) {
+  ACC_T v = vkds_map(i + P(6), x);
+  if (start && (P(4) & VKDS_SCAN_SEG_INIT) != 0ul) v = vkds_combine(vkds_init(), v);
+  return vkds_pair(start ? 1u : 0u, v);
+}
+void vkds_thread_scan(uint64_t e0, uint64_t n, out SCAN_T v[VKDS_ITEMS]) {
+  vkds_starts = 0u;
+  IN0_T prev;
+  if (e0 > 0ul && e0 <= n) prev = in0(e0 - 1ul);
+  if (e0 + uint64_t(VKDS_ITEMS) <= n) {
+    for (int q = 0; q < VKDS_ITEMS / 4; ++q) {
+      IN0_T a[4];
+      in0_v(e0 + uint64_t(4 * q), a);
+      for (int k = 0; k < 4; ++k) {
+        uint j = uint(4 * q + k);
+        bool start = (e0 == 0ul && j == 0u) || a[k].p0 != prev.p0;
+        v[j] = vkds_seg_elem(e0 + uint64_t(j), a[k], start);
+        if (start) vkds_starts |= 1u << j;
+        prev = a[k];
+#ifdef VKDS_COMPACT
+        vkds_xs[j] = a[k];
+#endif
+      }
+    }
+    for (int j = 1; j < VKDS_ITEMS; ++j) v[j] = vkds_scan_combine(v[j - 1], v[j]);
+    return;
+  }
+  uint m = e0 < n ? uint(n - e0) : 0u;
+  for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    if (j < m) {
+      IN0_T a = in0(e0 + uint64_t(j));
+#ifdef VKDS_COMPACT
+      vkds_xs[j] = a;
+#endif
+      bool start = (e0 == 0ul && j == 0u) || a.p0 != prev.p0;
+      if (start) vkds_starts |= 1u << j;
+      prev = a;
+      SCAN_T x = vkds_seg_elem(e0 + uint64_t(j), a, start);
+      v[j] = j > 0u ? vkds_scan_combine(v[j - 1u], x) : x;
+    } else {
+      v[j] = j > 0u ? v[j - 1u] : vkds_scan_identity();
+    }
+  }
+}
+#endif
 
 // Inclusive scan across the subgroup (Kogge-Stone, fixed for the subgroup size).
-ACC_T vkds_subgroup_scan(ACC_T x) {
+SCAN_T vkds_subgroup_scan(SCAN_T x) {
   uint lane = gl_SubgroupInvocationID;
   for (uint d = 1u; d < gl_SubgroupSize; d <<= 1) {
-    ACC_T y = vkds_shuffle(x, lane >= d ? lane - d : lane);
-    if (lane >= d) x = vkds_combine(y, x);
+    SCAN_T y = vkds_shuffle(x, lane >= d ? lane - d : lane);
+    if (lane >= d) x = vkds_scan_combine(y, x);
   }
   return x;
 }
@@ -176,40 +311,59 @@ ACC_T vkds_subgroup_scan(ACC_T x) {
 // that total is never used). Every subgroup reads the subgroup totals itself rather than
 // one subgroup scanning them for all: one barrier fewer, and lavapipe (Mesa 22.3) under
 // the Vulkan memory model lost the shared stores of such a loop's last run.
-ACC_T vkds_tile_prefix(ACC_T x, out bool has, out ACC_T total) {
+SCAN_T vkds_tile_prefix(SCAN_T x, out bool has, out SCAN_T total) {
   uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, S = gl_SubgroupSize, groups = gl_NumSubgroups;
-  ACC_T incl = vkds_subgroup_scan(x);
-  ACC_T before = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
+  SCAN_T incl = vkds_subgroup_scan(x);
+  SCAN_T before = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
   if (lane == S - 1u) vkds_sh[sg] = incl;
   barrier();
   // every subgroup folds the subgroup totals, S at a time, left to right: those before
   // it give its prefix, all of them the tile's total
   bool hp = false;
-  ACC_T sp = vkds_identity(), acc = vkds_identity();
+  SCAN_T sp = vkds_scan_identity(), acc = vkds_scan_identity();
   for (uint b = 0u; b < groups; b += S) {
-    ACC_T y = vkds_subgroup_scan(b + lane < groups ? vkds_sh[b + lane] : vkds_identity());
+    SCAN_T y = vkds_subgroup_scan(b + lane < groups ? vkds_sh[b + lane] : vkds_scan_identity());
     if (sg > b) { // the prefix takes lanes up to sg - 1 - b of this run
-      ACC_T part = vkds_shuffle(y, min(sg - b, S) - 1u);
-      sp = b > 0u ? vkds_combine(acc, part) : part;
+      SCAN_T part = vkds_shuffle(y, min(sg - b, S) - 1u);
+      sp = b > 0u ? vkds_scan_combine(acc, part) : part;
       hp = true;
     }
-    ACC_T run = vkds_shuffle(y, min(groups - b, S) - 1u);
-    acc = b > 0u ? vkds_combine(acc, run) : run;
+    SCAN_T run = vkds_shuffle(y, min(groups - b, S) - 1u);
+    acc = b > 0u ? vkds_scan_combine(acc, run) : run;
   }
   total = acc;
   has = lane > 0u || sg > 0u;
-  ACC_T p = before;
-  if (sg > 0u) p = lane > 0u ? vkds_combine(sp, before) : sp;
+  SCAN_T p = before;
+  if (sg > 0u) p = lane > 0u ? vkds_scan_combine(sp, before) : sp;
   barrier(); // vkds_sh is the next tile's
   return p;
 }
 
-#ifdef VKDS_COMPACT
+#if defined(VKDS_REDUCE_BY_KEY)
+// Step 3 of reduce by key: element j's pair (prefix op v[j]) holds the starts up to it,
+// so its segment is starts - 1: a start writes its key to out[segment], the last element
+// of a segment (the data's last, or one before a start) its value to out2[segment]; what
+// lands past an output's count is not written. The thread holding the last element
+// writes the count of segments.
+void vkds_store_run(uint64_t e0, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCAN_T prefix) {
+  uint m = e0 < n ? uint(min(n - e0, uint64_t(VKDS_ITEMS))) : 0u;
+  bool next_starts = true; // the element after the run
+  if (e0 + uint64_t(VKDS_ITEMS) < n) next_starts = in0(e0 + uint64_t(VKDS_ITEMS)).p0 != vkds_xs[VKDS_ITEMS - 1].p0;
+  for (uint j = 0u; j < m; ++j) {
+    SCAN_T w = has ? vkds_scan_combine(prefix, v[j]) : v[j];
+    uint64_t seg = uint64_t(vkds_starts_of(w)) - 1ul;
+    if (((vkds_starts >> j) & 1u) != 0u && seg < VKDS_OUT_COUNT) out_st(seg, OUT_T(vkds_xs[j].p0));
+    bool ends = j + 1u < m ? ((vkds_starts >> (j + 1u)) & 1u) != 0u : j + 1u < uint(VKDS_ITEMS) || next_starts;
+    if (ends && seg < VKDS_OUT2_COUNT) out2_st(seg, OUT2_T(vkds_val(w)));
+    if (e0 + uint64_t(j) + 1ul == n) vkds_u64(P(3)).v = seg + 1ul;
+  }
+}
+#elif defined(VKDS_COMPACT)
 // Step 3 of a compaction: v[j] counts the kept elements of the run up to j, `prefix`
 // those before the run. A kept element goes to out[kept before it], a partition's other
 // one to out2[its index - kept before it]; what lands past an output's count is not
 // written. The thread holding the last element writes the count of kept ones.
-void vkds_store_run(uint64_t e0, uint64_t n, ACC_T v[VKDS_ITEMS], bool has, ACC_T prefix) {
+void vkds_store_run(uint64_t e0, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCAN_T prefix) {
   uint64_t before = has ? uint64_t(prefix) : 0ul;
   for (uint j = 0u; j < uint(VKDS_ITEMS) && e0 + uint64_t(j) < n; ++j) {
     uint64_t kept = before + uint64_t(v[j]); // up to and with element j
@@ -224,13 +378,38 @@ void vkds_store_run(uint64_t e0, uint64_t n, ACC_T v[VKDS_ITEMS], bool has, ACC_
   }
   if (e0 < n && n - e0 <= uint64_t(VKDS_ITEMS)) vkds_u64(P(3)).v = before + uint64_t(v[uint(n - e0) - 1u]);
 }
+#elif defined(VKDS_SEGMENTED)
+// Step 3 of a scan by key: as below on pairs, writing their values; an exclusive scan
+// writes init (or the identity) at each start and element j - 1's value elsewhere.
+void vkds_store_run(uint64_t e0, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCAN_T prefix) {
+  SCAN_T w[VKDS_ITEMS];
+  for (int j = 0; j < VKDS_ITEMS; ++j) w[j] = has ? vkds_scan_combine(prefix, v[j]) : v[j];
+  OUT_T o[VKDS_ITEMS];
+  if ((P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul) {
+    ACC_T first = (P(4) & VKDS_SCAN_SEG_INIT) != 0ul ? vkds_init() : vkds_identity();
+    for (int j = 0; j < VKDS_ITEMS; ++j) {
+      bool start = ((vkds_starts >> uint(j)) & 1u) != 0u;
+      o[j] = OUT_T(start ? first : vkds_val(j > 0 ? w[j - 1] : prefix)); // no start: something precedes it
+    }
+  } else {
+    for (int j = 0; j < VKDS_ITEMS; ++j) o[j] = OUT_T(vkds_val(w[j]));
+  }
+  if (e0 + uint64_t(VKDS_ITEMS) <= n) {
+    for (int q = 0; q < VKDS_ITEMS / 4; ++q) {
+      OUT_T r[4] = OUT_T[4](o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
+      out_vst(e0 + uint64_t(4 * q), r);
+    }
+  } else {
+    for (uint j = 0u; j < uint(VKDS_ITEMS) && e0 + uint64_t(j) < n; ++j) out_st(e0 + uint64_t(j), o[j]);
+  }
+}
 #else
 // Step 3: writes the run at e0 given everything before it (has, prefix): element j is
 // w[j] = op(prefix, v[j]); an exclusive scan writes prefix, w[0], ..., w[VKDS_ITEMS - 2]
 // (the identity for element 0 when nothing precedes it). The thread holding the last
 // element writes the carry-out when asked.
-void vkds_store_run(uint64_t e0, uint64_t n, ACC_T v[VKDS_ITEMS], bool has, ACC_T prefix) {
-  ACC_T w[VKDS_ITEMS];
+void vkds_store_run(uint64_t e0, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCAN_T prefix) {
+  SCAN_T w[VKDS_ITEMS];
   for (int j = 0; j < VKDS_ITEMS; ++j) w[j] = has ? vkds_combine(prefix, v[j]) : v[j];
   OUT_T o[VKDS_ITEMS];
   if ((P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul) {
