@@ -149,6 +149,10 @@ static int cmp_keys(const void *a, const void *b) {
   if (x == y) return 0;
   return (x < y) != ref_desc ? -1 : 1;
 }
+static int cmp_u32_ascending(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
 
 /* pairs: by the order, then by original index (what a stable sort gives) */
 typedef struct rec {
@@ -165,7 +169,7 @@ static void check_keys(vkds_type t, bool desc, const void *in, const void *got, 
   void *want = malloc((n ? n : 1) * size_of(t));
   memcpy(want, in, n * size_of(t));
   ref_type = t, ref_desc = desc;
-  qsort(want, n, size_of(t), cmp_keys);
+  qsort(want, n, size_of(t), t == VKDS_U32 && !desc ? cmp_u32_ascending : cmp_keys);
   for (uint64_t i = 0; i < n; ++i)
     if (get_raw(t, got, i) != get_raw(t, want, i))
       ck_abort_msg("%s: %s %s n %llu: [%llu] got %llx want %llx", what, type_name(t), desc ? "descending" : "ascending",
@@ -332,6 +336,8 @@ END_TEST
 
 /* ---- 2^k ± 1, and 2^24 on each path ---- */
 
+/* 2^k + 1 on onesweep and 2^k - 1 on the portable path up to 2^20 (what differs between
+ * the paths does not depend on the last tile's fill), 2^k ± 1 on both up to 2^12. */
 START_TEST(powers_of_two) {
   const uint64_t top = (1ull << 20) + 1;
   uint32_t *in = malloc(top * 4), *got = malloc(top * 4);
@@ -339,6 +345,7 @@ START_TEST(powers_of_two) {
     open_path(PATHS[k]);
     for (int e = 1; e <= 20; ++e)
       for (int d = -1; d <= 1; d += 2) {
+        if (e > 12 && d == (k ? 1 : -1)) continue;
         uint64_t n = (1ull << e) + (uint64_t)(int64_t)d;
         fill(VKDS_U32, RANDOM, in, n);
         sort_on_device(VKDS_U32, VKDS_SORT_ASCENDING, in, NULL, 0, n, got, NULL);

@@ -3,7 +3,8 @@
 //
 // Upsweep: one read of the keys builds the histogram of every pass's digit at once.
 // Work group g takes tiles g, g + G, ... (G = P(5)), counts into shared memory (every
-// pass's 256 counters) and adds its non-zero counts to the scratch's histograms.
+// pass's 256 counters, in copies, below) and adds its non-zero counts to the scratch's
+// histograms.
 //
 // Plan: one work group turns the histograms into what each pass needs to know:
 //   - the digit starts, the exclusive scan of the pass's histogram (where digit d's
@@ -15,14 +16,21 @@
 //   - its direction: runs 0, 2, 4, ... read S and write A, the others read A and write S.
 // The passes' groups read the plan and return at once when theirs does not run.
 
-void vkds_count_key(KW_T b) {
-  [[unroll]] for (uint p = 0u; p < VKDS_PASSES; ++p) atomicAdd(vkds_sh[p * 256u + vkds_digit(b, p)], 1u);
+// Subgroups count into VKDS_COPIES copies of the histograms (as many as vkds_sh holds):
+// keys whose digits repeat (a constant byte, small numbers in wide keys) otherwise send
+// every atomic of a work group to one counter.
+#define VKDS_HIST_WORDS (VKDS_PASSES * 256u)
+#define VKDS_COPIES (uint(VKDS_SH_WORDS) / VKDS_HIST_WORDS)
+
+void vkds_count_key(KW_T b, uint copy) {
+  [[unroll]] for (uint p = 0u; p < VKDS_PASSES; ++p) atomicAdd(vkds_sh[copy + p * 256u + vkds_digit(b, p)], 1u);
 }
 
 void vkds_upsweep() {
   uint t = vkds_tid(), groups = uint(P(5)), tiles = uint(P(3));
+  uint copy = (gl_SubgroupID % VKDS_COPIES) * VKDS_HIST_WORDS;
   uint64_t n = P(0);
-  for (uint i = t; i < VKDS_PASSES * 256u; i += 256u) vkds_sh[i] = 0u;
+  for (uint i = t; i < VKDS_COPIES * VKDS_HIST_WORDS; i += 256u) vkds_sh[i] = 0u;
   barrier();
   // tiles / groups <= 2048 (sort.c): lavapipe's loop budget
   for (uint tile = vkds_group(); tile < tiles; tile += groups) {
@@ -32,18 +40,21 @@ void vkds_upsweep() {
       [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
         KW_T r[4];
         vkds_src_key4(false, base + uint64_t(4u * (q * 256u + t)), r);
-        [[unroll]] for (uint c = 0u; c < 4u; ++c) vkds_count_key(r[c]);
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) vkds_count_key(r[c], copy);
       }
     } else {
       [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
         uint s = t + 256u * i;
-        if (s < valid) vkds_count_key(vkds_src_key(false, base + uint64_t(s)));
+        if (s < valid) vkds_count_key(vkds_src_key(false, base + uint64_t(s)), copy);
       }
     }
   }
   barrier();
-  for (uint i = t; i < VKDS_PASSES * 256u; i += 256u)
-    if (vkds_sh[i] != 0u) atomicAdd(vkds_sw(P(2) + VKDS_AT_HIST + 4ul * uint64_t(i)).v, vkds_sh[i]);
+  for (uint i = t; i < VKDS_HIST_WORDS; i += 256u) {
+    uint c = 0u;
+    for (uint k = 0u; k < VKDS_COPIES; ++k) c += vkds_sh[k * VKDS_HIST_WORDS + i];
+    if (c != 0u) atomicAdd(vkds_sw(P(2) + VKDS_AT_HIST + 4ul * uint64_t(i)).v, c);
+  }
 }
 
 void vkds_make_plan() {
