@@ -430,6 +430,33 @@ VKDS_API vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *key
 VKDS_API uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type,
                                           vkds_type value_type);
 
+/* ---- searching ------------------------------------------------------------------------
+ *
+ * For every needle, where it goes in `sorted`, a sequence ordered as vkds_sort orders it
+ * in `order` (not checked: otherwise the indices mean nothing):
+ *   lower_bound  out[i] = the first index j whose element does not come before needles[i]
+ *                (sorted.count when there is none): inserting the needle there keeps the
+ *                order, before its equals;
+ *   upper_bound  the first index j whose element comes after needles[i]: after its equals.
+ * The order is the sorts': floats in totalOrder (so a NaN needle has its place too, and
+ * -0 comes before +0). Needles and sorted are of one element type; out (as many as the
+ * needles, I32, U32, I64 or U64) receives the indices. A binary search per needle: log2
+ * of sorted's count reads of it, at random, so a sorted sequence that is not passed
+ * directly is staged whole (nor are the needles streamed). Errors as for every algorithm. */
+
+VKDS_API vkds_result vkds_lower_bound(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                      const vkds_seq *out, vkds_sort_order order);
+VKDS_API vkds_result vkds_lower_bound_async(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                            const vkds_seq *out, vkds_sort_order order, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_lower_bound(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles,
+                                          const vkds_seq *out, vkds_sort_order order);
+VKDS_API vkds_result vkds_upper_bound(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                      const vkds_seq *out, vkds_sort_order order);
+VKDS_API vkds_result vkds_upper_bound_async(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                            const vkds_seq *out, vkds_sort_order order, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_upper_bound(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles,
+                                          const vkds_seq *out, vkds_sort_order order);
+
 #ifdef __cplusplus
 }
 #endif

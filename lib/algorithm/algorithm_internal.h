@@ -17,6 +17,7 @@ typedef enum vkds__alg_template {
   VKDS__TEMPLATE_REDUCE = 2, /* result = init op map(inputs[0]) op map(inputs[1]) ... */
   VKDS__TEMPLATE_SCAN = 3,   /* out[i] = init op map(inputs[0]) op ... op map(inputs[i]) (scan.c) */
   VKDS__TEMPLATE_SORT = 4,   /* inputs[0] (keys) sorted in place, inputs[1] (values) along (sort.c) */
+  VKDS__TEMPLATE_SEARCH = 5, /* out[i] = bound of inputs[0][i] (needles) in inputs[1] (sorted, any count) (search.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -30,6 +31,7 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_EQUAL,      /* a == b, as 1 or 0 */
   VKDS__ELEM_PRODUCT,    /* a * b */
   VKDS__ELEM_LOCATED,    /* (x, i): for min and max element */
+  VKDS__ELEM_ORDERED,    /* 1 unless element i + 1 comes before x in the sort's order (is_sorted) */
 } vkds__alg_elem;
 
 /* The reduction's combining step, beyond the vkds_op kinds. */
@@ -240,6 +242,14 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
  * (NULL after the last), for the call's path. */
 const char *vkds__scan_preamble(const vkds__alg *a);
 const char *vkds__scan_template(const vkds__alg *a, uint32_t part);
+
+/* ---- searches (search.c) ----
+ * A search's description: inputs[0] the needles (count), inputs[1] the sorted sequence
+ * (any count, read at random: never streamed), the output one index per needle;
+ * value[] holds the sorted count | descending << 62 | upper bound << 63 (P(1),
+ * shaders/algorithm/search.glsl). Dispatched as the map template is. */
+#define VKDS__SEARCH_DESCENDING (1ull << 62)
+#define VKDS__SEARCH_UPPER (1ull << 63)
 
 /* ---- sorts (sort.c) ----
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both
