@@ -1,9 +1,12 @@
-/* tests/test_search.c: lower_bound and upper_bound (vkds/algorithm.h, "searching") on
+/* tests/test_search.c: lower_bound, upper_bound and is_sorted (vkds/algorithm.h,
+ * "searching") on
  * lavapipe, validation on: every element type in both orders against a host binary
  * search in the sorts' order (floats in totalOrder: NaN, ±0, ±inf among the needles and
  * the sorted values), runs of equal elements, empty sequences, indices of 4 and 8 bytes,
  * sequence kinds (host data staged, a reverse view of an ascending buffer searched as
- * descending, a buffer of a second VkDevice), the three forms, bad input. */
+ * descending, a buffer of a second VkDevice), the three forms, bad input; is_sorted on
+ * sorted data of every type and with one pair swapped (at the start, across a run and a
+ * work group, at the end), NaN and -0 in their places. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +249,91 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* ---- is_sorted ---- */
+
+START_TEST(is_sorted_every_type) {
+  vkds_type t = TYPES[_i];
+  open_ctx(1);
+  enum { N = 100003 };
+  void *a = malloc(N * 8);
+  const uint64_t sizes[] = {0, 1, 2, 3, 4097, N};
+  for (int d = 0; d < 2; ++d)
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+      uint64_t n = sizes[si];
+      for (uint64_t i = 0; i < n; ++i) put_raw(t, a, i, value(t));
+      ref_t = t, ref_desc = d;
+      qsort(a, n, size_of(t), cmp_ord);
+      vkds_buffer *b = device_copy(r0, a, n * size_of(t));
+      vkds_seq bs = vkds_seq_buffer((vkds_view){b, 0, n * size_of(t)}, t);
+      if (!n) bs = vkds_seq_host(a, 0, t);
+      vkds_sort_order order = d ? VKDS_SORT_DESCENDING : VKDS_SORT_ASCENDING;
+      bool sorted = false;
+      ck_assert_vkds(vkds_is_sorted(pol, &bs, order, &sorted));
+      ck_assert_msg(sorted, "type %d n %llu order %d: sorted data not sorted", (int)t, (unsigned long long)n, d);
+      /* one pair out of order: at the start, across a run, a group, and at the end */
+      const uint64_t at[] = {0, 3, 4095, n - 2};
+      for (size_t k = 0; n >= 2 && k < sizeof at / sizeof *at; ++k) {
+        uint64_t i = at[k];
+        if (i + 1 >= n) continue;
+        uint64_t x = get_raw(t, a, i), y = get_raw(t, a, i + 1);
+        if (ord_of(t, x, d) == ord_of(t, y, d)) continue; /* equal: swapping changes nothing */
+        put_raw(t, a, i, y), put_raw(t, a, i + 1, x);
+        ck_assert_vkds(vkds_upload(r0, (vkds_view){b, 0, n * size_of(t)}, a, n * size_of(t)));
+        ck_assert_vkds(vkds_is_sorted(pol, &bs, order, &sorted));
+        ck_assert_msg(!sorted, "type %d n %llu order %d: swapped at %llu, still sorted", (int)t, (unsigned long long)n,
+                      d, (unsigned long long)i);
+        put_raw(t, a, i, x), put_raw(t, a, i + 1, y);
+      }
+      vkds_buffer_destroy(b);
+    }
+  free(a);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(is_sorted_edges) {
+  open_ctx(1);
+  float f[4];
+  vkds_seq fs = vkds_seq_host(f, 2, VKDS_F32);
+  bool r;
+  f[0] = 1.0f, f[1] = __builtin_nanf("");
+  ck_assert_vkds(vkds_is_sorted(pol, &fs, VKDS_SORT_ASCENDING, &r));
+  ck_assert(r); /* +NaN last */
+  ck_assert_vkds(vkds_is_sorted(pol, &fs, VKDS_SORT_DESCENDING, &r));
+  ck_assert(!r);
+  f[0] = 0.0f, f[1] = -0.0f;
+  ck_assert_vkds(vkds_is_sorted(pol, &fs, VKDS_SORT_ASCENDING, &r));
+  ck_assert(!r); /* -0 before +0 */
+  f[0] = -__builtin_nanf(""), f[1] = -__builtin_inff();
+  ck_assert_vkds(vkds_is_sorted(pol, &fs, VKDS_SORT_ASCENDING, &r));
+  ck_assert(r); /* -NaN first */
+  /* a view, and a sort's output */
+  int32_t v[1000];
+  for (int i = 0; i < 1000; ++i) v[i] = (int32_t)(rnd() % 100) - 50;
+  vkds_seq vs = vkds_seq_host(v, 1000, VKDS_I32), rv = vkds_seq_reverse(&vs);
+  ck_assert_vkds(vkds_sort(pol, &vs, VKDS_SORT_ASCENDING));
+  ck_assert_vkds(vkds_is_sorted(pol, &vs, VKDS_SORT_DEFAULT, &r));
+  ck_assert(r);
+  ck_assert_vkds(vkds_is_sorted(pol, &rv, VKDS_SORT_DESCENDING, &r));
+  ck_assert(r);
+  ck_assert_vkds(vkds_is_sorted(pol, &rv, VKDS_SORT_ASCENDING, &r));
+  ck_assert(!r);
+  /* asynchronous */
+  vkds_submission *sub;
+  r = false;
+  ck_assert_vkds(vkds_is_sorted_async(pol, &vs, VKDS_SORT_ASCENDING, &r, &sub));
+  ck_assert_vkds(vkds_submission_wait(sub));
+  vkds_submission_release(sub);
+  ck_assert(r);
+  /* bad input */
+  ck_assert_int_eq(vkds_is_sorted(pol, &vs, VKDS_SORT_ASCENDING, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_is_sorted(pol, &vs, (vkds_sort_order)5, &r), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_is_sorted(pol, NULL, VKDS_SORT_ASCENDING, &r), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_cmd_is_sorted(NULL, &vs, VKDS_SORT_ASCENDING, (vkds_view){0}), VKDS_ERROR_INVALID_ARGUMENT);
+  close_ctx();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("search");
   TCase *t = harness_tcase("types");
@@ -253,6 +341,10 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("sequences");
   tcase_add_test(t, sequence_kinds_and_forms);
+  suite_add_tcase(s, t);
+  t = harness_tcase("is_sorted");
+  tcase_add_loop_test(t, is_sorted_every_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  tcase_add_test(t, is_sorted_edges);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);

@@ -457,6 +457,17 @@ VKDS_API vkds_result vkds_upper_bound_async(vkds_policy *p, const vkds_seq *sort
 VKDS_API vkds_result vkds_cmd_upper_bound(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles,
                                           const vkds_seq *out, vkds_sort_order order);
 
+/* Whether `in` is ordered as vkds_sort would order it in `order` (so true exactly when a
+ * sort would leave it as it is): no element comes before the one preceding it, floats in
+ * totalOrder (a NaN is in order only at its end). Empty and single-element sequences
+ * are sorted. In the vkds_cmd_ form `result` receives a uint32_t 0 or 1 (the scratch as
+ * for the reductions). Host data is staged whole: element i is compared with i + 1. */
+VKDS_API vkds_result vkds_is_sorted(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result);
+VKDS_API vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result,
+                                          vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, vkds_sort_order order,
+                                        vkds_view result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -571,6 +571,28 @@ static void sort_functions(vkds__gen *g, const vkds__alg *a, const node *in) {
         (int)in[1].type, in[1].id, in[1].id);
 }
 
+/* ---- is_sorted: whether element i + 1 comes before element i in the sorts' order ---- */
+
+static void ordered_map(struct vkds__text *b, vkds_type t, const char *margs) {
+  bool wide = vkds_type_size(t) == 8;
+  const char *W = wide ? "uint64_t" : "uint", *top = wide ? "0x8000000000000000ul" : "0x80000000u";
+  const char *all = wide ? "0xfffffffffffffffful" : "0xffffffffu";
+  put(b, "%s vkds_ordbits(IN0_T x) {\n", W);
+  switch (t) {
+  case VKDS_I32: case VKDS_I64: put(b, "  return %s(x) ^ %s;\n", W, top); break;
+  case VKDS_F32: case VKDS_F64:
+    put(b, "  %s v = %s;\n  return v ^ ((v & %s) != %s(0) ? %s : %s);\n", W,
+        wide ? "pack64(unpackDouble2x32(x))" : "floatBitsToUint(x)", top, W, all, top);
+    break;
+  default: put(b, "  return x;\n"); break;
+  }
+  put(b, "}\n");
+  /* P(1) bit 0: descending */
+  put(b, "ACC_T vkds_map(%s) {\n  if (i + 1ul >= P(0)) return ACC_T(1);\n"
+         "  %s a = vkds_ordbits(x), b = vkds_ordbits(in0(i + 1ul));\n"
+         "  if ((P(1) & 1ul) != 0ul) a = ~a, b = ~b;\n  return b < a ? ACC_T(0) : ACC_T(1);\n}\n", margs, W);
+}
+
 /* Prototypes and defaults of what the templates call. */
 static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out) {
   struct vkds__text *b = g->body;
@@ -628,6 +650,7 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     put(b, " ? ACC_T(1) : ACC_T(0); }\n");
     break;
   case VKDS__ELEM_LOCATED: put(b, "ACC_T vkds_map(%s) { return vkds_loc(x, i + P(6)); }\n", margs); break;
+  case VKDS__ELEM_ORDERED: ordered_map(b, in[0].type, margs); break;
   case VKDS__ELEM_PRED:
   case VKDS__ELEM_NOT_PRED: {
     bool keep = a->elem == VKDS__ELEM_PRED;
@@ -704,6 +727,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     out = walk(g, a->output, VKDS_ACCESS_WRITE, 0); /* every element is written */
   }
   use_type(g, a->elem_type);
+  if (a->elem == VKDS__ELEM_ORDERED) g->streamable = false; /* element i reads element i + 1 */
   if (a->result == VKDS__RESULT_LOCATION) use_type(g, VKDS_U64);
   if (g->error) return g->error;
   if (emit) algorithm_functions(g, a, in, &out);

@@ -1,8 +1,10 @@
-/* lib/algorithm/search.c: lower_bound and upper_bound of many needles in a sorted
- * sequence, in the sorts' order (vkds/algorithm.h, "searching"). A description (template
- * SEARCH, shaders/algorithm/search.glsl) that lib/algorithm/frame.c runs in the three
- * forms: the needles and the output element by element as the map template does, the
- * sorted sequence read at random (staged whole when it is not passed directly). */
+/* lib/algorithm/search.c: questions about the sorts' order (vkds/algorithm.h,
+ * "searching"): lower_bound and upper_bound of many needles in a sorted sequence (template
+ * SEARCH, shaders/algorithm/search.glsl: the needles and the output element by element
+ * as the map template does, the sorted sequence read at random, staged whole when it is
+ * not passed directly), and is_sorted (a reduction: all of "element i + 1 does not come
+ * before element i", shaders/algorithm/reduce.glsl with codegen's ordered element).
+ * lib/algorithm/frame.c runs each in the three forms. */
 #include "algorithm_internal.h"
 
 static bool is_integer(vkds_type t) { return t == VKDS_I32 || t == VKDS_U32 || t == VKDS_I64 || t == VKDS_U64; }
@@ -55,3 +57,37 @@ static vkds_result describe(const char *name, const vkds_seq *sorted, const vkds
 
 FORMS(lower_bound, false)
 FORMS(upper_bound, true)
+
+/* ---- is_sorted ---- */
+
+static vkds__alg describe_is_sorted(const char *name, const vkds_seq *in, vkds_sort_order order, bool *result) {
+  vkds__alg a = {.name = name, .template_kind = VKDS__TEMPLATE_REDUCE, .input_count = 1, .inputs = {in},
+                 .count = in ? in->count : 0, .elem = VKDS__ELEM_ORDERED, .elem_type = VKDS_U32,
+                 .combine = VKDS__COMBINE_OP, .op = {.kind = VKDS_OP_LOGICAL_AND}, .result = VKDS__RESULT_BOOL,
+                 .host_result = result};
+  a.value[0] = order == VKDS_SORT_DESCENDING; /* P(1), not an init: has_value stays false */
+  return a;
+}
+
+static vkds_result check_order(const char *name, vkds_sort_order order) {
+  return (unsigned)order > VKDS_SORT_DESCENDING
+             ? vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order)
+             : VKDS_SUCCESS;
+}
+
+vkds_result vkds_is_sorted(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result) {
+  VKDS_CHECK(check_order("vkds_is_sorted", order));
+  vkds__alg a = describe_is_sorted("vkds_is_sorted", in, order, result);
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result,
+                                 vkds_submission **sub) {
+  VKDS_CHECK(check_order("vkds_is_sorted_async", order));
+  vkds__alg a = describe_is_sorted("vkds_is_sorted_async", in, order, result);
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, vkds_sort_order order, vkds_view result) {
+  VKDS_CHECK(check_order("vkds_cmd_is_sorted", order));
+  vkds__alg a = describe_is_sorted("vkds_cmd_is_sorted", in, order, NULL);
+  return vkds__alg_record(c, &a, result);
+}
