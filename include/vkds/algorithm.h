@@ -151,8 +151,9 @@ typedef struct vkds_cmd {
 
 /* The scratch bytes any algorithm of this header needs over `count` elements on the
  * device of `res` (0 for NULL). Enough for every algorithm and type at that count: a
- * sort's copy of its keys and values included (about 16 bytes per element; the other
- * families need far less: vkds_sort_scratch_bytes gives a sort's own). */
+ * sort's copies of its keys and values included (about 24 bytes per element for argsort's
+ * of 8-byte keys; the other families need far less: vkds_sort_scratch_bytes and
+ * vkds_argsort_scratch_bytes give a sort's own). */
 VKDS_API uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* ---- element-wise ------------------------------------------------------------------ */
@@ -429,6 +430,23 @@ VKDS_API vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *key
  * a type that is not 4 or 8 bytes. */
 VKDS_API uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type,
                                           vkds_type value_type);
+
+/* Sorted indices: indices[i] = the position in `keys` of the key a stable vkds_sort would
+ * put at i (equal keys by position). The keys are only read (any readable sequence: a
+ * view, read-only host memory); indices (I32, U32, I64 or U64: big enough for count - 1)
+ * are as many as the keys and must not overlap them. The radix sort above, its values
+ * being the indices, over a copy of the keys in the scratch: that takes
+ * vkds_argsort_scratch_bytes(), the sort's and the keys' size again. */
+VKDS_API vkds_result vkds_argsort(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices,
+                                  vkds_sort_order order);
+VKDS_API vkds_result vkds_argsort_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices,
+                                        vkds_sort_order order, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_argsort(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *indices,
+                                      vkds_sort_order order);
+/* The scratch bytes of vkds_argsort over `count` keys of `key_type` into `index_type`
+ * indices on the device of `res`; 0 for NULL or other types. */
+VKDS_API uint64_t vkds_argsort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type,
+                                             vkds_type index_type);
 
 /* ---- searching ------------------------------------------------------------------------
  *

@@ -32,6 +32,7 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_PRODUCT,    /* a * b */
   VKDS__ELEM_LOCATED,    /* (x, i): for min and max element */
   VKDS__ELEM_ORDERED,    /* 1 unless element i + 1 comes before x in the sort's order (is_sorted) */
+  VKDS__ELEM_INDEX,      /* SORT: the values are the keys' indices, the keys only read (argsort) */
 } vkds__alg_elem;
 
 /* The reduction's combining step, beyond the vkds_op kinds. */

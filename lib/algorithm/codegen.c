@@ -567,8 +567,8 @@ static void sort_functions(vkds__gen *g, const vkds__alg *a, const node *in) {
       in[0].glsl, (int)in[0].type, in[0].id, in[0].id, in[0].id);
   put(b, "#define VKDS_VALUES %d\n", a->input_count == 2);
   if (a->input_count == 2)
-    put(b, "#define VAL_T %s\n#define VKDS_VAL_TYPE %d\n#define val_ld s%u\n#define val_st s%u_st\n", in[1].glsl,
-        (int)in[1].type, in[1].id, in[1].id);
+    put(b, "#define VAL_T %s\n#define VKDS_VAL_TYPE %d\n#define val_ld s%u\n#define val_st s%u_st\n#define val_vst s%u_vst\n",
+        in[1].glsl, (int)in[1].type, in[1].id, in[1].id, in[1].id);
 }
 
 /* ---- is_sorted: whether element i + 1 comes before element i in the sorts' order ---- */
@@ -716,7 +716,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   /* a sort reads and writes its sequences in place: one node each, with loads and stores */
   vkds_access in_access = a->template_kind == VKDS__TEMPLATE_SORT ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_READ;
   for (uint32_t k = 0; k < a->input_count; ++k) {
-    in[k] = walk(g, a->inputs[k], in_access, 0);
+    bool read_only = a->elem == VKDS__ELEM_INDEX && k == 0; /* argsort's keys */
+    in[k] = walk(g, a->inputs[k], read_only ? VKDS_ACCESS_READ : in_access, 0);
     if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
         a->elem != VKDS__ELEM_NOT_PRED)
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "

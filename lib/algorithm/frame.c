@@ -117,9 +117,10 @@ static const char *unwritable(const vkds_seq *s, uint32_t depth) {
 
 /* ---- sorts: the inputs are sorted in place ---- */
 
-/* Keys and values are written: they must be writable and must not overlap. */
+/* Keys and values are written (argsort's keys only read): they must be writable and must
+ * not overlap. */
 static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
-  for (uint32_t k = 0; k < a->input_count; ++k) {
+  for (uint32_t k = a->elem == VKDS__ELEM_INDEX ? 1 : 0; k < a->input_count; ++k) { /* argsort reads its keys */
     const char *why = unwritable(a->inputs[k], 0);
     if (why)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are %s, which cannot be written",
