@@ -169,8 +169,9 @@ typedef struct vkds_cmd {
 /* The scratch bytes any algorithm of this header needs over `count` elements on the
  * device of `res` (0 for NULL). Enough for every algorithm and type at that count except
  * histograms (their scratch goes by their bins: vkds_histogram_scratch_bytes), a sort's
- * copy of its keys and values included (about 16 bytes per element; the other
- * families need far less: vkds_sort_scratch_bytes gives a sort's own). */
+ * copies of its keys and values included (about 24 bytes per element for argsort's of
+ * 8-byte keys; the other families need far less: vkds_sort_scratch_bytes and
+ * vkds_argsort_scratch_bytes give a sort's own). */
 VKDS_API uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* ---- element-wise ------------------------------------------------------------------ */
@@ -621,6 +622,61 @@ VKDS_API vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *key
  * a type that is not 4 or 8 bytes. */
 VKDS_API uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type,
                                           vkds_type value_type);
+
+/* Sorted indices: indices[i] = the position in `keys` of the key a stable vkds_sort would
+ * put at i (equal keys by position). The keys are only read (any readable sequence: a
+ * view, read-only host memory); indices (I32, U32, I64 or U64: big enough for count - 1)
+ * are as many as the keys and must not overlap them. The radix sort above, its values
+ * being the indices, over a copy of the keys in the scratch: that takes
+ * vkds_argsort_scratch_bytes(), the sort's and the keys' size again. */
+VKDS_API vkds_result vkds_argsort(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices,
+                                  vkds_sort_order order);
+VKDS_API vkds_result vkds_argsort_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices,
+                                        vkds_sort_order order, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_argsort(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *indices,
+                                      vkds_sort_order order);
+/* The scratch bytes of vkds_argsort over `count` keys of `key_type` into `index_type`
+ * indices on the device of `res`; 0 for NULL or other types. */
+VKDS_API uint64_t vkds_argsort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type,
+                                             vkds_type index_type);
+
+/* ---- searching ------------------------------------------------------------------------
+ *
+ * For every needle, where it goes in `sorted`, a sequence ordered as vkds_sort orders it
+ * in `order` (not checked: otherwise the indices mean nothing):
+ *   lower_bound  out[i] = the first index j whose element does not come before needles[i]
+ *                (sorted.count when there is none): inserting the needle there keeps the
+ *                order, before its equals;
+ *   upper_bound  the first index j whose element comes after needles[i]: after its equals.
+ * The order is the sorts': floats in totalOrder (so a NaN needle has its place too, and
+ * -0 comes before +0). Needles and sorted are of one element type; out (as many as the
+ * needles, I32, U32, I64 or U64) receives the indices. A binary search per needle: log2
+ * of sorted's count reads of it, at random, so a sorted sequence that is not passed
+ * directly is staged whole (nor are the needles streamed). Errors as for every algorithm. */
+
+VKDS_API vkds_result vkds_lower_bound(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                      const vkds_seq *out, vkds_sort_order order);
+VKDS_API vkds_result vkds_lower_bound_async(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                            const vkds_seq *out, vkds_sort_order order, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_lower_bound(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles,
+                                          const vkds_seq *out, vkds_sort_order order);
+VKDS_API vkds_result vkds_upper_bound(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                      const vkds_seq *out, vkds_sort_order order);
+VKDS_API vkds_result vkds_upper_bound_async(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                            const vkds_seq *out, vkds_sort_order order, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_upper_bound(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles,
+                                          const vkds_seq *out, vkds_sort_order order);
+
+/* Whether `in` is ordered as vkds_sort would order it in `order` (so true exactly when a
+ * sort would leave it as it is): no element comes before the one preceding it, floats in
+ * totalOrder (a NaN is in order only at its end). Empty and single-element sequences
+ * are sorted. In the vkds_cmd_ form `result` receives a uint32_t 0 or 1 (the scratch as
+ * for the reductions). Host data is staged whole: element i is compared with i + 1. */
+VKDS_API vkds_result vkds_is_sorted(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result);
+VKDS_API vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result,
+                                          vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, vkds_sort_order order,
+                                        vkds_view result);
 
 #ifdef __cplusplus
 }

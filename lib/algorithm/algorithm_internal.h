@@ -18,6 +18,7 @@ typedef enum vkds__alg_template {
   VKDS__TEMPLATE_SCAN = 3,   /* out[i] = init op map(inputs[0]) op ... op map(inputs[i]) (scan.c) */
   VKDS__TEMPLATE_HISTOGRAM = 5, /* output[bin] = samples (inputs[0]) in bin; inputs[1]: boundaries (histogram.c) */
   VKDS__TEMPLATE_SORT = 4,   /* inputs[0] (keys) sorted in place, inputs[1] (values) along (sort.c) */
+  VKDS__TEMPLATE_SEARCH = 5, /* out[i] = bound of inputs[0][i] (needles) in inputs[1] (sorted, any count) (search.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -33,6 +34,8 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_LOCATED,    /* (x, i): for min and max element */
   VKDS__ELEM_UNIQUE,     /* x differs from the element before it (or is the first), as 1 or 0 */
   VKDS__ELEM_BY_KEY,     /* SCAN: x.p1 of a zip of keys and values, in segments of equal x.p0 (scan.c) */
+  VKDS__ELEM_ORDERED,    /* 1 unless element i + 1 comes before x in the sort's order (is_sorted) */
+  VKDS__ELEM_INDEX,      /* SORT: the values are the keys' indices, the keys only read (argsort) */
 } vkds__alg_elem;
 
 /* The reduction's combining step, beyond the vkds_op kinds. */
@@ -296,6 +299,14 @@ bool vkds__histogram_direct_leaf(const vkds__alg *a);
 /* The defines after #version (the variant) and the template. */
 const char *vkds__histogram_preamble(const vkds__alg *a);
 const char *vkds__histogram_template(const vkds__alg *a);
+/* ---- searches (search.c) ----
+ * A search's description: inputs[0] the needles (count), inputs[1] the sorted sequence
+ * (any count, read at random: never streamed), the output one index per needle;
+ * value[] holds the sorted count | descending << 62 | upper bound << 63 (P(1),
+ * shaders/algorithm/search.glsl). Dispatched as the map template is. */
+#define VKDS__SEARCH_DESCENDING (1ull << 62)
+#define VKDS__SEARCH_UPPER (1ull << 63)
+
 /* ---- sorts (sort.c) ----
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both
  * read and written in place (codegen walks them READ_WRITE; the frame checks that they

@@ -708,8 +708,30 @@ static void sort_functions(vkds__gen *g, const vkds__alg *a, const node *in) {
       in[0].glsl, (int)in[0].type, in[0].id, in[0].id, in[0].id);
   put(b, "#define VKDS_VALUES %d\n", a->input_count == 2);
   if (a->input_count == 2)
-    put(b, "#define VAL_T %s\n#define VKDS_VAL_TYPE %d\n#define val_ld s%u\n#define val_st s%u_st\n", in[1].glsl,
-        (int)in[1].type, in[1].id, in[1].id);
+    put(b, "#define VAL_T %s\n#define VKDS_VAL_TYPE %d\n#define val_ld s%u\n#define val_st s%u_st\n#define val_vst s%u_vst\n",
+        in[1].glsl, (int)in[1].type, in[1].id, in[1].id, in[1].id);
+}
+
+/* ---- is_sorted: whether element i + 1 comes before element i in the sorts' order ---- */
+
+static void ordered_map(struct vkds__text *b, vkds_type t, const char *margs) {
+  bool wide = vkds_type_size(t) == 8;
+  const char *W = wide ? "uint64_t" : "uint", *top = wide ? "0x8000000000000000ul" : "0x80000000u";
+  const char *all = wide ? "0xfffffffffffffffful" : "0xffffffffu";
+  put(b, "%s vkds_ordbits(IN0_T x) {\n", W);
+  switch (t) {
+  case VKDS_I32: case VKDS_I64: put(b, "  return %s(x) ^ %s;\n", W, top); break;
+  case VKDS_F32: case VKDS_F64:
+    put(b, "  %s v = %s;\n  return v ^ ((v & %s) != %s(0) ? %s : %s);\n", W,
+        wide ? "pack64(unpackDouble2x32(x))" : "floatBitsToUint(x)", top, W, all, top);
+    break;
+  default: put(b, "  return x;\n"); break;
+  }
+  put(b, "}\n");
+  /* P(1) bit 0: descending */
+  put(b, "ACC_T vkds_map(%s) {\n  if (i + 1ul >= P(0)) return ACC_T(1);\n"
+         "  %s a = vkds_ordbits(x), b = vkds_ordbits(in0(i + 1ul));\n"
+         "  if ((P(1) & 1ul) != 0ul) a = ~a, b = ~b;\n  return b < a ? ACC_T(0) : ACC_T(1);\n}\n", margs, W);
 }
 
 /* Prototypes and defaults of what the templates call. */
@@ -723,6 +745,11 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   for (uint32_t k = 0; k < a->input_count; ++k)
     put(b, "#define IN%u_T %s\n#define in%u s%u\n#define in%u_v s%u_v\n", k, in[k].glsl, k, in[k].id, k, in[k].id);
   const char *args1 = a->input_count == 2 ? "IN0_T a, IN1_T b" : a->input_count == 1 ? "IN0_T x" : "";
+  if (a->template_kind == VKDS__TEMPLATE_SEARCH) { /* search.glsl: the needles' type and the output */
+    put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_KEY_TYPE %d\n", out->glsl,
+        out->id, out->id, (int)in[0].type);
+    return;
+  }
   if (a->template_kind == VKDS__TEMPLATE_MAP) {
     put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n", out->glsl, out->id, out->id);
     put(b, "OUT_T vkds_elem(%s);\n", args1);
@@ -787,6 +814,7 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   case VKDS__ELEM_UNIQUE: /* i counts from P(6); the element before is in0(i - P(6) - 1) */
     put(b, "ACC_T vkds_map(%s) { return i == P(6) || x != in0(i - P(6) - 1ul) ? ACC_T(1) : ACC_T(0); }\n", margs);
     break;
+  case VKDS__ELEM_ORDERED: ordered_map(b, in[0].type, margs); break;
   case VKDS__ELEM_PRED:
   case VKDS__ELEM_NOT_PRED: {
     bool keep = a->elem == VKDS__ELEM_PRED;
@@ -863,7 +891,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   /* a sort reads and writes its sequences in place: one node each, with loads and stores */
   vkds_access in_access = a->template_kind == VKDS__TEMPLATE_SORT ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_READ;
   for (uint32_t k = 0; k < a->input_count; ++k) {
-    in[k] = walk(g, a->inputs[k], in_access, 0);
+    bool read_only = a->elem == VKDS__ELEM_INDEX && k == 0; /* argsort's keys */
+    in[k] = walk(g, a->inputs[k], read_only ? VKDS_ACCESS_READ : in_access, 0);
     if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
         a->elem != VKDS__ELEM_NOT_PRED && a->elem != VKDS__ELEM_BY_KEY)
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "
@@ -875,7 +904,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   /* every element is written, except by compaction: the elements past the kept ones
    * keep their values (a staged output is uploaded too) */
   vkds_access written = compacts ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_WRITE;
-  if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_SCAN) {
+  if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_SCAN ||
+      a->template_kind == VKDS__TEMPLATE_SEARCH) {
     out = walk(g, a->output, written, 0);
   }
   if (a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
@@ -901,6 +931,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   }
   if (a->elem == VKDS__ELEM_BY_KEY) g->streamable = false; /* a segment starts where a key differs from the one before */
   use_type(g, a->elem_type);
+  if (a->elem == VKDS__ELEM_ORDERED) g->streamable = false; /* element i reads element i + 1 */
   if (a->result == VKDS__RESULT_LOCATION) use_type(g, VKDS_U64);
   if (g->error) return g->error;
   if (emit) algorithm_functions(g, a, in, &out, &out2, counts);
@@ -913,6 +944,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 #include "algorithm_map.h"
 #include "algorithm_reduce.h"
+#include "algorithm_search.h"
 #pragma GCC diagnostic pop
 
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
@@ -936,6 +968,8 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
     put(&t, "%s", vkds__histogram_template(a));
   else if (a->template_kind == VKDS__TEMPLATE_SORT)
     for (uint32_t k = 0; vkds__sort_template(a, k); ++k) put(&t, "%s", vkds__sort_template(a, k));
+  else if (a->template_kind == VKDS__TEMPLATE_SEARCH)
+    put(&t, "%s", vkds_template_search);
   else
     put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");

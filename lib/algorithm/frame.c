@@ -126,9 +126,10 @@ static const char *unwritable(const vkds_seq *s, uint32_t depth) {
 
 /* ---- sorts: the inputs are sorted in place ---- */
 
-/* Keys and values are written: they must be writable and must not overlap. */
+/* Keys and values are written (argsort's keys only read): they must be writable and must
+ * not overlap. */
 static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
-  for (uint32_t k = 0; k < a->input_count; ++k) {
+  for (uint32_t k = a->elem == VKDS__ELEM_INDEX ? 1 : 0; k < a->input_count; ++k) { /* argsort reads its keys */
     const char *why = unwritable(a->inputs[k], 0);
     if (why)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are %s, which cannot be written",
@@ -151,7 +152,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (!a->inputs[k]) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u is NULL", name, k);
     VKDS_CHECK(vkds_seq_validate(a->inputs[k]));
     VKDS_CHECK(check_tree(ctx, name, a->inputs[k], devices, on_host, 0));
-    bool own_count = a->elem == VKDS__ELEM_EQUAL || (a->template_kind == VKDS__TEMPLATE_HISTOGRAM && k > 0);
+    bool own_count = a->elem == VKDS__ELEM_EQUAL || (a->template_kind == VKDS__TEMPLATE_HISTOGRAM && k > 0) ||
+                     (a->template_kind == VKDS__TEMPLATE_SEARCH && k == 1);
     if (a->inputs[k]->count != a->count && !own_count)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u has %llu elements, input 0 has %llu",
                         name, k, (unsigned long long)a->inputs[k]->count, (unsigned long long)a->count);
@@ -234,7 +236,8 @@ static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) VKDS_CHECK(vkds__histogram_choose(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
-  c->range64 = c->a.template_kind == VKDS__TEMPLATE_MAP && (c->a.count + 3) / 4 > UINT32_MAX;
+  bool mapped = c->a.template_kind == VKDS__TEMPLATE_MAP || c->a.template_kind == VKDS__TEMPLATE_SEARCH;
+  c->range64 = mapped && (c->a.count + 3) / 4 > UINT32_MAX;
   uint64_t *p = c->gen.args.p;
   p[VKDS__P_COUNT] = c->a.count;
   memcpy(&p[VKDS__P_VALUE], c->a.value, 8);
@@ -344,7 +347,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(vkds__histogram_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_SORT) {
     VKDS_CHECK(vkds__sort_record(c, cmd));
-  } else if (c->a.template_kind == VKDS__TEMPLATE_MAP) {
+  } else if (c->a.template_kind == VKDS__TEMPLATE_MAP || c->a.template_kind == VKDS__TEMPLATE_SEARCH) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                    &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = &c->gen.args}));
@@ -466,7 +469,9 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   c->a = *a;
   c->res = vkds_selection_resource(sel);
   vkds_result r = prepare(c);
-  if (r == VKDS_SUCCESS && a->template_kind != VKDS__TEMPLATE_SORT) c->streaming = vkds__stream_plan(c); /* sorts stage */
+  /* sorts and searches read their data at random: staged whole */
+  bool whole = a->template_kind == VKDS__TEMPLATE_SORT || a->template_kind == VKDS__TEMPLATE_SEARCH;
+  if (r == VKDS_SUCCESS && !whole) c->streaming = vkds__stream_plan(c);
   if (r == VKDS_SUCCESS && !c->streaming && a->template_kind == VKDS__TEMPLATE_REDUCE &&
       VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
     r = vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one reduction takes",

@@ -44,6 +44,10 @@ enum {
   /* lavapipe gives an invocation 65,535 loop iterations in all: an upsweep group takes
    * at most tiles / 1024 tiles (2048 at 2^32 - 1 keys of 8 bytes), 256 on CPU devices */
   DEFAULT_SPINS = 4096, /* onesweep: spins in all, per thread, before counting a tile itself */
+  /* CPU devices (where onesweep runs when forced): a predecessor that is not running
+   * only comes back when the OS says so, and a tile counted again costs far less than
+   * spinning for it */
+  CPU_SPINS = 256,
   MAX_SPINS = 16384,
 };
 
@@ -56,9 +60,10 @@ enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAG
  * device compiles the first and those of its path: three (portable) or two (onesweep)
  * per key and value size. */
 enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 };
-/* a->variant: the most subgroups (bits 0-15), lane masks of four words (bit 16), the
- * kernel (bits 20-21) */
+/* a->variant: the most subgroups (bits 0-15), lane masks of four words (bit 16), argsort
+ * (bit 17), the kernel (bits 20-21) */
 #define VARIANT_WIDE (1u << 16)
+#define VARIANT_ARGSORT (1u << 17)
 #define VARIANT_KERNEL_SHIFT 20
 #define FLAG_TEST_FALLBACK 0x10000u
 #define FLAG_ONESWEEP 0x20000u
@@ -70,12 +75,13 @@ static uint32_t key_words(vkds_type t) { return vkds_type_size(t) == 8 ? 2 : 1; 
 static uint64_t tile_elems(vkds_type key) { return key_words(key) == 2 ? 2048 : 4096; }
 static uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
 
-/* Bytes of the scratch for n keys of `key` with values of `value` (BYTES: none). */
-static uint64_t layout_bytes(uint64_t n, vkds_type key, vkds_type value, bool onesweep) {
+/* Bytes of the scratch for n keys of `key` with values of `value` (BYTES: none); argsort
+ * also keeps a copy of the keys (B). */
+static uint64_t layout_bytes(uint64_t n, vkds_type key, vkds_type value, bool onesweep, bool argsort) {
   uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
   uint64_t value_bytes = value == VKDS_TYPE_BYTES ? 0 : vkds_type_size(value);
-  return HEADER_BYTES + (onesweep ? 2 : 1) * tiles * ROW_BYTES + align16(n * 4 * key_words(key)) +
-         align16(n * value_bytes);
+  uint64_t keys = align16(n * 4 * key_words(key));
+  return HEADER_BYTES + (onesweep ? 2 : 1) * tiles * ROW_BYTES + keys + align16(n * value_bytes) + (argsort ? keys : 0);
 }
 
 static vkds_type value_type(const vkds__alg *a) { return a->input_count == 2 ? a->inputs[1]->type : VKDS_TYPE_BYTES; }
@@ -129,24 +135,33 @@ vkds_result vkds__sort_choose(vkds__call *c) {
    * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
    * a parameter */
   bool wide = dev->facts.props11.subgroupSize > 32;
-  c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
+  c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (c->a.elem == VKDS__ELEM_INDEX ? VARIANT_ARGSORT : 0) |
+                 (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
   c->path = path_for(c->res, c->a.count);
   return VKDS_SUCCESS;
 }
 
 uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
-  return layout_bytes(c->a.count, c->a.inputs[0]->type, value_type(&c->a), c->path == VKDS_SCAN_PATH_SINGLE);
+  return layout_bytes(c->a.count, c->a.inputs[0]->type, value_type(&c->a), c->path == VKDS_SCAN_PATH_SINGLE,
+                      c->a.elem == VKDS__ELEM_INDEX);
 }
 
 uint64_t vkds__sort_scratch_bound(uint64_t count) {
-  uint64_t narrow = layout_bytes(count, VKDS_U32, VKDS_U64, true), wide = layout_bytes(count, VKDS_U64, VKDS_U64, true);
+  uint64_t narrow = layout_bytes(count, VKDS_U32, VKDS_U64, true, true);
+  uint64_t wide = layout_bytes(count, VKDS_U64, VKDS_U64, true, true);
   return narrow > wide ? narrow : wide;
 }
 
 uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type value_type) {
   if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
   if (value_type != VKDS_TYPE_BYTES && (vkds_type_size(value_type) < 4 || vkds_type_size(value_type) > 8)) return 0;
-  return layout_bytes(count, key_type, value_type, path_for(res, count) == VKDS_SCAN_PATH_SINGLE);
+  return layout_bytes(count, key_type, value_type, path_for(res, count) == VKDS_SCAN_PATH_SINGLE, false);
+}
+
+uint64_t vkds_argsort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type index_type) {
+  if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
+  if (index_type != VKDS_I32 && index_type != VKDS_U32 && index_type != VKDS_I64 && index_type != VKDS_U64) return 0;
+  return layout_bytes(count, key_type, index_type, path_for(res, count) == VKDS_SCAN_PATH_SINGLE, true);
 }
 
 /* ---- the kernel's source ---- */
@@ -163,8 +178,11 @@ const char *vkds__sort_preamble(const vkds__alg *a) {
 }
 
 void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap) {
-  snprintf(buf, cap, "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n",
-           a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3);
+  snprintf(buf, cap,
+           "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n"
+           "#define VKDS_SORT_ARGSORT %d\n",
+           a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3,
+           (a->variant & VARIANT_ARGSORT) != 0);
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {
@@ -208,9 +226,9 @@ static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStag
  * itself: VKDS_SORT_SPINS, a knob for tests and tuning (0: fall back at the first word
  * not there; -1: also, every tile counts its predecessor once whatever it finds there,
  * so that tests see fallbacks for certain). */
-static uint32_t spins(uint64_t *flags) {
+static uint32_t spins(const vkds__device *dev, uint64_t *flags) {
   const char *v = vkds__getenv("VKDS_SORT_SPINS");
-  if (!v || !*v) return DEFAULT_SPINS;
+  if (!v || !*v) return dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? CPU_SPINS : DEFAULT_SPINS;
   long n = strtol(v, NULL, 10);
   if (n == -1) *flags |= FLAG_TEST_FALLBACK;
   return n < 0 ? 0 : n > MAX_SPINS ? MAX_SPINS : (uint32_t)n;
@@ -267,7 +285,7 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
   p[4] = STAGE_PLAN | flags;
   VKDS_CHECK(dispatch(c, cmd, up, 1));
-  uint32_t spin = spins(&flags);
+  uint32_t spin = spins(dev, &flags);
   uint64_t per = per_group(dev, tiles), groups = (tiles + per - 1) / per;
   /* spine groups take digits (rounds of 1024 tiles each): on CPU devices as many as keep
    * a group to 1024 rounds (a round costs about 40 of lavapipe's loop budget) */
@@ -302,13 +320,14 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
 /* ---- the descriptions and the public functions ---- */
 
 static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_seq *values, bool by_key,
-                            vkds_sort_order order, vkds__alg *a) {
+                            vkds_sort_order order, vkds__alg *a, bool argsort) {
   *a = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_SORT, .input_count = by_key ? 2 : 1,
                    .inputs = {keys, values}, .count = keys ? keys->count : 0, .elem = VKDS__ELEM_COPY,
                    .elem_type = keys ? keys->type : VKDS_TYPE_BYTES};
+  if (argsort) a->elem = VKDS__ELEM_INDEX;
   const vkds_seq *seqs[2] = {keys, values};
   for (int k = 0; k < (by_key ? 2 : 1); ++k) {
-    const char *what = k ? "values" : "keys";
+    const char *what = k ? (argsort ? "indices" : "values") : "keys";
     if (!seqs[k]) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are NULL", name, what);
     vkds_type t = seqs[k]->type;
     if (seqs[k]->ops && (t < VKDS_I32 || t > VKDS_F64))
@@ -318,10 +337,14 @@ static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_s
   }
   if ((unsigned)order > VKDS_SORT_DESCENDING)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
+  if (argsort && values->ops && values->type != VKDS_I32 && values->type != VKDS_U32 && values->type != VKDS_I64 &&
+      values->type != VKDS_U64)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the indices must be of an integer type (I32, U32, I64, U64)", name);
   if (keys && values && keys->count != values->count)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: the keys have %llu elements and the values %llu", name, (unsigned long long)keys->count,
-                      (unsigned long long)values->count);
+                      "%s: the keys have %llu elements and the %s %llu", name, (unsigned long long)keys->count,
+                      argsort ? "indices" : "values", (unsigned long long)values->count);
   /* P(1) (sort_tile.glsl): bit 0 descending, bits 1-2 the keys' kind */
   vkds_type t = a->elem_type;
   uint32_t kind = t == VKDS_I32 || t == VKDS_I64 ? 1 : t == VKDS_F32 || t == VKDS_F64 ? 2 : 0;
@@ -332,34 +355,51 @@ static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_s
 
 vkds_result vkds_sort(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_sort", keys, NULL, false, order, &a));
+  VKDS_CHECK(describe("vkds_sort", keys, NULL, false, order, &a, false));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_sort_async(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order, vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_sort_async", keys, NULL, false, order, &a));
+  VKDS_CHECK(describe("vkds_sort_async", keys, NULL, false, order, &a, false));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_sort(const vkds_cmd *c, const vkds_seq *keys, vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_cmd_sort", keys, NULL, false, order, &a));
+  VKDS_CHECK(describe("vkds_cmd_sort", keys, NULL, false, order, &a, false));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }
 
 vkds_result vkds_sort_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_sort_by_key", keys, values, true, order, &a));
+  VKDS_CHECK(describe("vkds_sort_by_key", keys, values, true, order, &a, false));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_sort_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order,
                                    vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_sort_by_key_async", keys, values, true, order, &a));
+  VKDS_CHECK(describe("vkds_sort_by_key_async", keys, values, true, order, &a, false));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
                                  vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_cmd_sort_by_key", keys, values, true, order, &a));
+  VKDS_CHECK(describe("vkds_cmd_sort_by_key", keys, values, true, order, &a, false));
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+vkds_result vkds_argsort(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices, vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_argsort", keys, indices, true, order, &a, true));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_argsort_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices, vkds_sort_order order,
+                               vkds_submission **sub) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_argsort_async", keys, indices, true, order, &a, true));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_argsort(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *indices, vkds_sort_order order) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_cmd_argsort", keys, indices, true, order, &a, true));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }

@@ -10,8 +10,9 @@
 //   VAL_T, VKDS_VAL_TYPE, val_ld(i), val_st(i, v)   the value sequence
 // The preamble (sort.c) enables the extensions; sort.c's defines come with the generated
 // code: VKDS_SORT_SUBGROUPS (the most subgroups a work group can have on the device),
-// VKDS_SORT_WIDE_SUBGROUPS (1 where a subgroup may have more than 32 lanes) and
-// VKDS_SORT_KERNEL (sort_main.glsl).
+// VKDS_SORT_WIDE_SUBGROUPS (1 where a subgroup may have more than 32 lanes),
+// VKDS_SORT_KERNEL (sort_main.glsl) and VKDS_SORT_ARGSORT (1: the values are the keys'
+// indices, made by the upsweep, and the key sequence is only read; val_vst is there).
 //
 // Parameters: P(0) elements n (< 2^32), P(1) the order and the keys' kind (below), P(2) the
 // scratch's address (16-byte aligned), P(3) tiles, P(4) the stage | pass << 8 | flags
@@ -43,7 +44,7 @@
 //   16896   regions of 256 words per tile: the portable path's digit counts (digit d of
 //           tile k at d * tiles + k, scanned in place into offsets), or the onesweep
 //           look-back states (two regions, passes alternating; tile k's at 256 k + d)
-//   then A's keys (16-byte aligned), then A's values
+//   then A's keys (16-byte aligned), then A's values, then (argsort) B's keys
 layout(local_size_x = 256) in;
 
 #if VKDS_KEY_TYPE >= 4
@@ -58,6 +59,13 @@ layout(local_size_x = 256) in;
 #define VKDS_KW_MAX 0xffffffffu
 #endif
 #define VKDS_TILE (256u * uint(VKDS_ITEMS))  // 4096 4-byte keys, 2048 8-byte keys
+#if VKDS_VALUES && VKDS_VAL_TYPE >= 4
+#define VKDS_VAL_WORDS 2
+#elif VKDS_VALUES
+#define VKDS_VAL_WORDS 1
+#else
+#define VKDS_VAL_WORDS 0
+#endif
 #define VKDS_PASSES (4u * uint(VKDS_KEY_WORDS))
 
 #define VKDS_STAGE_UPSWEEP 0u
@@ -161,53 +169,85 @@ KEY_T vkds_key(KW_T b) {
 uint vkds_digit(KW_T b, uint pass) { return uint(b >> (8u * pass)) & 255u; }
 
 // ---- the pass's source and destination: S (the sequence) or A (the scratch) ----
+// (argsort, VKDS_SORT_ARGSORT: S for the keys is B, a copy of them in the scratch that
+// the upsweep makes; the key sequence itself is only read, by the upsweep)
 
-KW_T vkds_src_key(bool from_a, uint64_t i) {
-  if (!from_a) return vkds_ord(key_ld(i));
+// Ordered bits in the scratch at `at`: key i, keys i..i+3 (16-byte loads), stores.
+KW_T vkds_raw_key(uint64_t at, uint64_t i) {
 #if VKDS_KEY_WORDS == 1
-  return vkds_sw(vkds_keys_at() + 4ul * i).v;
+  return vkds_sw(at + 4ul * i).v;
 #else
-  return vkds_sd(vkds_keys_at() + 8ul * i).v;
+  return vkds_sd(at + 8ul * i).v;
 #endif
 }
 
-// Keys i..i+3 (i a multiple of 4): 16-byte loads from A; from S as its views allow (16
-// bytes at a time from a 16-byte aligned buffer).
-void vkds_src_key4(bool from_a, uint64_t i, out KW_T r[4]) {
-  if (!from_a) {
-    KEY_T x[4];
-    key_ld_v(i, x);
-    [[unroll]] for (int c = 0; c < 4; ++c) r[c] = vkds_ord(x[c]);
-    return;
-  }
+void vkds_raw_key4(uint64_t at, uint64_t i, out KW_T r[4]) {
 #if VKDS_KEY_WORDS == 1
-  uvec4 w = vkds_p_uvec4(vkds_keys_at() + 4ul * i).v;
+  uvec4 w = vkds_p_uvec4(at + 4ul * i).v;
   r[0] = w.x, r[1] = w.y, r[2] = w.z, r[3] = w.w;
 #else
-  uint64_t a = vkds_keys_at() + 8ul * i;
+  uint64_t a = at + 8ul * i;
   uvec4 w0 = vkds_p_uvec4(a).v, w1 = vkds_p_uvec4(a + 16ul).v;
   r[0] = pack64(w0.xy), r[1] = pack64(w0.zw), r[2] = pack64(w1.xy), r[3] = pack64(w1.zw);
 #endif
 }
 
-void vkds_dst_key(bool to_a, uint64_t i, KW_T b) {
-  if (!to_a) {
-    key_st(i, vkds_key(b));
+void vkds_raw_key_st(uint64_t at, uint64_t i, KW_T b) {
+#if VKDS_KEY_WORDS == 1
+  vkds_sw(at + 4ul * i).v = b;
+#else
+  vkds_sd(at + 8ul * i).v = b;
+#endif
+}
+
+// The key sequence's key i, keys i..i+3 (16 bytes at a time from a 16-byte aligned
+// buffer, as its views allow), as ordered bits.
+KW_T vkds_seq_key(uint64_t i) { return vkds_ord(key_ld(i)); }
+void vkds_seq_key4(uint64_t i, out KW_T r[4]) {
+  KEY_T x[4];
+  key_ld_v(i, x);
+  [[unroll]] for (int c = 0; c < 4; ++c) r[c] = vkds_ord(x[c]);
+}
+
+#if VKDS_SORT_ARGSORT
+uint64_t vkds_keys_b_at() { return vkds_vals_at() + ((P(0) * uint64_t(4 * VKDS_VAL_WORDS) + 15ul) & ~15ul); }
+#endif
+
+KW_T vkds_src_key(bool from_a, uint64_t i) {
+  if (from_a) return vkds_raw_key(vkds_keys_at(), i);
+#if VKDS_SORT_ARGSORT
+  return vkds_raw_key(vkds_keys_b_at(), i);
+#else
+  return vkds_seq_key(i);
+#endif
+}
+
+// Keys i..i+3 (i a multiple of 4).
+void vkds_src_key4(bool from_a, uint64_t i, out KW_T r[4]) {
+  if (from_a) {
+    vkds_raw_key4(vkds_keys_at(), i, r);
     return;
   }
-#if VKDS_KEY_WORDS == 1
-  vkds_sw(vkds_keys_at() + 4ul * i).v = b;
+#if VKDS_SORT_ARGSORT
+  vkds_raw_key4(vkds_keys_b_at(), i, r);
 #else
-  vkds_sd(vkds_keys_at() + 8ul * i).v = b;
+  vkds_seq_key4(i, r);
+#endif
+}
+
+void vkds_dst_key(bool to_a, uint64_t i, KW_T b) {
+  if (to_a) {
+    vkds_raw_key_st(vkds_keys_at(), i, b);
+    return;
+  }
+#if VKDS_SORT_ARGSORT
+  vkds_raw_key_st(vkds_keys_b_at(), i, b);
+#else
+  key_st(i, vkds_key(b));
 #endif
 }
 
 #if VKDS_VALUES
-#if VKDS_VAL_TYPE >= 4
-#define VKDS_VAL_WORDS 2
-#else
-#define VKDS_VAL_WORDS 1
-#endif
 
 // A value as words (the second 0 for 4-byte values) and back.
 uvec2 vkds_vbits(VAL_T v) {

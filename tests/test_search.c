@@ -1,0 +1,353 @@
+/* tests/test_search.c: lower_bound, upper_bound and is_sorted (vkds/algorithm.h,
+ * "searching") on
+ * lavapipe, validation on: every element type in both orders against a host binary
+ * search in the sorts' order (floats in totalOrder: NaN, ±0, ±inf among the needles and
+ * the sorted values), runs of equal elements, empty sequences, indices of 4 and 8 bytes,
+ * sequence kinds (host data staged, a reverse view of an ascending buffer searched as
+ * descending, a buffer of a second VkDevice), the three forms, bad input; is_sorted on
+ * sorted data of every type and with one pair swapped (at the start, across a run and a
+ * work group, at the end), NaN and -0 in their places. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static vkds_context *ctx;
+static vkds_resource *r0;
+static vkds_policy *pol;
+
+static void open_ctx(uint32_t devices) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = devices;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  r0 = vkds_context_resource(ctx, 0);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+}
+static void close_ctx(void) {
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+  pol = NULL, ctx = NULL;
+}
+
+static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
+static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
+static uint64_t all_bits(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
+static uint64_t top_bit(vkds_type t) { return size_of(t) == 4 ? 0x80000000ull : 0x8000000000000000ull; }
+static uint64_t get_raw(vkds_type t, const void *p, uint64_t i) {
+  return size_of(t) == 4 ? ((const uint32_t *)p)[i] : ((const uint64_t *)p)[i];
+}
+static void put_raw(vkds_type t, void *p, uint64_t i, uint64_t b) {
+  if (size_of(t) == 4) ((uint32_t *)p)[i] = (uint32_t)b;
+  else ((uint64_t *)p)[i] = b;
+}
+/* The sorts' order as an unsigned number (descending: reversed). */
+static uint64_t ord_of(vkds_type t, uint64_t b, bool desc) {
+  uint64_t o = b;
+  if (t == VKDS_I32 || t == VKDS_I64) o = b ^ top_bit(t);
+  if (t == VKDS_F32 || t == VKDS_F64) o = (b & top_bit(t)) ? ~b & all_bits(t) : b ^ top_bit(t);
+  return desc ? ~o & all_bits(t) : o;
+}
+
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+/* Values with many repeats and the types' edges (NaN, ±0, ±inf for floats). */
+static uint64_t value(vkds_type t) {
+  static const uint64_t f32[] = {0x0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x3f800000};
+  static const uint64_t f64[] = {0x0, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
+                                 0x7ff8000000000000ull, 0xfff8000000000000ull, 0x3ff0000000000000ull};
+  uint64_t r = rnd();
+  if (r % 5 == 0) return t == VKDS_F32 ? f32[r / 5 % 7] : t == VKDS_F64 ? f64[r / 5 % 7] : (r / 5 % 7) & all_bits(t);
+  if (r % 5 == 1) return (r >> 8) % 64 * 0x01010101ull & all_bits(t); /* repeats */
+  return (r >> 3) & all_bits(t);
+}
+
+static vkds_type ref_t;
+static bool ref_desc;
+static int cmp_ord(const void *a, const void *b) {
+  uint64_t x = ord_of(ref_t, get_raw(ref_t, a, 0), ref_desc), y = ord_of(ref_t, get_raw(ref_t, b, 0), ref_desc);
+  return x < y ? -1 : x > y;
+}
+
+/* The host's answer. */
+static uint64_t bound(vkds_type t, const void *sorted, uint64_t n, uint64_t needle, bool desc, bool upper) {
+  uint64_t key = ord_of(t, needle, desc), lo = 0, hi = n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2, m = ord_of(t, get_raw(t, sorted, mid), desc);
+    if (upper ? m <= key : m < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static void check(vkds_type t, const void *sorted, uint64_t n, const void *needles, uint64_t m, const void *got,
+                  vkds_type out_type, bool desc, bool upper, const char *what) {
+  for (uint64_t i = 0; i < m; ++i) {
+    uint64_t want = bound(t, sorted, n, get_raw(t, needles, i), desc, upper);
+    uint64_t g = get_raw(out_type, got, i);
+    if (g != want)
+      ck_abort_msg("%s: type %d %s %s, %llu sorted: needle %llu (%llx) got %llu want %llu", what, (int)t,
+                   desc ? "descending" : "ascending", upper ? "upper" : "lower", (unsigned long long)n,
+                   (unsigned long long)i, (unsigned long long)get_raw(t, needles, i), (unsigned long long)g,
+                   (unsigned long long)want);
+  }
+}
+
+static vkds_buffer *device_copy(vkds_resource *res, const void *data, uint64_t bytes) {
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));
+  if (bytes && data) ck_assert_vkds(vkds_upload(res, vkds_view_of(b), data, bytes));
+  return b;
+}
+
+typedef vkds_result (*search_fn)(vkds_policy *, const vkds_seq *, const vkds_seq *, const vkds_seq *, vkds_sort_order);
+
+START_TEST(every_type) {
+  vkds_type t = TYPES[_i];
+  open_ctx(1);
+  const uint64_t sizes[] = {0, 1, 2, 1000, 100003};
+  const uint64_t needle_counts[] = {0, 1, 7, 10001};
+  void *sorted = malloc(100003 * 8), *needles = malloc(10001 * 8), *got = malloc(10001 * 8);
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si)
+    for (int d = 0; d < 2; ++d) {
+      uint64_t n = sizes[si];
+      for (uint64_t i = 0; i < n; ++i) put_raw(t, sorted, i, value(t));
+      ref_t = t, ref_desc = d;
+      qsort(sorted, n, size_of(t), cmp_ord);
+      vkds_buffer *sb = device_copy(r0, sorted, n * size_of(t));
+      vkds_seq ss = vkds_seq_buffer((vkds_view){sb, 0, n * size_of(t)}, t);
+      if (!n) ss = vkds_seq_host(sorted, 0, t); /* (a view of 0 bytes is the whole buffer) */
+      for (size_t ni = 0; ni < sizeof needle_counts / sizeof *needle_counts; ++ni) {
+        uint64_t m = needle_counts[ni];
+        for (uint64_t i = 0; i < m; ++i)
+          put_raw(t, needles, i, n && i % 3 == 0 ? get_raw(t, sorted, rnd() % n) : value(t));
+        vkds_type out_type = ni % 2 ? VKDS_U32 : VKDS_I64;
+        vkds_seq ns = vkds_seq_host(needles, m, t), os = vkds_seq_host(got, m, out_type);
+        for (int u = 0; u < 2; ++u) {
+          search_fn fn = u ? vkds_upper_bound : vkds_lower_bound;
+          ck_assert_vkds(fn(pol, &ss, &ns, &os, d ? VKDS_SORT_DESCENDING : VKDS_SORT_ASCENDING));
+          check(t, sorted, n, needles, m, got, out_type, d, u, "buffer");
+        }
+      }
+      vkds_buffer_destroy(sb);
+    }
+  free(sorted), free(needles), free(got);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(sequence_kinds_and_forms) {
+  enum { N = 5000, M = 3001 };
+  open_ctx(2);
+  vkds_resource *r1 = NULL;
+  for (uint32_t i = 1; i < vkds_context_resource_count(ctx) && !r1; ++i) {
+    vkds_resource_info ri;
+    vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
+    if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
+  }
+  ck_assert_ptr_nonnull(r1);
+  uint32_t *sorted = malloc(N * 4), *rsorted = malloc(N * 4), *needles = malloc(M * 4);
+  uint64_t *got = malloc(M * 8);
+  for (uint32_t i = 0; i < N; ++i) sorted[i] = (uint32_t)(rnd() % 2000);
+  ref_t = VKDS_U32, ref_desc = false;
+  qsort(sorted, N, 4, cmp_ord);
+  for (uint32_t i = 0; i < N; ++i) rsorted[i] = sorted[N - 1 - i];
+  for (uint32_t i = 0; i < M; ++i) needles[i] = (uint32_t)(rnd() % 2100);
+  vkds_seq ns = vkds_seq_host_const(needles, M, VKDS_U32), os = vkds_seq_host(got, M, VKDS_U64);
+  /* host memory, staged whole */
+  vkds_seq hs = vkds_seq_host_const(sorted, N, VKDS_U32);
+  ck_assert_vkds(vkds_lower_bound(pol, &hs, &ns, &os, VKDS_SORT_DEFAULT));
+  check(VKDS_U32, sorted, N, needles, M, got, VKDS_U64, false, false, "host");
+  /* a reverse view of an ascending buffer is descending */
+  vkds_buffer *sb = device_copy(r0, sorted, N * 4);
+  vkds_seq bs = vkds_seq_buffer(vkds_view_of(sb), VKDS_U32), rv = vkds_seq_reverse(&bs);
+  ck_assert_vkds(vkds_upper_bound(pol, &rv, &ns, &os, VKDS_SORT_DESCENDING));
+  check(VKDS_U32, rsorted, N, needles, M, got, VKDS_U64, true, true, "reverse view");
+  /* a buffer of the second VkDevice (staged), into a device buffer */
+  vkds_buffer *other = device_copy(r1, sorted, N * 4), *ob = device_copy(r0, NULL, M * 8);
+  vkds_seq xs = vkds_seq_buffer(vkds_view_of(other), VKDS_U32), obs = vkds_seq_buffer(vkds_view_of(ob), VKDS_U64);
+  ck_assert_vkds(vkds_lower_bound(pol, &xs, &ns, &obs, VKDS_SORT_ASCENDING));
+  ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), M * 8));
+  check(VKDS_U32, sorted, N, needles, M, got, VKDS_U64, false, false, "buffer of device 1");
+  /* asynchronous */
+  vkds_submission *sub;
+  memset(got, 0, M * 8);
+  ck_assert_vkds(vkds_upper_bound_async(pol, &bs, &ns, &os, VKDS_SORT_ASCENDING, &sub));
+  ck_assert_vkds(vkds_submission_wait(sub));
+  vkds_submission_release(sub);
+  check(VKDS_U32, sorted, N, needles, M, got, VKDS_U64, false, true, "async");
+  /* recorded: device buffers only, no scratch needed */
+  vkds_buffer *nb = device_copy(r0, needles, M * 4);
+  vkds_seq nbs = vkds_seq_buffer(vkds_view_of(nb), VKDS_U32);
+  vkds_resource_info info;
+  vkds_resource_get_info(r0, &info);
+  VkDevice dev;
+  VkQueue queue;
+  ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
+  VkCommandPool pool;
+  VkCommandBuffer cmd;
+  VkFence fence;
+  ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                           .queueFamilyIndex = info.queue_family}, NULL, &pool), 0);
+  ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                                .commandPool = pool, .commandBufferCount = 1}, &cmd), 0);
+  ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
+  ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
+  vkds_cmd c = {.cmd = cmd, .resource = r0};
+  ck_assert_vkds(vkds_cmd_lower_bound(&c, &rv, &nbs, &obs, VKDS_SORT_DESCENDING));
+  ck_assert_int_eq(vkds_cmd_lower_bound(&c, &hs, &nbs, &obs, VKDS_SORT_ASCENDING), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
+  vkds_resource_lock_queue(r0);
+  ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                                                           .pCommandBuffers = &cmd}, fence), 0);
+  vkds_resource_unlock_queue(r0);
+  ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0);
+  ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), M * 8));
+  check(VKDS_U32, rsorted, N, needles, M, got, VKDS_U64, true, false, "recorded");
+  vkDestroyFence(dev, fence, NULL);
+  vkDestroyCommandPool(dev, pool, NULL);
+  vkds_buffer_destroy(sb), vkds_buffer_destroy(other), vkds_buffer_destroy(ob), vkds_buffer_destroy(nb);
+  free(sorted), free(rsorted), free(needles), free(got);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(bad_input) {
+  open_ctx(1);
+  uint32_t s[16], n[8];
+  uint64_t o[8];
+  float f[8];
+  for (int i = 0; i < 16; ++i) s[i] = (uint32_t)i;
+  for (int i = 0; i < 8; ++i) n[i] = (uint32_t)i, o[i] = 77;
+  vkds_seq ss = vkds_seq_host(s, 16, VKDS_U32), ns = vkds_seq_host(n, 8, VKDS_U32), os = vkds_seq_host(o, 8, VKDS_U64);
+  vkds_seq fs = vkds_seq_host(f, 8, VKDS_F32), short_out = vkds_seq_host(o, 7, VKDS_U64);
+  vkds_seq ro = vkds_seq_host_const(o, 8, VKDS_U64), over = vkds_seq_host(n, 8, VKDS_U32);
+  const vkds_result E = VKDS_ERROR_INVALID_ARGUMENT;
+  vkds_policy_resource_stats before, after;
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &before));
+  ck_assert_int_eq(vkds_lower_bound(pol, &ss, &fs, &os, VKDS_SORT_ASCENDING), E);       /* types differ */
+  ck_assert_int_eq(vkds_lower_bound(pol, &ss, &ns, &fs, VKDS_SORT_ASCENDING), E);       /* float indices */
+  ck_assert_int_eq(vkds_upper_bound(pol, &ss, &ns, &short_out, VKDS_SORT_ASCENDING), E); /* counts */
+  ck_assert_int_eq(vkds_upper_bound(pol, &ss, &ns, &ro, VKDS_SORT_ASCENDING), E);       /* read-only output */
+  ck_assert_int_eq(vkds_upper_bound(pol, &ss, &ns, &over, VKDS_SORT_ASCENDING), E);     /* output over the needles */
+  ck_assert_int_eq(vkds_lower_bound(pol, &ss, &ns, &os, (vkds_sort_order)9), E);        /* order */
+  ck_assert_int_eq(vkds_lower_bound(NULL, &ss, &ns, &os, VKDS_SORT_ASCENDING), E);      /* NULLs */
+  ck_assert_int_eq(vkds_lower_bound(pol, NULL, &ns, &os, VKDS_SORT_ASCENDING), E);
+  ck_assert_int_eq(vkds_lower_bound(pol, &ss, NULL, &os, VKDS_SORT_ASCENDING), E);
+  ck_assert_int_eq(vkds_lower_bound(pol, &ss, &ns, NULL, VKDS_SORT_ASCENDING), E);
+  ck_assert_int_eq(vkds_lower_bound_async(pol, &ss, &ns, &os, VKDS_SORT_ASCENDING, NULL), E);
+  ck_assert_int_eq(vkds_cmd_upper_bound(NULL, &ss, &ns, &os, VKDS_SORT_ASCENDING), E);
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &after));
+  ck_assert_uint_eq(after.selections, before.selections);
+  for (int i = 0; i < 8; ++i) ck_assert_uint_eq(o[i], 77);
+  close_ctx();
+}
+END_TEST
+
+/* ---- is_sorted ---- */
+
+START_TEST(is_sorted_every_type) {
+  vkds_type t = TYPES[_i];
+  open_ctx(1);
+  enum { N = 100003 };
+  void *a = malloc(N * 8);
+  const uint64_t sizes[] = {0, 1, 2, 3, 4097, N};
+  for (int d = 0; d < 2; ++d)
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+      uint64_t n = sizes[si];
+      for (uint64_t i = 0; i < n; ++i) put_raw(t, a, i, value(t));
+      ref_t = t, ref_desc = d;
+      qsort(a, n, size_of(t), cmp_ord);
+      vkds_buffer *b = device_copy(r0, a, n * size_of(t));
+      vkds_seq bs = vkds_seq_buffer((vkds_view){b, 0, n * size_of(t)}, t);
+      if (!n) bs = vkds_seq_host(a, 0, t);
+      vkds_sort_order order = d ? VKDS_SORT_DESCENDING : VKDS_SORT_ASCENDING;
+      bool sorted = false;
+      ck_assert_vkds(vkds_is_sorted(pol, &bs, order, &sorted));
+      ck_assert_msg(sorted, "type %d n %llu order %d: sorted data not sorted", (int)t, (unsigned long long)n, d);
+      /* one pair out of order: at the start, across a run, a group, and at the end */
+      const uint64_t at[] = {0, 3, 4095, n - 2};
+      for (size_t k = 0; n >= 2 && k < sizeof at / sizeof *at; ++k) {
+        uint64_t i = at[k];
+        if (i + 1 >= n) continue;
+        uint64_t x = get_raw(t, a, i), y = get_raw(t, a, i + 1);
+        if (ord_of(t, x, d) == ord_of(t, y, d)) continue; /* equal: swapping changes nothing */
+        put_raw(t, a, i, y), put_raw(t, a, i + 1, x);
+        ck_assert_vkds(vkds_upload(r0, (vkds_view){b, 0, n * size_of(t)}, a, n * size_of(t)));
+        ck_assert_vkds(vkds_is_sorted(pol, &bs, order, &sorted));
+        ck_assert_msg(!sorted, "type %d n %llu order %d: swapped at %llu, still sorted", (int)t, (unsigned long long)n,
+                      d, (unsigned long long)i);
+        put_raw(t, a, i, x), put_raw(t, a, i + 1, y);
+      }
+      vkds_buffer_destroy(b);
+    }
+  free(a);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(is_sorted_edges) {
+  open_ctx(1);
+  float f[4];
+  vkds_seq fs = vkds_seq_host(f, 2, VKDS_F32);
+  bool r;
+  f[0] = 1.0f, f[1] = __builtin_nanf("");
+  ck_assert_vkds(vkds_is_sorted(pol, &fs, VKDS_SORT_ASCENDING, &r));
+  ck_assert(r); /* +NaN last */
+  ck_assert_vkds(vkds_is_sorted(pol, &fs, VKDS_SORT_DESCENDING, &r));
+  ck_assert(!r);
+  f[0] = 0.0f, f[1] = -0.0f;
+  ck_assert_vkds(vkds_is_sorted(pol, &fs, VKDS_SORT_ASCENDING, &r));
+  ck_assert(!r); /* -0 before +0 */
+  f[0] = -__builtin_nanf(""), f[1] = -__builtin_inff();
+  ck_assert_vkds(vkds_is_sorted(pol, &fs, VKDS_SORT_ASCENDING, &r));
+  ck_assert(r); /* -NaN first */
+  /* a view, and a sort's output */
+  int32_t v[1000];
+  for (int i = 0; i < 1000; ++i) v[i] = (int32_t)(rnd() % 100) - 50;
+  vkds_seq vs = vkds_seq_host(v, 1000, VKDS_I32), rv = vkds_seq_reverse(&vs);
+  ck_assert_vkds(vkds_sort(pol, &vs, VKDS_SORT_ASCENDING));
+  ck_assert_vkds(vkds_is_sorted(pol, &vs, VKDS_SORT_DEFAULT, &r));
+  ck_assert(r);
+  ck_assert_vkds(vkds_is_sorted(pol, &rv, VKDS_SORT_DESCENDING, &r));
+  ck_assert(r);
+  ck_assert_vkds(vkds_is_sorted(pol, &rv, VKDS_SORT_ASCENDING, &r));
+  ck_assert(!r);
+  /* asynchronous */
+  vkds_submission *sub;
+  r = false;
+  ck_assert_vkds(vkds_is_sorted_async(pol, &vs, VKDS_SORT_ASCENDING, &r, &sub));
+  ck_assert_vkds(vkds_submission_wait(sub));
+  vkds_submission_release(sub);
+  ck_assert(r);
+  /* bad input */
+  ck_assert_int_eq(vkds_is_sorted(pol, &vs, VKDS_SORT_ASCENDING, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_is_sorted(pol, &vs, (vkds_sort_order)5, &r), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_is_sorted(pol, NULL, VKDS_SORT_ASCENDING, &r), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_cmd_is_sorted(NULL, &vs, VKDS_SORT_ASCENDING, (vkds_view){0}), VKDS_ERROR_INVALID_ARGUMENT);
+  close_ctx();
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("search");
+  TCase *t = harness_tcase("types");
+  tcase_add_loop_test(t, every_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  suite_add_tcase(s, t);
+  t = harness_tcase("sequences");
+  tcase_add_test(t, sequence_kinds_and_forms);
+  suite_add_tcase(s, t);
+  t = harness_tcase("is_sorted");
+  tcase_add_loop_test(t, is_sorted_every_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  tcase_add_test(t, is_sorted_edges);
+  suite_add_tcase(s, t);
+  t = harness_tcase("errors");
+  tcase_add_test(t, bad_input);
+  suite_add_tcase(s, t);
+  return harness_run(s);
+}
