@@ -204,10 +204,10 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
 /* The results of a reduction (and a compaction's count) must have somewhere to go
  * (blocking and async forms). */
 static vkds_result check_host_results(const vkds_context *ctx, const vkds__alg *a) {
-  if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_HISTOGRAM ||
-      a->template_kind == VKDS__TEMPLATE_SORT ||
-      (a->template_kind == VKDS__TEMPLATE_SCAN && a->result != VKDS__RESULT_COUNT))
-    return VKDS_SUCCESS;
+  /* only reductions and counting scans (compaction, reduce by key) give the host a result */
+  bool gives = a->template_kind == VKDS__TEMPLATE_REDUCE ||
+               (a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT);
+  if (!gives) return VKDS_SUCCESS;
   bool ok = a->result == VKDS__RESULT_LOCATION ? a->host_index != NULL : a->host_result != NULL;
   return ok ? VKDS_SUCCESS : vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the result pointer is NULL", a->name);
 }
