@@ -18,6 +18,7 @@ typedef enum vkds__alg_template {
   VKDS__TEMPLATE_SCAN = 3,   /* out[i] = init op map(inputs[0]) op ... op map(inputs[i]) (scan.c) */
   VKDS__TEMPLATE_SORT = 4,   /* inputs[0] (keys) sorted in place, inputs[1] (values) along (sort.c) */
   VKDS__TEMPLATE_SEARCH = 5, /* out[i] = bound of inputs[0][i] (needles) in inputs[1] (sorted, any count) (search.c) */
+  VKDS__TEMPLATE_MERGE = 6,  /* out = inputs[0] and inputs[1] (sorted, any counts) merged (merge.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -251,6 +252,9 @@ const char *vkds__scan_template(const vkds__alg *a, uint32_t part);
  * shaders/algorithm/search.glsl). Dispatched as the map template is. */
 #define VKDS__SEARCH_DESCENDING (1ull << 62)
 #define VKDS__SEARCH_UPPER (1ull << 63)
+/* A merge's: inputs[0] and inputs[1] sorted (any counts, read at random: never streamed),
+ * the output their count together; value[] holds inputs[0]'s count | descending << 62
+ * (P(1), shaders/algorithm/merge.glsl). Dispatched as the map template is. */
 
 /* ---- sorts (sort.c) ----
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both

@@ -600,7 +600,8 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   for (uint32_t k = 0; k < a->input_count; ++k)
     put(b, "#define IN%u_T %s\n#define in%u s%u\n#define in%u_v s%u_v\n", k, in[k].glsl, k, in[k].id, k, in[k].id);
   const char *args1 = a->input_count == 2 ? "IN0_T a, IN1_T b" : a->input_count == 1 ? "IN0_T x" : "";
-  if (a->template_kind == VKDS__TEMPLATE_SEARCH) { /* search.glsl: the needles' type and the output */
+  if (a->template_kind == VKDS__TEMPLATE_SEARCH || a->template_kind == VKDS__TEMPLATE_MERGE) {
+    /* search.glsl, merge.glsl: the first input's type and the output */
     put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_KEY_TYPE %d\n", out->glsl,
         out->id, out->id, (int)in[0].type);
     return;
@@ -724,7 +725,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                "predicate) can take its tuples (x.p0, x.p1, ...)", a->name, k);
   }
   if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_SCAN ||
-      a->template_kind == VKDS__TEMPLATE_SEARCH) {
+      a->template_kind == VKDS__TEMPLATE_SEARCH || a->template_kind == VKDS__TEMPLATE_MERGE) {
     out = walk(g, a->output, VKDS_ACCESS_WRITE, 0); /* every element is written */
   }
   use_type(g, a->elem_type);
@@ -741,6 +742,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 #include "algorithm_map.h"
 #include "algorithm_reduce.h"
+#include "algorithm_merge.h"
+#include "algorithm_order.h"
 #include "algorithm_search.h"
 #pragma GCC diagnostic pop
 
@@ -763,7 +766,9 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   else if (a->template_kind == VKDS__TEMPLATE_SORT)
     for (uint32_t k = 0; vkds__sort_template(a, k); ++k) put(&t, "%s", vkds__sort_template(a, k));
   else if (a->template_kind == VKDS__TEMPLATE_SEARCH)
-    put(&t, "%s", vkds_template_search);
+    put(&t, "%s%s", vkds_template_order, vkds_template_search);
+  else if (a->template_kind == VKDS__TEMPLATE_MERGE)
+    put(&t, "%s%s", vkds_template_order, vkds_template_merge);
   else
     put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");

@@ -143,7 +143,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (!a->inputs[k]) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u is NULL", name, k);
     VKDS_CHECK(vkds_seq_validate(a->inputs[k]));
     VKDS_CHECK(check_tree(ctx, name, a->inputs[k], devices, on_host, 0));
-    bool any_count = a->elem == VKDS__ELEM_EQUAL || (a->template_kind == VKDS__TEMPLATE_SEARCH && k == 1);
+    bool any_count = a->elem == VKDS__ELEM_EQUAL || (a->template_kind == VKDS__TEMPLATE_SEARCH && k == 1) ||
+                     a->template_kind == VKDS__TEMPLATE_MERGE;
     if (a->inputs[k]->count != a->count && !any_count)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u has %llu elements, input 0 has %llu",
                         name, k, (unsigned long long)a->inputs[k]->count, (unsigned long long)a->count);
@@ -216,7 +217,8 @@ static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_SORT) VKDS_CHECK(vkds__sort_choose(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false));
   VKDS_CHECK(check_features(c));
-  bool mapped = c->a.template_kind == VKDS__TEMPLATE_MAP || c->a.template_kind == VKDS__TEMPLATE_SEARCH;
+  vkds__alg_template tk = c->a.template_kind;
+  bool mapped = tk == VKDS__TEMPLATE_MAP || tk == VKDS__TEMPLATE_SEARCH || tk == VKDS__TEMPLATE_MERGE;
   c->range64 = mapped && (c->a.count + 3) / 4 > UINT32_MAX;
   VKDS_CHECK(vkds__alg_kernel(c->res->dev->ctx, &c->gen, &c->a, c->range64, &c->kernel));
   uint64_t *p = c->gen.params;
@@ -296,7 +298,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(vkds__scan_record(c, cmd, part, chunk));
   } else if (c->a.template_kind == VKDS__TEMPLATE_SORT) {
     VKDS_CHECK(vkds__sort_record(c, cmd));
-  } else if (c->a.template_kind == VKDS__TEMPLATE_MAP || c->a.template_kind == VKDS__TEMPLATE_SEARCH) {
+  } else if (c->a.template_kind == VKDS__TEMPLATE_MAP || c->a.template_kind == VKDS__TEMPLATE_SEARCH ||
+             c->a.template_kind == VKDS__TEMPLATE_MERGE) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                    &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = p}));
@@ -412,8 +415,9 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   c->a = *a;
   c->res = vkds_selection_resource(sel);
   vkds_result r = prepare(c);
-  /* sorts and searches read their data at random: staged whole */
-  bool whole = a->template_kind == VKDS__TEMPLATE_SORT || a->template_kind == VKDS__TEMPLATE_SEARCH;
+  /* sorts, searches and merges read their data at random: staged whole */
+  bool whole = a->template_kind == VKDS__TEMPLATE_SORT || a->template_kind == VKDS__TEMPLATE_SEARCH ||
+               a->template_kind == VKDS__TEMPLATE_MERGE;
   if (r == VKDS_SUCCESS && !whole) c->streaming = vkds__stream_plan(c);
   if (r == VKDS_SUCCESS && !c->streaming && a->template_kind == VKDS__TEMPLATE_REDUCE &&
       VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
