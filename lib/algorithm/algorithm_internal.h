@@ -19,6 +19,7 @@ typedef enum vkds__alg_template {
   VKDS__TEMPLATE_SORT = 4,   /* inputs[0] (keys) sorted in place, inputs[1] (values) along (sort.c) */
   VKDS__TEMPLATE_SEARCH = 5, /* out[i] = bound of inputs[0][i] (needles) in inputs[1] (sorted, any count) (search.c) */
   VKDS__TEMPLATE_MERGE = 6,  /* out = inputs[0] and inputs[1] (sorted, any counts) merged (merge.c) */
+  VKDS__TEMPLATE_MSORT = 7,  /* inputs[0] sorted in place by the comparator in glsl, stable (msort.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -255,6 +256,12 @@ const char *vkds__scan_template(const vkds__alg *a, uint32_t part);
 /* A merge's: inputs[0] and inputs[1] sorted (any counts, read at random: never streamed),
  * the output their count together; value[] holds inputs[0]'s count | descending << 62
  * (P(1), shaders/algorithm/merge.glsl). Dispatched as the map template is. */
+
+/* ---- the comparison sort (msort.c) ----
+ * A merge sort's description: inputs[0] read and written in place (typed: the comparator
+ * sees its elements), glsl the comparator (elem GLSL). */
+uint64_t vkds__msort_scratch_bytes(const vkds__call *c);
+vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
 
 /* ---- sorts (sort.c) ----
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both

@@ -155,7 +155,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
                         "%s: input %u has elements of type %d; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
                         (int)t, tuple_ok ? " (and zips, through your operator)" : "");
   }
-  if (a->template_kind == VKDS__TEMPLATE_SORT) return check_sort(ctx, a);
+  if (a->template_kind == VKDS__TEMPLATE_SORT || a->template_kind == VKDS__TEMPLATE_MSORT) return check_sort(ctx, a);
   if (a->template_kind != VKDS__TEMPLATE_REDUCE) { /* MAP, SCAN */
     if (!a->output) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is NULL", name);
     VKDS_CHECK(vkds_seq_validate(a->output));
@@ -298,6 +298,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(vkds__scan_record(c, cmd, part, chunk));
   } else if (c->a.template_kind == VKDS__TEMPLATE_SORT) {
     VKDS_CHECK(vkds__sort_record(c, cmd));
+  } else if (c->a.template_kind == VKDS__TEMPLATE_MSORT) {
+    VKDS_CHECK(vkds__msort_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_MAP || c->a.template_kind == VKDS__TEMPLATE_SEARCH ||
              c->a.template_kind == VKDS__TEMPLATE_MERGE) {
     if (p[VKDS__P_COUNT])
@@ -363,7 +365,8 @@ static void read_results(const call *c) {
 
 static void call_free(call *c) {
   /* a sort's scratch holds copies of its data: not kept for reuse */
-  if (c->a.template_kind == VKDS__TEMPLATE_SORT) vkds_buffer_destroy(c->scratch);
+  if (c->a.template_kind == VKDS__TEMPLATE_SORT || c->a.template_kind == VKDS__TEMPLATE_MSORT)
+    vkds_buffer_destroy(c->scratch);
   else vkds__alg_buffer_put(c->scratch);
   vkds__stream_free(c);
   vkds__gen_free(&c->gen);
@@ -417,7 +420,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   vkds_result r = prepare(c);
   /* sorts, searches and merges read their data at random: staged whole */
   bool whole = a->template_kind == VKDS__TEMPLATE_SORT || a->template_kind == VKDS__TEMPLATE_SEARCH ||
-               a->template_kind == VKDS__TEMPLATE_MERGE;
+               a->template_kind == VKDS__TEMPLATE_MERGE || a->template_kind == VKDS__TEMPLATE_MSORT;
   if (r == VKDS_SUCCESS && !whole) c->streaming = vkds__stream_plan(c);
   if (r == VKDS_SUCCESS && !c->streaming && a->template_kind == VKDS__TEMPLATE_REDUCE &&
       VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
@@ -432,8 +435,9 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
     if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
   }
-  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SORT && a->count) {
-    uint64_t need = vkds__sort_scratch_bytes(c);
+  bool sorts = a->template_kind == VKDS__TEMPLATE_SORT || a->template_kind == VKDS__TEMPLATE_MSORT;
+  if (r == VKDS_SUCCESS && sorts && a->count) {
+    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(c) : vkds__msort_scratch_bytes(c);
     r = vkds_buffer_create(c->res, &(vkds_buffer_info){.size = need, .memory = VKDS_MEMORY_DEVICE}, &c->scratch);
     if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, need};
   }
@@ -520,9 +524,12 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   call c = {.a = *a, .res = res};
   vkds_result r = prepare(&c);
   VkDeviceAddress result_at = 0, scratch_at = 0;
-  bool family_scratch = a->template_kind == VKDS__TEMPLATE_SCAN || a->template_kind == VKDS__TEMPLATE_SORT;
+  bool family_scratch = a->template_kind == VKDS__TEMPLATE_SCAN || a->template_kind == VKDS__TEMPLATE_SORT ||
+                        a->template_kind == VKDS__TEMPLATE_MSORT;
   if (r == VKDS_SUCCESS && family_scratch && a->count) {
-    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(&c) : vkds__scan_scratch_bytes(&c);
+    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT    ? vkds__sort_scratch_bytes(&c)
+                    : a->template_kind == VKDS__TEMPLATE_MSORT ? vkds__msort_scratch_bytes(&c)
+                                                               : vkds__scan_scratch_bytes(&c);
     r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
     if (r == VKDS_SUCCESS && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
