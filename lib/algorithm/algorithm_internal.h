@@ -267,8 +267,9 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both
  * read and written in place (codegen walks them READ_WRITE; the frame checks that they
  * can be written and do not overlap, and never streams them); value[0] holds the
- * order and the keys' kind (P(1), sort_tile.glsl); `variant` is set by vkds__sort_choose (the shared
- * memory's layout: part of the kernel's signature) and so is the call's `path`. */
+ * order and the keys' kind (P(1), sort_tile.glsl); elem INDEX makes it argsort.
+ * vkds__sort_choose sets `variant` (the code: shared memory's layout, lane-mask width,
+ * argsort, which of the sort's kernels; sort.c) and the call's `path` (a parameter). */
 
 /* Chooses the path and checks the device and the count; before the code is built. */
 vkds_result vkds__sort_choose(vkds__call *c);
