@@ -1,12 +1,14 @@
-/* tests/test_search.c: lower_bound, upper_bound and is_sorted (vkds/algorithm.h,
- * "searching") on
+/* tests/test_search.c: lower_bound, upper_bound, is_sorted and merge (vkds/algorithm.h,
+ * "searching", "merging") on
  * lavapipe, validation on: every element type in both orders against a host binary
  * search in the sorts' order (floats in totalOrder: NaN, ±0, ±inf among the needles and
  * the sorted values), runs of equal elements, empty sequences, indices of 4 and 8 bytes,
  * sequence kinds (host data staged, a reverse view of an ascending buffer searched as
  * descending, a buffer of a second VkDevice), the three forms, bad input; is_sorted on
  * sorted data of every type and with one pair swapped (at the start, across a run and a
- * work group, at the end), NaN and -0 in their places. */
+ * work group, at the end), NaN and -0 in their places; merge of every type in both
+ * orders against a host stable merge (empty sides, uneven sizes), a reverse view, async,
+ * bad input. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,6 +336,92 @@ START_TEST(is_sorted_edges) {
 }
 END_TEST
 
+/* ---- merge ---- */
+
+/* The host's stable merge (ties: a first). */
+static void host_merge(vkds_type t, const void *a, uint64_t na, const void *b, uint64_t nb, void *out, bool desc) {
+  uint64_t i = 0, j = 0;
+  for (uint64_t k = 0; k < na + nb; ++k) {
+    bool take_a = i < na && (j >= nb || !(ord_of(t, get_raw(t, b, j), desc) < ord_of(t, get_raw(t, a, i), desc)));
+    put_raw(t, out, k, take_a ? get_raw(t, a, i++) : get_raw(t, b, j++));
+  }
+}
+
+START_TEST(merge_every_type) {
+  vkds_type t = TYPES[_i];
+  open_ctx(1);
+  const uint64_t sizes[][2] = {{0, 0}, {0, 5}, {5, 0}, {1, 1}, {1000, 3}, {4097, 10001}, {100003, 99991}};
+  enum { MOST = 100003 };
+  void *a = malloc(MOST * 8), *b = malloc(MOST * 8), *want = malloc(2 * MOST * 8), *got = malloc(2 * MOST * 8);
+  for (int d = 0; d < 2; ++d)
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+      uint64_t na = sizes[si][0], nb = sizes[si][1];
+      for (uint64_t i = 0; i < na; ++i) put_raw(t, a, i, value(t));
+      for (uint64_t i = 0; i < nb; ++i) put_raw(t, b, i, value(t));
+      ref_t = t, ref_desc = d;
+      qsort(a, na, size_of(t), cmp_ord);
+      qsort(b, nb, size_of(t), cmp_ord);
+      host_merge(t, a, na, b, nb, want, d);
+      vkds_buffer *ab = device_copy(r0, a, na * size_of(t)), *ob = device_copy(r0, NULL, (na + nb) * size_of(t));
+      vkds_seq as = na ? vkds_seq_buffer((vkds_view){ab, 0, na * size_of(t)}, t) : vkds_seq_host(a, 0, t);
+      vkds_seq bs = vkds_seq_host_const(b, nb, t); /* staged */
+      vkds_seq os = na + nb ? vkds_seq_buffer((vkds_view){ob, 0, (na + nb) * size_of(t)}, t) : vkds_seq_host(got, 0, t);
+      ck_assert_vkds(vkds_merge(pol, &as, &bs, &os, d ? VKDS_SORT_DESCENDING : VKDS_SORT_ASCENDING));
+      if (na + nb) ck_assert_vkds(vkds_download(r0, got, (vkds_view){ob, 0, (na + nb) * size_of(t)}, (na + nb) * size_of(t)));
+      for (uint64_t k = 0; k < na + nb; ++k)
+        if (get_raw(t, got, k) != get_raw(t, want, k))
+          ck_abort_msg("merge type %d %s, %llu + %llu: [%llu] got %llx want %llx", (int)t, d ? "descending" : "ascending",
+                       (unsigned long long)na, (unsigned long long)nb, (unsigned long long)k,
+                       (unsigned long long)get_raw(t, got, k), (unsigned long long)get_raw(t, want, k));
+      vkds_buffer_destroy(ab), vkds_buffer_destroy(ob);
+    }
+  free(a), free(b), free(want), free(got);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(merge_views_forms_errors) {
+  enum { NA = 3000, NB = 5001 };
+  open_ctx(1);
+  int64_t *a = malloc(NA * 8), *b = malloc(NB * 8), *ra = malloc(NA * 8), *want = malloc((NA + NB) * 8);
+  int64_t *got = malloc((NA + NB) * 8);
+  for (uint32_t i = 0; i < NA; ++i) a[i] = (int64_t)(rnd() % 500) - 250;
+  for (uint32_t i = 0; i < NB; ++i) b[i] = (int64_t)(rnd() % 500) - 250;
+  ref_t = VKDS_I64, ref_desc = false;
+  qsort(a, NA, 8, cmp_ord);
+  ref_desc = true;
+  qsort(b, NB, 8, cmp_ord);
+  for (uint32_t i = 0; i < NA; ++i) ra[i] = a[NA - 1 - i];
+  host_merge(VKDS_I64, ra, NA, b, NB, want, true);
+  /* a reverse view of an ascending buffer, merged descending; asynchronous */
+  vkds_buffer *ab = device_copy(r0, a, NA * 8);
+  vkds_seq as = vkds_seq_buffer(vkds_view_of(ab), VKDS_I64), rv = vkds_seq_reverse(&as);
+  vkds_seq bs = vkds_seq_host(b, NB, VKDS_I64), os = vkds_seq_host(got, NA + NB, VKDS_I64);
+  vkds_submission *sub;
+  ck_assert_vkds(vkds_merge_async(pol, &rv, &bs, &os, VKDS_SORT_DESCENDING, &sub));
+  ck_assert_vkds(vkds_submission_wait(sub));
+  vkds_submission_release(sub);
+  ck_assert(memcmp(got, want, (NA + NB) * 8) == 0);
+  /* bad input */
+  const vkds_result E = VKDS_ERROR_INVALID_ARGUMENT;
+  vkds_seq short_out = vkds_seq_host(got, NA + NB - 1, VKDS_I64), fo = vkds_seq_host(got, NA + NB, VKDS_U64);
+  vkds_seq inside = vkds_seq_host(got, NA, VKDS_I64); /* the output's own first elements */
+  vkds_seq ro = vkds_seq_host_const(got, NA + NB, VKDS_I64);
+  ck_assert_int_eq(vkds_merge(pol, &rv, &bs, &short_out, VKDS_SORT_DESCENDING), E);
+  ck_assert_int_eq(vkds_merge(pol, &rv, &bs, &fo, VKDS_SORT_DESCENDING), E);
+  ck_assert_int_eq(vkds_merge(pol, &rv, &bs, &ro, VKDS_SORT_DESCENDING), E);
+  ck_assert_int_eq(vkds_merge(pol, &inside, &bs, &os, VKDS_SORT_DESCENDING), E); /* out overlaps an input */
+  ck_assert_msg(strstr(vkds_last_error_message(), "overlap"), "%s", vkds_last_error_message());
+  ck_assert_int_eq(vkds_merge(pol, &rv, &bs, &os, (vkds_sort_order)3), E);
+  ck_assert_int_eq(vkds_merge(pol, NULL, &bs, &os, VKDS_SORT_DESCENDING), E);
+  ck_assert_int_eq(vkds_merge(NULL, &rv, &bs, &os, VKDS_SORT_DESCENDING), E);
+  ck_assert_int_eq(vkds_cmd_merge(NULL, &rv, &bs, &os, VKDS_SORT_DESCENDING), E);
+  vkds_buffer_destroy(ab);
+  free(a), free(b), free(ra), free(want), free(got);
+  close_ctx();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("search");
   TCase *t = harness_tcase("types");
@@ -345,6 +433,10 @@ int main(void) {
   t = harness_tcase("is_sorted");
   tcase_add_loop_test(t, is_sorted_every_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
   tcase_add_test(t, is_sorted_edges);
+  suite_add_tcase(s, t);
+  t = harness_tcase("merge");
+  tcase_add_loop_test(t, merge_every_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  tcase_add_test(t, merge_views_forms_errors);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);

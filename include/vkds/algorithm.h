@@ -678,6 +678,42 @@ VKDS_API vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vk
 VKDS_API vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, vkds_sort_order order,
                                         vkds_view result);
 
+/* ---- merging ----------------------------------------------------------------------------
+ *
+ * out = a and b merged: both sorted as vkds_sort orders them in `order` (not checked),
+ * out sorted the same way, stable (where elements are equal in the order, a's come
+ * before b's, and each keeps its own order). a, b and out are of one element type, and
+ * out has a.count + b.count elements; it must not overlap them. Merge path: each thread
+ * finds its place on the diagonal by a binary search, then merges 4 outputs; both inputs
+ * are read at random, so those not passed directly are staged whole. Errors as for every
+ * algorithm. */
+VKDS_API vkds_result vkds_merge(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                                vkds_sort_order order);
+VKDS_API vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                                      vkds_sort_order order, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                                    vkds_sort_order order);
+
+/* ---- the comparison sort ---------------------------------------------------------------
+ *
+ * Sorts `data` in place by `less`, a GLSL bool expression of `a` and `b` (elements of
+ * data's type) that is true when a must come before b: a strict weak order (irreflexive,
+ * transitive, its "neither before the other" transitive too), e.g. "(a & 255u) < (b &
+ * 255u)", "abs(a) < abs(b)", "a > b". Stable: elements neither of which comes before the
+ * other keep their order. Elements: I32, U32, F32, I64, U64, F64 (the radix sorts order
+ * these faster by value; this is for any other order). A merge sort: work groups sort
+ * tiles of 1024 in shared memory, then ceil(log2(tiles)) passes merge runs pairwise
+ * (merge path), the data moving between the sequence and a copy of its size in the
+ * scratch (vkds_merge_sort_scratch_bytes; the recording form takes it as its scratch).
+ * Host data and data under views are staged whole. A comparator that does not compile is
+ * VKDS_ERROR_COMPILE naming it; other errors as for every algorithm. */
+VKDS_API vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less);
+VKDS_API vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less,
+                                           vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_merge_sort(const vkds_cmd *c, const vkds_seq *data, const char *less);
+/* Its scratch bytes over `count` elements of `type` (0 for NULL or another type). */
+VKDS_API uint64_t vkds_merge_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type type);
+
 #ifdef __cplusplus
 }
 #endif

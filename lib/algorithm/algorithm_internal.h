@@ -19,6 +19,8 @@ typedef enum vkds__alg_template {
   VKDS__TEMPLATE_HISTOGRAM = 5, /* output[bin] = samples (inputs[0]) in bin; inputs[1]: boundaries (histogram.c) */
   VKDS__TEMPLATE_SORT = 4,   /* inputs[0] (keys) sorted in place, inputs[1] (values) along (sort.c) */
   VKDS__TEMPLATE_SEARCH = 6, /* out[i] = bound of inputs[0][i] (needles) in inputs[1] (sorted, any count) (search.c) */
+  VKDS__TEMPLATE_MERGE = 7,  /* out = inputs[0] and inputs[1] (sorted, any counts) merged (merge.c) */
+  VKDS__TEMPLATE_MSORT = 8,  /* inputs[0] sorted in place by the comparator in glsl, stable (msort.c) */
 } vkds__alg_template;
 
 /* The element function: what a template computes from element i of the inputs. */
@@ -306,13 +308,23 @@ const char *vkds__histogram_template(const vkds__alg *a);
  * shaders/algorithm/search.glsl). Dispatched as the map template is. */
 #define VKDS__SEARCH_DESCENDING (1ull << 62)
 #define VKDS__SEARCH_UPPER (1ull << 63)
+/* A merge's: inputs[0] and inputs[1] sorted (any counts, read at random: never streamed),
+ * the output their count together; value[] holds inputs[0]'s count | descending << 62
+ * (P(1), shaders/algorithm/merge.glsl). Dispatched as the map template is. */
+
+/* ---- the comparison sort (msort.c) ----
+ * A merge sort's description: inputs[0] read and written in place (typed: the comparator
+ * sees its elements), glsl the comparator (elem GLSL). */
+uint64_t vkds__msort_scratch_bytes(const vkds__call *c);
+vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
 
 /* ---- sorts (sort.c) ----
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both
  * read and written in place (codegen walks them READ_WRITE; the frame checks that they
  * can be written and do not overlap, and never streams them); value[0] holds the
- * order and the keys' kind (P(1), sort_tile.glsl); `variant` is set by vkds__sort_choose (the shared
- * memory's layout: part of the kernel's signature) and so is the call's `path`. */
+ * order and the keys' kind (P(1), sort_tile.glsl); elem INDEX makes it argsort.
+ * vkds__sort_choose sets `variant` (the code: shared memory's layout, lane-mask width,
+ * argsort, which of the sort's kernels; sort.c) and the call's `path` (a parameter). */
 
 /* Chooses the path and checks the device and the count; before the code is built. */
 vkds_result vkds__sort_choose(vkds__call *c);

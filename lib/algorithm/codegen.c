@@ -745,7 +745,15 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   for (uint32_t k = 0; k < a->input_count; ++k)
     put(b, "#define IN%u_T %s\n#define in%u s%u\n#define in%u_v s%u_v\n", k, in[k].glsl, k, in[k].id, k, in[k].id);
   const char *args1 = a->input_count == 2 ? "IN0_T a, IN1_T b" : a->input_count == 1 ? "IN0_T x" : "";
-  if (a->template_kind == VKDS__TEMPLATE_SEARCH) { /* search.glsl: the needles' type and the output */
+  if (a->template_kind == VKDS__TEMPLATE_MSORT) { /* msort.glsl: the store, the comparator */
+    put(b, "#define in0_st s%u_st\n#define VKDS_ELEM_SIZE %u\n#define VKDS_EL_PTR vkds_p_%s\n", in[0].id,
+        vkds_type_size(in[0].type), in[0].glsl);
+    put(b, "bool vkds_less(IN0_T a, IN0_T b);\n");
+    snippet(g, "comparator", "bool vkds_less(IN0_T a, IN0_T b) { return bool(", a->glsl, "); }");
+    return;
+  }
+  if (a->template_kind == VKDS__TEMPLATE_SEARCH || a->template_kind == VKDS__TEMPLATE_MERGE) {
+    /* search.glsl, merge.glsl: the first input's type and the output */
     put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_KEY_TYPE %d\n", out->glsl,
         out->id, out->id, (int)in[0].type);
     return;
@@ -889,7 +897,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   sig_u32(g, a->count % 4 == 0), sig_u32(g, index32(a)), sig_u32(g, contiguous(g)); /* the templates' defines */
   node in[VKDS__ALG_MAX_INPUTS] = {{0}}, out = {0};
   /* a sort reads and writes its sequences in place: one node each, with loads and stores */
-  vkds_access in_access = a->template_kind == VKDS__TEMPLATE_SORT ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_READ;
+  bool in_place = a->template_kind == VKDS__TEMPLATE_SORT || a->template_kind == VKDS__TEMPLATE_MSORT;
+  vkds_access in_access = in_place ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_READ;
   for (uint32_t k = 0; k < a->input_count; ++k) {
     bool read_only = a->elem == VKDS__ELEM_INDEX && k == 0; /* argsort's keys */
     in[k] = walk(g, a->inputs[k], read_only ? VKDS_ACCESS_READ : in_access, 0);
@@ -905,7 +914,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
    * keep their values (a staged output is uploaded too) */
   vkds_access written = compacts ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_WRITE;
   if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_SCAN ||
-      a->template_kind == VKDS__TEMPLATE_SEARCH) {
+      a->template_kind == VKDS__TEMPLATE_SEARCH || a->template_kind == VKDS__TEMPLATE_MERGE) {
     out = walk(g, a->output, written, 0);
   }
   if (a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
@@ -944,6 +953,9 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 #include "algorithm_map.h"
 #include "algorithm_reduce.h"
+#include "algorithm_merge.h"
+#include "algorithm_msort.h"
+#include "algorithm_order.h"
 #include "algorithm_search.h"
 #pragma GCC diagnostic pop
 
@@ -969,7 +981,11 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   else if (a->template_kind == VKDS__TEMPLATE_SORT)
     for (uint32_t k = 0; vkds__sort_template(a, k); ++k) put(&t, "%s", vkds__sort_template(a, k));
   else if (a->template_kind == VKDS__TEMPLATE_SEARCH)
-    put(&t, "%s", vkds_template_search);
+    put(&t, "%s%s", vkds_template_order, vkds_template_search);
+  else if (a->template_kind == VKDS__TEMPLATE_MERGE)
+    put(&t, "%s%s", vkds_template_order, vkds_template_merge);
+  else if (a->template_kind == VKDS__TEMPLATE_MSORT)
+    put(&t, "%s", vkds_template_msort);
   else
     put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");

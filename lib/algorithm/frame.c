@@ -124,7 +124,18 @@ static const char *unwritable(const vkds_seq *s, uint32_t depth) {
   return NULL;
 }
 
-/* ---- sorts: the inputs are sorted in place ---- */
+/* ---- the sorting families (sort.c, msort.c, search.c, merge.c) ---- */
+
+/* sorts write their inputs in place */
+static bool sorts_in_place(vkds__alg_template t) { return t == VKDS__TEMPLATE_SORT || t == VKDS__TEMPLATE_MSORT; }
+/* these read their data at random: staged whole, never streamed */
+static bool reads_at_random(vkds__alg_template t) {
+  return sorts_in_place(t) || t == VKDS__TEMPLATE_SEARCH || t == VKDS__TEMPLATE_MERGE;
+}
+/* these run on the map template's grid: a thread per 4 outputs */
+static bool map_grid(vkds__alg_template t) {
+  return t == VKDS__TEMPLATE_MAP || t == VKDS__TEMPLATE_SEARCH || t == VKDS__TEMPLATE_MERGE;
+}
 
 /* Keys and values are written (argsort's keys only read): they must be writable and must
  * not overlap. */
@@ -133,7 +144,7 @@ static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
     const char *why = unwritable(a->inputs[k], 0);
     if (why)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are %s, which cannot be written",
-                        a->name, k ? "values" : "keys", why);
+                        a->name, k ? (a->elem == VKDS__ELEM_INDEX ? "indices" : "values") : "keys", why);
   }
   if (a->input_count < 2) return VKDS_SUCCESS;
   span ks[16], vs[16];
@@ -153,7 +164,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     VKDS_CHECK(vkds_seq_validate(a->inputs[k]));
     VKDS_CHECK(check_tree(ctx, name, a->inputs[k], devices, on_host, 0));
     bool own_count = a->elem == VKDS__ELEM_EQUAL || (a->template_kind == VKDS__TEMPLATE_HISTOGRAM && k > 0) ||
-                     (a->template_kind == VKDS__TEMPLATE_SEARCH && k == 1);
+                     (a->template_kind == VKDS__TEMPLATE_SEARCH && k == 1) || a->template_kind == VKDS__TEMPLATE_MERGE;
     if (a->inputs[k]->count != a->count && !own_count)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u has %llu elements, input 0 has %llu",
                         name, k, (unsigned long long)a->inputs[k]->count, (unsigned long long)a->count);
@@ -165,7 +176,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
                         "%s: input %u has elements of type %d; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
                         (int)t, tuple_ok ? " (and zips, through your operator)" : "");
   }
-  if (a->template_kind == VKDS__TEMPLATE_SORT) return check_sort(ctx, a);
+  if (sorts_in_place(a->template_kind)) return check_sort(ctx, a);
   bool compacts = a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT;
   const vkds_seq *outputs[2] = {a->output, a->output2};
   for (uint32_t k = 0; k < (compacts && a->output2 ? 2u : 1u) && a->template_kind != VKDS__TEMPLATE_REDUCE; ++k) {
@@ -236,8 +247,7 @@ static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) VKDS_CHECK(vkds__histogram_choose(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
-  bool mapped = c->a.template_kind == VKDS__TEMPLATE_MAP || c->a.template_kind == VKDS__TEMPLATE_SEARCH;
-  c->range64 = mapped && (c->a.count + 3) / 4 > UINT32_MAX;
+  c->range64 = map_grid(c->a.template_kind) && (c->a.count + 3) / 4 > UINT32_MAX;
   uint64_t *p = c->gen.args.p;
   p[VKDS__P_COUNT] = c->a.count;
   memcpy(&p[VKDS__P_VALUE], c->a.value, 8);
@@ -347,7 +357,9 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(vkds__histogram_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_SORT) {
     VKDS_CHECK(vkds__sort_record(c, cmd));
-  } else if (c->a.template_kind == VKDS__TEMPLATE_MAP || c->a.template_kind == VKDS__TEMPLATE_SEARCH) {
+  } else if (c->a.template_kind == VKDS__TEMPLATE_MSORT) {
+    VKDS_CHECK(vkds__msort_record(c, cmd));
+  } else if (map_grid(c->a.template_kind)) {
     if (p[VKDS__P_COUNT])
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                    &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = &c->gen.args}));
@@ -411,7 +423,7 @@ static void read_results(const call *c) {
 
 static void call_free(call *c) {
   /* a sort's scratch holds copies of its data: not kept for reuse */
-  if (c->a.template_kind == VKDS__TEMPLATE_SORT) vkds_buffer_destroy(c->scratch);
+  if (sorts_in_place(c->a.template_kind)) vkds_buffer_destroy(c->scratch);
   else vkds__alg_buffer_put(c->scratch);
   vkds__alg_buffer_put(c->scan_result);
   vkds__stream_free(c);
@@ -469,9 +481,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   c->a = *a;
   c->res = vkds_selection_resource(sel);
   vkds_result r = prepare(c);
-  /* sorts and searches read their data at random: staged whole */
-  bool whole = a->template_kind == VKDS__TEMPLATE_SORT || a->template_kind == VKDS__TEMPLATE_SEARCH;
-  if (r == VKDS_SUCCESS && !whole) c->streaming = vkds__stream_plan(c);
+  if (r == VKDS_SUCCESS && !reads_at_random(a->template_kind)) c->streaming = vkds__stream_plan(c);
   if (r == VKDS_SUCCESS && !c->streaming && a->template_kind == VKDS__TEMPLATE_REDUCE &&
       VKDS__ALG_RESULT_BYTES + 16ull * c->groups > VKDS__ALG_SCRATCH_BYTES)
     r = vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one reduction takes",
@@ -499,8 +509,8 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
       r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 4};
   }
-  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SORT && a->count) {
-    uint64_t need = vkds__sort_scratch_bytes(c);
+  if (r == VKDS_SUCCESS && sorts_in_place(a->template_kind) && a->count) {
+    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(c) : vkds__msort_scratch_bytes(c);
     r = vkds_buffer_create(c->res, &(vkds_buffer_info){.size = need, .memory = VKDS_MEMORY_DEVICE}, &c->scratch);
     if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, need};
   }
@@ -589,9 +599,11 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   call c = {.a = *a, .res = res};
   vkds_result r = prepare(&c);
   VkDeviceAddress result_at = 0, scratch_at = 0;
-  bool family_scratch = a->template_kind == VKDS__TEMPLATE_SCAN || a->template_kind == VKDS__TEMPLATE_SORT;
+  bool family_scratch = a->template_kind == VKDS__TEMPLATE_SCAN || sorts_in_place(a->template_kind);
   if (r == VKDS_SUCCESS && family_scratch && a->count) {
-    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(&c) : vkds__scan_scratch_bytes(&c);
+    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT    ? vkds__sort_scratch_bytes(&c)
+                    : a->template_kind == VKDS__TEMPLATE_MSORT ? vkds__msort_scratch_bytes(&c)
+                                                               : vkds__scan_scratch_bytes(&c);
     r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
     if (r == VKDS_SUCCESS && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",

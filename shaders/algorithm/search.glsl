@@ -6,45 +6,17 @@
 //   IN1_T, in1(i)                 the sorted sequence, read at random
 //   OUT_T, out_st(i, v), out_vst(i, r)   the output: one index per needle
 //   VKDS_KEY_TYPE                 the needles' vkds_type (the sorted sequence's too)
-// P(1): the sorted sequence's count | descending << 62 | upper bound << 63.
+// P(1): the sorted sequence's count | descending << 62 | upper bound << 63. The order's
+// bits come from order.glsl, before this file.
 //
 // The order is the sorts' (vkds/algorithm.h): elements compare by their order-preserving
 // bits, so floats in totalOrder, and descending reverses it. lower_bound: the first index
 // whose element does not come before the needle; upper_bound: the first whose element
 // comes after it (the count when there is none). Each thread takes 4 needles (one 16-byte
 // load when the address allows); a binary search takes at most 64 steps.
-layout(local_size_x = 256) in;
-
-#if VKDS_KEY_TYPE >= 4
-#define KW_T uint64_t
-#define VKDS_KW_TOP 0x8000000000000000ul
-#define VKDS_KW_MAX 0xfffffffffffffffful
-#else
-#define KW_T uint
-#define VKDS_KW_TOP 0x80000000u
-#define VKDS_KW_MAX 0xffffffffu
-#endif
 
 #define VKDS_SEARCH_COUNT 0x3ffffffffffffffful
-#define VKDS_SEARCH_DESCENDING 0x4000000000000000ul
 #define VKDS_SEARCH_UPPER 0x8000000000000000ul
-
-KW_T vkds_ord(IN0_T x) {
-#if VKDS_KEY_TYPE == 1
-  KW_T b = uint(x) ^ VKDS_KW_TOP;
-#elif VKDS_KEY_TYPE == 2 || VKDS_KEY_TYPE == 5
-  KW_T b = x;
-#elif VKDS_KEY_TYPE == 3
-  KW_T b = floatBitsToUint(x);
-  b ^= (b & VKDS_KW_TOP) != 0u ? VKDS_KW_MAX : VKDS_KW_TOP;
-#elif VKDS_KEY_TYPE == 4
-  KW_T b = uint64_t(x) ^ VKDS_KW_TOP;
-#else
-  KW_T b = pack64(unpackDouble2x32(x));
-  b ^= (b & VKDS_KW_TOP) != 0ul ? VKDS_KW_MAX : VKDS_KW_TOP;
-#endif
-  return (P(1) & VKDS_SEARCH_DESCENDING) != 0ul ? ~b : b;
-}
 
 uint64_t vkds_search(KW_T key) {
   bool upper = (P(1) & VKDS_SEARCH_UPPER) != 0ul;

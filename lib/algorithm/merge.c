@@ -1,0 +1,51 @@
+/* lib/algorithm/merge.c: the merge of two sequences sorted in the sorts' order
+ * (vkds/algorithm.h, "merging"): a description (template MERGE,
+ * shaders/algorithm/merge.glsl) that lib/algorithm/frame.c runs in the three forms, the
+ * output written as the map template writes, both inputs read at random (staged whole
+ * when they are not passed directly). */
+#include "algorithm_internal.h"
+
+static vkds_result describe(const char *name, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                            vkds_sort_order order, vkds__alg *d) {
+  *d = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_MERGE, .input_count = 2, .inputs = {a, b},
+                   .output = out, .count = out ? out->count : 0, .elem = VKDS__ELEM_COPY,
+                   .elem_type = out ? out->type : VKDS_TYPE_BYTES};
+  if (!a || !b || !out)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s is NULL", name,
+                      !a ? "the first input" : !b ? "the second input" : "the output");
+  if ((unsigned)order > VKDS_SORT_DESCENDING)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
+  if (a->ops && b->ops && out->ops && (a->type != b->type || a->type != out->type))
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: both inputs and the output must have one element type (%d, %d, %d)", name, (int)a->type,
+                      (int)b->type, (int)out->type);
+  if (a->ops && b->ops && out->ops && a->count + b->count != out->count)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the output has %llu elements, the inputs %llu and %llu", name,
+                      (unsigned long long)out->count, (unsigned long long)a->count, (unsigned long long)b->count);
+  if (a->count > VKDS__SEARCH_DESCENDING - 1)
+    return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: the first input is too long", name);
+  uint64_t p1 = a->count | (order == VKDS_SORT_DESCENDING ? VKDS__SEARCH_DESCENDING : 0);
+  for (int k = 0; k < 8; ++k) d->value[k] = (unsigned char)(p1 >> (8 * k));
+  d->has_value = true;
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_merge(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                       vkds_sort_order order) {
+  vkds__alg d;
+  VKDS_CHECK(describe("vkds_merge", a, b, out, order, &d));
+  return vkds__alg_run(p, &d);
+}
+vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                             vkds_sort_order order, vkds_submission **sub) {
+  vkds__alg d;
+  VKDS_CHECK(describe("vkds_merge_async", a, b, out, order, &d));
+  return vkds__alg_run_async(p, &d, sub);
+}
+vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                           vkds_sort_order order) {
+  vkds__alg d;
+  VKDS_CHECK(describe("vkds_cmd_merge", a, b, out, order, &d));
+  return vkds__alg_record(c, &d, (vkds_view){0});
+}

@@ -1,0 +1,92 @@
+/* lib/algorithm/msort.c: the comparison sort (vkds_merge_sort): a stable merge sort by a
+ * GLSL comparator, for what the radix sort does not order (any strict weak order over the
+ * elements of a numeric sequence: by a part of the bits, by absolute value, descending
+ * with ties kept, ...). A description (template MSORT, shaders/algorithm/msort.glsl) that
+ * lib/algorithm/frame.c runs in the three forms; this file sizes the scratch and records
+ * the stages:
+ *   tiles   each work group sorts 1024 elements in shared memory (insertion sorts of 4,
+ *           then merges of runs of 4, 8, ..., 512);
+ *   merges  ceil(log2(tiles)) passes, each merging pairs of runs into runs twice as long
+ *           (merge path: every thread finds its 4 outputs' start by a binary search).
+ * The data moves between the sequence (S) and a copy of its size in the scratch (A),
+ * each pass the other way; the tiles go where an even number of passes ends in S. */
+#include "algorithm_internal.h"
+
+enum { TILE = 1024 };
+#define STAGE_FROM_A 0x100u
+#define STAGE_IN_PLACE 0x200u
+
+static uint64_t tiles_of(uint64_t n) { return (n + TILE - 1) / TILE; }
+static uint32_t merge_passes(uint64_t n) {
+  uint32_t p = 0;
+  while (((uint64_t)TILE << p) < n && p < 40) ++p;
+  return p;
+}
+
+uint64_t vkds__msort_scratch_bytes(const vkds__call *c) {
+  return (c->a.count * c->a.inputs[0]->elem_size + 15) & ~15ull;
+}
+
+uint64_t vkds_merge_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type type) {
+  uint32_t size = vkds_type_size(type);
+  if (!res || type < VKDS_I32 || type > VKDS_F64) return 0;
+  return (count * size + 15) & ~15ull;
+}
+
+static void barrier(const vkds__device *dev, VkCommandBuffer cmd) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+  dev->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                               &mb, 0, NULL, 0, NULL);
+}
+
+vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
+  uint64_t *p = c->gen.args.p;
+  uint64_t n = p[VKDS__P_COUNT];
+  if (n < 2) return VKDS_SUCCESS;
+  const vkds_view *s = &c->scan_scratch;
+  p[2] = vkds_buffer_address(s->buffer) + s->offset;
+  uint32_t passes = merge_passes(n);
+  /* pass k reads A when passes - k is odd... so that the last writes S: the tiles write S
+   * (in place) when the count of passes is even, else A */
+  bool in_a = passes % 2 == 1;
+  p[4] = in_a ? 0 : STAGE_IN_PLACE;
+  VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
+                               &(vkds_launch_info){.global = {256 * tiles_of(n)}, .args = p}));
+  for (uint32_t k = 1; k <= passes; ++k) {
+    barrier(c->res->dev, cmd);
+    p[4] = k | (in_a ? STAGE_FROM_A : 0);
+    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {(n + 3) / 4}, .args = p}));
+    in_a = !in_a;
+  }
+  return VKDS_SUCCESS;
+}
+
+static vkds_result describe(const char *name, const vkds_seq *data, const char *less, vkds__alg *a) {
+  *a = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_MSORT, .input_count = 1, .inputs = {data},
+                   .count = data ? data->count : 0, .elem = VKDS__ELEM_GLSL, .glsl = less,
+                   .elem_type = data ? data->type : VKDS_TYPE_BYTES};
+  if (!data) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the sequence is NULL", name);
+  if (!less) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the comparator is NULL", name);
+  if (data->ops && (data->type < VKDS_I32 || data->type > VKDS_F64))
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: elements of type %d (%u bytes); the merge sort takes I32, U32, F32, I64, U64 and F64", name,
+                      (int)data->type, data->elem_size);
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_merge_sort", data, less, &a));
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less, vkds_submission **sub) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_merge_sort_async", data, less, &a));
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_merge_sort(const vkds_cmd *c, const vkds_seq *data, const char *less) {
+  vkds__alg a;
+  VKDS_CHECK(describe("vkds_cmd_merge_sort", data, less, &a));
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
