@@ -1157,8 +1157,17 @@ static bool check_batch(const run_state *st, const algo *a, const dataset *d, ui
  * waited for; its result checked. *gpu_ns: its GPU time (0 without timestamps); *wall_ns:
  * the submission and the wait. The first of each row (it compiles the kernel at the first
  * size) and the one that writes the checked outputs. */
+/* VKDS_BENCH_TRACE=1: each step of a size's device rows on stderr as it starts (to see
+ * where a run that never ends is). */
+static void trace(const char *step, const algo *a, const dataset *d) {
+  static int on = -1;
+  if (on < 0) on = getenv("VKDS_BENCH_TRACE") != NULL;
+  if (on) fprintf(stderr, "trace: %s %s 2^%u\n", step, a ? a->name : "plain_copy", ilog2(d->n));
+}
+
 static bool record_single(run_state *st, const algo *a, const dataset *d, uint32_t set, double *gpu_ns,
                           uint64_t *wall_ns) {
+  trace("first call", a, d);
   *gpu_ns = 0.0;
   uint64_t t0 = bench_now_ns();
   vkds_result err = record_batch(st, a, d, set, 1);
@@ -1235,6 +1244,7 @@ static double samples_add(samples *s, const gpu_timer *g, uint32_t range, uint32
  * are checked after every batch (its last call). Returns whether every call ran and was
  * right. */
 static bool time_batches(run_state *st, const algo *a, const dataset *d, uint32_t k, double *gpu_ns, double *roof_ns) {
+  trace("batches", a, d);
   static samples own, copy;
   plain *p = &st->plain;
   uint32_t kc = st->copy_batch, vset = 0, cset = 0, calls = 0;

@@ -309,13 +309,16 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * Two paths; vkds_resource_scan_path() says which one a device runs:
  *   VKDS_SCAN_PATH_SINGLE: one dispatch, a chained scan with decoupled look-back.
  *     Reads n elements and writes n. Tiles take their numbers from an atomic counter;
- *     each publishes its total, then its inclusive prefix (in 64-bit words that carry
- *     their own flag, so a reader needs no ordering between locations), and a
- *     subgroup looks back over its predecessors. It relies on work groups that run
+ *     each publishes its total (in 64-bit words that carry their own flag, so a reader
+ *     needs no ordering between locations); the last tile of each block of S tiles (S:
+ *     the subgroup size) publishes the block's total, the last of each S blocks the
+ *     inclusive prefix up to there, and a subgroup reads the at most 2S values its tile
+ *     needs (shaders/algorithm/scan_single.glsl). It relies on work groups that run
  *     making progress while another waits, but never waits for ever: after a bounded
- *     number of spins a silent predecessor is reduced by the waiting group itself
- *     (decoupled fallback), which costs reading that tile twice. Needs subgroup ballots
- *     and shuffles and 64-bit buffer atomics (shaderBufferInt64Atomics).
+ *     number of spins a value not published is made by the waiting group itself
+ *     (decoupled fallback: a silent predecessor's tile reduced, which costs reading it
+ *     twice, or a block's or superblock's value from the ones below it). Needs subgroup
+ *     ballots and shuffles and 64-bit buffer atomics (shaderBufferInt64Atomics).
  *   VKDS_SCAN_PATH_PORTABLE: reduce-then-scan, three dispatches (one for up to 4
  *     tiles): group totals, their scan, the scan itself. Reads n twice, writes n; no
  *     group ever waits for another, on any device.
@@ -335,10 +338,14 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * right, the 256 thread totals are scanned by a fixed tree of subgroup steps
  * (shaders/algorithm/scan_tile.glsl), and element j of thread t is
  * op(op(C, thread t's prefix), its own fold up to j), C being what precedes the tile:
- *   SINGLE: init op A(0) op A(1) op ... op A(k-1) for tile k, the tile totals folded
- *     left to right in that order whatever the timing of the groups (the look-back
- *     re-folds its window in order from the inclusive prefix it finds, a little more
- *     work than folding as it reads);
+ *   SINGLE: for tile k in block b = k / S (lane i = k % S) of superblock s = b / S
+ *     (lane j = b % S): C = R(s-1) op Bscan_j op Ascan_i, where Ascan_i is the
+ *     subgroup scan (the same fixed tree) of the tile totals of its block before it,
+ *     Bscan_j that of the block totals of its superblock before its block (a block's
+ *     total: the tree's last lane over its S tile totals), and R(s-1) = R(s-2) op the
+ *     tree's total over superblock s-1's block totals (R(-1): init), each part left out
+ *     where it is empty. Whichever group computes a value and whenever, its bits are
+ *     the same;
  *   PORTABLE: the tiles go in runs of equal length to at most 1024 groups; C is the
  *     group's carry (init and the group totals before it, scanned by the same tree, 4
  *     per thread) op the totals of the group's tiles before this one, left to right.

@@ -27,8 +27,8 @@
 enum {
   HEADER_BYTES = 64,     /* two carry slots, the tile counter, the fallback count */
   GROUP_BYTES = 16,      /* portable: one value per group */
-  STATE_BYTES = 32,      /* single: aggregate and inclusive prefix per tile, in flagged 64-bit words */
-  WIDE_STATE_BYTES = 64, /* single: the same for a segmented scan's 8-byte pairs (three words each) */
+  STATE_WORD_BYTES = 24, /* single: per tile and 32-bit word of a value, three flagged 64-bit words (A, B, R planes) */
+  WIDE_STATE_BYTES = 72, /* single: the most per tile (a segmented scan's 8-byte pairs, three words each) */
   MAX_GROUPS = 1024,     /* portable: the group values pass 1 scans (4 per thread) */
   /* lavapipe gives an invocation 65,535 loop iterations in all, shared by every loop of
    * the shader, and silently ends every loop once they are spent: a portable group's
@@ -98,9 +98,12 @@ static bool in_place(const vkds__alg *a) {
 
 static uint64_t tile_elems(vkds_type acc) { return 256ull * (vkds_type_size(acc) == 8 ? 8 : 16); }
 
-/* The single pass's state per tile (scan_single.glsl). */
+/* The single pass's state per tile (scan_single.glsl): the 32-bit words of one value
+ * (one, two for an 8-byte value or a segmented scan's pair, three for an 8-byte pair). */
 static uint64_t state_bytes(const vkds__alg *a) {
-  return a->elem == VKDS__ELEM_BY_KEY && vkds_type_size(a->elem_type) == 8 ? WIDE_STATE_BYTES : STATE_BYTES;
+  uint64_t words = vkds_type_size(a->elem_type) == 8 ? 2 : 1;
+  if (a->elem == VKDS__ELEM_BY_KEY) words++;
+  return STATE_WORD_BYTES * words;
 }
 
 /* Portable: tiles per group for `tiles` tiles (one group takes up to 4 tiles alone:

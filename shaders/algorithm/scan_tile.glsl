@@ -246,6 +246,30 @@ void vkds_thread_scan(uint64_t e0, uint64_t n, out SCAN_T v[VKDS_ITEMS]) {
     }
   }
 }
+
+// v[VKDS_ITEMS - 1] of vkds_thread_scan alone, the same combines in the same order (the
+// same bits), without the array or the elements kept: the single pass's fallback, which
+// reduces another group's tile while this one's scan waits in registers.
+SCAN_T vkds_thread_total(uint64_t e0, uint64_t n) {
+  SCAN_T acc = vkds_identity();
+  uint m = e0 < n ? uint(min(n - e0, uint64_t(VKDS_ITEMS))) : 0u;
+  if (m == uint(VKDS_ITEMS)) {
+    for (int q = 0; q < VKDS_ITEMS / 4; ++q) {
+      IN0_T a[4];
+      in0_v(e0 + uint64_t(4 * q), a);
+      for (int k = 0; k < 4; ++k) {
+        ACC_T x = vkds_map(e0 + uint64_t(4 * q + k) + P(6), a[k]);
+        acc = q + k > 0 ? vkds_combine(acc, x) : x;
+      }
+    }
+    return acc;
+  }
+  for (uint j = 0u; j < m; ++j) {
+    ACC_T x = vkds_map(e0 + uint64_t(j) + P(6), in0(e0 + uint64_t(j)));
+    acc = j > 0u ? vkds_combine(acc, x) : x;
+  }
+  return acc;
+}
 #else
 // The segmented step 1: the same fold on pairs; an element starts a segment when it is
 // element 0 or its key differs from the key before it (read once per run, then carried).
@@ -292,6 +316,20 @@ void vkds_thread_scan(uint64_t e0, uint64_t n, out SCAN_T v[VKDS_ITEMS]) {
       v[j] = j > 0u ? v[j - 1u] : vkds_scan_identity();
     }
   }
+}
+// vkds_thread_total for pairs (see the one above): the fold of the run's pairs alone.
+SCAN_T vkds_thread_total(uint64_t e0, uint64_t n) {
+  SCAN_T acc = vkds_scan_identity();
+  uint m = e0 < n ? uint(min(n - e0, uint64_t(VKDS_ITEMS))) : 0u;
+  IN0_T prev;
+  if (e0 > 0ul && e0 <= n) prev = in0(e0 - 1ul);
+  for (uint j = 0u; j < m; ++j) {
+    IN0_T a = in0(e0 + uint64_t(j));
+    SCAN_T x = vkds_seg_elem(e0 + uint64_t(j), a, (e0 == 0ul && j == 0u) || a.p0 != prev.p0);
+    prev = a;
+    acc = j > 0u ? vkds_scan_combine(acc, x) : x;
+  }
+  return acc;
 }
 #endif
 
