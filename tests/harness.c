@@ -46,6 +46,12 @@ enum { MAX_SAVED = 16 };
 static struct { char *name, *old; } saved[MAX_SAVED];
 static int saved_count;
 
+int harness_top_log2(int log2) {
+  const char *v = getenv("VKDS_TEST_TOP_LOG2");
+  int cap = v && *v ? atoi(v) : 0;
+  return cap > 0 && cap < log2 ? cap : log2;
+}
+
 void harness_setenv(const char *name, const char *value) {
   ck_assert_int_lt(saved_count, MAX_SAVED);
   const char *old = getenv(name);

@@ -27,6 +27,11 @@ void harness_forget_validation_messages(void);
  * the fixture restores the old value, so tests also run unforked (CK_FORK=no). */
 void harness_setenv(const char *name, const char *value);
 
+/* The largest size's log2 a test uses: `log2`, or less where VKDS_TEST_TOP_LOG2 says
+ * so (scripts/test.sh's sanitizer stages: their instrumented host references make the
+ * 2^24-element cases the suite's slowest, and the validation stage runs them in full). */
+int harness_top_log2(int log2);
+
 /* A test case with the validation-checking fixture and a generous timeout. */
 TCase *harness_tcase(const char *name);
 

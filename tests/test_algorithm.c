@@ -248,7 +248,7 @@ END_TEST
 START_TEST(reduce_powers_of_two) {
   force_access(_i);
   open_ctx();
-  const int top_log2 = _i ? 20 : 24;
+  const int top_log2 = harness_top_log2(_i ? 20 : 24);
   const uint64_t top = (1ull << top_log2) + 1;
   for (int f = 0; f < 2; ++f) {
     vkds_type t = f ? VKDS_F32 : VKDS_U32;

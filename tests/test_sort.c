@@ -502,7 +502,7 @@ END_TEST
 
 /* 2^24 + 1 u32 keys on onesweep, 2^24 - 1 f32 keys descending on the portable path. */
 START_TEST(sixteen_million) {
-  const uint64_t most = (1ull << 24) + 1;
+  const uint64_t most = (1ull << harness_top_log2(24)) + 1;
   uint32_t *in = malloc(most * 4), *got = malloc(most * 4);
   for (int k = 0; k < 2; ++k) {
     open_path(PATHS[k]);
