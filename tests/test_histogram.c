@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app_cmd.h"
 #include "harness.h"
 
 static vkds_context *ctx;
@@ -615,45 +616,6 @@ END_TEST
 
 /* ---- the forms ---- */
 
-typedef struct app_cmd {
-  VkDevice dev;
-  VkQueue queue;
-  VkCommandPool pool;
-  VkCommandBuffer cmd;
-  VkFence fence;
-} app_cmd;
-
-static void app_cmd_begin(app_cmd *a) {
-  if (!a->pool) {
-    vkds_resource_info info;
-    vkds_resource_get_info(r0, &info);
-    ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &a->dev, &a->queue));
-    ck_assert_int_eq(vkCreateCommandPool(a->dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                             .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                             .queueFamilyIndex = info.queue_family}, NULL, &a->pool), 0);
-    ck_assert_int_eq(vkAllocateCommandBuffers(a->dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                                  .commandPool = a->pool, .commandBufferCount = 1}, &a->cmd), 0);
-    ck_assert_int_eq(vkCreateFence(a->dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &a->fence), 0);
-  }
-  ck_assert_int_eq(vkBeginCommandBuffer(a->cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
-}
-
-static void app_cmd_submit(app_cmd *a) {
-  ck_assert_int_eq(vkEndCommandBuffer(a->cmd), 0);
-  vkds_resource_lock_queue(r0);
-  ck_assert_int_eq(vkQueueSubmit(a->queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                                              .pCommandBuffers = &a->cmd}, a->fence), 0);
-  vkds_resource_unlock_queue(r0);
-  ck_assert_int_eq(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0);
-  ck_assert_int_eq(vkResetFences(a->dev, 1, &a->fence), 0);
-}
-
-static void app_cmd_destroy(app_cmd *a) {
-  if (!a->pool) return;
-  vkDestroyFence(a->dev, a->fence, NULL);
-  vkDestroyCommandPool(a->dev, a->pool, NULL);
-}
-
 START_TEST(forms) {
   open_ctx();
   enum { N = 30011, B = 100 };
@@ -695,7 +657,7 @@ START_TEST(forms) {
   memset(vkds_buffer_map(out2), 0x77, B * 4);
   memset(vkds_buffer_map(status), 0x55, 16);
   app_cmd ac = {0};
-  app_cmd_begin(&ac);
+  app_cmd_begin(&ac, r0);
   vkds_cmd c = {.cmd = ac.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
   vkds_seq is = vkds_seq_buffer(vkds_view_of(in), VKDS_F64), ibs = vkds_seq_buffer(vkds_view_of(bb), VKDS_F64);
   vkds_seq os = vkds_seq_buffer(vkds_view_of(out), VKDS_U32), os2 = vkds_seq_buffer(vkds_view_of(out2), VKDS_U32);
@@ -710,7 +672,7 @@ START_TEST(forms) {
   ck_assert_int_eq(vkds_cmd_histogram_even(&skewed, &is, &lo, &hi, &os), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_msg(strstr(vkds_last_error_message(), "16-byte aligned"), "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_cmd_histogram_range(&c, &is, &ibs, &os, (vkds_view){status, 2, 4}), VKDS_ERROR_INVALID_ARGUMENT);
-  app_cmd_submit(&ac);
+  app_cmd_submit(&ac, 10);
   memcpy(got, vkds_buffer_map(out), B * 4);
   check_counts(got, B, want, "recorded even");
   memcpy(got, vkds_buffer_map(out2), B * 4);
@@ -722,9 +684,9 @@ START_TEST(forms) {
   bounds[37] = 1e9;
   ck_assert_vkds(vkds_upload(r0, vkds_view_of(bb), bounds, (B + 1) * 8));
   memset(vkds_buffer_map(out2), 0x77, B * 4);
-  app_cmd_begin(&ac);
+  app_cmd_begin(&ac, r0);
   ck_assert_vkds(vkds_cmd_histogram_range(&c, &is, &ibs, &os2, (vkds_view){status, 4, 4}));
-  app_cmd_submit(&ac);
+  app_cmd_submit(&ac, 10);
   memcpy(&st, (char *)vkds_buffer_map(status) + 4, 4);
   ck_assert_uint_eq(st, 1 + 37);
   for (int k = 0; k < B; ++k) ck_assert_uint_eq(((uint32_t *)vkds_buffer_map(out2))[k], 0x77777777u);

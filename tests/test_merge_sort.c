@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_cmd.h"
 #include "harness.h"
 
 static vkds_context *ctx;
@@ -143,35 +144,17 @@ START_TEST(sequences_and_forms) {
   ck_assert_uint_ge(vkds_algorithm_scratch_bytes(r0, N), bytes);
   vkds_buffer *scratch;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = bytes}, &scratch));
-  vkds_resource_info info;
-  vkds_resource_get_info(r0, &info);
-  VkDevice dev;
-  VkQueue queue;
-  ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
-  VkCommandPool pool;
-  VkCommandBuffer cmd;
-  VkFence fence;
-  ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                           .queueFamilyIndex = info.queue_family}, NULL, &pool), 0);
-  ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                                .commandPool = pool, .commandBufferCount = 1}, &cmd), 0);
-  ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
-  ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
-  vkds_cmd cc = {.cmd = cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
+  app_cmd a = {0};
+  app_cmd_begin(&a, r0);
+  vkds_cmd cc = {.cmd = a.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
   ck_assert_vkds(vkds_cmd_merge_sort(&cc, &bs, c->glsl));
-  vkds_cmd small = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, bytes - 16}};
+  vkds_cmd small = {.cmd = a.cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, bytes - 16}};
   ck_assert_int_eq(vkds_cmd_merge_sort(&small, &bs, c->glsl), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_cmd_merge_sort(&cc, &hs, c->glsl), VKDS_ERROR_INVALID_ARGUMENT); /* host: not recordable */
-  ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
-  vkds_resource_lock_queue(r0);
-  ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                                           .pCommandBuffers = &cmd}, fence), 0);
-  vkds_resource_unlock_queue(r0);
-  ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, 60ull * 1000 * 1000 * 1000), 0);
+  app_cmd_submit(&a, 60);
   ck_assert_vkds(vkds_download(r0, got, vkds_view_of(b), N * 4));
   check(c, in, got, N, "recorded");
-  vkDestroyFence(dev, fence, NULL);
-  vkDestroyCommandPool(dev, pool, NULL);
+  app_cmd_destroy(&a);
   vkds_buffer_destroy(b), vkds_buffer_destroy(scratch);
   free(in), free(got), free(rin), free(seen);
   close_ctx();

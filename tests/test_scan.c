@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_cmd.h"
 #include "harness.h"
 
 static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
@@ -732,46 +733,6 @@ START_TEST(asynchronous_form) {
 }
 END_TEST
 
-/* The application's command buffer: a begun one, submitted and waited for by `submit`. */
-typedef struct app_cmd {
-  VkDevice dev;
-  VkQueue queue;
-  VkCommandPool pool;
-  VkCommandBuffer cmd;
-  VkFence fence;
-} app_cmd;
-
-static void app_cmd_begin(app_cmd *a) {
-  if (!a->pool) {
-    vkds_resource_info info;
-    vkds_resource_get_info(r0, &info);
-    ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &a->dev, &a->queue));
-    ck_assert_int_eq(vkCreateCommandPool(a->dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                             .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                             .queueFamilyIndex = info.queue_family}, NULL, &a->pool), 0);
-    ck_assert_int_eq(vkAllocateCommandBuffers(a->dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                                  .commandPool = a->pool, .commandBufferCount = 1}, &a->cmd), 0);
-    ck_assert_int_eq(vkCreateFence(a->dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &a->fence), 0);
-  }
-  ck_assert_int_eq(vkBeginCommandBuffer(a->cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
-}
-
-static void app_cmd_submit(app_cmd *a) {
-  ck_assert_int_eq(vkEndCommandBuffer(a->cmd), 0);
-  vkds_resource_lock_queue(r0);
-  ck_assert_int_eq(vkQueueSubmit(a->queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                                              .pCommandBuffers = &a->cmd}, a->fence), 0);
-  vkds_resource_unlock_queue(r0);
-  ck_assert_int_eq(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0); /* never hangs */
-  ck_assert_int_eq(vkResetFences(a->dev, 1, &a->fence), 0);
-}
-
-static void app_cmd_destroy(app_cmd *a) {
-  if (!a->pool) return;
-  vkDestroyFence(a->dev, a->fence, NULL);
-  vkDestroyCommandPool(a->dev, a->pool, NULL);
-}
-
 /* The single pass's fallbacks counted in a scan's scratch (scan_tile.glsl's layout). */
 static uint32_t fallbacks(const vkds_buffer *scratch, uint64_t offset) {
   uint32_t f;
@@ -789,7 +750,7 @@ START_TEST(recording_form) {
     vkds_buffer *scratch;
     ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = bytes, .memory = VKDS_MEMORY_MAPPED}, &scratch));
     app_cmd a = {0};
-    app_cmd_begin(&a);
+    app_cmd_begin(&a, r0);
     vkds_cmd c = {.cmd = a.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
     vkds_seq is = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), os = vkds_seq_buffer(vkds_view_of(out), VKDS_U32);
     vkds_seq os2 = vkds_seq_buffer(vkds_view_of(out2), VKDS_U32);
@@ -806,7 +767,7 @@ START_TEST(recording_form) {
     ck_assert_int_eq(vkds_cmd_inclusive_scan(&small, &is, &os, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
     vkds_cmd skewed = {.cmd = a.cmd, .resource = r0, .scratch = (vkds_view){scratch, 4, bytes - 4}};
     ck_assert_int_eq(vkds_cmd_inclusive_scan(&skewed, &is, &os, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
-    app_cmd_submit(&a);
+    app_cmd_submit(&a, 10);
     ck_assert_vkds(vkds_download(r0, got, vkds_view_of(out), N * 4));
     check_scan(VKDS_U32, VKDS_OP_PLUS, host, N, true, &iv, got, "recorded");
     uint32_t *want2 = malloc(N * 4), acc = 0;
@@ -844,7 +805,7 @@ START_TEST(ten_thousand_single_pass_scans) {
     const char *spins = round % 3 == 0 ? "0" : round % 3 == 1 ? "-1" : NULL;
     if (spins) setenv("VKDS_SCAN_SPINS", spins, 1);
     else unsetenv("VKDS_SCAN_SPINS");
-    app_cmd_begin(&a);
+    app_cmd_begin(&a, r0);
     for (int s = 0; s < PER; ++s) {
       sizes[s] = 1 + rnd() % MOST;
       vkds_cmd c = {.cmd = a.cmd, .resource = r0, .scratch = (vkds_view){scratch, s * slot, slot}};
@@ -852,7 +813,7 @@ START_TEST(ten_thousand_single_pass_scans) {
       vkds_seq os = vkds_seq_buffer((vkds_view){out, (uint64_t)s * MOST * 4, sizes[s] * 4}, VKDS_U32);
       ck_assert_vkds(vkds_cmd_inclusive_scan(&c, &is, &os, NULL, NULL));
     }
-    app_cmd_submit(&a);
+    app_cmd_submit(&a, 10);
     ck_assert_vkds(vkds_download(r0, got, vkds_view_of(out), (uint64_t)PER * MOST * 4));
     for (int s = 0; s < PER; ++s) {
       uint32_t acc = 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_cmd.h"
 #include "harness.h"
 
 static vkds_context *ctx;
@@ -186,33 +187,15 @@ START_TEST(sequence_kinds_and_forms) {
   /* recorded: device buffers only, no scratch needed */
   vkds_buffer *nb = device_copy(r0, needles, M * 4);
   vkds_seq nbs = vkds_seq_buffer(vkds_view_of(nb), VKDS_U32);
-  vkds_resource_info info;
-  vkds_resource_get_info(r0, &info);
-  VkDevice dev;
-  VkQueue queue;
-  ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
-  VkCommandPool pool;
-  VkCommandBuffer cmd;
-  VkFence fence;
-  ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                           .queueFamilyIndex = info.queue_family}, NULL, &pool), 0);
-  ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                                .commandPool = pool, .commandBufferCount = 1}, &cmd), 0);
-  ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
-  ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
-  vkds_cmd c = {.cmd = cmd, .resource = r0};
+  app_cmd a = {0};
+  app_cmd_begin(&a, r0);
+  vkds_cmd c = {.cmd = a.cmd, .resource = r0};
   ck_assert_vkds(vkds_cmd_lower_bound(&c, &rv, &nbs, &obs, VKDS_SORT_DESCENDING));
   ck_assert_int_eq(vkds_cmd_lower_bound(&c, &hs, &nbs, &obs, VKDS_SORT_ASCENDING), VKDS_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
-  vkds_resource_lock_queue(r0);
-  ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                                           .pCommandBuffers = &cmd}, fence), 0);
-  vkds_resource_unlock_queue(r0);
-  ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0);
+  app_cmd_submit(&a, 10);
   ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), M * 8));
   check(VKDS_U32, rsorted, N, needles, M, got, VKDS_U64, true, false, "recorded");
-  vkDestroyFence(dev, fence, NULL);
-  vkDestroyCommandPool(dev, pool, NULL);
+  app_cmd_destroy(&a);
   vkds_buffer_destroy(sb), vkds_buffer_destroy(other), vkds_buffer_destroy(ob), vkds_buffer_destroy(nb);
   free(sorted), free(rsorted), free(needles), free(got);
   close_ctx();

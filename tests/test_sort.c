@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_cmd.h"
 #include "harness.h"
 
 static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
@@ -300,46 +301,6 @@ static void stable_pairs(vkds_type t) {
 START_TEST(stable_with_values) { stable_pairs(TYPES[_i]); }
 END_TEST
 
-/* The application's command buffer: a begun one, submitted and waited for by `submit`. */
-typedef struct app_cmd {
-  VkDevice dev;
-  VkQueue queue;
-  VkCommandPool pool;
-  VkCommandBuffer cmd;
-  VkFence fence;
-} app_cmd;
-
-static void app_cmd_begin(app_cmd *a) {
-  if (!a->pool) {
-    vkds_resource_info info;
-    vkds_resource_get_info(r0, &info);
-    ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &a->dev, &a->queue));
-    ck_assert_int_eq(vkCreateCommandPool(a->dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                             .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                             .queueFamilyIndex = info.queue_family}, NULL, &a->pool), 0);
-    ck_assert_int_eq(vkAllocateCommandBuffers(a->dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                                  .commandPool = a->pool, .commandBufferCount = 1}, &a->cmd), 0);
-    ck_assert_int_eq(vkCreateFence(a->dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &a->fence), 0);
-  }
-  ck_assert_int_eq(vkBeginCommandBuffer(a->cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
-}
-
-static void app_cmd_submit(app_cmd *a) {
-  ck_assert_int_eq(vkEndCommandBuffer(a->cmd), 0);
-  vkds_resource_lock_queue(r0);
-  ck_assert_int_eq(vkQueueSubmit(a->queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                                              .pCommandBuffers = &a->cmd}, a->fence), 0);
-  vkds_resource_unlock_queue(r0);
-  ck_assert_int_eq(vkWaitForFences(a->dev, 1, &a->fence, VK_TRUE, 60ull * 1000 * 1000 * 1000), 0); /* never hangs */
-  ck_assert_int_eq(vkResetFences(a->dev, 1, &a->fence), 0);
-}
-
-static void app_cmd_destroy(app_cmd *a) {
-  if (!a->pool) return;
-  vkDestroyFence(a->dev, a->fence, NULL);
-  vkDestroyCommandPool(a->dev, a->pool, NULL);
-}
-
 /* ---- argsort: the indices of the stable sort, the keys untouched ---- */
 
 static void argsort_indices(vkds_type t) {
@@ -409,12 +370,12 @@ START_TEST(argsort_views_forms_errors) {
   vkds_buffer *scratch;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = bytes}, &scratch));
   app_cmd a = {0};
-  app_cmd_begin(&a);
+  app_cmd_begin(&a, r0);
   vkds_cmd c = {.cmd = a.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
   ck_assert_vkds(vkds_cmd_argsort(&c, &kbs, &ibs, VKDS_SORT_ASCENDING));
   vkds_cmd small = {.cmd = a.cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, bytes - 16}};
   ck_assert_int_eq(vkds_cmd_argsort(&small, &kbs, &ibs, VKDS_SORT_ASCENDING), VKDS_ERROR_INVALID_ARGUMENT);
-  app_cmd_submit(&a);
+  app_cmd_submit(&a, 60);
   app_cmd_destroy(&a);
   ck_assert_vkds(vkds_download(r0, idx, vkds_view_of(ib), N * 4));
   for (uint32_t i = 0; i < N; ++i) sorted[i] = in[idx[i]];
@@ -745,7 +706,7 @@ START_TEST(recording_form_and_skipped_passes) {
     vkds_buffer *scratch;
     ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = bytes, .memory = VKDS_MEMORY_MAPPED}, &scratch));
     app_cmd a = {0};
-    app_cmd_begin(&a);
+    app_cmd_begin(&a, r0);
     vkds_cmd c = {.cmd = a.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
     vkds_seq ks = vkds_seq_buffer(vkds_view_of(kb), VKDS_U32), vs = vkds_seq_buffer(vkds_view_of(vb), VKDS_U32);
     ck_assert_vkds(vkds_cmd_sort_by_key(&c, &ks, &vs, VKDS_SORT_ASCENDING));
@@ -756,7 +717,7 @@ START_TEST(recording_form_and_skipped_passes) {
     ck_assert_int_eq(vkds_cmd_sort_by_key(&small, &ks, &vs, VKDS_SORT_ASCENDING), VKDS_ERROR_INVALID_ARGUMENT);
     vkds_cmd skewed = {.cmd = a.cmd, .resource = r0, .scratch = (vkds_view){scratch, 4, bytes - 4}};
     ck_assert_int_eq(vkds_cmd_sort(&skewed, &ks, VKDS_SORT_ASCENDING), VKDS_ERROR_INVALID_ARGUMENT);
-    app_cmd_submit(&a);
+    app_cmd_submit(&a, 60);
     ck_assert_vkds(vkds_download(r0, got, vkds_view_of(kb), N * 4));
     ck_assert_vkds(vkds_download(r0, gotv, vkds_view_of(vb), N * 4));
     check_pairs(VKDS_U32, false, in, got, gotv, 4, N, "recorded");
@@ -771,9 +732,9 @@ START_TEST(recording_form_and_skipped_passes) {
     for (uint32_t i = 0; i < N; ++i) in[i] = 0xabcdef12u;
     ck_assert_vkds(vkds_upload(r0, vkds_view_of(kb), in, N * 4));
     ck_assert_vkds(vkds_upload(r0, vkds_view_of(vb), idx, N * 4));
-    app_cmd_begin(&a);
+    app_cmd_begin(&a, r0);
     ck_assert_vkds(vkds_cmd_sort_by_key(&c, &ks, &vs, VKDS_SORT_DESCENDING));
-    app_cmd_submit(&a);
+    app_cmd_submit(&a, 60);
     for (uint32_t p = 0; p < 4; ++p) ck_assert_uint_eq(plan_word(scratch, p), 0);
     ck_assert_vkds(vkds_download(r0, gotv, vkds_view_of(vb), N * 4));
     ck_assert(memcmp(gotv, idx, N * 4) == 0);
@@ -789,10 +750,10 @@ START_TEST(recording_form_and_skipped_passes) {
     ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = wbytes, .memory = VKDS_MEMORY_MAPPED}, &wscratch));
     vkds_cmd wc = {.cmd = a.cmd, .resource = r0, .scratch = vkds_view_of(wscratch)};
     vkds_seq bs = vkds_seq_buffer(vkds_view_of(big), VKDS_U64);
-    app_cmd_begin(&a);
+    app_cmd_begin(&a, r0);
     ck_assert_vkds(vkds_cmd_sort(&wc, &bs, VKDS_SORT_DESCENDING));
     ck_assert_vkds(vkds_cmd_sort(&wc, &bs, VKDS_SORT_ASCENDING));
-    app_cmd_submit(&a);
+    app_cmd_submit(&a, 60);
     ck_assert_vkds(vkds_download(r0, wgot, vkds_view_of(big), N * 8));
     check_keys(VKDS_U64, false, wide, wgot, N, "recorded twice");
     ck_assert_uint_eq(plan_word(wscratch, 0), 1);
@@ -833,13 +794,13 @@ START_TEST(many_onesweep_sorts) {
       fill(VKDS_U32, s % 2 ? RANDOM : FEW, in + (size_t)s * MOST, sizes[s]);
     }
     ck_assert_vkds(vkds_upload(r0, vkds_view_of(kb), in, (uint64_t)PER * MOST * 4));
-    app_cmd_begin(&a);
+    app_cmd_begin(&a, r0);
     for (int s = 0; s < PER; ++s) {
       vkds_cmd c = {.cmd = a.cmd, .resource = r0, .scratch = (vkds_view){scratch, s * slot, slot}};
       vkds_seq ks = vkds_seq_buffer((vkds_view){kb, (uint64_t)s * MOST * 4, sizes[s] * 4}, VKDS_U32);
       ck_assert_vkds(vkds_cmd_sort(&c, &ks, s % 3 ? VKDS_SORT_ASCENDING : VKDS_SORT_DESCENDING));
     }
-    app_cmd_submit(&a);
+    app_cmd_submit(&a, 60);
     ck_assert_vkds(vkds_download(r0, got, vkds_view_of(kb), (uint64_t)PER * MOST * 4));
     for (int s = 0; s < PER; ++s) {
       char what[96];
