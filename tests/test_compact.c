@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app_cmd.h"
 #include "harness.h"
 
 static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
@@ -298,41 +299,23 @@ START_TEST(forms_and_nan) {
     ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = vkds_algorithm_scratch_bytes(r0, N)}, &scratch));
     ck_assert_vkds(vkds_upload(r0, vkds_view_of(in), a, N * 4));
     memset(vkds_buffer_map(res), 0x55, 64);
-    VkDevice dev;
-    VkQueue queue;
-    vkds_resource_info info;
-    ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
-    vkds_resource_get_info(r0, &info);
-    VkCommandPool pool;
-    ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                                                         .queueFamilyIndex = info.queue_family}, NULL, &pool), 0);
-    VkCommandBuffer cmd;
-    ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                                                                  .commandPool = pool, .commandBufferCount = 1}, &cmd), 0);
-    ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
-    vkds_cmd c = {.cmd = cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
+    app_cmd ac = {0};
+    app_cmd_begin(&ac, r0);
+    vkds_cmd c = {.cmd = ac.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
     vkds_seq is = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), os = vkds_seq_buffer(vkds_view_of(out), VKDS_U32);
     ck_assert_vkds(vkds_cmd_remove_if(&c, &is, &os, "x % 2u == 1u", (vkds_view){res, 0, 8}));
     vkds_seq empty = vkds_seq_host(a, 0, VKDS_U32);
     ck_assert_vkds(vkds_cmd_unique(&c, &empty, &os, (vkds_view){res, 8, 8}));
     ck_assert_int_eq(vkds_cmd_copy_if(&c, &is, &os, "true", (vkds_view){res, 4, 8}), VKDS_ERROR_INVALID_ARGUMENT); /* unaligned */
     ck_assert_int_eq(vkds_cmd_copy_if(&c, &is, &os, "true", (vkds_view){0}), VKDS_ERROR_INVALID_ARGUMENT);
-    ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
-    VkFence fence;
-    ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
-    vkds_resource_lock_queue(r0);
-    ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                                            .pCommandBuffers = &cmd}, fence), 0);
-    vkds_resource_unlock_queue(r0);
-    ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0);
+    app_cmd_submit(&ac, 10);
     uint64_t counts[2];
     memcpy(counts, vkds_buffer_map(res), 16);
     ck_assert_uint_eq(counts[0], N / 2);
     ck_assert_uint_eq(counts[1], 0);
     ck_assert_vkds(vkds_download(r0, b, vkds_view_of(out), N / 2 * 4));
     for (uint32_t i = 0; i < N / 2; ++i) ck_assert_uint_eq(b[i], 2 * i);
-    vkDestroyFence(dev, fence, NULL);
-    vkDestroyCommandPool(dev, pool, NULL);
+    app_cmd_destroy(&ac);
     vkds_buffer_destroy(in), vkds_buffer_destroy(out), vkds_buffer_destroy(res), vkds_buffer_destroy(scratch);
     free(a), free(b);
     close_ctx();

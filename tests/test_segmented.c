@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app_cmd.h"
 #include "harness.h"
 
 static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
@@ -640,19 +641,9 @@ START_TEST(forms) {
     ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = sbytes + 16}, &scratch));
     ck_assert_vkds(vkds_upload(r0, vkds_view_of(kb), keys, N * 4));
     ck_assert_vkds(vkds_upload(r0, vkds_view_of(vb), vals, N * 4));
-    VkDevice dev;
-    VkQueue queue;
-    vkds_resource_info info;
-    ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
-    vkds_resource_get_info(r0, &info);
-    VkCommandPool cpool;
-    ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                                                         .queueFamilyIndex = info.queue_family}, NULL, &cpool), 0);
-    VkCommandBuffer cmd;
-    ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                                                                  .commandPool = cpool, .commandBufferCount = 1}, &cmd), 0);
-    ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
-    vkds_cmd c = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, sbytes}};
+    app_cmd ac = {0};
+    app_cmd_begin(&ac, r0);
+    vkds_cmd c = {.cmd = ac.cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, sbytes}};
     vkds_seq dks = vkds_seq_buffer(vkds_view_of(kb), VKDS_U32), dvs = vkds_seq_buffer(vkds_view_of(vb), VKDS_U32);
     vkds_seq dos = vkds_seq_buffer(vkds_view_of(ob), VKDS_U32), dkos = vkds_seq_buffer(vkds_view_of(kob), VKDS_U32);
     vkds_seq dvos = vkds_seq_buffer(vkds_view_of(vob), VKDS_U32);
@@ -663,20 +654,13 @@ START_TEST(forms) {
     ck_assert_vkds(vkds_cmd_inclusive_scan_by_key(&c, &dks, &dvs, &dos, NULL, NULL)); /* after the exclusive: barriers */
     /* what cannot be recorded: host data, too little or misaligned scratch, a misaligned count */
     ck_assert_int_eq(vkds_cmd_inclusive_scan_by_key(&c, &ks, &dvs, &dos, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
-    vkds_cmd small = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, 64}};
+    vkds_cmd small = {.cmd = ac.cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, 64}};
     ck_assert_int_eq(vkds_cmd_inclusive_scan_by_key(&small, &dks, &dvs, &dos, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
-    vkds_cmd skewed = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 4, sbytes}};
+    vkds_cmd skewed = {.cmd = ac.cmd, .resource = r0, .scratch = (vkds_view){scratch, 4, sbytes}};
     ck_assert_int_eq(vkds_cmd_exclusive_scan_by_key(&skewed, &dks, &dvs, &dos, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(vkds_cmd_reduce_by_key(&c, &dks, &dvs, &dkos, &dvos, NULL, (vkds_view){res, 4, 8}),
                      VKDS_ERROR_INVALID_ARGUMENT);
-    ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
-    VkFence fence;
-    ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
-    vkds_resource_lock_queue(r0);
-    ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                                            .pCommandBuffers = &cmd}, fence), 0);
-    vkds_resource_unlock_queue(r0);
-    ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0);
+    app_cmd_submit(&ac, 10);
     ck_assert_vkds(vkds_download(r0, out, vkds_view_of(ob), N * 4));
     check_scan_by_key(VKDS_U32, VKDS_OP_PLUS, starts_u32, keys, vals, N, false, NULL, out, "recorded");
     uint64_t rcount;
@@ -685,8 +669,7 @@ START_TEST(forms) {
     ck_assert_vkds(vkds_download(r0, vout, vkds_view_of(vob), N * 4));
     check_reduce_by_key(VKDS_U32, VKDS_OP_PLUS, keys, vals, N, rcount, kout, vout, rcount, "recorded");
     ck_assert_uint_eq(rcount, count);
-    vkDestroyFence(dev, fence, NULL);
-    vkDestroyCommandPool(dev, cpool, NULL);
+    app_cmd_destroy(&ac);
     vkds_buffer_destroy(kb), vkds_buffer_destroy(vb), vkds_buffer_destroy(ob), vkds_buffer_destroy(kob);
     vkds_buffer_destroy(vob), vkds_buffer_destroy(res), vkds_buffer_destroy(scratch);
     free(keys), free(vals), free(out), free(kout), free(vout);
@@ -713,40 +696,21 @@ START_TEST(many_single_pass_scans_by_key) {
   ck_assert_vkds(vkds_upload(r0, vkds_view_of(vb), vals, (MOST + PER) * 8));
   uint64_t slot = (vkds_algorithm_scratch_bytes(r0, MOST) + 255) / 256 * 256;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = slot * PER, .memory = VKDS_MEMORY_MAPPED}, &scratch));
-  VkDevice dev;
-  VkQueue queue;
-  vkds_resource_info info;
-  ck_assert_vkds(vkds_resource_vk_handles(r0, NULL, &dev, &queue));
-  vkds_resource_get_info(r0, &info);
-  VkCommandPool cpool;
-  ck_assert_int_eq(vkCreateCommandPool(dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                           .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                           .queueFamilyIndex = info.queue_family}, NULL, &cpool), 0);
-  VkCommandBuffer cmd;
-  ck_assert_int_eq(vkAllocateCommandBuffers(dev, &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                                .commandPool = cpool, .commandBufferCount = 1}, &cmd), 0);
-  VkFence fence;
-  ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
+  app_cmd ac = {0};
   uint64_t sizes[PER];
   for (int round = 0; round < ROUNDS; ++round) {
     const char *spins = round % 3 == 0 ? "0" : round % 3 == 1 ? "-1" : NULL;
     harness_setenv("VKDS_SCAN_SPINS", spins);
-    ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}), 0);
+    app_cmd_begin(&ac, r0);
     for (int s = 0; s < PER; ++s) {
       sizes[s] = 1 + rnd() % MOST;
-      vkds_cmd c = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, s * slot, slot}};
+      vkds_cmd c = {.cmd = ac.cmd, .resource = r0, .scratch = (vkds_view){scratch, s * slot, slot}};
       vkds_seq ks = vkds_seq_buffer((vkds_view){kb, (uint64_t)s * 4, sizes[s] * 4}, VKDS_U32);
       vkds_seq vs = vkds_seq_buffer((vkds_view){vb, (uint64_t)s * 8, sizes[s] * 8}, VKDS_U64);
       vkds_seq os = vkds_seq_buffer((vkds_view){ob, (uint64_t)s * MOST * 8, sizes[s] * 8}, VKDS_U64);
       ck_assert_vkds(vkds_cmd_inclusive_scan_by_key(&c, &ks, &vs, &os, NULL, NULL));
     }
-    ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
-    vkds_resource_lock_queue(r0);
-    ck_assert_int_eq(vkQueueSubmit(queue, 1, &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                                            .pCommandBuffers = &cmd}, fence), 0);
-    vkds_resource_unlock_queue(r0);
-    ck_assert_int_eq(vkWaitForFences(dev, 1, &fence, VK_TRUE, 10ull * 1000 * 1000 * 1000), 0); /* never hangs */
-    ck_assert_int_eq(vkResetFences(dev, 1, &fence), 0);
+    app_cmd_submit(&ac, 10);
     ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), (uint64_t)PER * MOST * 8));
     for (int s = 0; s < PER; ++s) {
       char what[64];
@@ -758,8 +722,7 @@ START_TEST(many_single_pass_scans_by_key) {
       if (round % 3 == 1) ck_assert_uint_eq(fallbacks, (sizes[s] + 2047) / 2048 - 1); /* forced: one per tile after the first */
     }
   }
-  vkDestroyFence(dev, fence, NULL);
-  vkDestroyCommandPool(dev, cpool, NULL);
+  app_cmd_destroy(&ac);
   vkds_buffer_destroy(kb), vkds_buffer_destroy(vb), vkds_buffer_destroy(ob), vkds_buffer_destroy(scratch);
   free(keys), free(vals), free(got);
   close_ctx();
