@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "values.h"
 #include "multi_device.h"
 
 static vkds_context *ctx;
@@ -45,24 +46,7 @@ static uint32_t subgroup(void) {
 
 /* ---- values of every type ---- */
 
-typedef union val {
-  int32_t i32;
-  uint32_t u32;
-  float f32;
-  int64_t i64;
-  uint64_t u64;
-  double f64;
-  unsigned char b[8];
-} val;
 
-static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
-static const char *type_name(vkds_type t) {
-  static const char *n[] = {"?", "i32", "u32", "f32", "i64", "u64", "f64"};
-  return n[t];
-}
-static bool is_float(vkds_type t) { return t == VKDS_F32 || t == VKDS_F64; }
-static bool is_signed(vkds_type t) { return t == VKDS_I32 || t == VKDS_I64; }
-static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void) {
@@ -126,15 +110,14 @@ static void *random_data(vkds_type t, uint64_t n, vkds_op_kind op) {
 
 /* ---- host references ---- */
 
-static uint64_t mask(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 
 /* op over integers, in unsigned arithmetic (wrapping), compared as the type says. */
 static uint64_t int_op(vkds_type t, vkds_op_kind op, uint64_t a, uint64_t b) {
   bool s = is_signed(t);
   int64_t sa = size_of(t) == 4 ? (int64_t)(int32_t)a : (int64_t)a, sb = size_of(t) == 4 ? (int64_t)(int32_t)b : (int64_t)b;
-  uint64_t ua = a & mask(t), ub = b & mask(t);
+  uint64_t ua = a & type_mask(t), ub = b & type_mask(t);
   switch (op) {
-  case VKDS_OP_MULTIPLIES: return (a * b) & mask(t);
+  case VKDS_OP_MULTIPLIES: return (a * b) & type_mask(t);
   case VKDS_OP_MIN: return (s ? sb < sa : ub < ua) ? b : a;
   case VKDS_OP_MAX: return (s ? sa < sb : ua < ub) ? b : a;
   case VKDS_OP_BIT_AND: return a & b;
@@ -142,7 +125,7 @@ static uint64_t int_op(vkds_type t, vkds_op_kind op, uint64_t a, uint64_t b) {
   case VKDS_OP_BIT_XOR: return a ^ b;
   case VKDS_OP_LOGICAL_AND: return (ua != 0 && ub != 0) ? 1 : 0;
   case VKDS_OP_LOGICAL_OR: return (ua != 0 || ub != 0) ? 1 : 0;
-  default: return (a + b) & mask(t);
+  default: return (a + b) & type_mask(t);
   }
 }
 static double float_op(vkds_op_kind op, double a, double b) {
@@ -175,8 +158,8 @@ static void check_reduce_result(vkds_type t, vkds_op_kind op, const void *data, 
     for (uint64_t i = 0; i < n; ++i) acc = int_op(t, op, acc, as_bits(t, data, i));
     val want = from_bits(t, acc);
     ck_assert_msg(memcmp(want.b, got->b, size_of(t)) == 0, "%s: %s op %d n %llu: got %llx want %llx", what,
-                  type_name(t), (int)op, (unsigned long long)n, (unsigned long long)(got->u64 & mask(t)),
-                  (unsigned long long)(want.u64 & mask(t)));
+                  type_name(t), (int)op, (unsigned long long)n, (unsigned long long)(got->u64 & type_mask(t)),
+                  (unsigned long long)(want.u64 & type_mask(t)));
     return;
   }
   double acc = op == VKDS_OP_MULTIPLIES || op == VKDS_OP_LOGICAL_AND ? 1 : op == VKDS_OP_MIN ? INFINITY
@@ -300,8 +283,8 @@ START_TEST(elementwise_tails_and_unaligned) {
             ck_assert_msg(fabs(as_double(t, host, i) - want) <= fabs(want) * 1e-6, "%s transform [%llu]", type_name(t),
                           (unsigned long long)i);
           } else {
-            uint64_t want = (as_bits(t, data, i + shift) * 2 + 1) & mask(t);
-            ck_assert_msg((as_bits(t, host, i) & mask(t)) == want, "%s transform [%llu] shift %llu n %llu", type_name(t),
+            uint64_t want = (as_bits(t, data, i + shift) * 2 + 1) & type_mask(t);
+            ck_assert_msg((as_bits(t, host, i) & type_mask(t)) == want, "%s transform [%llu] shift %llu n %llu", type_name(t),
                           (unsigned long long)i, (unsigned long long)shift, (unsigned long long)n);
           }
         }

@@ -14,6 +14,7 @@
 
 #include "app_cmd.h"
 #include "harness.h"
+#include "values.h"
 
 static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
 static const char *path_name(vkds_scan_path p) { return p == VKDS_SCAN_PATH_SINGLE ? "single" : "portable"; }
@@ -35,9 +36,6 @@ static void close_ctx(void) {
   pol = NULL, ctx = NULL;
 }
 
-static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
-static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
-static bool is_float(vkds_type t) { return t == VKDS_F32 || t == VKDS_F64; }
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
 static uint64_t rnd(void) {

@@ -19,6 +19,7 @@
 
 #include "app_cmd.h"
 #include "harness.h"
+#include "values.h"
 
 static vkds_context *ctx;
 static vkds_resource *r0;
@@ -42,22 +43,7 @@ static uint64_t rnd(void) {
   return rng_state;
 }
 
-static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
-static const char *type_name(vkds_type t) {
-  static const char *n[] = {"?", "i32", "u32", "f32", "i64", "u64", "f64"};
-  return n[t];
-}
-static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
 
-typedef union val {
-  int32_t i32;
-  uint32_t u32;
-  float f32;
-  int64_t i64;
-  uint64_t u64;
-  double f64;
-  unsigned char b[8];
-} val;
 
 #define NONE UINT32_MAX
 

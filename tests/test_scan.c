@@ -19,6 +19,7 @@
 
 #include "app_cmd.h"
 #include "harness.h"
+#include "values.h"
 
 static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
 static const char *path_name(vkds_scan_path p) { return p == VKDS_SCAN_PATH_SINGLE ? "single" : "portable"; }
@@ -50,25 +51,7 @@ static uint32_t subgroup(void) {
 
 /* ---- values of every type ---- */
 
-typedef union val {
-  int32_t i32;
-  uint32_t u32;
-  float f32;
-  int64_t i64;
-  uint64_t u64;
-  double f64;
-  unsigned char b[8];
-} val;
 
-static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
-static const char *type_name(vkds_type t) {
-  static const char *n[] = {"?", "i32", "u32", "f32", "i64", "u64", "f64"};
-  return n[t];
-}
-static bool is_float(vkds_type t) { return t == VKDS_F32 || t == VKDS_F64; }
-static bool is_signed(vkds_type t) { return t == VKDS_I32 || t == VKDS_I64; }
-static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
-static uint64_t mask(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 /* Elements per tile (scan_tile.glsl): where a scan's grid changes. */
 static uint64_t tile_of(vkds_type t) { return size_of(t) == 8 ? 2048 : 4096; }
 
@@ -145,7 +128,7 @@ static test_op make_op(int kind, vkds_type t) {
 static uint64_t int_op(vkds_type t, int op, uint64_t a, uint64_t b) {
   bool s = is_signed(t);
   int64_t sa = size_of(t) == 4 ? (int64_t)(int32_t)a : (int64_t)a, sb = size_of(t) == 4 ? (int64_t)(int32_t)b : (int64_t)b;
-  uint64_t ua = a & mask(t), ub = b & mask(t), r;
+  uint64_t ua = a & type_mask(t), ub = b & type_mask(t), r;
   switch (op) {
   case VKDS_OP_MULTIPLIES: r = a * b; break;
   case VKDS_OP_MIN: r = (s ? sb < sa : ub < ua) ? b : a; break;
@@ -158,7 +141,7 @@ static uint64_t int_op(vkds_type t, int op, uint64_t a, uint64_t b) {
   case USER_RIGHT: r = b; break;
   default: r = a + b; break;
   }
-  return r & mask(t);
+  return r & type_mask(t);
 }
 static double float_op(int op, double a, double b) {
   switch (op) {
@@ -183,8 +166,8 @@ static val identity_of(vkds_type t, int op) {
   switch (op) {
   case VKDS_OP_MULTIPLIES: case VKDS_OP_LOGICAL_AND: return val_bits(t, 1);
   case VKDS_OP_BIT_AND: return val_bits(t, ~0ull);
-  case VKDS_OP_MIN: return val_bits(t, is_signed(t) ? mask(t) >> 1 : ~0ull);
-  case VKDS_OP_MAX: case USER_MAX: return val_bits(t, is_signed(t) ? (mask(t) >> 1) + 1 : 0);
+  case VKDS_OP_MIN: return val_bits(t, is_signed(t) ? type_mask(t) >> 1 : ~0ull);
+  case VKDS_OP_MAX: case USER_MAX: return val_bits(t, is_signed(t) ? (type_mask(t) >> 1) + 1 : 0);
   default: return val_bits(t, 0);
   }
 }
@@ -229,13 +212,13 @@ static void check_scan(vkds_type t, int op, const void *in, uint64_t n, bool exc
     for (uint64_t i = 0; i < n; ++i) {
       uint64_t x = get_bits(t, in, i);
       uint64_t want = exclusive ? (has ? acc : get_bits(t, identity_of(t, op).b, 0)) : has ? int_op(t, op, acc, x) : x;
-      acc = has ? int_op(t, op, acc, x) : x & mask(t);
+      acc = has ? int_op(t, op, acc, x) : x & type_mask(t);
       has = true;
-      uint64_t g = get_bits(t, got, i) & mask(t);
-      if (g != (want & mask(t)))
+      uint64_t g = get_bits(t, got, i) & type_mask(t);
+      if (g != (want & type_mask(t)))
         ck_abort_msg("%s: %s op %d n %llu %s: [%llu] got %llx want %llx", what, type_name(t), op,
                      (unsigned long long)n, exclusive ? "exclusive" : "inclusive", (unsigned long long)i,
-                     (unsigned long long)g, (unsigned long long)(want & mask(t)));
+                     (unsigned long long)g, (unsigned long long)(want & type_mask(t)));
     }
     return;
   }

@@ -16,6 +16,7 @@
 
 #include "app_cmd.h"
 #include "harness.h"
+#include "values.h"
 
 static vkds_context *ctx;
 static vkds_resource *r0;
@@ -34,8 +35,6 @@ static void close_ctx(void) {
   pol = NULL, ctx = NULL;
 }
 
-static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
-static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
 static uint64_t all_bits(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 static uint64_t top_bit(vkds_type t) { return size_of(t) == 4 ? 0x80000000ull : 0x8000000000000000ull; }
 static uint64_t get_raw(vkds_type t, const void *p, uint64_t i) {

@@ -18,6 +18,7 @@
 
 #include "app_cmd.h"
 #include "harness.h"
+#include "values.h"
 
 static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
 static const char *path_name(vkds_scan_path p) { return p == VKDS_SCAN_PATH_SINGLE ? "single" : "portable"; }
@@ -48,25 +49,7 @@ static uint64_t rnd(void) {
 
 /* ---- values of every type ---- */
 
-typedef union val {
-  int32_t i32;
-  uint32_t u32;
-  float f32;
-  int64_t i64;
-  uint64_t u64;
-  double f64;
-  unsigned char b[8];
-} val;
 
-static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
-static const char *type_name(vkds_type t) {
-  static const char *n[] = {"?", "i32", "u32", "f32", "i64", "u64", "f64"};
-  return n[t];
-}
-static bool is_float(vkds_type t) { return t == VKDS_F32 || t == VKDS_F64; }
-static bool is_signed(vkds_type t) { return t == VKDS_I32 || t == VKDS_I64; }
-static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
-static uint64_t mask(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 static uint64_t tile_of(vkds_type t) { return size_of(t) == 8 ? 2048 : 4096; }
 
 static double get_double(vkds_type t, const void *p, uint64_t i) {
@@ -123,7 +106,7 @@ static vkds_op make_op(int kind, vkds_type t) {
 static uint64_t int_op(vkds_type t, int op, uint64_t a, uint64_t b) {
   bool s = is_signed(t);
   int64_t sa = size_of(t) == 4 ? (int64_t)(int32_t)a : (int64_t)a, sb = size_of(t) == 4 ? (int64_t)(int32_t)b : (int64_t)b;
-  uint64_t ua = a & mask(t), ub = b & mask(t), r;
+  uint64_t ua = a & type_mask(t), ub = b & type_mask(t), r;
   switch (op) {
   case VKDS_OP_MULTIPLIES: r = a * b; break;
   case VKDS_OP_MIN: r = (s ? sb < sa : ub < ua) ? b : a; break;
@@ -132,7 +115,7 @@ static uint64_t int_op(vkds_type t, int op, uint64_t a, uint64_t b) {
   case USER_RIGHT: r = b; break;
   default: r = a + b; break;
   }
-  return r & mask(t);
+  return r & type_mask(t);
 }
 static double float_op(int op, double a, double b) {
   switch (op) {
@@ -153,8 +136,8 @@ static uint64_t identity_bits(vkds_type t, int op) {
   }
   switch (op) {
   case VKDS_OP_MULTIPLIES: return 1;
-  case VKDS_OP_MIN: return is_signed(t) ? mask(t) >> 1 : mask(t);
-  case VKDS_OP_MAX: case USER_MAX: return is_signed(t) ? ((mask(t) >> 1) + 1) & mask(t) : 0;
+  case VKDS_OP_MIN: return is_signed(t) ? type_mask(t) >> 1 : type_mask(t);
+  case VKDS_OP_MAX: case USER_MAX: return is_signed(t) ? ((type_mask(t) >> 1) + 1) & type_mask(t) : 0;
   default: return 0;
   }
 }
@@ -227,11 +210,11 @@ static void check_scan_by_key(vkds_type t, int op, bool (*starts)(const void *, 
       want = exclusive ? acc : step(t, op, acc, x);
       acc = step(t, op, acc, x);
     }
-    uint64_t g = get_bits(t, got, i) & mask(t);
-    if (g != (want & mask(t)))
+    uint64_t g = get_bits(t, got, i) & type_mask(t);
+    if (g != (want & type_mask(t)))
       ck_abort_msg("%s: %s op %d n %llu %s%s: [%llu] got %llx want %llx", what, type_name(t), op, (unsigned long long)n,
                    exclusive ? "exclusive" : "inclusive", init ? " with init" : "", (unsigned long long)i,
-                   (unsigned long long)g, (unsigned long long)(want & mask(t)));
+                   (unsigned long long)g, (unsigned long long)(want & type_mask(t)));
   }
 }
 
@@ -248,11 +231,11 @@ static void check_reduce_by_key(vkds_type t, int op, const uint32_t *keys, const
       if (seg < fit) {
         if (keys_out[seg] != keys[i])
           ck_abort_msg("%s: segment %llu key %u want %u", what, (unsigned long long)seg, keys_out[seg], keys[i]);
-        uint64_t g = get_bits(t, vals_out, seg) & mask(t);
-        if (g != (acc & mask(t)))
+        uint64_t g = get_bits(t, vals_out, seg) & type_mask(t);
+        if (g != (acc & type_mask(t)))
           ck_abort_msg("%s: %s op %d n %llu: segment %llu got %llx want %llx", what, type_name(t), op,
                        (unsigned long long)n, (unsigned long long)seg, (unsigned long long)g,
-                       (unsigned long long)(acc & mask(t)));
+                       (unsigned long long)(acc & type_mask(t)));
       }
       ++seg;
     }

@@ -21,6 +21,7 @@
 
 #include "app_cmd.h"
 #include "harness.h"
+#include "values.h"
 
 static const vkds_scan_path PATHS[] = {VKDS_SCAN_PATH_SINGLE, VKDS_SCAN_PATH_PORTABLE};
 static const char *path_name(vkds_scan_path p) { return p == VKDS_SCAN_PATH_SINGLE ? "onesweep" : "portable"; }
@@ -47,16 +48,8 @@ static void close_ctx(void) {
 
 /* ---- keys of every type, as raw bits ---- */
 
-static const vkds_type TYPES[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
-static const char *type_name(vkds_type t) {
-  static const char *n[] = {"?", "i32", "u32", "f32", "i64", "u64", "f64"};
-  return n[t];
-}
-static uint32_t size_of(vkds_type t) { return vkds_type_size(t); }
 static uint64_t all_bits(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 static uint64_t top_bit(vkds_type t) { return size_of(t) == 4 ? 0x80000000ull : 0x8000000000000000ull; }
-static bool is_float(vkds_type t) { return t == VKDS_F32 || t == VKDS_F64; }
-static bool is_signed(vkds_type t) { return t == VKDS_I32 || t == VKDS_I64; }
 /* Keys per tile (sort_tile.glsl): where the grid changes. */
 static uint64_t tile_of(vkds_type t) { return size_of(t) == 8 ? 2048 : 4096; }
 
