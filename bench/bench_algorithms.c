@@ -140,6 +140,7 @@ enum {
 #define F32_TOLERANCE 1e-5
 #define WAIT_SPIN_NS 50000ull       /* plain waits spin this long, as vkds's (its default spin_ns) */
 #define SPIN_ALWAYS UINT64_MAX
+#define GPU_WAIT_NS 20000000000ull /* any one wait for the GPU: beyond it, the row fails (never a hang) */
 
 typedef enum residency { DEVICE, HOST } residency;
 static const char *const residency_names[] = {"device", "host"};
@@ -779,10 +780,20 @@ static void gpu_timer_stamp(const gpu_timer *g, VkCommandBuffer cmd, uint32_t ra
  * interval). Returns false without timestamps or when they cannot be read. */
 static bool gpu_timer_read(const gpu_timer *g, uint32_t range, uint32_t k, double *ns) {
   uint64_t t[RANGE_QUERIES];
-  if (!g->pool || range >= RANGES ||
-      vkGetQueryPoolResults(g->dev, g->pool, range * RANGE_QUERIES, 2 * k, 2 * k * sizeof t[0], t, sizeof t[0],
-                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+  if (!g->pool || range >= RANGES) return false;
+  /* polled, not WAIT_BIT: a query that is never written (a bug here, a lost device) must
+   * end the row with an error, not the run with a hang */
+  VkResult vr;
+  uint64_t t0 = bench_now_ns();
+  while ((vr = vkGetQueryPoolResults(g->dev, g->pool, range * RANGE_QUERIES, 2 * k, 2 * k * sizeof t[0], t,
+                                     sizeof t[0], VK_QUERY_RESULT_64_BIT)) == VK_NOT_READY &&
+         bench_now_ns() - t0 < GPU_WAIT_NS)
+    ;
+  if (vr != VK_SUCCESS) {
+    fprintf(stderr, "vkds-bench: timestamps %u..%u of range %u: %s\n", 0u, 2 * k - 1, range,
+            vr == VK_NOT_READY ? "not written within the wait limit" : "cannot be read");
     return false;
+  }
   for (uint32_t i = 0; i < k; ++i) ns[i] = (double)((t[2 * i + 1] - t[2 * i]) & g->mask) * g->period_ns;
   return true;
 }
@@ -988,10 +999,17 @@ static VkResult plain_wait(plain *p, uint64_t value, uint64_t spin_ns) {
   uint64_t v = 0, t0 = bench_now_ns();
   VkResult vr;
   while ((vr = vkGetSemaphoreCounterValue(p->dev, p->timeline, &v)) == VK_SUCCESS && v < value) {
-    if (spin_ns != SPIN_ALWAYS && bench_now_ns() - t0 >= spin_ns) {
+    uint64_t spun = bench_now_ns() - t0;
+    if (spun >= GPU_WAIT_NS || (spin_ns != SPIN_ALWAYS && spun >= spin_ns)) {
       VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                                 .pSemaphores = &p->timeline, .pValues = &value};
-      return vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+      vr = vkWaitSemaphores(p->dev, &wi, spun >= GPU_WAIT_NS ? 0 : GPU_WAIT_NS - spun);
+      if (vr == VK_TIMEOUT) {
+        vkGetSemaphoreCounterValue(p->dev, p->timeline, &v);
+        fprintf(stderr, "vkds-bench: the plain queue's submission %llu not done after %.0f s (done: %llu)\n",
+                (unsigned long long)value, GPU_WAIT_NS * 1e-9, (unsigned long long)v);
+      }
+      return vr;
     }
   }
   return vr;
@@ -1159,10 +1177,14 @@ static bool check_batch(const run_state *st, const algo *a, const dataset *d, ui
  * size) and the one that writes the checked outputs. */
 /* VKDS_BENCH_TRACE=1: each step of a size's device rows on stderr as it starts (to see
  * where a run that never ends is). */
-static void trace(const char *step, const algo *a, const dataset *d) {
+static bool trace_on(void) {
   static int on = -1;
   if (on < 0) on = getenv("VKDS_BENCH_TRACE") != NULL;
-  if (on) fprintf(stderr, "trace: %s %s 2^%u\n", step, a ? a->name : "plain_copy", ilog2(d->n));
+  return on;
+}
+
+static void trace(const char *step, const algo *a, const dataset *d) {
+  if (trace_on()) fprintf(stderr, "trace: %s %s 2^%u\n", step, a ? a->name : "plain_copy", ilog2(d->n));
 }
 
 static bool record_single(run_state *st, const algo *a, const dataset *d, uint32_t set, double *gpu_ns,
@@ -1256,24 +1278,33 @@ static bool time_batches(run_state *st, const algo *a, const dataset *d, uint32_
   vkds_result err = VKDS_SUCCESS;
   VkResult vr = VK_SUCCESS;
   uint64_t t0 = bench_now_ns(), last = 0;
+  /* the copies each batch[] holds: a batch is recorded a round before it runs, with the
+   * count of that moment, and must be read back with that count (a read of queries
+   * that were reset but never written would wait for ever) */
+  uint32_t kc_rec[2] = {kc, 0};
   if (with_copy) plain_record_batch(p, p->batch[0], d, cset, kc, RANGE_PLAIN);
   for (uint32_t j = 0; j < MAX_BATCHES; ++j) {
     uint64_t tb = bench_now_ns(), value = 0;
     if (j >= MIN_BATCHES && calls >= MIN_REPS && tb - t0 + last > BATCHES_NS) break;
-    uint32_t kc_now = kc, kv_now = k, vset_now = vset;
+    uint32_t kc_now = kc_rec[j & 1], kv_now = k, vset_now = vset;
+    if (trace_on()) fprintf(stderr, "trace:   round %u: %u copies, %u calls\n", j, with_copy ? kc_now : 0, a ? k : 0);
     if (a && !overlap) err = record_batch(st, a, d, vset, k);
     if (with_copy && err == VKDS_SUCCESS) {
       vr = plain_submit(p, p->batch[j & 1], &value);
-      cset = (cset + kc) % d->sets;
+      cset = (cset + kc_now) % d->sets;
     }
     if (a && overlap && vr == VK_SUCCESS) err = record_batch(st, a, d, vset, k);
     if (a && vr == VK_SUCCESS && err == VKDS_SUCCESS) vr = plain_submit(p, p->record, &value);
     /* the next copy batch, into the batch[] that ran in round j - 1 */
-    if (with_copy && overlap && vr == VK_SUCCESS)
+    if (with_copy && overlap && vr == VK_SUCCESS) {
       plain_record_batch(p, p->batch[(j + 1) & 1], d, cset, kc, RANGE_PLAIN + ((j + 1) & 1));
+      kc_rec[(j + 1) & 1] = kc;
+    }
     if (vr == VK_SUCCESS && value) vr = plain_wait(p, value, WAIT_SPIN_NS);
-    if (with_copy && !overlap && vr == VK_SUCCESS)
+    if (with_copy && !overlap && vr == VK_SUCCESS) {
       plain_record_batch(p, p->batch[(j + 1) & 1], d, cset, kc, RANGE_PLAIN + ((j + 1) & 1));
+      kc_rec[(j + 1) & 1] = kc;
+    }
     if (vr != VK_SUCCESS || err != VKDS_SUCCESS) break;
     last = bench_now_ns() - tb;
     if (with_copy) {
