@@ -192,6 +192,14 @@ bool vkds_find_prefix(uint64_t k, SCAN_T own, inout uint spins, bool hs, SCAN_T 
     reduce = b * uint64_t(S) + uint64_t(got);
     return false;
   }
+  // the A's of the block before k; lane i holds k's own (the block's B when i = S-1).
+  // B(b) goes out now, before the B's before it are read: it depends on the block's A's
+  // alone, and published after this tile's own search it chained every block to the one
+  // before (2,048 blocks one after the other at 2^28: 4 ms on an H100, 0.23x CUB).
+  if (lane == i) a = own;
+  SCAN_T ascan = vkds_subgroup_scan(a);
+  SCAN_T bk = vkds_lane_total(ascan, S - 1u); // B(b), when i = S-1
+  if (i == S - 1u && lane == 0u) vkds_publish(VKDS_KIND_B, b, bk);
   got = vkds_gather(VKDS_KIND_B, s * uint64_t(S), j, spins, bv);
   if (got < S) {
     reduce = vkds_make_b(s * uint64_t(S) + uint64_t(got), spins);
@@ -201,11 +209,6 @@ bool vkds_find_prefix(uint64_t k, SCAN_T own, inout uint spins, bool hs, SCAN_T 
     reduce = vkds_advance_r(s, spins, hs, start);
     return false;
   }
-  // the A's of the block before k; lane i holds k's own (the block's B when i = S-1)
-  if (lane == i) a = own;
-  SCAN_T ascan = vkds_subgroup_scan(a);
-  SCAN_T bk = vkds_lane_total(ascan, S - 1u); // B(b), when i = S-1
-  if (i == S - 1u && lane == 0u) vkds_publish(VKDS_KIND_B, b, bk);
   // the B's of the superblock before b; lane j holds B(b) (R(s) when j = S-1)
   if (lane == j) bv = bk;
   SCAN_T bscan = vkds_subgroup_scan(bv);
