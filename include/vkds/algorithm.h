@@ -322,9 +322,10 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  *   VKDS_SCAN_PATH_PORTABLE: reduce-then-scan, three dispatches (one for up to 4
  *     tiles): group totals, their scan, the scan itself. Reads n twice, writes n; no
  *     group ever waits for another, on any device.
- * The rule: SINGLE on discrete GPUs of NVIDIA, AMD and Intel (vendor IDs 0x10de,
- * 0x1002, 0x8086) that can run it; PORTABLE everywhere else (CPU devices such as
- * lavapipe, integrated and mobile GPUs). vkds_context_info.scan_path, else the
+ * The rule: PORTABLE on every device, because it was the faster path at every size
+ * measured on an H100 (2^16 to 2^28 u32; bench/RESULTS.md, 2026-11-23): SINGLE still
+ * loses there to its look-back's waits. SINGLE runs where it is asked for and the
+ * device can run it. vkds_context_info.scan_path, else the
  * environment variable VKDS_SCAN_PATH=single|portable, overrides the rule for every
  * device of a context (a device that cannot run SINGLE runs PORTABLE). A scan in place
  * always runs PORTABLE: the fallback re-reads a stalled tile's input, which its owner
