@@ -15,7 +15,9 @@
  *   vkds_count_if ("(x & 1u) == 0u" / "x > 0.5"), vkds_min_element, vkds_fill,
  *   vkds_inner_product, vkds_inclusive_scan and vkds_exclusive_scan (plus, no init:
  *   CUB's InclusiveSum and ExclusiveSum), vkds_copy_if (count_if's predicate, CUB's
- *   select_if's, into an output as long as the input):
+ *   select_if's, into an output as long as the input), vkds_histogram_even (256 bins
+ *   into the output's first 256 elements, as cub_histogram_even: u32 by their top 8
+ *   bits, through a transform view "x >> 24u" over [0, 256); f32 over [-1, 1)):
  *     on device data   GPU time: the recording form (vkds_cmd_X, scalar results into a
  *                      device buffer) in batches, as the plain copy's; wall time: the
  *                      blocking call through the policy, one call per sample with its
@@ -137,6 +139,7 @@ enum {
 #define WARM_NS 10000000ull         /* on GPUs, the warm-up of a wall-timed row lasts at least this long */
 #define CLOCK_WARM_NS 200000000ull  /* on GPUs, plain copies back to back before each size's device rows */
 #define POISON 0xffffffffu          /* a NaN as f32 */
+#define HIST_BINS 256u              /* the histogram's bins (cub_bench's) */
 #define F32_TOLERANCE 1e-5
 #define WAIT_SPIN_NS 50000ull       /* plain waits spin this long, as vkds's (its default spin_ns) */
 #define SPIN_ALWAYS UINT64_MAX
@@ -363,6 +366,12 @@ static void dataset_destroy(dataset *d) {
   *d = (dataset){0};
 }
 
+/* The recorded forms' scratch: every row's (the histogram's goes by its bins). */
+static uint64_t recorded_scratch_bytes(vkds_resource *res, uint64_t n) {
+  uint64_t a = vkds_algorithm_scratch_bytes(res, n), h = vkds_histogram_scratch_bytes(res, HIST_BINS);
+  return a > h ? a : h;
+}
+
 /* Fresh random inputs for every set, on the host and in device buffers (dedicated, so
  * that the plain shader binds them at offset 0). Returns 0, or 1 with a message. */
 static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64_t n, uint64_t *seed) {
@@ -375,7 +384,7 @@ static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64
   if (d->sets > MAX_SETS) d->sets = MAX_SETS;
   d->scratch = malloc(d->bytes);
   if (!d->scratch) goto oom;
-  uint64_t cmd_scratch = vkds_algorithm_scratch_bytes(res, n);
+  uint64_t cmd_scratch = recorded_scratch_bytes(res, n);
   if (cmd_scratch && vkds_buffer_create(res, &(vkds_buffer_info){.size = cmd_scratch}, &d->cmd_scratch) != VKDS_SUCCESS)
     goto oom;
   for (uint32_t s = 0; s < d->sets; ++s) {
@@ -412,7 +421,7 @@ static int dataset_mirror(dataset *m, vkds_resource *res, const dataset *src) {
   *m = *src;
   m->res = res, m->mirror = true, m->cmd_scratch = NULL;
   memset(m->dev, 0, sizeof m->dev);
-  uint64_t cmd_scratch = vkds_algorithm_scratch_bytes(res, m->n);
+  uint64_t cmd_scratch = recorded_scratch_bytes(res, m->n);
   if (cmd_scratch && vkds_buffer_create(res, &(vkds_buffer_info){.size = cmd_scratch}, &m->cmd_scratch) != VKDS_SUCCESS)
     goto oom;
   vkds_buffer_info bi = {.size = m->bytes, .memory = VKDS_MEMORY_DEVICE, .flags = VKDS_BUFFER_DEDICATED};
@@ -526,6 +535,21 @@ static vkds_result run_copy_if(call *c) {
   const char *op = count_op(c->d->type);
   return c->rec ? vkds_cmd_copy_if(c->rec, &c->in, &c->out, op, c->result)
                 : vkds_copy_if(c->pol, &c->in, &c->out, op, &c->count);
+}
+
+/* 256 even bins, as cub_histogram_even: u32 over [0, 2^32) (a transform view of the top
+ * 8 bits over [0, 256): a U32 range cannot end at 2^32), f32 over [-1, 1) (this data's
+ * range); the counts into the output's first 256 elements. */
+static const vkds_transform_op TOP8 = {.glsl = "x >> 24u"};
+static vkds_result run_histogram(call *c) {
+  static const uint32_t lo_u = 0, hi_u = HIST_BINS;
+  static const float lo_f = -1.0f, hi_f = 1.0f;
+  bool u = c->d->type == VKDS_U32;
+  vkds_seq top = vkds_seq_transform(&c->in, &TOP8), *in = u ? &top : &c->in, counts = c->out;
+  counts.count = HIST_BINS, counts.type = VKDS_U32;
+  const void *lo = u ? (const void *)&lo_u : &lo_f, *hi = u ? (const void *)&hi_u : &hi_f;
+  return c->rec ? vkds_cmd_histogram_even(c->rec, in, lo, hi, &counts)
+                : vkds_histogram_even(c->pol, in, lo, hi, &counts);
 }
 
 static bool check_reduce(const call *c, const reference *r) {
@@ -650,6 +674,21 @@ static bool verify_copy_if(const algo *a, const dataset *d, const uint32_t *out,
   return report(a, d, where, "output elements", bad, first, bad ? out[first] : 0, want_first);
 }
 
+/* The histogram of set 0's input: its 256 counts, every element after them untouched. */
+static bool verify_histogram(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  uint32_t want[HIST_BINS] = {0};
+  for (uint64_t i = 0; i < d->n; ++i) {
+    uint32_t x = d->host[0][IN][i];
+    if (d->type == VKDS_U32) ++want[x >> 24]; /* floor(x * 256 / 2^32) */
+    else ++want[(uint32_t)((as_f32(x) + 1.0f) * 128.0f)]; /* exact on this data's grid, in [0, 256) */
+  }
+  uint64_t bad = 0, first = 0;
+  for (uint64_t i = 0; i < d->n; ++i)
+    if (out[i] != (i < HIST_BINS ? want[i] : POISON) && bad++ == 0) first = i;
+  return report(a, d, where, "counts or untouched elements", bad, first, bad ? out[first] : 0,
+                bad ? (first < HIST_BINS ? want[first] : POISON) : 0);
+}
+
 static const algo ALGOS[] = {
     {"vkds_copy", 2, NULL, false, run_copy, NO_RESULT, NULL, expect_copy, check_output},
     {"vkds_transform", 2, NULL, false, run_transform, NO_RESULT, NULL, expect_transform, check_output},
@@ -663,6 +702,7 @@ static const algo ALGOS[] = {
     {"vkds_exclusive_scan", 2, "cub_exclusive_scan", false, run_exclusive_scan, LAST, check_exclusive_last, NULL,
      verify_exclusive},
     {"vkds_copy_if", 0, "cub_select_if", true, run_copy_if, COUNT, check_count_if, NULL, verify_copy_if},
+    {"vkds_histogram_even", 1, "cub_histogram_even", false, run_histogram, NO_RESULT, NULL, NULL, verify_histogram},
 };
 #define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
 
@@ -1738,8 +1778,8 @@ done:
   return 0;
 }
 
-/* Issue 12's measurements at the largest size of u32 device data: the scans and copy_if
- * against their baselines (CUB's with --cub), and both scan paths forced. */
+/* Issue 12's measurements at the largest size of u32 device data: the scans, copy_if
+ * and the 256-bin histogram against their baselines (CUB's with --cub), and both scan paths forced. */
 static void print_scan_targets(const row_list *rows, vkds_scan_path path) {
   static const struct {
     const char *algo;
@@ -1747,7 +1787,7 @@ static void print_scan_targets(const row_list *rows, vkds_scan_path path) {
   } t[] = {{"vkds_inclusive_scan", 0.95},          {"vkds_exclusive_scan", 0.0},
            {"vkds_copy_if", 0.9},                  {"vkds_inclusive_scan_single", 0.0},
            {"vkds_inclusive_scan_portable", 0.0},  {"vkds_copy_if_single", 0.0},
-           {"vkds_copy_if_portable", 0.0}};
+           {"vkds_copy_if_portable", 0.0},         {"vkds_histogram_even", 1.0}};
   uint64_t n = 0;
   for (size_t i = 0; i < rows->count; ++i)
     if (rows->v[i].type == VKDS_U32 && rows->v[i].resident == DEVICE && rows->v[i].alg && rows->v[i].n > n &&
