@@ -789,7 +789,8 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   if (a->elem == VKDS__ELEM_BY_KEY) /* scan_tile.glsl's segmented scan (and reduce by key, below) */
     put(b, "#define VKDS_SEGMENTED 1\n%s", a->result == VKDS__RESULT_COUNT ? "#define VKDS_REDUCE_BY_KEY 1\n" : "");
   if (a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT) { /* compaction: what fits */
-    put(b, "#define VKDS_COMPACT 1\n#define VKDS_OUT_COUNT P(%u)\n", counts);
+    put(b, "#define VKDS_COMPACT 1\n#define VKDS_OUT_COUNT P(%u)\n#define VKDS_OUT_SIZE %u\n", counts,
+        out->type == VKDS_TYPE_COMPOSITE ? 0u : vkds_type_size(out->type));
     if (a->output2)
       put(b, "#define VKDS_PARTITION 1\n#define OUT2_T %s\n#define out2_st s%u_st\n#define VKDS_OUT2_COUNT P(%u)\n",
           out2->glsl, out2->id, counts + 1);
