@@ -96,6 +96,7 @@ typedef struct vkds__device_facts {
   bool has_external_memory_host;
   VkDeviceSize import_alignment; /* minImportedHostPointerAlignment, with the extension */
   bool has_push_descriptor;
+  bool has_pipeline_executable_properties; /* VK_KHR_pipeline_executable_properties */
   /* The device's parallel units, where its driver says (VK_NV_shader_sm_builtins,
    * VK_AMD_shader_core_properties), else 0: compute units (SMs, CUs) and the threads one
    * unit keeps resident at most. Grids that should fill the device once (a reduction's
@@ -114,6 +115,9 @@ typedef struct vkds__device_facts {
 typedef struct vkds__device_enabled {
   bool buffer_device_address, timeline_semaphore, shader_int64, int64_atomics, float64;
   bool external_memory_host, push_descriptor;
+  /* VKDS_PIPELINE_STATS set and the device has VK_KHR_pipeline_executable_properties:
+   * every pipeline vkds makes prints its driver's statistics to stderr (kernel.c) */
+  bool pipeline_stats;
 } vkds__device_enabled;
 
 typedef struct vkds__device {

@@ -163,8 +163,10 @@ vkds_result vkds__scan_choose(vkds__call *c) {
  * (Mesa 22.3) then lost the shared stores of a loop's last run in the portable kernel. */
 const char *vkds__scan_preamble(const vkds__alg *a) {
   /* the portable path moves whole tiles through shared memory (scan_tile.glsl); the
-   * single pass does not: on an H100 that made it 1.4x slower at 2^28 (1,682 -> 2,423 us),
-   * where it made the portable path 1.25x faster (1,633 -> 1,301 us) */
+   * single pass does not: on an H100 that made it 1.4x slower at 2^28 (1,682 -> 2,423 us;
+   * 66 registers a thread instead of 40, so 3 groups resident per SM instead of 6: it
+   * needs them to hide its look-back's waits), where it made the portable path 1.25x
+   * faster (1,633 -> 1,301 us) */
   static const char portable[] = "#extension GL_KHR_shader_subgroup_basic : require\n"
                                  "#extension GL_KHR_shader_subgroup_shuffle : require\n"
                                  "#define VKDS_STRIPED_TILES\n";

@@ -1,6 +1,7 @@
 /* lib/core/device.c: a physical device's facts, and the VkDevice vkds creates on it. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,8 @@ vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
   if (vr == VK_SUCCESS || vr == VK_INCOMPLETE) {
     f->has_external_memory_host = has_device_extension(exts, n, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
     f->has_push_descriptor = has_device_extension(exts, n, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    f->has_pipeline_executable_properties =
+        has_device_extension(exts, n, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     query_compute_units(fn, phys, f, has_device_extension(exts, n, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME),
                         has_device_extension(exts, n, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME));
   }
@@ -190,10 +193,24 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
   VkPhysicalDeviceFeatures2 on = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &on11};
   choose_features(facts, &on, &on11, &on12, v13 ? &on13 : NULL);
 
-  const char *exts[2];
+  const char *exts[3];
   uint32_t ext_count = 0;
   if (facts->has_external_memory_host) exts[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   if (facts->has_push_descriptor) exts[ext_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  /* VKDS_PIPELINE_STATS (a tuning aid: registers, shared memory, spills per kernel, as
+   * the driver reports them): only when asked, as capturing may cost compile time */
+  const char *stats_env = vkds__getenv("VKDS_PIPELINE_STATS");
+  bool stats = facts->has_pipeline_executable_properties && stats_env && *stats_env && strcmp(stats_env, "0") != 0;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+      .pNext = on.pNext, .pipelineExecutableInfo = VK_TRUE};
+  if (stats) {
+    exts[ext_count++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    on.pNext = &exec;
+  } else if (stats_env && *stats_env && strcmp(stats_env, "0") != 0) {
+    fprintf(stderr, "vkds: VKDS_PIPELINE_STATS: %s has no VK_KHR_pipeline_executable_properties\n",
+            facts->props.properties.deviceName);
+  }
 
   VkDeviceCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
@@ -209,6 +226,7 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
   if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreateDevice");
   vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
   record_enabled(dev, &on.features, &on12, facts->has_external_memory_host, facts->has_push_descriptor);
+  dev->enabled.pipeline_stats = stats;
   return VKDS_SUCCESS;
 }
 

@@ -327,6 +327,49 @@ static void name_object(vkds__device *dev, VkObjectType type, uint64_t handle, c
   dev->ctx->fn.SetDebugUtilsObjectNameEXT(dev->device, &ni);
 }
 
+/* VKDS_PIPELINE_STATS: one line per executable of the pipeline on stderr, every
+ * statistic its driver reports ("vkds: pipeline NAME on DEVICE, EXECUTABLE: name=value,
+ * ..."). A tuning aid: what registers, shared memory or spills a generated kernel costs
+ * decides how many of its work groups a GPU keeps resident. */
+static void print_statistics(const vkds__device *dev, VkPipeline pipeline, const char *name) {
+  const struct VolkDeviceTable *vk = &dev->vk;
+  VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipeline};
+  VkPipelineExecutablePropertiesKHR props[4];
+  uint32_t n = 4;
+  for (uint32_t i = 0; i < n; ++i) props[i] = (VkPipelineExecutablePropertiesKHR){
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR};
+  VkResult vr = vk->vkGetPipelineExecutablePropertiesKHR(dev->device, &pi, &n, props);
+  if (vr != VK_SUCCESS && vr != VK_INCOMPLETE) return;
+  for (uint32_t e = 0; e < n; ++e) {
+    VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipeline,
+                                      .executableIndex = e};
+    VkPipelineExecutableStatisticKHR st[32];
+    uint32_t m = 32;
+    for (uint32_t i = 0; i < m; ++i) st[i] = (VkPipelineExecutableStatisticKHR){
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+    vr = vk->vkGetPipelineExecutableStatisticsKHR(dev->device, &ei, &m, st);
+    if (vr != VK_SUCCESS && vr != VK_INCOMPLETE) continue;
+    fprintf(stderr, "vkds: pipeline %s on %s, %s:", name, dev->facts.props.properties.deviceName, props[e].name);
+    for (uint32_t i = 0; i < m; ++i) {
+      const VkPipelineExecutableStatisticValueKHR *v = &st[i].value;
+      switch (st[i].format) {
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+        fprintf(stderr, " %s=%s", st[i].name, v->b32 ? "yes" : "no");
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+        fprintf(stderr, " %s=%lld", st[i].name, (long long)v->i64);
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+        fprintf(stderr, " %s=%llu", st[i].name, (unsigned long long)v->u64);
+        break;
+      default: fprintf(stderr, " %s=%g", st[i].name, v->f64); break;
+      }
+      fputc(i + 1 < m ? ',' : '\n', stderr);
+    }
+    if (m == 0) fputc('\n', stderr);
+  }
+}
+
 static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeline *p) {
   const vkds_context *ctx = k->ctx;
   const VkPhysicalDeviceLimits *lim = &dev->facts.props.properties.limits;
@@ -392,8 +435,10 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = p->module, .pName = r->entry, .pSpecializationInfo = has_range_constant ? &spec : NULL},
       .layout = p->layout};
+  if (dev->enabled.pipeline_stats) cpci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   if ((vr = vk->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &cpci, NULL, &p->pipeline)) != VK_SUCCESS)
     return vkds__vk_fail(ctx, vr, "vkCreateComputePipelines");
+  if (dev->enabled.pipeline_stats) print_statistics(dev, p->pipeline, k->name);
   name_object(dev, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)p->pipeline, k->name);
   name_object(dev, VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)(uintptr_t)p->module, k->name);
   return VKDS_SUCCESS;
