@@ -40,6 +40,10 @@
  *                      their answers shared), and its own plain copy, whose batches pair
  *                      with its rows'. A device that cannot run the single pass (the
  *                      forced context would run the portable one) has no _single rows.
+ *   plain_scan         bench/scan3.comp: an inclusive plus scan in plain Vulkan, the three
+ *                      passes of vkds's portable path (group totals, their scan, the scan),
+ *                      recorded like vkds's rows and GPU-timed the same way; its output is
+ *                      checked as vkds_inclusive_scan's; no blocking or host rows
  *   vkds_upload        the host rows' baseline: host -> device buffer; wall time
  *   rt_plain, rt_plain_recorded, rt_vkds_reduce: at 2^10 u32, the round trip of one
  *                      plain dispatch of the copy shader (pre-recorded, or recorded
@@ -115,6 +119,7 @@
 
 #include "bench.h"
 #include "copy4.comp.h"
+#include "plain_scan.h"
 
 enum {
   MIN_LOG2 = 10,
@@ -483,6 +488,8 @@ typedef struct call {
   const dataset *d;
   vkds_seq in, in2, out;
   const vkds_cmd *rec;   /* non-NULL: the recording form */
+  uint32_t set;          /* the dataset's set the sequences are of */
+  const plain_scan *pscan; /* the recording form: the plain scan's pipelines (plain_scan's row) */
   vkds_view result;      /* the recording form's scalar results */
   uint32_t value;        /* reduce, inner_product, min_element: the value's bits; scans: the last element */
   uint64_t count, index; /* count_if, copy_if; min_element */
@@ -552,6 +559,13 @@ static vkds_result run_histogram(call *c) {
                 : vkds_histogram_even(c->pol, in, lo, hi, &counts);
 }
 
+/* plain_scan: bench/scan3.comp, the portable path's work without vkds (recorded only). */
+static vkds_result run_plain_scan(call *c) {
+  if (!c->rec || !c->pscan) return VKDS_ERROR_UNSUPPORTED;
+  plain_scan_record(c->pscan, c->rec->cmd, c->set, c->d->type == VKDS_F32, c->d->n);
+  return VKDS_SUCCESS;
+}
+
 static bool check_reduce(const call *c, const reference *r) {
   return c->d->type == VKDS_U32 ? c->value == r->sum : f32_close(c->value, r->sum_f, r->sum_abs);
 }
@@ -596,6 +610,7 @@ struct algo {
   uint32_t (*expect)(vkds_type t, uint32_t in, uint32_t fill); /* element-wise outputs (check_output) */
   /* written outputs, every element, after the timed calls (into poisoned memory); NULL: none */
   bool (*verify)(const algo *a, const dataset *d, const uint32_t *out, const char *where);
+  bool recorded_only; /* no blocking form (a plain-Vulkan baseline): GPU-timed rows only */
 };
 
 /* Says how many of the output's elements were wrong and where the first was. */
@@ -703,6 +718,7 @@ static const algo ALGOS[] = {
      verify_exclusive},
     {"vkds_copy_if", 0, "cub_select_if", true, run_copy_if, COUNT, check_count_if, NULL, verify_copy_if},
     {"vkds_histogram_even", 1, "cub_histogram_even", false, run_histogram, NO_RESULT, NULL, NULL, verify_histogram},
+    {"plain_scan", 2, NULL, false, run_plain_scan, LAST, check_inclusive_last, NULL, verify_inclusive, true},
 };
 #define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
 
@@ -725,7 +741,7 @@ static void unpack_result(call *c, result_layout layout, const unsigned char *by
 }
 
 static call call_of(vkds_policy *pol, const dataset *d, residency where, uint32_t set) {
-  return (call){.pol = pol, .d = d, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
+  return (call){.pol = pol, .d = d, .set = set, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
                 .out = seq_of(d, where, set, OUT)};
 }
 
@@ -1073,6 +1089,8 @@ typedef struct run_state {
   vkds_resource *res;
   vkds_policy *pol;
   plain plain;
+  plain_scan pscan;      /* plain_scan's row */
+  bool pscan_bound;      /* its sets point at this size's data (false: over maxStorageBufferRange) */
   vkds_buffer *result;   /* the recording forms' result view (device memory, as CUB's) */
   vkds_buffer *readback; /* mapped: where each recorded batch's last results are copied */
   uint32_t copy_batch;   /* the plain copy's calls per batch at this size; 0: it cannot run here */
@@ -1089,6 +1107,7 @@ static int state_open(run_state *st, vkds_context *ctx, uint32_t index) {
   st->res = vkds_context_resource(ctx, index);
   st->path = vkds_resource_scan_path(st->res);
   if (vkds_policy_create(&pi, &st->pol) != VKDS_SUCCESS || plain_open(&st->plain, st->res) ||
+      plain_scan_open(&st->pscan, st->res) ||
       vkds_buffer_create(st->res, &(vkds_buffer_info){.size = RESULT_BYTES}, &st->result) != VKDS_SUCCESS ||
       vkds_buffer_create(st->res, &(vkds_buffer_info){.size = RESULT_BYTES, .memory = VKDS_MEMORY_MAPPED},
                          &st->readback) != VKDS_SUCCESS ||
@@ -1104,6 +1123,7 @@ static void state_close(run_state *st) {
   vkds_buffer_destroy(st->result);
   vkds_policy_release(st->pol);
   plain_close(&st->plain);
+  plain_scan_close(&st->pscan);
   free(st->rows.v);
   free(st->cub.v);
   vkds_context_destroy(st->own);
@@ -1176,7 +1196,7 @@ static vkds_result record_batch(run_state *st, const algo *a, const dataset *d, 
   vkds_result err = VKDS_SUCCESS;
   for (uint32_t i = 0; i < k && err == VKDS_SUCCESS; ++i) {
     call c = call_of(st->pol, d, DEVICE, (first_set + i) % d->sets);
-    c.rec = &rec, c.result = (vkds_view){st->result, 0, RESULT_BYTES};
+    c.rec = &rec, c.result = (vkds_view){st->result, 0, RESULT_BYTES}, c.pscan = st->pscan_bound ? &st->pscan : NULL;
     if (i == k - 1 && a->layout != NO_RESULT) vkCmdFillBuffer(cmd, result, at, size, POISON);
     gpu_timer_stamp(&p->timer, cmd, RANGE_VKDS, 2 * i);
     err = a->run(&c);
@@ -1659,6 +1679,10 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
     fprintf(stderr, "vkds-bench: plain_copy 2^%u: over maxStorageBufferRange, skipped\n", ilog2(n));
   else
     plain_bind(p, &d);
+  for (uint32_t s = 0; copy && s < d.sets; ++s)
+    plain_scan_bind(&st->pscan, s, vkds_buffer_vk(d.dev[s][IN]), vkds_buffer_offset(d.dev[s][IN]),
+                    vkds_buffer_vk(d.dev[s][OUT]), vkds_buffer_offset(d.dev[s][OUT]), d.bytes);
+  st->pscan_bound = copy;
   /* the device rows, added before any is measured: pointers into the list hold until the
    * host rows are added */
   size_t first = st->rows.count;
@@ -1744,7 +1768,7 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
     const algo *a = &ALGOS[k];
     double wall = 0.0;
     r = &rows[k];
-    r->ok = time_blocking(st, a, &d, DEVICE, &wall) && r->ok;
+    if (!a->recorded_only) r->ok = time_blocking(st, a, &d, DEVICE, &wall) && r->ok;
     if (a->verify) r->ok = check_recorded_output(st, a, &d) && r->ok;
     row_times(r, algo_bytes(a, &d), gpu_ns[k], wall);
     r->roof_gbps = roof_ns[k] > 0 ? 2.0 * (double)d.bytes / roof_ns[k] : 0.0;
@@ -1765,7 +1789,7 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
   np = 0;
   if ((r = row_add(&st->rows, "vkds_upload", type, n, HOST))) upload_row(&d, r), row_done(st, r);
   for (size_t k = 0; k < ALGO_COUNT; ++k)
-    if ((r = row_add(&st->rows, ALGOS[k].name, type, n, HOST))) {
+    if (!ALGOS[k].recorded_only && (r = row_add(&st->rows, ALGOS[k].name, type, n, HOST))) {
       double wall = 0.0;
       r->alg = &ALGOS[k];
       r->ok = time_blocking(st, &ALGOS[k], &d, HOST, &wall);
@@ -1780,6 +1804,15 @@ done:
 
 /* Issue 12's measurements at the largest size of u32 device data: the scans, copy_if
  * and the 256-bin histogram against their baselines (CUB's with --cub), and both scan paths forced. */
+/* The u32 device row `algo` at n elements; NULL: none. */
+static const row *find_row(const row_list *rows, const char *name, uint64_t n) {
+  for (size_t i = 0; i < rows->count; ++i) {
+    const row *r = &rows->v[i];
+    if (r->type == VKDS_U32 && r->n == n && r->resident == DEVICE && strcmp(r->algo, name) == 0) return r;
+  }
+  return NULL;
+}
+
 static void print_scan_targets(const row_list *rows, vkds_scan_path path) {
   static const struct {
     const char *algo;
@@ -1806,6 +1839,16 @@ static void print_scan_targets(const row_list *rows, vkds_scan_path path) {
       if (t[k].target > 0) printf("  (target >= %.2fx CUB)", t[k].target);
       printf("%s\n", r->ok ? "" : "  FAILED");
     }
+  /* the portable path's overhead over the same work in plain Vulkan (issue 12's target
+   * on CPU devices, lavapipe): the forced portable row, else the default one when the
+   * default path is portable */
+  const row *portable = find_row(rows, "vkds_inclusive_scan_portable", n);
+  if (!portable && path == VKDS_SCAN_PATH_PORTABLE) portable = find_row(rows, "vkds_inclusive_scan", n);
+  const row *ps = find_row(rows, "plain_scan", n);
+  if (portable && ps && portable->us > 0 && ps->us > 0)
+    printf("  portable scan / plain_scan (bench/scan3.comp, the same three passes in plain Vulkan): %.3fx the "
+           "time%s (target <= 1.10x on CPU devices)\n",
+           portable->us / ps->us, portable->ok && ps->ok ? "" : "  FAILED");
 }
 
 int bench_algorithms(vkds_context *ctx, const bench_options *opt) {

@@ -1,0 +1,117 @@
+/* bench/plain_scan.c: see plain_scan.h. */
+#include "plain_scan.h"
+
+#include <string.h>
+
+#include "scan3.comp.h"
+
+enum { TILE_WORDS = 4096, MAX_GROUPS = 1024 };
+
+typedef struct params {
+  uint32_t count4, per, pass;
+} params;
+
+int plain_scan_open(plain_scan *s, vkds_resource *res) {
+  *s = (plain_scan){0};
+  vkds_resource_vk_handles(res, NULL, &s->dev, NULL);
+  VkDescriptorSetLayoutBinding b[3];
+  for (uint32_t i = 0; i < 3; ++i)
+    b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                          .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                         .bindingCount = 3, .pBindings = b};
+  VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(params)};
+  VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+                                    .pSetLayouts = &s->set_layout, .pushConstantRangeCount = 1,
+                                    .pPushConstantRanges = &pr};
+  VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                  .codeSize = sizeof vkds_spirv_scan3, .pCode = vkds_spirv_scan3};
+  if (vkCreateDescriptorSetLayout(s->dev, &dci, NULL, &s->set_layout) != VK_SUCCESS ||
+      vkCreatePipelineLayout(s->dev, &lci, NULL, &s->layout) != VK_SUCCESS ||
+      vkCreateShaderModule(s->dev, &mci, NULL, &s->module) != VK_SUCCESS)
+    goto fail;
+  for (uint32_t f = 0; f < 2; ++f) {
+    VkBool32 is_float = f;
+    VkSpecializationMapEntry e = {.constantID = 0, .offset = 0, .size = sizeof is_float};
+    VkSpecializationInfo spec = {.mapEntryCount = 1, .pMapEntries = &e, .dataSize = sizeof is_float,
+                                 .pData = &is_float};
+    VkComputePipelineCreateInfo cpci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = s->module, .pName = "main", .pSpecializationInfo = &spec},
+        .layout = s->layout};
+    if (vkCreateComputePipelines(s->dev, VK_NULL_HANDLE, 1, &cpci, NULL, &s->pipeline[f]) != VK_SUCCESS) goto fail;
+  }
+  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 3 * PLAIN_SCAN_SETS};
+  VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                     .maxSets = PLAIN_SCAN_SETS, .poolSizeCount = 1, .pPoolSizes = &ps};
+  VkDescriptorSetLayout layouts[PLAIN_SCAN_SETS];
+  for (uint32_t i = 0; i < PLAIN_SCAN_SETS; ++i) layouts[i] = s->set_layout;
+  VkDescriptorSetAllocateInfo dsai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorSetCount = PLAIN_SCAN_SETS, .pSetLayouts = layouts};
+  if (vkCreateDescriptorPool(s->dev, &dpci, NULL, &s->pool) != VK_SUCCESS) goto fail;
+  dsai.descriptorPool = s->pool;
+  if (vkAllocateDescriptorSets(s->dev, &dsai, s->sets) != VK_SUCCESS ||
+      bench_vk_buffer_create(res, 4 * MAX_GROUPS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                             VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, &s->part) != 0)
+    goto fail;
+  return 0;
+fail:
+  plain_scan_close(s);
+  return 1;
+}
+
+void plain_scan_close(plain_scan *s) {
+  if (!s->dev) return;
+  bench_vk_buffer_destroy(&s->part);
+  if (s->pool) vkDestroyDescriptorPool(s->dev, s->pool, NULL);
+  for (uint32_t f = 0; f < 2; ++f)
+    if (s->pipeline[f]) vkDestroyPipeline(s->dev, s->pipeline[f], NULL);
+  if (s->module) vkDestroyShaderModule(s->dev, s->module, NULL);
+  if (s->layout) vkDestroyPipelineLayout(s->dev, s->layout, NULL);
+  if (s->set_layout) vkDestroyDescriptorSetLayout(s->dev, s->set_layout, NULL);
+  *s = (plain_scan){0};
+}
+
+void plain_scan_bind(plain_scan *s, uint32_t set, VkBuffer in, VkDeviceSize in_offset, VkBuffer out,
+                     VkDeviceSize out_offset, VkDeviceSize bytes) {
+  VkDescriptorBufferInfo dbi[3] = {{.buffer = in, .offset = in_offset, .range = bytes},
+                                   {.buffer = out, .offset = out_offset, .range = bytes},
+                                   {.buffer = s->part.buffer, .offset = 0, .range = 4 * MAX_GROUPS}};
+  VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = s->sets[set],
+                            .descriptorCount = 3, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                            .pBufferInfo = dbi};
+  vkUpdateDescriptorSets(s->dev, 1, &w, 0, NULL);
+}
+
+/* A global barrier: the writes of `src` stages (shaders, transfers) made visible to
+ * what `dst` stages (shaders, transfers, the host) do next. */
+static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst) {
+  const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, transfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkMemoryBarrier mb = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask =
+          (src & shader ? VK_ACCESS_SHADER_WRITE_BIT : 0) | (src & transfer ? VK_ACCESS_TRANSFER_WRITE_BIT : 0),
+      .dstAccessMask = (dst & shader ? VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT : 0) |
+                       (dst & transfer ? VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT : 0) |
+                       (dst & VK_PIPELINE_STAGE_HOST_BIT ? VK_ACCESS_HOST_READ_BIT : 0)};
+  vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+void plain_scan_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words) {
+  const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                             any = shader | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  uint64_t tiles = (words + TILE_WORDS - 1) / TILE_WORDS;
+  uint64_t groups = tiles < MAX_GROUPS ? tiles : MAX_GROUPS, per = groups ? (tiles + groups - 1) / groups : 1;
+  groups = (tiles + per - 1) / per;
+  params pc = {.count4 = (uint32_t)(words / 4), .per = (uint32_t)per};
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline[is_float]);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &s->sets[set], 0, NULL);
+  for (uint32_t pass = 0; pass < 3; ++pass) {
+    barrier(cmd, pass ? shader : any, shader);
+    pc.pass = pass;
+    vkCmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+    vkCmdDispatch(cmd, pass == 1 ? 1 : (uint32_t)(groups ? groups : 1), 1, 1);
+  }
+  barrier(cmd, shader, any | VK_PIPELINE_STAGE_HOST_BIT);
+}

@@ -1,0 +1,40 @@
+/* bench/plain_scan.h: the plain-Vulkan reduce-then-scan baseline of --algorithms
+ * (bench/scan3.comp): what vkds's portable scan path does, written without vkds, so that
+ * the path's cost can be told from the algorithm's. */
+#ifndef VKDS_BENCH_PLAIN_SCAN_H
+#define VKDS_BENCH_PLAIN_SCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "bench.h"
+
+#define PLAIN_SCAN_SETS 16 /* descriptor sets: one per input/output pair bound */
+
+typedef struct plain_scan {
+  VkDevice dev;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkShaderModule module;
+  VkPipeline pipeline[2]; /* u32, f32 (the shader's IS_FLOAT) */
+  VkDescriptorPool pool;
+  VkDescriptorSet sets[PLAIN_SCAN_SETS];
+  bench_vk_buffer part; /* the groups' totals and carries (4 KiB) */
+} plain_scan;
+
+/* Creates the pipelines and the sets on the device of `res`. Returns 0, or 1 (every
+ * handle made so far released). */
+int plain_scan_open(plain_scan *s, vkds_resource *res);
+void plain_scan_close(plain_scan *s);
+
+/* Points set `set` at `bytes` bytes of input and of output (a multiple of 16). */
+void plain_scan_bind(plain_scan *s, uint32_t set, VkBuffer in, VkDeviceSize in_offset, VkBuffer out,
+                     VkDeviceSize out_offset, VkDeviceSize bytes);
+
+/* Records the inclusive scan of `words` 32-bit words (a multiple of 4) of set `set`:
+ * three dispatches, a global barrier before each (earlier shader and transfer writes) and
+ * after the last (later shaders, transfers and the host see the output). */
+void plain_scan_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words);
+
+#endif
