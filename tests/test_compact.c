@@ -368,12 +368,22 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* The portable path's whole tiles staged in shared memory, which the rule gives GPUs and
+ * not lavapipe (scan.c): forced for the tcase's tests. */
+static void shared_tiles_on(void) { harness_setenv("VKDS_SCAN_TILES", "shared"); }
+static void shared_tiles_off(void) { harness_setenv("VKDS_SCAN_TILES", NULL); }
+
 int main(void) {
   Suite *s = suite_create("compact");
   TCase *t = harness_tcase("reference");
   tcase_add_loop_test(t, every_type_mask_and_size, 0, (int)(sizeof TYPES / sizeof *TYPES));
   tcase_add_test(t, outputs_and_views);
   tcase_add_test(t, big);
+  suite_add_tcase(s, t);
+  t = harness_tcase("shared_tiles");
+  tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
+  tcase_add_loop_test(t, every_type_mask_and_size, 0, 3); /* the 4-byte types: staged */
+  tcase_add_test(t, outputs_and_views);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, forms_and_nan);

@@ -980,6 +980,11 @@ START_TEST(threads_share_a_policy) {
 }
 END_TEST
 
+/* The portable path's whole tiles through shared memory, which the rule gives GPUs and
+ * not lavapipe (scan.c): forced for the tcase's tests. */
+static void shared_tiles_on(void) { harness_setenv("VKDS_SCAN_TILES", "shared"); }
+static void shared_tiles_off(void) { harness_setenv("VKDS_SCAN_TILES", NULL); }
+
 int main(void) {
   Suite *s = suite_create("scan");
   TCase *t = harness_tcase("operators");
@@ -995,6 +1000,11 @@ int main(void) {
   tcase_add_test(t, every_sequence_kind);
   tcase_add_test(t, in_place);
   tcase_add_test(t, host_larger_than_staging_ring);
+  suite_add_tcase(s, t);
+  t = harness_tcase("shared_tiles");
+  tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
+  tcase_add_test(t, tails_and_unaligned); /* 4- and 8-byte values, whole and partial tiles */
+  tcase_add_test(t, transform_scans);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, asynchronous_form);

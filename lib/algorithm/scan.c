@@ -156,26 +156,39 @@ vkds_result vkds__scan_choose(vkds__call *c) {
   return VKDS_SUCCESS;
 }
 
+/* The portable path moves whole tiles through shared memory (scan_tile.glsl) on GPUs:
+ * on an H100 that made it 1.25x faster at 2^28 (1,633 -> 1,301 us). Not on CPU devices,
+ * where each barrier and shared access is work of its own: lavapipe scanned 2^20 u32
+ * 2.3x slower with it (36.3 against 15.8 ms). Not in the single pass: on the H100 it
+ * made that 1.4x slower (1,682 -> 2,423 us; 66 registers a thread instead of 40, so 3
+ * groups resident per SM instead of 6, which it needs to hide its look-back's waits). */
+bool vkds__scan_striped_tiles(const vkds__alg *a, const vkds_resource *res) {
+  if (a->template_kind != VKDS__TEMPLATE_SCAN || a->variant != VKDS_SCAN_PATH_PORTABLE) return false;
+  /* VKDS_SCAN_TILES=shared|direct overrides the rule (tests run the shared tiles on
+   * lavapipe, benchmarks compare) */
+  const char *v = vkds__getenv("VKDS_SCAN_TILES");
+  if (v && strcmp(v, "shared") == 0) return true;
+  if (v && strcmp(v, "direct") == 0) return false;
+  return res->dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 /* What codegen puts after #version: the extensions the templates use. The single
  * pass's atomics are all relaxed (its 64-bit words carry their own flags: see
  * scan_single.glsl) and the module stays on the GLSL450 memory model: under
  * `#pragma use_vulkan_memory_model` every shared-memory access is coherent, and lavapipe
  * (Mesa 22.3) then lost the shared stores of a loop's last run in the portable kernel. */
-const char *vkds__scan_preamble(const vkds__alg *a) {
-  /* the portable path moves whole tiles through shared memory (scan_tile.glsl); the
-   * single pass does not: on an H100 that made it 1.4x slower at 2^28 (1,682 -> 2,423 us;
-   * 66 registers a thread instead of 40, so 3 groups resident per SM instead of 6: it
-   * needs them to hide its look-back's waits), where it made the portable path 1.25x
-   * faster (1,633 -> 1,301 us) */
+const char *vkds__scan_preamble(const vkds__alg *a, bool striped_tiles) {
   static const char portable[] = "#extension GL_KHR_shader_subgroup_basic : require\n"
-                                 "#extension GL_KHR_shader_subgroup_shuffle : require\n"
-                                 "#define VKDS_STRIPED_TILES\n";
+                                 "#extension GL_KHR_shader_subgroup_shuffle : require\n";
+  static const char striped[] = "#extension GL_KHR_shader_subgroup_basic : require\n"
+                                "#extension GL_KHR_shader_subgroup_shuffle : require\n"
+                                "#define VKDS_STRIPED_TILES\n";
   static const char single[] = "#extension GL_EXT_shader_atomic_int64 : require\n"
                                "#extension GL_KHR_memory_scope_semantics : require\n"
                                "#extension GL_KHR_shader_subgroup_basic : require\n"
                                "#extension GL_KHR_shader_subgroup_ballot : require\n"
                                "#extension GL_KHR_shader_subgroup_shuffle : require\n";
-  return a->variant == VKDS_SCAN_PATH_SINGLE ? single : portable;
+  return a->variant == VKDS_SCAN_PATH_SINGLE ? single : striped_tiles ? striped : portable;
 }
 
 const char *vkds__scan_template(const vkds__alg *a, uint32_t part) {
