@@ -40,6 +40,10 @@
  *                      their answers shared), and its own plain copy, whose batches pair
  *                      with its rows'. A device that cannot run the single pass (the
  *                      forced context would run the portable one) has no _single rows.
+ *   vkds_reduce_by_key (plus) as cub_reduce_by_key: u32 keys in runs of random length 1..16
+ *                      (the KEYS array), the input the values; the unique keys into the
+ *                      output's first half, the sums into its second (on device data as the
+ *                      rows above, and on host data)
  *   plain_scan         bench/scan3.comp: an inclusive plus scan in plain Vulkan, the three
  *                      passes of vkds's portable path (group totals, their scan, the scan),
  *                      recorded like vkds's rows and GPU-timed the same way; its output is
@@ -292,6 +296,21 @@ static uint32_t random_element(uint64_t *s, vkds_type t) {
   return t == VKDS_U32 ? r : f32_bits((float)(r >> 8) * (1.0f / 8388608.0f) - 1.0f);
 }
 
+/* Keys in runs of random length 1..16, each run's key random and unlike the run's
+ * before (cub_bench's for cub_reduce_by_key). Returns the number of runs. */
+static uint64_t random_runs(uint64_t *s, uint32_t *keys, uint64_t n) {
+  uint64_t runs = 0;
+  uint32_t key = 0;
+  for (uint64_t i = 0; i < n; ++runs) {
+    uint64_t r = splitmix(s), len = 1 + (r & 15);
+    uint32_t next = (uint32_t)(r >> 32);
+    if (runs > 0 && next == key) next ^= 1u;
+    key = next;
+    for (uint64_t k = 0; k < len && i < n; ++k) keys[i++] = key;
+  }
+  return runs;
+}
+
 /* The host's answers for one set of inputs. */
 typedef struct reference {
   uint32_t sum, dot;                     /* u32: wrapping, as the device's */
@@ -300,6 +319,7 @@ typedef struct reference {
   uint64_t min_index;
   uint32_t min_bits;
   uint32_t last; /* the last element (the exclusive scan's last output leaves it out) */
+  uint64_t runs; /* reduce_by_key: the runs of equal keys */
 } reference;
 
 static bool count_pred(vkds_type t, uint32_t x) { return t == VKDS_U32 ? (x & 1u) == 0u : as_f32(x) > 0.5f; }
@@ -330,7 +350,8 @@ static bool f32_close(uint32_t got, double want, double scale) {
 
 /* ---- the data of one type and size ---------------------------------------------------- */
 
-enum { IN, IN2, OUT, ARRAYS };
+/* KEYS: reduce_by_key's u32 keys, in runs (random_runs) */
+enum { IN, IN2, OUT, KEYS, ARRAYS };
 
 typedef struct dataset {
   vkds_resource *res;
@@ -400,12 +421,14 @@ static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64
     }
     for (int a = IN; a <= IN2; ++a)
       for (uint64_t i = 0; i < n; ++i) d->host[s][a][i] = random_element(seed, type);
+    uint64_t runs = random_runs(seed, d->host[s][KEYS], n);
     /* The first write of a page faults, which no timed call should pay: host outputs are
      * written here, device outputs by the plain copy's warm-up (plain_warm, every set). */
     memset(d->host[s][OUT], 0xff, d->bytes);
-    for (int a = IN; a <= IN2; ++a)
-      if (vkds_upload(res, vkds_view_of(d->dev[s][a]), d->host[s][a], d->bytes) != VKDS_SUCCESS) goto oom;
+    for (int a = IN; a < ARRAYS; ++a)
+      if (a != OUT && vkds_upload(res, vkds_view_of(d->dev[s][a]), d->host[s][a], d->bytes) != VKDS_SUCCESS) goto oom;
     reference_compute(&d->ref[s], type, d->host[s][IN], d->host[s][IN2], n);
+    d->ref[s].runs = runs;
   }
   do d->fill = random_element(seed, type);
   while (d->fill == POISON);
@@ -489,6 +512,7 @@ typedef struct call {
   vkds_seq in, in2, out;
   const vkds_cmd *rec;   /* non-NULL: the recording form */
   uint32_t set;          /* the dataset's set the sequences are of */
+  residency where;
   const plain_scan *pscan; /* the recording form: the plain scan's pipelines (plain_scan's row) */
   vkds_view result;      /* the recording form's scalar results */
   uint32_t value;        /* reduce, inner_product, min_element: the value's bits; scans: the last element */
@@ -565,6 +589,26 @@ static vkds_result run_plain_scan(call *c) {
   plain_scan_record(c->pscan, c->rec->cmd, c->set, c->d->type == VKDS_F32, c->d->n);
   return VKDS_SUCCESS;
 }
+
+/* reduce_by_key (plus), as cub_reduce_by_key: the KEYS array's runs, the values the
+ * input; the unique keys into the output's first half, the runs' sums into its second. */
+static vkds_result run_reduce_by_key(call *c) {
+  const dataset *d = c->d;
+  uint64_t half = d->n / 2;
+  vkds_seq keys, keys_out, sums;
+  if (c->where == DEVICE) {
+    keys = vkds_seq_buffer(vkds_view_of(d->dev[c->set][KEYS]), VKDS_U32);
+    keys_out = vkds_seq_buffer((vkds_view){d->dev[c->set][OUT], 0, half * 4}, VKDS_U32);
+    sums = vkds_seq_buffer((vkds_view){d->dev[c->set][OUT], half * 4, (d->n - half) * 4}, d->type);
+  } else {
+    keys = vkds_seq_host(d->host[c->set][KEYS], d->n, VKDS_U32);
+    keys_out = vkds_seq_host(d->host[c->set][OUT], half, VKDS_U32);
+    sums = vkds_seq_host(d->host[c->set][OUT] + half, d->n - half, d->type);
+  }
+  return c->rec ? vkds_cmd_reduce_by_key(c->rec, &keys, &c->in, &keys_out, &sums, NULL, c->result)
+                : vkds_reduce_by_key(c->pol, &keys, &c->in, &keys_out, &sums, NULL, &c->count);
+}
+static bool check_runs(const call *c, const reference *r) { return c->count == r->runs; }
 
 static bool check_reduce(const call *c, const reference *r) {
   return c->d->type == VKDS_U32 ? c->value == r->sum : f32_close(c->value, r->sum_f, r->sum_abs);
@@ -704,6 +748,28 @@ static bool verify_histogram(const algo *a, const dataset *d, const uint32_t *ou
                 bad ? (first < HIST_BINS ? want[first] : POISON) : 0);
 }
 
+/* reduce_by_key of set 0: each run's key and sum (u32 wrapping; f32 within tolerance of
+ * the run's sum of magnitudes), every other element of the output untouched. */
+static bool verify_reduce_by_key(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  const uint32_t *keys = d->host[0][KEYS], *x = d->host[0][IN];
+  uint64_t half = d->n / 2, run = 0, bad = 0, first = 0;
+  uint32_t want_first = 0;
+  for (uint64_t i = 0; i < d->n;) {
+    uint64_t j = i;
+    uint32_t sum = 0;
+    double sf = 0, mag = 0;
+    for (; j < d->n && keys[j] == keys[i]; ++j) sum += x[j], sf += as_f32(x[j]), mag += fabs(as_f32(x[j]));
+    bool ok = run < half && out[run] == keys[i] &&
+              (d->type == VKDS_U32 ? out[half + run] == sum : f32_close(out[half + run], sf, mag));
+    if (!ok && bad++ == 0) first = run, want_first = keys[i];
+    ++run, i = j;
+  }
+  for (uint64_t k = run; k < half; ++k)
+    if ((out[k] != POISON || out[half + k] != POISON) && bad++ == 0) first = k, want_first = POISON;
+  return report(a, d, where, "runs or untouched elements", bad, first, bad && first < half ? out[first] : 0,
+                want_first);
+}
+
 static const algo ALGOS[] = {
     {"vkds_copy", 2, NULL, false, run_copy, NO_RESULT, NULL, expect_copy, check_output},
     {"vkds_transform", 2, NULL, false, run_transform, NO_RESULT, NULL, expect_transform, check_output},
@@ -718,6 +784,8 @@ static const algo ALGOS[] = {
      verify_exclusive},
     {"vkds_copy_if", 0, "cub_select_if", true, run_copy_if, COUNT, check_count_if, NULL, verify_copy_if},
     {"vkds_histogram_even", 1, "cub_histogram_even", false, run_histogram, NO_RESULT, NULL, NULL, verify_histogram},
+    {"vkds_reduce_by_key", 0, "cub_reduce_by_key", false, run_reduce_by_key, COUNT, check_runs, NULL,
+     verify_reduce_by_key},
     {"plain_scan", 2, NULL, false, run_plain_scan, LAST, check_inclusive_last, NULL, verify_inclusive, true},
 };
 #define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
@@ -727,6 +795,11 @@ static const algo ALGOS[] = {
  * sets) and the 8-byte count. */
 static double algo_bytes(const algo *a, const dataset *d) {
   if (a->words) return (double)a->words * (double)d->bytes;
+  if (a->run == run_reduce_by_key) { /* cub_bench's: keys and values read, each run's key and sum written, the count */
+    double runs = 0.0;
+    for (uint32_t s = 0; s < d->sets; ++s) runs += (double)d->ref[s].runs;
+    return (2.0 * (double)d->n + 2.0 * runs / d->sets) * 4.0 + 8.0;
+  }
   double kept = 0.0;
   for (uint32_t s = 0; s < d->sets; ++s) kept += (double)d->ref[s].count;
   return ((double)d->n + kept / d->sets) * 4.0 + 8.0;
@@ -741,7 +814,7 @@ static void unpack_result(call *c, result_layout layout, const unsigned char *by
 }
 
 static call call_of(vkds_policy *pol, const dataset *d, residency where, uint32_t set) {
-  return (call){.pol = pol, .d = d, .set = set, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
+  return (call){.pol = pol, .d = d, .set = set, .where = where, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
                 .out = seq_of(d, where, set, OUT)};
 }
 
@@ -1589,15 +1662,16 @@ static void round_trips(run_state *st, dataset *d) {
 /* ---- sizes and the table ------------------------------------------------------------------- */
 
 /* The largest log2 size: asked for (or 28; 24 on a CPU device), lowered until one set
- * (in, in2, out, and in and out in each of `paths` forced scan paths' contexts) takes at
- * most half the largest device-local heap and the host's copies (in, in2, out plus
+ * (the ARRAYS, and in and out in each of `paths` forced scan paths' contexts) takes at
+ * most half the largest device-local heap and the host's copies (the ARRAYS plus
  * scratch and slack) half of the host's memory. */
 static uint32_t max_log2_for(const vkds_resource_info *ri, const bench_options *opt, uint32_t paths) {
   uint32_t want = opt->max_log2 ? opt->max_log2 : ri->device_type == VKDS_DEVICE_CPU ? 24 : 28, log2n = want;
   uint64_t heap = 0, host = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
   for (uint32_t h = 0; h < ri->heap_count; ++h)
     if (ri->heaps[h].device_local && ri->heaps[h].size > heap) heap = ri->heaps[h].size;
-  while (log2n > MIN_LOG2 && ((3 + 2 * paths) * (4ull << log2n) > heap / 2 || 5 * (4ull << log2n) > host / 2))
+  while (log2n > MIN_LOG2 && ((ARRAYS + 2 * paths) * (4ull << log2n) > heap / 2 ||
+                              (ARRAYS + 2) * (4ull << log2n) > host / 2))
     --log2n;
   if (log2n < want) fprintf(stderr, "vkds-bench: sizes stop at 2^%u (memory)\n", log2n);
   return log2n;
@@ -1802,8 +1876,8 @@ done:
   return 0;
 }
 
-/* Issue 12's measurements at the largest size of u32 device data: the scans, copy_if
- * and the 256-bin histogram against their baselines (CUB's with --cub), and both scan paths forced. */
+/* Issue 12's measurements at the largest size of u32 device data: the scans, copy_if,
+ * the 256-bin histogram and reduce_by_key against their baselines (CUB's with --cub), and both scan paths forced. */
 /* The u32 device row `algo` at n elements; NULL: none. */
 static const row *find_row(const row_list *rows, const char *name, uint64_t n) {
   for (size_t i = 0; i < rows->count; ++i) {
@@ -1820,7 +1894,8 @@ static void print_scan_targets(const row_list *rows, vkds_scan_path path) {
   } t[] = {{"vkds_inclusive_scan", 0.95},          {"vkds_exclusive_scan", 0.0},
            {"vkds_copy_if", 0.9},                  {"vkds_inclusive_scan_single", 0.0},
            {"vkds_inclusive_scan_portable", 0.0},  {"vkds_copy_if_single", 0.0},
-           {"vkds_copy_if_portable", 0.0},         {"vkds_histogram_even", 1.0}};
+           {"vkds_copy_if_portable", 0.0},         {"vkds_histogram_even", 1.0},
+           {"vkds_reduce_by_key", 0.0}};
   uint64_t n = 0;
   for (size_t i = 0; i < rows->count; ++i)
     if (rows->v[i].type == VKDS_U32 && rows->v[i].resident == DEVICE && rows->v[i].alg && rows->v[i].n > n &&
