@@ -230,8 +230,9 @@ bool vkds_tile_whole(uint64_t e0, uint64_t n) {
 // consecutive lanes at consecutive addresses, and each thread reads (writes) its own run
 // in shared memory. The values and the order of their combines do not change. On an
 // H100 that made the portable path 1.25x faster at 2^28 u32 and the single pass 1.4x
-// slower (it wants every group it can keep resident, to hide its look-back's waits), so
-// only the portable path's preamble (scan.c) asks for it. Scans that keep their
+// slower (it wants every group it can keep resident, to hide its look-back's waits);
+// lavapipe ran 2.3x slower with it. So only the portable path on GPUs asks for it
+// (scan.c, vkds__scan_striped_tiles; VKDS_SCAN_TILES overrides). Scans that keep their
 // elements (compaction) or pair them with keys (by key) load directly: their elements
 // would need a second, larger array.
 #if defined(VKDS_STRIPED_TILES) && !defined(VKDS_SEGMENTED) && !defined(VKDS_COMPACT)
