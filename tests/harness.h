@@ -8,6 +8,7 @@
 #define VKDS_TEST_HARNESS_H
 
 #include <check.h>
+#include <stdint.h>
 #include <vkds/vkds.h>
 
 /* A context create-info with validation on and the harness's logger. */
@@ -31,6 +32,28 @@ void harness_setenv(const char *name, const char *value);
  * so (scripts/test.sh's sanitizer stages: their instrumented host references make the
  * 2^24-element cases the suite's slowest, and the validation stage runs them in full). */
 int harness_top_log2(int log2);
+
+/* Checks for loops over elements. Check records every passing ck_assert (a message
+ * per call, which an unforked run, as under the sanitizers, reads back with a memmove
+ * each: element-wise loops were most of the ASan stage's time). These call into Check
+ * only when the check fails, with ck_assert's own message. Arguments are evaluated
+ * twice on failure: pass expressions without side effects. */
+#define harness_expect(cond)                                                                                      \
+  do {                                                                                                             \
+    if (!(cond)) ck_assert(cond);                                                                                  \
+  } while (0)
+#define harness_expect_uint_eq(a, b)                                                                              \
+  do {                                                                                                             \
+    if ((uintmax_t)(a) != (uintmax_t)(b)) ck_assert_uint_eq(a, b);                                                 \
+  } while (0)
+#define harness_expect_int_eq(a, b)                                                                               \
+  do {                                                                                                             \
+    if ((intmax_t)(a) != (intmax_t)(b)) ck_assert_int_eq(a, b);                                                    \
+  } while (0)
+#define harness_expect_float_eq(a, b)                                                                             \
+  do {                                                                                                             \
+    if (!((a) == (b))) ck_assert_float_eq(a, b);                                                                   \
+  } while (0)
 
 /* A test case with the validation-checking fixture and a generous timeout. */
 TCase *harness_tcase(const char *name);

@@ -288,7 +288,7 @@ START_TEST(forms_and_nan) {
     ck_assert_vkds(r);
     vkds_submission_release(sub);
     ck_assert_uint_eq(acount, (N + 6) / 7);
-    for (uint64_t i = 0; i < acount; ++i) ck_assert_uint_eq(b[i], i * 7);
+    for (uint64_t i = 0; i < acount; ++i) harness_expect_uint_eq(b[i], i * 7);
     /* recorded: the counts land in a device view (also 0 for an empty input) */
     vkds_buffer *in, *out, *res, *scratch;
     ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &in));
@@ -312,7 +312,7 @@ START_TEST(forms_and_nan) {
     ck_assert_uint_eq(counts[0], N / 2);
     ck_assert_uint_eq(counts[1], 0);
     ck_assert_vkds(vkds_download(r0, b, vkds_view_of(out), N / 2 * 4));
-    for (uint32_t i = 0; i < N / 2; ++i) ck_assert_uint_eq(b[i], 2 * i);
+    for (uint32_t i = 0; i < N / 2; ++i) harness_expect_uint_eq(b[i], 2 * i);
     app_cmd_destroy(&ac);
     vkds_buffer_destroy(in), vkds_buffer_destroy(out), vkds_buffer_destroy(res), vkds_buffer_destroy(scratch);
     free(a), free(b);

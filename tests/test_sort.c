@@ -389,7 +389,7 @@ START_TEST(argsort_views_forms_errors) {
   vkds_seq ck = vkds_seq_counting(-5, N, VKDS_I32);
   ck_assert_vkds(vkds_argsort(pol, &ck, &ibs, VKDS_SORT_DESCENDING));
   ck_assert_vkds(vkds_download(r0, idx, vkds_view_of(ib), N * 4));
-  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(idx[i], N - 1 - i);
+  for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(idx[i], N - 1 - i);
   vkds_buffer_destroy(kb), vkds_buffer_destroy(ib), vkds_buffer_destroy(scratch);
   free(in), free(rin), free(sorted), free(idx);
   close_ctx();
