@@ -814,8 +814,8 @@ static void unpack_result(call *c, result_layout layout, const unsigned char *by
 }
 
 static call call_of(vkds_policy *pol, const dataset *d, residency where, uint32_t set) {
-  return (call){.pol = pol, .d = d, .set = set, .where = where, .in = seq_of(d, where, set, IN), .in2 = seq_of(d, where, set, IN2),
-                .out = seq_of(d, where, set, OUT)};
+  return (call){.pol = pol, .d = d, .set = set, .where = where, .in = seq_of(d, where, set, IN),
+                .in2 = seq_of(d, where, set, IN2), .out = seq_of(d, where, set, OUT)};
 }
 
 /* ---- timing --------------------------------------------------------------------------- */
