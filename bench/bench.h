@@ -48,6 +48,11 @@ int bench_vk_buffer_create(vkds_resource *res, VkDeviceSize size, VkBufferUsageF
                            VkMemoryPropertyFlags avoid, bench_vk_buffer *out);
 void bench_vk_buffer_destroy(bench_vk_buffer *b);
 
+/* Records a global memory barrier: the writes of `src` stages (compute shaders,
+ * transfers) made visible to what `dst` stages (compute shaders, transfers, the host)
+ * do next. */
+void bench_global_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst);
+
 /* Monotonic time in nanoseconds. */
 uint64_t bench_now_ns(void);
 /* Sorts `n` samples and returns the median. */

@@ -1023,20 +1023,6 @@ static void plain_close(plain *p) {
   vkDestroyDescriptorSetLayout(p->dev, p->set_layout, NULL);
 }
 
-/* A global memory barrier: the writes of `src` stages (shaders, transfers) made visible
- * to the reads and writes of `dst` stages. */
-static void global_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst) {
-  const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, transfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  VkMemoryBarrier mb = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask =
-          (src & shader ? VK_ACCESS_SHADER_WRITE_BIT : 0) | (src & transfer ? VK_ACCESS_TRANSFER_WRITE_BIT : 0),
-      .dstAccessMask = (dst & shader ? VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT : 0) |
-                       (dst & transfer ? VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT : 0) |
-                       (dst & VK_PIPELINE_STAGE_HOST_BIT ? VK_ACCESS_HOST_READ_BIT : 0)};
-  vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
-}
-
 /* The copy of `words` 32-bit words (a multiple of 4) with descriptor set `set`: one uvec4
  * per invocation, the group count capped by the device (the shader strides); the
  * pipeline bound and its count pushed before. */
@@ -1075,15 +1061,15 @@ static void plain_record_batch(const plain *p, VkCommandBuffer cmd, const datase
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   vkBeginCommandBuffer(cmd, &bi);
   gpu_timer_reset(&p->timer, cmd, range, k);
-  global_barrier(cmd, work, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  bench_global_barrier(cmd, work, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
   plain_bind_pipeline(p, cmd, d->n);
   for (uint32_t i = 0; i < k; ++i) {
-    if (i) global_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    if (i) bench_global_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
     gpu_timer_stamp(&p->timer, cmd, range, 2 * i);
     plain_dispatch(p, cmd, (first_set + i) % d->sets, d->n);
     gpu_timer_stamp(&p->timer, cmd, range, 2 * i + 1);
   }
-  global_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, work | VK_PIPELINE_STAGE_HOST_BIT);
+  bench_global_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, work | VK_PIPELINE_STAGE_HOST_BIT);
   vkEndCommandBuffer(cmd);
 }
 

@@ -1,4 +1,4 @@
-/* bench/bench_util.c: timing helpers the modes share. */
+/* bench/bench_util.c: timing and command helpers the modes share. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -53,4 +53,16 @@ void bench_vk_buffer_destroy(bench_vk_buffer *b) {
   if (b->buffer) vkDestroyBuffer(b->dev, b->buffer, NULL);
   if (b->memory) vkFreeMemory(b->dev, b->memory, NULL);
   *b = (bench_vk_buffer){0};
+}
+
+void bench_global_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst) {
+  const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, transfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkMemoryBarrier mb = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask =
+          (src & shader ? VK_ACCESS_SHADER_WRITE_BIT : 0) | (src & transfer ? VK_ACCESS_TRANSFER_WRITE_BIT : 0),
+      .dstAccessMask = (dst & shader ? VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT : 0) |
+                       (dst & transfer ? VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT : 0) |
+                       (dst & VK_PIPELINE_STAGE_HOST_BIT ? VK_ACCESS_HOST_READ_BIT : 0)};
+  vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }

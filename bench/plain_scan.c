@@ -84,20 +84,6 @@ void plain_scan_bind(plain_scan *s, uint32_t set, VkBuffer in, VkDeviceSize in_o
   vkUpdateDescriptorSets(s->dev, 1, &w, 0, NULL);
 }
 
-/* A global barrier: the writes of `src` stages (shaders, transfers) made visible to
- * what `dst` stages (shaders, transfers, the host) do next. */
-static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst) {
-  const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, transfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  VkMemoryBarrier mb = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask =
-          (src & shader ? VK_ACCESS_SHADER_WRITE_BIT : 0) | (src & transfer ? VK_ACCESS_TRANSFER_WRITE_BIT : 0),
-      .dstAccessMask = (dst & shader ? VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT : 0) |
-                       (dst & transfer ? VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT : 0) |
-                       (dst & VK_PIPELINE_STAGE_HOST_BIT ? VK_ACCESS_HOST_READ_BIT : 0)};
-  vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
-}
-
 void plain_scan_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words) {
   const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                              any = shader | VK_PIPELINE_STAGE_TRANSFER_BIT;
@@ -108,10 +94,10 @@ void plain_scan_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, b
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline[is_float]);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &s->sets[set], 0, NULL);
   for (uint32_t pass = 0; pass < 3; ++pass) {
-    barrier(cmd, pass ? shader : any, shader);
+    bench_global_barrier(cmd, pass ? shader : any, shader);
     pc.pass = pass;
     vkCmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
     vkCmdDispatch(cmd, pass == 1 ? 1 : (uint32_t)(groups ? groups : 1), 1, 1);
   }
-  barrier(cmd, shader, any | VK_PIPELINE_STAGE_HOST_BIT);
+  bench_global_barrier(cmd, shader, any | VK_PIPELINE_STAGE_HOST_BIT);
 }
