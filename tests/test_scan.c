@@ -1005,6 +1005,7 @@ int main(void) {
   tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
   tcase_add_test(t, tails_and_unaligned); /* 4- and 8-byte values, whole and partial tiles */
   tcase_add_test(t, transform_scans);
+  tcase_add_test(t, every_sequence_kind); /* views, host, mapped, the second device */
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, asynchronous_form);
