@@ -177,12 +177,12 @@ bool vkds__scan_striped_tiles(const vkds__alg *a, const vkds_resource *res) {
  * scan_single.glsl) and the module stays on the GLSL450 memory model: under
  * `#pragma use_vulkan_memory_model` every shared-memory access is coherent, and lavapipe
  * (Mesa 22.3) then lost the shared stores of a loop's last run in the portable kernel. */
+#define PORTABLE_EXTENSIONS                                                                                      \
+  "#extension GL_KHR_shader_subgroup_basic : require\n"                                                          \
+  "#extension GL_KHR_shader_subgroup_shuffle : require\n"
 const char *vkds__scan_preamble(const vkds__alg *a, bool striped_tiles) {
-  static const char portable[] = "#extension GL_KHR_shader_subgroup_basic : require\n"
-                                 "#extension GL_KHR_shader_subgroup_shuffle : require\n";
-  static const char striped[] = "#extension GL_KHR_shader_subgroup_basic : require\n"
-                                "#extension GL_KHR_shader_subgroup_shuffle : require\n"
-                                "#define VKDS_STRIPED_TILES\n";
+  static const char portable[] = PORTABLE_EXTENSIONS;
+  static const char striped[] = PORTABLE_EXTENSIONS "#define VKDS_STRIPED_TILES\n";
   static const char single[] = "#extension GL_EXT_shader_atomic_int64 : require\n"
                                "#extension GL_KHR_memory_scope_semantics : require\n"
                                "#extension GL_KHR_shader_subgroup_basic : require\n"
