@@ -174,7 +174,7 @@ typedef struct vkds__gen {
   bool needs_float64, needs_int64;
   uint32_t out_param; /* HISTOGRAM: the parameter of the counts' address when they are a u32 leaf, else 0 */
   bool sort_bits; /* SORT: written leaves are walked as U32/U64 bits (sort.c) */
-  uint32_t scan_tiles; /* SCAN: how whole tiles are loaded and stored (vkds__scan_tiles) */
+  bool striped_tiles; /* SCAN: whole tiles move through shared memory (scan.c) */
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
 
@@ -283,13 +283,9 @@ uint64_t vkds__scan_scratch_bound(uint64_t count);
 vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part part, uint64_t chunk);
 /* What codegen puts after #version (extensions), and the template's parts in order
  * (NULL after the last), for the call's path. */
-const char *vkds__scan_preamble(const vkds__alg *a, uint32_t scan_tiles);
-/* How a scan's threads own the elements of whole tiles (scan_tile.glsl): each a run of
- * consecutive elements loaded directly, the same runs moved through shared memory, or
- * subgroup rows of runs of 4. */
-enum { VKDS__TILES_DIRECT, VKDS__TILES_SHARED, VKDS__TILES_WARP };
-/* The way for a scan on the device of `res` (scan.c has the rule and its measurements). */
-uint32_t vkds__scan_tiles(const vkds__alg *a, const vkds_resource *res);
+const char *vkds__scan_preamble(const vkds__alg *a, bool striped_tiles);
+/* Whether a scan's whole tiles move through shared memory on the device of `res`. */
+bool vkds__scan_striped_tiles(const vkds__alg *a, const vkds_resource *res);
 const char *vkds__scan_template(const vkds__alg *a, uint32_t part);
 
 /* ---- histograms (histogram.c) ---- */

@@ -884,7 +884,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                    .descriptors = res->dev->facts.prefers_descriptors && res->dev->enabled.push_descriptor &&
                                   a->template_kind != VKDS__TEMPLATE_SORT,
                    .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT,
-                   .scan_tiles = vkds__scan_tiles(a, res)};
+                   .striped_tiles = vkds__scan_striped_tiles(a, res)};
   if (emit) {
     g->head = calloc(1, sizeof *g->head);
     g->body = calloc(1, sizeof *g->body);
@@ -893,7 +893,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   }
   sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
   sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result), sig_u32(g, a->variant);
-  sig_u32(g, g->scan_tiles);
+  sig_u32(g, g->striped_tiles);
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
@@ -964,7 +964,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   struct vkds__text t = {0};
-  const char *preamble = a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a, g->scan_tiles)
+  const char *preamble = a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a, g->striped_tiles)
                          : a->template_kind == VKDS__TEMPLATE_HISTOGRAM ? vkds__histogram_preamble(a)
                          : a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_preamble(a) : "";
   put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", preamble);

@@ -156,23 +156,20 @@ vkds_result vkds__scan_choose(vkds__call *c) {
   return VKDS_SUCCESS;
 }
 
-/* How threads own whole tiles (scan_tile.glsl). The portable path moves them through
- * shared memory on GPUs: on an H100 that made it 1.25x faster at 2^28 (1,633 -> 1,301
- * us). Not on CPU devices, where each barrier and shared access is work of its own:
- * lavapipe scanned 2^20 u32 2.3x slower with it (36.3 against 15.8 ms). Not in the
- * single pass: on the H100 it made that 1.4x slower (1,682 -> 2,423 us; 66 registers a
- * thread instead of 40, so 3 groups resident per SM instead of 6, which it needs to hide
- * its look-back's waits). */
-uint32_t vkds__scan_tiles(const vkds__alg *a, const vkds_resource *res) {
-  if (a->template_kind != VKDS__TEMPLATE_SCAN) return VKDS__TILES_DIRECT;
-  /* VKDS_SCAN_TILES=shared|direct|warp overrides the rule (tests run each on lavapipe,
-   * benchmarks compare) */
+/* The portable path moves whole tiles through shared memory (scan_tile.glsl) on GPUs:
+ * on an H100 that made it 1.25x faster at 2^28 (1,633 -> 1,301 us). Not on CPU devices,
+ * where each barrier and shared access is work of its own: lavapipe scanned 2^20 u32
+ * 2.3x slower with it (36.3 against 15.8 ms). Not in the single pass: on the H100 it
+ * made that 1.4x slower (1,682 -> 2,423 us; 66 registers a thread instead of 40, so 3
+ * groups resident per SM instead of 6, which it needs to hide its look-back's waits). */
+bool vkds__scan_striped_tiles(const vkds__alg *a, const vkds_resource *res) {
+  if (a->template_kind != VKDS__TEMPLATE_SCAN || a->variant != VKDS_SCAN_PATH_PORTABLE) return false;
+  /* VKDS_SCAN_TILES=shared|direct overrides the rule (tests run the shared tiles on
+   * lavapipe, benchmarks compare) */
   const char *v = vkds__getenv("VKDS_SCAN_TILES");
-  if (v && strcmp(v, "shared") == 0) return VKDS__TILES_SHARED;
-  if (v && strcmp(v, "direct") == 0) return VKDS__TILES_DIRECT;
-  if (v && strcmp(v, "warp") == 0) return VKDS__TILES_WARP;
-  if (res->dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return VKDS__TILES_DIRECT;
-  return a->variant == VKDS_SCAN_PATH_PORTABLE ? VKDS__TILES_SHARED : VKDS__TILES_DIRECT;
+  if (v && strcmp(v, "shared") == 0) return true;
+  if (v && strcmp(v, "direct") == 0) return false;
+  return res->dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 /* What codegen puts after #version: the extensions the templates use. The single
@@ -183,19 +180,15 @@ uint32_t vkds__scan_tiles(const vkds__alg *a, const vkds_resource *res) {
 #define PORTABLE_EXTENSIONS                                                                                      \
   "#extension GL_KHR_shader_subgroup_basic : require\n"                                                          \
   "#extension GL_KHR_shader_subgroup_shuffle : require\n"
-#define SINGLE_EXTENSIONS                                                                                        \
-  "#extension GL_EXT_shader_atomic_int64 : require\n"                                                           \
-  "#extension GL_KHR_memory_scope_semantics : require\n"                                                        \
-  "#extension GL_KHR_shader_subgroup_basic : require\n"                                                         \
-  "#extension GL_KHR_shader_subgroup_ballot : require\n"                                                        \
-  "#extension GL_KHR_shader_subgroup_shuffle : require\n"
-#define SHARED_TILES "#define VKDS_STRIPED_TILES\n"
-#define WARP_TILES "#define VKDS_WARP_TILES\n"
-const char *vkds__scan_preamble(const vkds__alg *a, uint32_t scan_tiles) {
-  static const char *const preambles[2][3] = {
-      {PORTABLE_EXTENSIONS, PORTABLE_EXTENSIONS SHARED_TILES, PORTABLE_EXTENSIONS WARP_TILES},
-      {SINGLE_EXTENSIONS, SINGLE_EXTENSIONS SHARED_TILES, SINGLE_EXTENSIONS WARP_TILES}};
-  return preambles[a->variant == VKDS_SCAN_PATH_SINGLE][scan_tiles <= VKDS__TILES_WARP ? scan_tiles : 0];
+const char *vkds__scan_preamble(const vkds__alg *a, bool striped_tiles) {
+  static const char portable[] = PORTABLE_EXTENSIONS;
+  static const char striped[] = PORTABLE_EXTENSIONS "#define VKDS_STRIPED_TILES\n";
+  static const char single[] = "#extension GL_EXT_shader_atomic_int64 : require\n"
+                               "#extension GL_KHR_memory_scope_semantics : require\n"
+                               "#extension GL_KHR_shader_subgroup_basic : require\n"
+                               "#extension GL_KHR_shader_subgroup_ballot : require\n"
+                               "#extension GL_KHR_shader_subgroup_shuffle : require\n";
+  return a->variant == VKDS_SCAN_PATH_SINGLE ? single : striped_tiles ? striped : portable;
 }
 
 const char *vkds__scan_template(const vkds__alg *a, uint32_t part) {

@@ -61,15 +61,17 @@ void main() {
   }
   // per <= 1024 (scan.c): lavapipe's loop budget
   for (uint64_t tile = first; tile < end; ++tile) {
+    uint64_t e0 = tile * VKDS_TILE + uint64_t(t) * uint64_t(VKDS_ITEMS);
     SCAN_T v[VKDS_ITEMS];
+    vkds_thread_scan(e0, n, v);
     bool th;
-    SCAN_T tp, total;
-    vkds_scan_tile(tile, n, v, th, tp, total);
+    SCAN_T total;
+    SCAN_T tp = vkds_tile_prefix(v[VKDS_ITEMS - 1], th, total);
     if (pass == 2u) {
       bool h;
       SCAN_T p;
       vkds_join(has, carry, th, tp, h, p);
-      vkds_store_tile(tile, n, v, h, p);
+      vkds_store_run(e0, n, v, h, p);
     }
     carry = has ? vkds_scan_combine(carry, total) : total;
     has = true;

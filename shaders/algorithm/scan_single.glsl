@@ -228,7 +228,12 @@ bool vkds_find_prefix(uint64_t k, SCAN_T own, inout uint spins, bool hs, SCAN_T 
 
 // A(m) published for tile m (its owner, or a fallback: the same bits, vkds_thread_total
 // being vkds_thread_scan's fold). Every thread calls it.
-SCAN_T vkds_reduce_tile(uint64_t m) { return vkds_tile_total(m, P(0)); }
+SCAN_T vkds_reduce_tile(uint64_t m) {
+  bool h;
+  SCAN_T total;
+  vkds_tile_prefix(vkds_thread_total(m * VKDS_TILE + uint64_t(vkds_rank()) * uint64_t(VKDS_ITEMS), P(0)), h, total);
+  return total;
+}
 
 // One group per tile, its number from the counter. (Groups that each took tiles one
 // after the other, as many as the device keeps resident, scanned 2^28 elements 15%
@@ -244,11 +249,12 @@ void main() {
   bool hs;
   SCAN_T start = vkds_scan_start(hs);
   bool lead = gl_SubgroupID == 0u;
-  uint64_t n = P(0);
+  uint64_t n = P(0), e0 = tile * VKDS_TILE + uint64_t(t) * uint64_t(VKDS_ITEMS);
   SCAN_T v[VKDS_ITEMS];
+  vkds_thread_scan(e0, n, v);
   bool th;
-  SCAN_T tp, total;
-  vkds_scan_tile(tile, n, v, th, tp, total);
+  SCAN_T total;
+  SCAN_T tp = vkds_tile_prefix(v[VKDS_ITEMS - 1], th, total);
   if (t == 0u) vkds_publish(VKDS_KIND_A, tile, total);
 
   bool h = hs;
@@ -291,5 +297,5 @@ void main() {
   bool ht;
   SCAN_T p;
   vkds_join(h, prefix, th, tp, ht, p);
-  vkds_store_tile(tile, n, v, ht, p);
+  vkds_store_run(e0, n, v, ht, p);
 }

@@ -413,17 +413,22 @@ SCAN_T vkds_subgroup_scan(SCAN_T x) {
   return x;
 }
 
-// Step 2 across the subgroups, once each subgroup's total is in vkds_sh (and a barrier
-// passed): every subgroup folds the subgroup totals, S at a time, left to right; those
-// before it give its prefix (hp: false in subgroup 0), all of them the tile's total.
-// Every subgroup reads the totals itself rather than one subgroup scanning them for all:
-// one barrier fewer, and lavapipe (Mesa 22.3) under the Vulkan memory model lost the
-// shared stores of such a loop's last run.
-void vkds_fold_subgroups(out bool hp, out SCAN_T sp, out SCAN_T total) {
+// Step 2 for thread totals x (every thread of the work group calls it): returns the
+// thread's prefix in the tile (has: false for thread 0, which has none) and the tile's
+// total (of every thread's x: past the end of the data, identities are combined in, and
+// that total is never used). Every subgroup reads the subgroup totals itself rather than
+// one subgroup scanning them for all: one barrier fewer, and lavapipe (Mesa 22.3) under
+// the Vulkan memory model lost the shared stores of such a loop's last run.
+SCAN_T vkds_tile_prefix(SCAN_T x, out bool has, out SCAN_T total) {
   uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, S = gl_SubgroupSize, groups = gl_NumSubgroups;
-  hp = false;
-  sp = vkds_scan_identity();
-  SCAN_T acc = vkds_scan_identity();
+  SCAN_T incl = vkds_subgroup_scan(x);
+  SCAN_T before = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
+  if (lane == S - 1u) vkds_sh[sg] = incl;
+  barrier();
+  // every subgroup folds the subgroup totals, S at a time, left to right: those before
+  // it give its prefix, all of them the tile's total
+  bool hp = false;
+  SCAN_T sp = vkds_scan_identity(), acc = vkds_scan_identity();
   for (uint b = 0u; b < groups; b += S) {
     SCAN_T y = vkds_subgroup_scan(b + lane < groups ? vkds_sh[b + lane] : vkds_scan_identity());
     if (sg > b) { // the prefix takes lanes up to sg - 1 - b of this run
@@ -435,133 +440,12 @@ void vkds_fold_subgroups(out bool hp, out SCAN_T sp, out SCAN_T total) {
     acc = b > 0u ? vkds_scan_combine(acc, run) : run;
   }
   total = acc;
-}
-
-// Step 2 for thread totals x (every thread of the work group calls it): returns the
-// thread's prefix in the tile (has: false for thread 0, which has none) and the tile's
-// total (of every thread's x: past the end of the data, identities are combined in, and
-// that total is never used).
-SCAN_T vkds_tile_prefix(SCAN_T x, out bool has, out SCAN_T total) {
-  uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, S = gl_SubgroupSize;
-  SCAN_T incl = vkds_subgroup_scan(x);
-  SCAN_T before = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
-  if (lane == S - 1u) vkds_sh[sg] = incl;
-  barrier();
-  bool hp;
-  SCAN_T sp;
-  vkds_fold_subgroups(hp, sp, total);
   has = lane > 0u || sg > 0u;
   SCAN_T p = before;
   if (sg > 0u) p = lane > 0u ? vkds_scan_combine(sp, before) : sp;
   barrier(); // vkds_sh is the next tile's
   return p;
 }
-
-// ---- a whole tile by subgroup rows (VKDS_WARP_TILES) ----
-//
-// Another way to load whole tiles in 16-byte pieces at consecutive addresses, without
-// shared memory or its barriers: subgroup g owns the g-th S * VKDS_ITEMS elements of
-// the tile, as VKDS_ITEMS / 4 rows of S runs of 4 (lane l holds run l of each row, so a
-// row is one coalesced load and one coalesced store across the subgroup). Its order
-// (which a float scan keeps, fixed for a device through S):
-//   1. lane l folds its run of row q left to right;
-//   2. the run totals of row q are scanned across the subgroup by the Kogge-Stone steps
-//      (row total T_q: lane S-1's); what precedes lane l's run of row q in the
-//      subgroup's part is ex = (T_0 op ... op T_{q-1}) op (lanes before l of row q),
-//      folded into the run's values at once: w = ex op v; the part's total is
-//      T_0 op ... op T_{last} (left to right);
-//   3. the parts' totals are folded across the tile as thread totals are (above); a
-//      part's prefix p (its tile's carry op the parts before it) gives element w at
-//      p op w.
-// Scans that keep their elements (compaction) or pair them with keys (by key) do not
-// use it: they go through the runs above.
-#if defined(VKDS_WARP_TILES) && !defined(VKDS_SEGMENTED) && !defined(VKDS_COMPACT)
-#define VKDS_WARP 1
-#define VKDS_ROWS (VKDS_ITEMS / 4)
-SCAN_T vkds_row_ex[VKDS_ROWS]; // per row, ex (step 2) where the lane's run has something before it in the part
-
-bool vkds_whole_tile(uint64_t tile, uint64_t n) { return tile * VKDS_TILE + VKDS_TILE <= n; }
-
-// Where lane l's run of row q of its subgroup's part of the tile at tb starts.
-uint64_t vkds_row_at(uint64_t tb, uint q) {
-  uint S = gl_SubgroupSize;
-  return tb + uint64_t(gl_SubgroupID * S * uint(VKDS_ITEMS) + (q * S + gl_SubgroupInvocationID) * 4u);
-}
-
-// Steps 1 and 2 in the subgroup's part of the whole tile at tb: v[4q + k] is w of
-// element k of the lane's run of row q. Returns the part's total.
-SCAN_T vkds_warp_scan(uint64_t tb, out SCAN_T v[VKDS_ITEMS]) {
-  uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
-  SCAN_T rows = vkds_scan_identity(); // T_0 op ... op T_{q-1}
-  for (uint q = 0u; q < uint(VKDS_ROWS); ++q) {
-    uint64_t at = vkds_row_at(tb, q);
-    IN0_T a[4];
-    in0_v(at, a);
-    for (uint k = 0u; k < 4u; ++k) v[4u * q + k] = vkds_map(at + uint64_t(k) + P(6), a[k]);
-    for (uint k = 1u; k < 4u; ++k) v[4u * q + k] = vkds_combine(v[4u * q + k - 1u], v[4u * q + k]);
-    SCAN_T s = vkds_subgroup_scan(v[4u * q + 3u]);
-    SCAN_T before = vkds_shuffle(s, lane > 0u ? lane - 1u : 0u), row = vkds_shuffle(s, S - 1u);
-    SCAN_T ex = q == 0u ? before : lane > 0u ? vkds_combine(rows, before) : rows;
-    vkds_row_ex[q] = ex;
-    if (q > 0u || lane > 0u)
-      for (uint k = 0u; k < 4u; ++k) v[4u * q + k] = vkds_combine(ex, v[4u * q + k]);
-    rows = q > 0u ? vkds_combine(rows, row) : row;
-  }
-  return rows;
-}
-
-// vkds_warp_scan's total alone, by the same combines in the same order (the same bits):
-// the single pass's fallback, which reduces another group's tile.
-SCAN_T vkds_warp_total(uint64_t tb) {
-  uint S = gl_SubgroupSize;
-  SCAN_T rows = vkds_scan_identity();
-  for (uint q = 0u; q < uint(VKDS_ROWS); ++q) {
-    uint64_t at = vkds_row_at(tb, q);
-    IN0_T a[4];
-    in0_v(at, a);
-    SCAN_T r = vkds_map(at + P(6), a[0]);
-    for (uint k = 1u; k < 4u; ++k) r = vkds_combine(r, vkds_map(at + uint64_t(k) + P(6), a[k]));
-    SCAN_T row = vkds_shuffle(vkds_subgroup_scan(r), S - 1u);
-    rows = q > 0u ? vkds_combine(rows, row) : row;
-  }
-  return rows;
-}
-
-// Step 3 (every thread calls it): the parts' totals folded across the tile; returns the
-// part's prefix in the tile (has: false in subgroup 0) and the tile's total.
-SCAN_T vkds_parts_prefix(SCAN_T part, out bool has, out SCAN_T total) {
-  if (gl_SubgroupInvocationID == 0u) vkds_sh[gl_SubgroupID] = part;
-  barrier();
-  SCAN_T p;
-  vkds_fold_subgroups(has, p, total);
-  barrier(); // vkds_sh is the next tile's
-  return p;
-}
-
-// Writes the subgroup's part of the whole tile at tb given everything before the part
-// (has, prefix): element w at prefix op w; an exclusive scan writes, for the first
-// element of a run, prefix op ex (prefix alone, or the identity, where nothing in the
-// part precedes it), else the element before's. With the carry out asked for and the
-// data ending with this tile, the lane holding the last element writes it.
-void vkds_warp_store(uint64_t tb, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCAN_T prefix) {
-  uint lane = gl_SubgroupInvocationID;
-  bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
-  for (uint q = 0u; q < uint(VKDS_ROWS); ++q) {
-    OUT_T r[4];
-    for (uint k = 0u; k < 4u; ++k) {
-      SCAN_T o;
-      if (!exclusive) o = has ? vkds_combine(prefix, v[4u * q + k]) : v[4u * q + k];
-      else if (k > 0u) o = has ? vkds_combine(prefix, v[4u * q + k - 1u]) : v[4u * q + k - 1u];
-      else if (q > 0u || lane > 0u) o = has ? vkds_combine(prefix, vkds_row_ex[q]) : vkds_row_ex[q];
-      else o = has ? prefix : vkds_identity();
-      r[k] = OUT_T(o);
-    }
-    out_vst(vkds_row_at(tb, q), r);
-  }
-  if ((P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && tb + VKDS_TILE == n && vkds_rank() == 255u)
-    vkds_carry_out(has ? vkds_combine(prefix, v[VKDS_ITEMS - 1]) : v[VKDS_ITEMS - 1]);
-}
-#endif
 
 #if defined(VKDS_REDUCE_BY_KEY)
 // Step 3 of reduce by key: element j's pair (prefix op v[j]) holds the starts up to it,
@@ -691,45 +575,3 @@ void vkds_store_run(uint64_t e0, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCA
   }
 }
 #endif
-
-// ---- a tile, whichever way its threads own its elements ----
-
-// Steps 1 and 2 for tile `tile` of n elements: the thread's values v, what precedes them
-// in the tile (th, tp) and the tile's total. Every thread of the group calls it.
-void vkds_scan_tile(uint64_t tile, uint64_t n, out SCAN_T v[VKDS_ITEMS], out bool th, out SCAN_T tp,
-                    out SCAN_T total) {
-#ifdef VKDS_WARP
-  if (vkds_whole_tile(tile, n)) {
-    tp = vkds_parts_prefix(vkds_warp_scan(tile * VKDS_TILE, v), th, total);
-    return;
-  }
-#endif
-  vkds_thread_scan(tile * VKDS_TILE + uint64_t(vkds_rank()) * uint64_t(VKDS_ITEMS), n, v);
-  tp = vkds_tile_prefix(v[VKDS_ITEMS - 1], th, total);
-}
-
-// The total of tile `tile` alone, with the same bits as vkds_scan_tile's.
-SCAN_T vkds_tile_total(uint64_t tile, uint64_t n) {
-  bool h;
-  SCAN_T total;
-#ifdef VKDS_WARP
-  if (vkds_whole_tile(tile, n)) {
-    vkds_parts_prefix(vkds_warp_total(tile * VKDS_TILE), h, total);
-    return total;
-  }
-#endif
-  vkds_tile_prefix(vkds_thread_total(tile * VKDS_TILE + uint64_t(vkds_rank()) * uint64_t(VKDS_ITEMS), n), h, total);
-  return total;
-}
-
-// Step 3 for tile `tile`: writes the thread's values given everything before them (has,
-// prefix: vkds_scan_tile's th and tp joined with what precedes the tile).
-void vkds_store_tile(uint64_t tile, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCAN_T prefix) {
-#ifdef VKDS_WARP
-  if (vkds_whole_tile(tile, n)) {
-    vkds_warp_store(tile * VKDS_TILE, n, v, has, prefix);
-    return;
-  }
-#endif
-  vkds_store_run(tile * VKDS_TILE + uint64_t(vkds_rank()) * uint64_t(VKDS_ITEMS), n, v, has, prefix);
-}
