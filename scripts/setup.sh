@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Installs what vkds needs on Debian bookworm (or a derivative): the compiler and build
-# tools, the Vulkan loader and headers, volk, glslang, SPIRV-Tools, SPIRV-Cross, Check,
-# Mesa's lavapipe (the CPU Vulkan device) and the Khronos validation layer.
+# tools, the Vulkan loader and headers, volk, glslang, SPIRV-Tools, Check,
+# Mesa's lavapipe (the CPU Vulkan device), the Khronos validation layer, and clang with
+# libFuzzer (scripts/fuzz.sh).
 # Installs only what is missing; uses sudo when not run as root.
 set -euo pipefail
 
 packages=(
   gcc pkg-config python3 meson ninja-build
   libvulkan1 libvulkan-dev libvulkan-volk-dev
-  glslang-tools glslang-dev spirv-tools libspirv-cross-c-shared-dev
+  glslang-tools glslang-dev spirv-tools
   check libsubunit-dev
   mesa-vulkan-drivers vulkan-validationlayers
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, command 2: set up, build, and run the whole test suite: the Check suites
-# with the Khronos validation layer on (any validation message fails a test), then the
-# same suites built with AddressSanitizer + UndefinedBehaviorSanitizer.
+# with the Khronos validation layer on (any validation message fails a test), the fuzz
+# targets for a bounded time, then the suites built with AddressSanitizer +
+# UndefinedBehaviorSanitizer, and the threaded ones with ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,6 +10,9 @@ scripts/setup.sh
 echo "== tests (validation layer on)"
 scripts/build.sh build
 meson test -C build --print-errorlogs
+
+echo "== fuzzing (libFuzzer, ASan + UBSan; scripts/fuzz.sh)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-30} scripts/fuzz.sh
 
 # The sanitizer stages cap the largest test sizes at 2^20 elements (VKDS_TEST_TOP_LOG2):
 # their instrumented host references made the 2^24 cases the slowest part of CI, and the

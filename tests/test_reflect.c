@@ -16,7 +16,7 @@
 #define WORDS(a) (sizeof(a) / sizeof((a)[0]))
 
 /* SPIR-V numbers the edits below need */
-enum { OP_ENTRY_POINT = 15, OP_MEMBER_DECORATE = 72, DECORATION_OFFSET = 35,
+enum { OP_ENTRY_POINT = 15, OP_TYPE_VECTOR = 23, OP_MEMBER_DECORATE = 72, DECORATION_OFFSET = 35,
        MODEL_VERTEX = 0, MODEL_GLCOMPUTE = 5 };
 
 /* A writable copy of an embedded module. */
@@ -324,11 +324,66 @@ START_TEST(reflect_rejects_garbage) {
   m[0] = vkds_spirv_reflect_args[0];
   m[5] = ~m[5]; /* an instruction running past the end */
   assert_invalid(vkds__spirv_reflect(NULL, m, n, NULL, &r));
-  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "SPIRV-Cross"));
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "runs past the end"));
   free(m);
 
   ck_assert_int_eq(vkds__spirv_reflect(NULL, vkds_spirv_reflect_args, n, NULL, NULL),
                    VKDS_ERROR_INVALID_ARGUMENT);
+}
+END_TEST
+
+/* Found by fuzzing (fuzz/corpus/spirv_reflect/regress-vector-own-component.spv): a
+ * vector type whose component is itself sent the size computation round in circles
+ * until the stack ran out. */
+START_TEST(reflect_vector_of_itself) {
+  const size_t n = WORDS(vkds_spirv_reflect_args);
+  uint32_t *m = copy_module(vkds_spirv_reflect_args, n);
+  size_t vectors = 0;
+  for (size_t i = 5; i < n; i += m[i] >> 16)
+    if ((m[i] & 0xffffu) == OP_TYPE_VECTOR) m[i + 2] = m[i + 1], ++vectors; /* component := itself */
+  ck_assert_uint_gt(vectors, 0);
+  vkds__reflection r;
+  assert_invalid(vkds__spirv_reflect(NULL, m, n, NULL, &r));
+  free(m);
+}
+END_TEST
+
+/* Reflection reads the words as hostile (lib/kernel/spirv_reflect.c): every module made
+ * by changing, truncating or cutting the test modules at random either reflects or fails
+ * with INVALID_SPIRV or UNSUPPORTED; never a crash or an out-of-bounds read (the ASan
+ * stage runs this too), and what it returns is freed. Deterministic: a fixed seed. */
+START_TEST(reflect_survives_mutations) {
+  static const struct { const uint32_t *w; size_t n; } mods[] = {
+      {vkds_spirv_reflect_args, WORDS(vkds_spirv_reflect_args)},
+      {vkds_spirv_reflect_spill, WORDS(vkds_spirv_reflect_spill)},
+      {vkds_spirv_reflect_bindings, WORDS(vkds_spirv_reflect_bindings)},
+      {vkds_spirv_reflect_images, WORDS(vkds_spirv_reflect_images)},
+  };
+  uint64_t seed = 0x5eed;
+  uint32_t reflected = 0, failed = 0;
+  for (int round = 0; round < 4000; ++round) {
+    const size_t k = (size_t)round % 4, n = mods[k].n;
+    uint32_t *m = copy_module(mods[k].w, n);
+    size_t len = n;
+    for (int e = 0; e < 1 + round % 3; ++e) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      size_t at = 5 + (size_t)(seed >> 33) % (n - 5);
+      switch ((seed >> 8) % 4) {
+      case 0: m[at] ^= 1u << ((seed >> 16) % 32); break;          /* a bit flipped */
+      case 1: m[at] = (uint32_t)(seed >> 20) % 64; break;         /* a small number (ids, counts) */
+      case 2: m[at] = (m[at] & 0xffffu) | ((uint32_t)(seed >> 40) % 8) << 16; break; /* a word count */
+      default: len = at; break;                                    /* cut short */
+      }
+    }
+    vkds__reflection r;
+    vkds_result res = vkds__spirv_reflect(NULL, m, len, NULL, &r);
+    harness_expect(res == VKDS_SUCCESS || res == VKDS_ERROR_INVALID_SPIRV || res == VKDS_ERROR_UNSUPPORTED);
+    if (res == VKDS_SUCCESS) ++reflected, vkds__reflection_free(&r);
+    else ++failed;
+    free(m);
+  }
+  ck_assert_uint_gt(reflected, 0);
+  ck_assert_uint_gt(failed, 0);
 }
 END_TEST
 
@@ -351,6 +406,8 @@ int main(void) {
   tcase_add_test(tc, image_descriptors);
   tcase_add_test(tc, entry_points);
   tcase_add_test(tc, reflect_rejects_garbage);
+  tcase_add_test(tc, reflect_vector_of_itself);
+  tcase_add_test(tc, reflect_survives_mutations);
   tcase_add_test(tc, free_accepts_zeroed);
   suite_add_tcase(s, tc);
   return harness_run(s);

@@ -2,10 +2,11 @@
  *
  * A kernel comes from SPIR-V (validated with SPIRV-Tools before any driver sees it) or
  * from GLSL compiled at run time (glslang; `#include "vkds.glsl"` gives the device-side
- * header). Its interface is reflected (SPIRV-Cross): the argument struct you describe
- * once with vkds_arg is checked against the shader's push-constant block at creation,
- * and each launch packs your C struct into that layout (seed 001: captured arguments
- * become kernel parameters; views are rebuilt on the device by vkds.glsl).
+ * header). Its interface is reflected (vkds's own SPIR-V reader): the argument struct
+ * you describe once with vkds_arg is checked against the shader's push-constant block
+ * at creation, and each launch packs your C struct into that layout (seed 001:
+ * captured arguments become kernel parameters; views are rebuilt on the device by
+ * vkds.glsl).
  *
  * The range type (seed 002) is a kernel property: a launch of more work-items than the
  * type counts fails with VKDS_ERROR_ND_RANGE before anything is submitted, and a 32-bit

@@ -6,7 +6,7 @@
 
 #include "internal.h"
 
-/* ---- reflection (lib/kernel/spirv.c, through SPIRV-Cross's C API) ---- */
+/* ---- validation (lib/kernel/spirv.c, SPIRV-Tools) and reflection (lib/kernel/spirv_reflect.c) ---- */
 
 typedef enum vkds__base_type {
   VKDS__TYPE_UNKNOWN = 0,
@@ -62,9 +62,11 @@ typedef struct vkds__reflection {
 vkds_result vkds__spirv_validate(const vkds_context *ctx, const uint32_t *words, size_t word_count,
                                  uint32_t api_version);
 
-/* Reflects the compute entry point `entry` (NULL: the first compute entry point).
- * VKDS_ERROR_INVALID_SPIRV when there is no such entry point or SPIRV-Cross cannot
- * parse the module. Free with vkds__reflection_free. */
+/* Reflects the compute entry point `entry` (NULL: the first compute entry point): its
+ * work-group size, push-constant block, descriptors, and the module's specialization
+ * constants. VKDS_ERROR_INVALID_SPIRV when there is no such entry point or the words do
+ * not read as a module; VKDS_ERROR_OUT_OF_HOST_MEMORY; never a crash on any input. Free
+ * with vkds__reflection_free (also after a failure: nothing is left then). */
 vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, size_t word_count,
                                 const char *entry, vkds__reflection *out);
 void vkds__reflection_free(vkds__reflection *r);
