@@ -16,6 +16,7 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std
 # what each target links besides itself: the code it exercises, no more
 declare -A sources=(
   [spirv_reflect]="lib/kernel/spirv_reflect.c lib/core/result.c"
+  [filter]="lib/core/filter.c lib/core/result.c"
 )
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
