@@ -332,6 +332,45 @@ START_TEST(reflect_rejects_garbage) {
 }
 END_TEST
 
+/* Before SPIR-V 1.4 an entry point lists only its inputs and outputs, and reflection
+ * finds the variables it uses by walking its functions: the same module read as a 1.3
+ * one (its version word changed) must give what its 1.5 interface list gives. */
+START_TEST(reflect_walks_functions_before_spirv_1_4) {
+  static const struct { const uint32_t *w; size_t n; } mods[] = {
+      {vkds_spirv_reflect_args, WORDS(vkds_spirv_reflect_args)},
+      {vkds_spirv_reflect_spill, WORDS(vkds_spirv_reflect_spill)},
+      {vkds_spirv_reflect_bindings, WORDS(vkds_spirv_reflect_bindings)},
+      {vkds_spirv_reflect_images, WORDS(vkds_spirv_reflect_images)},
+  };
+  for (size_t i = 0; i < sizeof mods / sizeof mods[0]; ++i) {
+    ck_assert_uint_ge(mods[i].w[1], 0x00010400u); /* built for Vulkan 1.2: SPIR-V 1.5 */
+    uint32_t *m = copy_module(mods[i].w, mods[i].n);
+    m[1] = 0x00010300u;
+    vkds__reflection a, b;
+    ck_assert_vkds(vkds__spirv_reflect(NULL, mods[i].w, mods[i].n, NULL, &a));
+    ck_assert_vkds(vkds__spirv_reflect(NULL, m, mods[i].n, NULL, &b));
+    ck_assert_int_eq(a.has_push, b.has_push);
+    ck_assert_uint_eq(a.push.size, b.push.size);
+    ck_assert_uint_eq(a.push.member_count, b.push.member_count);
+    ck_assert_uint_eq(a.binding_count, b.binding_count);
+    for (uint32_t k = 0; k < a.binding_count; ++k) {
+      ck_assert_uint_eq(a.bindings[k].binding, b.bindings[k].binding);
+      ck_assert_int_eq(a.bindings[k].type, b.bindings[k].type);
+    }
+    vkds__reflection_free(&a), vkds__reflection_free(&b);
+    free(m);
+  }
+  /* the bindings module uses descriptors: the walk must have found them */
+  vkds__reflection r;
+  uint32_t *m = copy_module(vkds_spirv_reflect_bindings, WORDS(vkds_spirv_reflect_bindings));
+  m[1] = 0x00010300u;
+  ck_assert_vkds(vkds__spirv_reflect(NULL, m, WORDS(vkds_spirv_reflect_bindings), NULL, &r));
+  ck_assert_uint_gt(r.binding_count, 0);
+  vkds__reflection_free(&r);
+  free(m);
+}
+END_TEST
+
 /* Found by fuzzing (fuzz/corpus/spirv_reflect/regress-vector-own-component.spv): a
  * vector type whose component is itself sent the size computation round in circles
  * until the stack ran out. */
@@ -406,6 +445,7 @@ int main(void) {
   tcase_add_test(tc, image_descriptors);
   tcase_add_test(tc, entry_points);
   tcase_add_test(tc, reflect_rejects_garbage);
+  tcase_add_test(tc, reflect_walks_functions_before_spirv_1_4);
   tcase_add_test(tc, reflect_vector_of_itself);
   tcase_add_test(tc, reflect_survives_mutations);
   tcase_add_test(tc, free_accepts_zeroed);
