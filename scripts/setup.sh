@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(
-  gcc pkg-config python3 meson ninja-build
+  gcc g++ pkg-config python3 meson ninja-build
   libvulkan1 libvulkan-dev libvulkan-volk-dev
   glslang-tools glslang-dev spirv-tools
   check libsubunit-dev

@@ -113,7 +113,12 @@ def main():
 
         lines.append("static int null_call_%s(void) { %s }" % (name, body(zeros)))
         with_objects = takes_object and not ENDS_LIFE.search(name)
-        if with_objects:
+        if with_objects and name.endswith("_retain"):
+            # a reference taken on a live object is given back, or the object outlives the test
+            release = name[: -len("_retain")] + "_release"
+            lines.append("static int live_call_%s(const struct null_objects *o) { %s(%s); %s(%s); return 0; }"
+                         % (name, name, ", ".join(live), release, ", ".join(live)))
+        elif with_objects:
             lines.append("static int live_call_%s(const struct null_objects *o) { %s }" % (name, body(live)))
         names.append((name, is_result, with_objects))
     lines.append("static const struct null_call {")

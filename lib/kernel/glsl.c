@@ -47,11 +47,12 @@ static const int glslang_messages = GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULK
  * with ThreadSanitizer, so our TSan runs could not catch a race inside it. Compiling is
  * rare (kernel creation, and lib/kernel/kernel.c caches the result per context), so one lock
  * costs little. */
-static pthread_once_t glslang_once = PTHREAD_ONCE_INIT;
-static bool glslang_ready; /* written once, inside glslang_once */
 static pthread_mutex_t glslang_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool glslang_ready; /* under glslang_lock: set once initialization succeeded */
 
-static void glslang_init(void) { glslang_ready = glslang_initialize_process() != 0; }
+/* Under glslang_lock and vkds__cxx_guard (it allocates, and may throw): a failed
+ * initialization is tried again by the next compile. */
+static void glslang_init(void *ready) { *(bool *)ready = glslang_initialize_process() != 0; }
 
 /* ---- growing text ---- */
 
@@ -407,60 +408,91 @@ static bool target_for(uint32_t api_version, glslang_input_t *input) {
   return true;
 }
 
-/* Generates and copies out the SPIR-V of a linked program. */
-static vkds_result emit_spirv(const vkds_context *ctx, glslang_program_t *program, const char *name,
-                              uint32_t **words, size_t *word_count) {
-  glslang_program_SPIRV_generate(program, GLSLANG_STAGE_COMPUTE);
-  size_t n = glslang_program_SPIRV_get_size(program);
-  const char *messages = glslang_program_SPIRV_get_messages(program);
+/* One compile's glslang calls, run under vkds__cxx_guard (glslang throws std::bad_alloc
+ * when an allocation fails): the objects it makes are kept here, so that whoever ran it
+ * frees them whether it returned or threw. */
+typedef struct compile_job {
+  const vkds_context *ctx;
+  const char *code, *preamble, *name;
+  uint32_t api_version;
+  glslang_shader_t *shader;
+  glslang_program_t *program;
+  uint32_t *words;
+  size_t word_count;
+  vkds_result r;
+} compile_job;
+
+/* Generates and copies out the SPIR-V of the linked program. */
+static vkds_result emit_spirv(compile_job *j) {
+  glslang_program_SPIRV_generate(j->program, GLSLANG_STAGE_COMPUTE);
+  size_t n = glslang_program_SPIRV_get_size(j->program);
+  const char *messages = glslang_program_SPIRV_get_messages(j->program);
   /* the SPIR-V builder's logger says "error: " where it gave up on something */
   if (n == 0 || (messages && (strncmp(messages, "error: ", 7) == 0 || strstr(messages, "\nerror: "))))
-    return compile_error(ctx, name, messages ? messages : "ERROR: glslang generated no SPIR-V", NULL);
-  uint32_t *out = malloc(n * sizeof *out);
-  if (!out) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL: %zu SPIR-V words", n);
-  glslang_program_SPIRV_get(program, out);
-  *words = out, *word_count = n;
+    return compile_error(j->ctx, j->name, messages ? messages : "ERROR: glslang generated no SPIR-V", NULL);
+  if (!(j->words = malloc(n * sizeof *j->words)))
+    return vkds__fail(j->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL: %zu SPIR-V words", n);
+  glslang_program_SPIRV_get(j->program, j->words);
+  j->word_count = n;
   return VKDS_SUCCESS;
 }
 
-static vkds_result link_and_emit(const vkds_context *ctx, glslang_shader_t *shader, const char *name,
-                                 uint32_t **words, size_t *word_count) {
-  glslang_program_t *program = glslang_program_create();
-  if (!program) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL: glslang program");
-  glslang_program_add_shader(program, shader);
-  vkds_result r = glslang_program_link(program, glslang_messages)
-                      ? emit_spirv(ctx, program, name, words, word_count)
-                      : compile_error(ctx, name, glslang_program_get_info_log(program),
-                                      glslang_program_get_info_debug_log(program));
-  glslang_program_delete(program); /* leaves the shader to us */
-  return r;
+static vkds_result link_and_emit(compile_job *j) {
+  if (!(j->program = glslang_program_create()))
+    return vkds__fail(j->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL: glslang program");
+  glslang_program_add_shader(j->program, j->shader);
+  return glslang_program_link(j->program, glslang_messages)
+             ? emit_spirv(j)
+             : compile_error(j->ctx, j->name, glslang_program_get_info_log(j->program),
+                             glslang_program_get_info_debug_log(j->program));
 }
 
-/* Runs glslang; call with glslang_lock held. */
-static vkds_result compile_locked(const vkds_context *ctx, const char *code, const char *preamble,
-                                  const char *name, uint32_t api_version, uint32_t **words, size_t *word_count) {
+static void compile_run(void *arg) {
+  compile_job *j = arg;
   /* the shader keeps &input.code until it has preprocessed: input lives to the end */
   glslang_input_t input = {
       .language = GLSLANG_SOURCE_GLSL,
       .stage = GLSLANG_STAGE_COMPUTE,
       .client = GLSLANG_CLIENT_VULKAN,
       .target_language = GLSLANG_TARGET_SPV,
-      .code = code,
+      .code = j->code,
       .default_version = 460,
       .default_profile = GLSLANG_NO_PROFILE,
       .messages = (glslang_messages_t)glslang_messages,
       .resource = glslang_default_resource(),
   };
-  target_for(api_version, &input);
-  glslang_shader_t *shader = glslang_shader_create(&input);
-  if (!shader) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL: glslang shader");
-  if (preamble) glslang_shader_set_preamble(shader, preamble);
-  vkds_result r = glslang_shader_preprocess(shader, &input) && glslang_shader_parse(shader, &input)
-                      ? link_and_emit(ctx, shader, name, words, word_count)
-                      : compile_error(ctx, name, glslang_shader_get_info_log(shader),
-                                      glslang_shader_get_info_debug_log(shader));
-  glslang_shader_delete(shader);
-  return r;
+  target_for(j->api_version, &input);
+  if (!(j->shader = glslang_shader_create(&input))) {
+    j->r = vkds__fail(j->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL: glslang shader");
+    return;
+  }
+  if (j->preamble) glslang_shader_set_preamble(j->shader, j->preamble);
+  j->r = glslang_shader_preprocess(j->shader, &input) && glslang_shader_parse(j->shader, &input)
+             ? link_and_emit(j)
+             : compile_error(j->ctx, j->name, glslang_shader_get_info_log(j->shader),
+                             glslang_shader_get_info_debug_log(j->shader));
+}
+
+/* Runs glslang (initializing it first if it is not yet); call with glslang_lock held. */
+static vkds_result compile_locked(const vkds_context *ctx, const char *code, const char *preamble,
+                                  const char *name, uint32_t api_version, uint32_t **words, size_t *word_count) {
+  vkds__cxx_outcome o = glslang_ready ? VKDS__CXX_RETURNED : vkds__cxx_guard(glslang_init, &glslang_ready);
+  if (!glslang_ready)
+    return vkds__fail(ctx, o == VKDS__CXX_RETURNED ? VKDS_ERROR_UNSUPPORTED : VKDS_ERROR_OUT_OF_HOST_MEMORY,
+                      VK_SUCCESS, "GLSL: glslang_initialize_process failed%s",
+                      o == VKDS__CXX_RETURNED ? "" : " (out of memory)");
+  compile_job j = {.ctx = ctx, .code = code, .preamble = preamble, .name = name, .api_version = api_version};
+  o = vkds__cxx_guard(compile_run, &j);
+  if (j.program) glslang_program_delete(j.program); /* leaves the shader to us */
+  if (j.shader) glslang_shader_delete(j.shader);
+  if (o != VKDS__CXX_RETURNED) {
+    free(j.words);
+    return vkds__fail(ctx, o == VKDS__CXX_OUT_OF_MEMORY ? VKDS_ERROR_OUT_OF_HOST_MEMORY : VKDS_ERROR_COMPILE,
+                      VK_SUCCESS, "GLSL: %s: glslang %s", name ? name : "kernel",
+                      o == VKDS__CXX_OUT_OF_MEMORY ? "ran out of memory" : "threw an exception");
+  }
+  *words = j.words, *word_count = j.word_count;
+  return j.r;
 }
 
 vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, const char *name,
@@ -475,9 +507,6 @@ vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, cons
   if (!target_for(api_version, &probe))
     return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "GLSL: Vulkan %u.%u: vkds compiles for Vulkan 1.2 and later",
                       VK_API_VERSION_MAJOR(api_version), VK_API_VERSION_MINOR(api_version));
-  pthread_once(&glslang_once, glslang_init);
-  if (!glslang_ready)
-    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "GLSL: glslang_initialize_process failed");
 
   text preamble = {0}, code = {0};
   vkds_result r = make_preamble(ctx, defines, define_count, &preamble);

@@ -5,6 +5,7 @@
 #define VKDS_KERNEL_INTERNAL_H
 
 #include "internal.h"
+#include "cxx_guard.h"
 
 /* ---- validation (lib/kernel/spirv.c, SPIRV-Tools) and reflection (lib/kernel/spirv_reflect.c) ---- */
 

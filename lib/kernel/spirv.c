@@ -48,6 +48,45 @@ static const char *diagnostic_text(spv_diagnostic diag, spv_result_t sr, char *b
   return buf;
 }
 
+/* The validation's SPIRV-Tools calls, run under vkds__cxx_guard (SPIRV-Tools throws
+ * std::bad_alloc when an allocation fails): what they make is kept here, so that it is
+ * freed whether they returned or threw. */
+typedef struct validate_job {
+  const vkds_context *ctx;
+  const uint32_t *words;
+  size_t word_count;
+  bool v13;
+  spv_context sc;
+  spv_validator_options opts;
+  spv_diagnostic diag;
+  vkds_result r;
+} validate_job;
+
+static void validate_run(void *arg) {
+  validate_job *j = arg;
+  j->sc = spvContextCreate(j->v13 ? SPV_ENV_VULKAN_1_3 : SPV_ENV_VULKAN_1_2);
+  j->opts = spvValidatorOptionsCreate();
+  if (!j->sc || !j->opts) {
+    j->r = vkds__fail(j->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "SPIR-V validation: cannot create the validator");
+    return;
+  }
+  /* The block-layout rules vkds's argument packing relies on: the environment's own
+   * (Vulkan 1.1+ makes relaxed block layout core, which the validator applies by
+   * itself); scalar and standard uniform-buffer layouts are device features that vkds
+   * does not enable, so a module needing them must fail here, not in the driver. */
+  spvValidatorOptionsSetRelaxBlockLayout(j->opts, false);
+  spvValidatorOptionsSetUniformBufferStandardLayout(j->opts, false);
+  spvValidatorOptionsSetScalarBlockLayout(j->opts, false);
+
+  spv_const_binary_t binary = {.code = j->words, .wordCount = j->word_count};
+  spv_result_t sr = spvValidateWithOptions(j->sc, j->opts, &binary, &j->diag);
+  if (sr != SPV_SUCCESS) {
+    char text[900];
+    j->r = vkds__fail(j->ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS, "SPIR-V validation (Vulkan 1.%d rules) failed: %s",
+                      j->v13 ? 3 : 2, diagnostic_text(j->diag, sr, text, sizeof text));
+  }
+}
+
 vkds_result vkds__spirv_validate(const vkds_context *ctx, const uint32_t *words, size_t word_count,
                                  uint32_t api_version) {
   vkds_result r = check_header(ctx, words, word_count);
@@ -57,33 +96,14 @@ vkds_result vkds__spirv_validate(const vkds_context *ctx, const uint32_t *words,
    * vkds requires at least 1.2, so older versions get 1.2 rules too. */
   bool v13 = VK_API_VERSION_MAJOR(api_version) > 1 ||
              (VK_API_VERSION_MAJOR(api_version) == 1 && VK_API_VERSION_MINOR(api_version) >= 3);
-  spv_context sc = spvContextCreate(v13 ? SPV_ENV_VULKAN_1_3 : SPV_ENV_VULKAN_1_2);
-  spv_validator_options opts = spvValidatorOptionsCreate();
-  if (!sc || !opts) {
-    if (opts) spvValidatorOptionsDestroy(opts);
-    if (sc) spvContextDestroy(sc);
-    return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS,
-                      "SPIR-V validation: cannot create the validator");
-  }
-  /* The block-layout rules vkds's argument packing relies on: the environment's own
-   * (Vulkan 1.1+ makes relaxed block layout core, which the validator applies by
-   * itself); scalar and standard uniform-buffer layouts are device features that vkds
-   * does not enable, so a module needing them must fail here, not in the driver. */
-  spvValidatorOptionsSetRelaxBlockLayout(opts, false);
-  spvValidatorOptionsSetUniformBufferStandardLayout(opts, false);
-  spvValidatorOptionsSetScalarBlockLayout(opts, false);
-
-  spv_const_binary_t binary = {.code = words, .wordCount = word_count};
-  spv_diagnostic diag = NULL;
-  spv_result_t sr = spvValidateWithOptions(sc, opts, &binary, &diag);
-  if (sr != SPV_SUCCESS) {
-    char text[900];
-    r = vkds__fail(ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS,
-                   "SPIR-V validation (Vulkan 1.%d rules) failed: %s", v13 ? 3 : 2,
-                   diagnostic_text(diag, sr, text, sizeof text));
-  }
-  spvDiagnosticDestroy(diag);
-  spvValidatorOptionsDestroy(opts);
-  spvContextDestroy(sc);
-  return r;
+  validate_job j = {.ctx = ctx, .words = words, .word_count = word_count, .v13 = v13};
+  vkds__cxx_outcome o = vkds__cxx_guard(validate_run, &j);
+  spvDiagnosticDestroy(j.diag);
+  spvValidatorOptionsDestroy(j.opts);
+  spvContextDestroy(j.sc);
+  if (o != VKDS__CXX_RETURNED)
+    return vkds__fail(ctx, o == VKDS__CXX_OUT_OF_MEMORY ? VKDS_ERROR_OUT_OF_HOST_MEMORY : VKDS_ERROR_INVALID_SPIRV,
+                      VK_SUCCESS, "SPIR-V validation: SPIRV-Tools %s",
+                      o == VKDS__CXX_OUT_OF_MEMORY ? "ran out of memory" : "threw an exception");
+  return j.r;
 }

@@ -1,0 +1,128 @@
+// tests/alloc_fail.cpp: fails the Nth host allocation made from inside libvkds (its own
+// code and the C++ libraries linked into it: glslang, SPIRV-Tools), for test_alloc_fail.c.
+// The test executable defines malloc, calloc, realloc, aligned_alloc, strdup and the C++
+// allocation operators, so every caller's allocation comes here; a call whose return
+// address lies in libvkds.so counts, and the armed one fails (NULL, or std::bad_alloc
+// from operator new) once. Everything else goes to glibc's allocator. Allocations of
+// the Vulkan loader, the driver and the validation layer are not counted: their
+// failures are theirs.
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include <link.h>
+
+#include "alloc_fail.h"
+
+extern "C" {
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void *__libc_memalign(size_t, size_t);
+void __libc_free(void *);
+}
+
+namespace {
+uintptr_t vkds_lo, vkds_hi;           // libvkds.so's loaded segments
+std::atomic<long> counted{0};          // allocations from libvkds since alloc_fail_arm
+std::atomic<long> target{-1};          // the one to fail (index into counted); -1: none
+std::atomic<bool> fired{false};
+
+int find_vkds(struct dl_phdr_info *info, size_t, void *) {
+  if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libvkds.so")) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (!vkds_lo || lo < vkds_lo) vkds_lo = lo;
+    if (hi > vkds_hi) vkds_hi = hi;
+  }
+  return 1;
+}
+
+// Whether this allocation (called from `ret`) must fail.
+bool fail_now(void *ret) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(ret);
+  if (a < vkds_lo || a >= vkds_hi) return false;
+  long k = counted.fetch_add(1);
+  if (k != target.load()) return false;
+  fired = true;
+  return true;
+}
+}  // namespace
+
+extern "C" void alloc_fail_arm(long n) {
+  if (!vkds_lo) dl_iterate_phdr(find_vkds, nullptr);
+  fired = false;
+  counted = 0;
+  target = n;
+}
+extern "C" long alloc_fail_counted(void) { return counted.load(); }
+extern "C" bool alloc_fail_fired(void) { return fired.load(); }
+extern "C" bool alloc_fail_ready(void) {
+  if (!vkds_lo) dl_iterate_phdr(find_vkds, nullptr);
+  return vkds_lo != 0;
+}
+
+#define CALLER __builtin_return_address(0)
+
+extern "C" void *malloc(size_t n) {
+  if (fail_now(CALLER)) return errno = ENOMEM, nullptr;
+  return __libc_malloc(n);
+}
+extern "C" void *calloc(size_t n, size_t size) {
+  if (fail_now(CALLER)) return errno = ENOMEM, nullptr;
+  return __libc_calloc(n, size);
+}
+extern "C" void *realloc(void *p, size_t n) {
+  if (fail_now(CALLER)) return errno = ENOMEM, nullptr;
+  return __libc_realloc(p, n);
+}
+extern "C" void *aligned_alloc(size_t align, size_t n) {
+  if (fail_now(CALLER)) return errno = ENOMEM, nullptr;
+  return __libc_memalign(align, n);
+}
+extern "C" int posix_memalign(void **out, size_t align, size_t n) {
+  if (fail_now(CALLER)) return ENOMEM;
+  void *p = __libc_memalign(align, n);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+extern "C" void free(void *p) { __libc_free(p); }
+extern "C" char *strdup(const char *s) {
+  if (fail_now(CALLER)) return errno = ENOMEM, nullptr;
+  size_t n = std::strlen(s) + 1;
+  char *d = static_cast<char *>(__libc_malloc(n));
+  if (d) std::memcpy(d, s, n);
+  return d;
+}
+
+static void *new_or_throw(void *ret, size_t n) {
+  if (fail_now(ret)) throw std::bad_alloc();
+  void *p = __libc_malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+static void *new_or_null(void *ret, size_t n) {
+  if (fail_now(ret)) return nullptr;
+  return __libc_malloc(n ? n : 1);
+}
+void *operator new(size_t n) { return new_or_throw(CALLER, n); }
+void *operator new[](size_t n) { return new_or_throw(CALLER, n); }
+void *operator new(size_t n, const std::nothrow_t &) noexcept { return new_or_null(CALLER, n); }
+void *operator new[](size_t n, const std::nothrow_t &) noexcept { return new_or_null(CALLER, n); }
+void *operator new(size_t n, std::align_val_t a) {
+  if (fail_now(CALLER)) throw std::bad_alloc();
+  void *p = __libc_memalign(static_cast<size_t>(a), n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void operator delete(void *p) noexcept { __libc_free(p); }
+void operator delete[](void *p) noexcept { __libc_free(p); }
+void operator delete(void *p, size_t) noexcept { __libc_free(p); }
+void operator delete[](void *p, size_t) noexcept { __libc_free(p); }
+void operator delete(void *p, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete(void *p, size_t, std::align_val_t) noexcept { __libc_free(p); }
