@@ -15,6 +15,8 @@ void alloc_fail_arm(long n);
 long alloc_fail_counted(void);
 /* Whether the armed allocation has failed. */
 bool alloc_fail_fired(void);
+/* How many blocks libvkds has allocated and not freed. */
+long alloc_fail_held(void);
 #ifdef __cplusplus
 }
 #endif

@@ -3,8 +3,12 @@
  * each of libvkds's host allocations failing in turn (tests/alloc_fail.cpp fails them:
  * vkds's own and those of glslang and SPIRV-Tools, linked into it). Every run must come
  * back (no crash, no abort: each run is a forked Check test) with success or a named
- * error, and a life cycle right after it, nothing failing, must succeed: a failure leaves
- * nothing behind that breaks the next one (glslang's global state included).
+ * error, leave no block of libvkds's allocated (tests/alloc_fail.cpp keeps the count;
+ * failures inside glslang and SPIRV-Tools excepted, below),
+ * and a life cycle right after it, nothing failing, must succeed: a failure leaves
+ * nothing behind that breaks the next one (glslang's global state included). The
+ * process has run one life cycle before the numbering: glslang's one-time set-up is
+ * done by then (its failures are not covered here).
  *
  * The sites are numbered by one counting run. VKDS_ALLOC_FAIL_STRIDE=k tests every k-th
  * (default: as many as fit 150 runs, about 30 s here; 1: all of them, a long run). */
@@ -84,11 +88,21 @@ static long stride; /* every stride-th site is failed */
 
 START_TEST(each_allocation_fails) {
   long n = (long)_i * stride;
+  long held = alloc_fail_held();
   alloc_fail_arm(n);
   bool right;
   vkds_result r = life_cycle(&right);
   bool fired = alloc_fail_fired();
   alloc_fail_arm(-1);
+  /* glslang and SPIRV-Tools (Debian's) are built without exception support: a
+   * std::bad_alloc thrown inside them unwinds through their frames without running
+   * their destructors, so what they held then stays allocated (RELIABILITY.md has how
+   * much). Everywhere else a failure must free everything. */
+  char why[300];
+  snprintf(why, sizeof why, "%s", r == VKDS_SUCCESS ? "" : vkds_last_error_message());
+  bool theirs = strstr(why, "glslang ran out of memory") || strstr(why, "SPIRV-Tools ran out of memory");
+  ck_assert_msg(theirs || alloc_fail_held() == held, "allocation %ld failed (%s): libvkds holds %ld blocks more", n,
+                why, alloc_fail_held() - held);
   ck_assert_msg(r != VKDS_SUCCESS || right, "allocation %ld failed, the life cycle succeeded with wrong results", n);
   if (r != VKDS_SUCCESS) {
     ck_assert_msg(strcmp(vkds_result_str(r), "unknown result") != 0, "allocation %ld: result %d", n, (int)r);
@@ -108,7 +122,9 @@ int main(void) {
   }
   alloc_fail_arm(-1);
   bool right;
-  if (life_cycle(&right) != VKDS_SUCCESS || !right) {
+  /* one life cycle first: glslang's process set-up, which stays, happens in it */
+  if (life_cycle(&right) != VKDS_SUCCESS || !right || (alloc_fail_arm(-1), life_cycle(&right)) != VKDS_SUCCESS ||
+      !right) {
     fprintf(stderr, "test_alloc_fail: the life cycle fails without any failed allocation: %s\n", vkds_last_error_message());
     return 1;
   }
