@@ -12,7 +12,7 @@ scripts/build.sh build
 meson test -C build --print-errorlogs
 
 echo "== fuzzing (libFuzzer, ASan + UBSan; scripts/fuzz.sh)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-30} scripts/fuzz.sh
+FUZZ_SECONDS=${FUZZ_SECONDS:-20} scripts/fuzz.sh
 
 # The sanitizer stages cap the largest test sizes at 2^20 elements (VKDS_TEST_TOP_LOG2):
 # their instrumented host references made the 2^24 cases the slowest part of CI, and the

@@ -11,7 +11,7 @@
  * done by then (its failures are not covered here).
  *
  * The sites are numbered by one counting run. VKDS_ALLOC_FAIL_STRIDE=k tests every k-th
- * (default: as many as fit 150 runs, about 30 s here; 1: all of them, a long run). */
+ * (default: as many as fit 100 runs, about 25 s here; 1: all of them, a long run). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +130,7 @@ int main(void) {
   }
   sites = alloc_fail_counted();
   const char *s = getenv("VKDS_ALLOC_FAIL_STRIDE");
-  stride = s ? atol(s) : (sites + 149) / 150;
+  stride = s ? atol(s) : (sites + 99) / 100;
   if (stride < 1) stride = 1;
   printf("test_alloc_fail: %ld allocations in a life cycle; failing every %ld-th\n", sites, stride);
   Suite *suite = suite_create("alloc_fail");
