@@ -42,6 +42,38 @@ vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what
                         __func__, #cond);                                                   \
   } while (0)
 
+/* ---- host memory (lib/core/host_alloc.c) ----
+ * Every host allocation vkds makes goes through these: the context's allocator
+ * (vkds_context_info.allocator) when it has one, else (and when ctx is NULL: code that
+ * runs without a context, such as reflection called by the fuzz targets) calloc,
+ * malloc, realloc, aligned_alloc and free. A block must be freed with the context it
+ * was allocated with: objects keep the context (or a device that has it).
+ * Scopes given to the user's callbacks: VK_SYSTEM_ALLOCATION_SCOPE_OBJECT for what lives
+ * with an object (vkds__alloc, _alloc_array, _alloc_aligned, _realloc, _strdup),
+ * VK_SYSTEM_ALLOCATION_SCOPE_COMMAND for temporaries freed before the call that made
+ * them returns (vkds__temp_alloc, _temp_alloc_array, _temp_alloc_raw). Alignment: alignof(max_align_t)
+ * unless asked (strdup: 1). A size of 0 allocates 1 byte. NULL when out of memory. */
+/* Zeroed, like calloc. */
+void *vkds__alloc(const vkds_context *ctx, size_t size);
+/* n * size bytes, zeroed; NULL when the product overflows. */
+void *vkds__alloc_array(const vkds_context *ctx, size_t n, size_t size);
+/* Zeroed temporaries (COMMAND scope). */
+void *vkds__temp_alloc(const vkds_context *ctx, size_t size);
+void *vkds__temp_alloc_array(const vkds_context *ctx, size_t n, size_t size);
+/* A temporary that is NOT zeroed: for data buffers the caller fills whole. */
+void *vkds__temp_alloc_raw(const vkds_context *ctx, size_t size);
+/* Aligned to `align` (a power of two; at least alignof(max_align_t)); NOT zeroed (host
+ * buffers can be large: their users write them). */
+void *vkds__alloc_aligned(const vkds_context *ctx, size_t size, size_t align);
+/* realloc: p NULL allocates; on failure NULL and p is untouched. Not zeroed. */
+void *vkds__realloc(const vkds_context *ctx, void *p, size_t size);
+/* NULL is a no-op. */
+void vkds__free(const vkds_context *ctx, void *p);
+char *vkds__strdup(const vkds_context *ctx, const char *s);
+/* What vkds passes as pAllocator to every vkCreate*, vkAllocate*, vkDestroy*, vkFree*
+ * it calls for the context: its copy of the user's callbacks, or NULL (the driver's). */
+const VkAllocationCallbacks *vkds__vk_allocator(const vkds_context *ctx);
+
 /* ---- instance-level entry points, per context (lib/core/loader.c) ----
  * Kept per context rather than in volk's globals so that contexts on different loaders
  * or instances, created from different threads, never write shared state. */
@@ -221,6 +253,9 @@ enum {
 struct vkds_selection {
   atomic_uint refs;
   atomic_uchar state; /* VKDS__SEL_* */
+  /* the context whose user allocator it came from; NULL: malloc (then it may be cached
+   * for the thread's next selection). Kept across reuse. */
+  const vkds_context *alloc_ctx;
   uint32_t index;
   uint32_t reports;
   vkds_backend *backend;
@@ -238,9 +273,15 @@ extern VKDS__FAST_TLS vkds_selection *vkds__cached_selection;
 static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, uint32_t index, uint32_t reports,
                                         size_t scratch, const vkds_report_sink *sink) {
   /* one store of the whole struct: the object is not shared yet */
-  *sel = (vkds_selection){.refs = 1, .state = VKDS__SEL_FREE, .index = index, .reports = reports, .backend = b,
-                          .sink = sink ? *sink : (vkds_report_sink){0}, .scratch_size = scratch};
+  *sel = (vkds_selection){.refs = 1, .state = VKDS__SEL_FREE, .alloc_ctx = sel->alloc_ctx, .index = index,
+                          .reports = reports, .backend = b, .sink = sink ? *sink : (vkds_report_sink){0},
+                          .scratch_size = scratch};
 }
+
+/* The context whose allocator backend b's memory (its selections, submissions) comes
+ * from: the backend's context, or its Vulkan resources'; NULL: malloc
+ * (lib/backend/backend.c). */
+const vkds_context *vkds__backend_alloc_ctx(const vkds_backend *b);
 
 /* vkds_selection_create without the argument and capability checks: a FREE selection
  * (lib/backend/backend.c); a policy then marks it PICKED. */
@@ -262,7 +303,7 @@ uint64_t vkds__now_ns(void);
 /* Queries the facts of a physical device. */
 vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
                                vkds__device_facts *facts);
-void vkds__device_facts_free(vkds__device_facts *facts);
+void vkds__device_facts_free(const vkds_context *ctx, vkds__device_facts *facts);
 /* Creates the VkDevice for dev->physical with every compute family's queues (capped
  * by max_queues, 0 = all) and the optional features vkds uses. */
 vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues);
@@ -284,6 +325,9 @@ struct vkds_context {
   vkds_log_fn log;
   void *log_user;
   vkds_log_level log_level;
+  /* the user's allocator (a copy of vkds_context_info.allocator), lib/core/host_alloc.c */
+  bool has_allocator;
+  VkAllocationCallbacks allocator;
 
   void *loader; /* dlopen handle; NULL when adopted with the application's loader */
   vkds__instance_fns fn;

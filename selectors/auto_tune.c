@@ -48,16 +48,19 @@ static tune_key *find_key(vkds_policy *p, uint64_t key, bool create) {
   if (!create) return NULL;
   if (at->key_count == at->key_room) {
     uint32_t room = at->key_room ? at->key_room * 2 : 8;
-    tune_key **grown = realloc(at->keys, room * sizeof *grown);
+    tune_key **grown = vkds__realloc(vkds__policy_alloc_ctx(p), at->keys, room * sizeof *grown);
     if (!grown) return NULL;
     at->keys = grown, at->key_room = room;
   }
   uint32_t n = p->resource_count;
-  tune_key *k = calloc(1, sizeof *k);
-  if (k) k->warm = calloc(n, sizeof *k->warm), k->count = calloc(n, sizeof *k->count), k->sum = calloc(n, sizeof *k->sum);
+  const vkds_context *ctx = vkds__policy_alloc_ctx(p);
+  tune_key *k = vkds__alloc(ctx, sizeof *k);
+  if (k)
+    k->warm = vkds__alloc_array(ctx, n, sizeof *k->warm), k->count = vkds__alloc_array(ctx, n, sizeof *k->count),
+    k->sum = vkds__alloc_array(ctx, n, sizeof *k->sum);
   if (!k || !k->warm || !k->count || !k->sum) {
-    if (k) free(k->warm), free(k->count), free(k->sum);
-    free(k);
+    if (k) vkds__free(ctx, k->warm), vkds__free(ctx, k->count), vkds__free(ctx, k->sum);
+    vkds__free(ctx, k);
     return NULL;
   }
   k->key = key;
@@ -134,11 +137,12 @@ static vkds_result at_init(vkds_policy *p) {
 
 static void at_destroy(vkds_policy *p) {
   auto_tune *at = (auto_tune *)p;
+  const vkds_context *ctx = vkds__policy_alloc_ctx(p);
   for (uint32_t i = 0; i < at->key_count; ++i) {
-    free(at->keys[i]->warm), free(at->keys[i]->count), free(at->keys[i]->sum);
-    free(at->keys[i]);
+    vkds__free(ctx, at->keys[i]->warm), vkds__free(ctx, at->keys[i]->count), vkds__free(ctx, at->keys[i]->sum);
+    vkds__free(ctx, at->keys[i]);
   }
-  free(at->keys);
+  vkds__free(ctx, at->keys);
   pthread_mutex_destroy(&at->lock);
 }
 

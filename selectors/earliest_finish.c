@@ -63,11 +63,11 @@ static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
   if (!create) return NULL;
   if (ef->key_count == ef->key_room) {
     uint32_t room = ef->key_room ? ef->key_room * 2 : 8;
-    ef_key *grown = realloc(ef->keys, room * sizeof *grown);
+    ef_key *grown = vkds__realloc(vkds__policy_alloc_ctx(&ef->base), ef->keys, room * sizeof *grown);
     if (!grown) return NULL;
     ef->keys = grown, ef->key_room = room;
   }
-  ef_cost *per = calloc(ef->base.resource_count, sizeof *per);
+  ef_cost *per = vkds__alloc_array(vkds__policy_alloc_ctx(&ef->base), ef->base.resource_count, sizeof *per);
   if (!per) return NULL;
   ef->keys[ef->key_count] = (ef_key){.key = key, .per = per};
   return &ef->keys[ef->key_count++];
@@ -177,12 +177,13 @@ static vkds_result ef_init(vkds_policy *p) {
   pthread_mutex_init(&ef->lock, NULL);
   double bw = p->info->transfer_bytes_per_s > 0 ? p->info->transfer_bytes_per_s : 10e9;
   ef->ns_per_byte = 1e9 / bw;
-  ef->hw = calloc(p->resource_count, sizeof *ef->hw);
-  ef->queued_hw = calloc(p->resource_count, sizeof *ef->queued_hw);
-  ef->sticky = calloc(p->resource_count, sizeof *ef->sticky);
-  ef->shared = calloc(p->resource_count, sizeof *ef->shared);
+  const vkds_context *ctx = vkds__policy_alloc_ctx(p);
+  ef->hw = vkds__alloc_array(ctx, p->resource_count, sizeof *ef->hw);
+  ef->queued_hw = vkds__alloc_array(ctx, p->resource_count, sizeof *ef->queued_hw);
+  ef->sticky = vkds__alloc_array(ctx, p->resource_count, sizeof *ef->sticky);
+  ef->shared = vkds__alloc_array(ctx, p->resource_count, sizeof *ef->shared);
   if (!ef->hw || !ef->queued_hw || !ef->sticky || !ef->shared) { /* destroy is not called when init fails */
-    free(ef->hw), free(ef->queued_hw), free(ef->sticky), free(ef->shared);
+    vkds__free(ctx, ef->hw), vkds__free(ctx, ef->queued_hw), vkds__free(ctx, ef->sticky), vkds__free(ctx, ef->shared);
     pthread_mutex_destroy(&ef->lock);
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish");
   }
@@ -199,12 +200,13 @@ static vkds_result ef_init(vkds_policy *p) {
 
 static void ef_destroy(vkds_policy *p) {
   earliest_finish *ef = (earliest_finish *)p;
-  for (uint32_t i = 0; i < ef->key_count; ++i) free(ef->keys[i].per);
-  free(ef->keys);
-  free(ef->hw);
-  free(ef->queued_hw);
-  free(ef->sticky);
-  free(ef->shared);
+  const vkds_context *ctx = vkds__policy_alloc_ctx(p);
+  for (uint32_t i = 0; i < ef->key_count; ++i) vkds__free(ctx, ef->keys[i].per);
+  vkds__free(ctx, ef->keys);
+  vkds__free(ctx, ef->hw);
+  vkds__free(ctx, ef->queued_hw);
+  vkds__free(ctx, ef->sticky);
+  vkds__free(ctx, ef->shared);
   pthread_mutex_destroy(&ef->lock);
 }
 

@@ -129,6 +129,33 @@ typedef struct vkds_context_info {
    * when set (and not ignore_env), else each device's rule. A device that cannot run
    * the single pass runs the portable one. See vkds_resource_scan_path(). */
   vkds_scan_path scan_path;
+  /* Host memory, the way Vulkan takes it. NULL: malloc and free for vkds, the driver's
+   * own allocator for Vulkan. Otherwise vkds copies the struct (this pointer need not
+   * outlive vkds_context_create; pUserData and the three functions must outlive the
+   * context) and:
+   * - makes every host allocation of the context and of everything made from it
+   *   (resources, devices' bookkeeping, policies and their backends, selections,
+   *   submissions, kernels, GLSL caches, buffers, staging, algorithms' generated
+   *   sources and kernels, temporaries) through pfnAllocation, pfnReallocation and
+   *   pfnFree, with VK_SYSTEM_ALLOCATION_SCOPE_OBJECT for what lives with an object and
+   *   VK_SYSTEM_ALLOCATION_SCOPE_COMMAND for what one call frees before it returns;
+   * - passes it as pAllocator to every vkCreate*, vkAllocate*, vkDestroy* and vkFree*
+   *   it calls (instance, messenger, devices, buffers, memory, semaphores, command
+   *   pools, pipelines, ...), the same pointer on creation and destruction. On an
+   *   embedded context vkds creates no instance or device: only the objects it creates
+   *   on the application's device get it.
+   * An allocation that fails is VKDS_ERROR_OUT_OF_HOST_MEMORY (or the VkResult's error
+   * where a Vulkan call failed), and nothing vkds allocated is left behind.
+   * Not through it: glslang and SPIRV-Tools (C++ libraries inside vkds that allocate
+   * through the global operator new and have no hooks: GLSL compiles and SPIR-V
+   * validation), allocations the Vulkan loader, layers or driver make outside the calls
+   * vkds passes it to (e.g. at dlopen, or per physical device), glslang's process-wide
+   * set-up (once per process), the per-thread cached selection of contexts without an
+   * allocator (none is cached for a context with one), and the stacks of the host copy
+   * threads (pthreads). pfnInternalAllocation/pfnInternalFree are only Vulkan's to call.
+   * pfnAllocation, pfnReallocation and pfnFree must all be set
+   * (VKDS_ERROR_INVALID_ARGUMENT otherwise). */
+  const VkAllocationCallbacks *allocator;
 } vkds_context_info;
 
 /* Creates a context. Returns VKDS_SUCCESS and sets *out, or: VKDS_ERROR_INVALID_ARGUMENT

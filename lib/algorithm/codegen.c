@@ -54,6 +54,7 @@
 /* ---- growing text ---- */
 
 struct vkds__text {
+  const vkds_context *ctx; /* whose allocator s comes from */
   char *s;
   size_t len, cap;
   bool failed;
@@ -77,7 +78,7 @@ static void put(struct vkds__text *t, const char *fmt, ...) {
     }
     size_t cap = t->cap ? t->cap * 2 : 4096;
     while (cap <= t->len + (size_t)n) cap *= 2;
-    char *s = realloc(t->s, cap);
+    char *s = vkds__realloc(t->ctx, t->s, cap);
     if (!s) {
       t->failed = true;
       return;
@@ -86,10 +87,13 @@ static void put(struct vkds__text *t, const char *fmt, ...) {
   }
 }
 
-static void text_free(struct vkds__text *t) {
-  if (t) free(t->s);
-  free(t);
+static void text_free(const vkds_context *ctx, struct vkds__text *t) {
+  if (t) vkds__free(ctx, t->s);
+  vkds__free(ctx, t);
 }
+
+/* The context whose allocator the generator's memory comes from. */
+static const vkds_context *gen_ctx(const vkds__gen *g) { return g->res ? g->res->dev->ctx : NULL; }
 
 /* ---- types ---- */
 
@@ -161,7 +165,7 @@ static void sig_bytes(vkds__gen *g, const void *p, size_t n) {
   if (g->sig_len + n > g->sig_cap) {
     size_t cap = g->sig_cap ? g->sig_cap * 2 : 256;
     while (cap < g->sig_len + n) cap *= 2;
-    unsigned char *s = realloc(g->sig, cap);
+    unsigned char *s = vkds__realloc(gen_ctx(g), g->sig, cap);
     if (!s) {
       gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm signature");
       return;
@@ -601,13 +605,13 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
   for (uint32_t k = 0; k < code.param_count; ++k) put(g->tail, "#define param%u P(%u)\n", k, params[k]);
   for (int store = 0; store < 2; ++store) {
     if (!(store ? n.writable : n.readable)) continue;
-    struct vkds__text before = {0};
+    struct vkds__text before = {.ctx = gen_ctx(g)};
     if (store) put(&before, "void s%u_st(uint64_t i, %s v) {", n.id, n.glsl);
     else put(&before, "%s s%u(uint64_t i) {", n.glsl, n.id);
     keep_parts(&before, g, parts, code.part_count);
     if (before.failed) g->tail->failed = true;
     else snippet(g, store ? "sequence device code (store)" : "sequence device code (load)", before.s, store ? code.store : code.load, "}");
-    free(before.s);
+    vkds__free(gen_ctx(g), before.s);
   }
   for (uint32_t k = 0; k < code.part_count; ++k) {
     put(g->tail, "#undef part%u\n", k);
@@ -886,10 +890,12 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                    .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT,
                    .striped_tiles = vkds__scan_striped_tiles(a, res)};
   if (emit) {
-    g->head = calloc(1, sizeof *g->head);
-    g->body = calloc(1, sizeof *g->body);
-    g->tail = calloc(1, sizeof *g->tail);
+    const vkds_context *ctx = gen_ctx(g);
+    g->head = vkds__alloc(ctx, sizeof *g->head);
+    g->body = vkds__alloc(ctx, sizeof *g->body);
+    g->tail = vkds__alloc(ctx, sizeof *g->tail);
     if (!g->head || !g->body || !g->tail) return gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm source");
+    g->head->ctx = g->body->ctx = g->tail->ctx = ctx;
   }
   sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
   sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result), sig_u32(g, a->variant);
@@ -963,7 +969,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 #pragma GCC diagnostic pop
 
 char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
-  struct vkds__text t = {0};
+  struct vkds__text t = {.ctx = gen_ctx(g)};
   const char *preamble = a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a, g->striped_tiles)
                          : a->template_kind == VKDS__TEMPLATE_HISTOGRAM ? vkds__histogram_preamble(a)
                          : a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_preamble(a) : "";
@@ -993,7 +999,7 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
     put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");
   if (t.failed) {
-    free(t.s);
+    vkds__free(t.ctx, t.s);
     return NULL;
   }
   return t.s;
@@ -1005,10 +1011,11 @@ void vkds__gen_aligned(vkds__gen *g, uint32_t aligned) {
 }
 
 void vkds__gen_free(vkds__gen *g) {
-  free(g->sig);
-  text_free(g->head);
-  text_free(g->body);
-  text_free(g->tail);
+  const vkds_context *ctx = gen_ctx(g);
+  vkds__free(ctx, g->sig);
+  text_free(ctx, g->head);
+  text_free(ctx, g->body);
+  text_free(ctx, g->tail);
   g->sig = NULL;
   g->head = g->body = g->tail = NULL;
 }

@@ -428,7 +428,7 @@ static void call_free(call *c) {
   vkds__alg_buffer_put(c->scan_result);
   vkds__stream_free(c);
   vkds__gen_free(&c->gen);
-  free(c);
+  vkds__free(c->res->dev->ctx, c);
 }
 
 /* The finishing step: outputs written back and results read when the work is done;
@@ -473,13 +473,14 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   vkds_selection *sel;
   VKDS_CHECK(vkds_select(p, &hints, &sel));
 
-  call *c = calloc(1, sizeof *c);
+  vkds_resource *res = vkds_selection_resource(sel);
+  call *c = vkds__alloc(res->dev->ctx, sizeof *c); /* freed by call_free, with the same context */
   if (!c) {
     vkds_selection_release(sel);
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "%s", a->name);
   }
   c->a = *a;
-  c->res = vkds_selection_resource(sel);
+  c->res = res;
   vkds_result r = prepare(c);
   if (r == VKDS_SUCCESS && !reads_at_random(a->template_kind)) c->streaming = vkds__stream_plan(c);
   if (r == VKDS_SUCCESS && !c->streaming && a->template_kind == VKDS__TEMPLATE_REDUCE &&

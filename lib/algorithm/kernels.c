@@ -111,13 +111,13 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
                                                      .range_type = range64 ? VKDS_RANGE_U64 : VKDS_RANGE_U32}, &k);
     if (r == VKDS_ERROR_COMPILE) r = snippet_error(ctx, &full, a, vkds_last_error_message());
   }
-  free(source);
+  vkds__free(ctx, source); /* vkds__gen_source's, from g->res's context: ctx */
   vkds__gen_free(&full);
   if (r != VKDS_SUCCESS) return r;
-  struct vkds__alg_kernel *e = calloc(1, sizeof *e);
-  unsigned char *sig = malloc(g->sig_len);
+  struct vkds__alg_kernel *e = vkds__alloc(ctx, sizeof *e);
+  unsigned char *sig = vkds__alloc(ctx, g->sig_len);
   if (!e || !sig) {
-    free(e), free(sig);
+    vkds__free(ctx, e), vkds__free(ctx, sig);
     vkds_kernel_destroy(k);
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "algorithm kernel cache");
   }
@@ -132,7 +132,7 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
   pthread_mutex_unlock(&ctx->alg_lock);
   if (raced) {
     vkds_kernel_destroy(k);
-    free(sig), free(e);
+    vkds__free(ctx, sig), vkds__free(ctx, e);
     k = raced;
   }
   *out = k;
@@ -150,7 +150,7 @@ vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint
   pthread_mutex_unlock(&ctx->alg_lock);
   if (s) {
     *out = s->buffer;
-    free(s);
+    vkds__free(ctx, s);
     return VKDS_SUCCESS;
   }
   return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
@@ -159,7 +159,7 @@ vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint
 void vkds__alg_buffer_put(vkds_buffer *buf) {
   if (!buf) return;
   vkds_context *ctx = buf->dev->ctx;
-  struct vkds__alg_spare *s = malloc(sizeof *s);
+  struct vkds__alg_spare *s = vkds__alloc(ctx, sizeof *s);
   if (!s) { /* keep nothing rather than fail */
     vkds_buffer_destroy(buf);
     return;
@@ -175,14 +175,14 @@ void vkds__algorithm_state_free(vkds_context *ctx) {
   for (struct vkds__alg_kernel *e = ctx->alg_kernels, *next; e; e = next) {
     next = e->next;
     vkds_kernel_destroy(e->kernel);
-    free(e->sig);
-    free(e);
+    vkds__free(ctx, e->sig);
+    vkds__free(ctx, e);
   }
   ctx->alg_kernels = NULL;
   for (struct vkds__alg_spare *s = ctx->alg_spares, *next; s; s = next) {
     next = s->next;
     vkds_buffer_destroy(s->buffer);
-    free(s);
+    vkds__free(ctx, s);
   }
   ctx->alg_spares = NULL;
 }

@@ -87,6 +87,7 @@ const vkds_backend_ops *vkds_backend_lookup(const vkds_resource_kind *kind) {
 
 typedef struct backend_internal {
   vkds_backend_ops ops; /* the completed table b->ops points to */
+  const vkds_context *alloc_ctx; /* whose allocator the backend's memory comes from; NULL: malloc */
   pthread_mutex_t free_lock;
   vkds_submission *free_submissions;
   pthread_mutex_t finish_lock; /* runs each submission's finishing step once */
@@ -109,6 +110,18 @@ struct vkds_submission {
 
 static backend_internal *internal_of(const vkds_backend *b) { return b->internal; }
 
+const vkds_context *vkds__backend_alloc_ctx(const vkds_backend *b) { return internal_of(b)->alloc_ctx; }
+
+/* The context whose allocator a backend over these resources uses: the one given, else
+ * (Vulkan resources) the first resource's; a user's resources without a context: none
+ * (malloc). */
+static const vkds_context *alloc_ctx_of(const vkds_backend_info *info, const vkds_resource_kind *kind) {
+  if (info->context) return info->context;
+  if (kind == &vkds_resource_kind_vulkan && info->resources && info->resource_count && info->resources[0])
+    return vkds_resource_context(info->resources[0]);
+  return NULL;
+}
+
 vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **out) {
   if (out) *out = NULL;
   if (!info || !out)
@@ -127,17 +140,19 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
       if (!info->resources[i])
         return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_create: resource %u is NULL", i);
 
-  backend_internal *in = calloc(1, sizeof *in);
+  const vkds_context *actx = alloc_ctx_of(info, kind);
+  backend_internal *in = vkds__alloc(actx, sizeof *in);
   if (!in) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "backend");
+  in->alloc_ctx = actx;
   vkds_result r = complete_ops(info->ops ? info->ops : vkds_backend_lookup(kind), &in->ops);
   if (r != VKDS_SUCCESS) {
-    free(in);
+    vkds__free(actx, in);
     return r;
   }
-  vkds_backend *b = calloc(1, in->ops.backend_size);
-  void **resources = calloc(count, sizeof *resources);
+  vkds_backend *b = vkds__alloc(actx, in->ops.backend_size);
+  void **resources = vkds__alloc_array(actx, count, sizeof *resources);
   if (!b || !resources) {
-    free(b), free(resources), free(in);
+    vkds__free(actx, b), vkds__free(actx, resources), vkds__free(actx, in);
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "backend");
   }
   pthread_mutex_init(&in->free_lock, NULL);
@@ -151,7 +166,7 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   if (r != VKDS_SUCCESS) {
     pthread_mutex_destroy(&in->free_lock);
     pthread_mutex_destroy(&in->finish_lock);
-    free(resources), free(b), free(in);
+    vkds__free(actx, resources), vkds__free(actx, b), vkds__free(actx, in);
     return r;
   }
   *out = b;
@@ -163,15 +178,16 @@ void vkds_backend_destroy(vkds_backend *b) {
   backend_internal *in = internal_of(b);
   b->ops->wait_all(b, UINT64_MAX);
   b->ops->destroy(b);
+  const vkds_context *actx = in->alloc_ctx;
   for (vkds_submission *s = in->free_submissions, *next; s; s = next) {
     next = s->next_free;
-    free(s);
+    vkds__free(actx, s);
   }
   pthread_mutex_destroy(&in->free_lock);
   pthread_mutex_destroy(&in->finish_lock);
-  free(b->resources);
-  free(in);
-  free(b);
+  vkds__free(actx, b->resources);
+  vkds__free(actx, in);
+  vkds__free(actx, b);
 }
 
 vkds_result vkds_backend_get_resources(vkds_backend *b, uint32_t *count, void *const **resources) {
@@ -199,7 +215,10 @@ void vkds_backend_lazy_report(vkds_backend *b) {
 /* Selecting is the hot path of every policy: a select-release pair costs a calloc and
  * a free unless the thread keeps its last released selection (without scratch) for the
  * next one. The pointer is a C11 thread-local (a plain load); a pthread key, set once
- * per thread, only exists so that its destructor frees the cached one at thread exit. */
+ * per thread, only exists so that its destructor frees the cached one at thread exit.
+ * Only selections from malloc are cached, and only backends without a user allocator
+ * take them: a cached one outlives its context, and the destructor frees it with free.
+ * With a user allocator every selection is allocated and freed through it. */
 VKDS__FAST_TLS vkds_selection *vkds__cached_selection;
 static VKDS__FAST_TLS bool cache_registered;
 static pthread_key_t cache_key;
@@ -250,9 +269,13 @@ vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t repo
 
 vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,
                                  const vkds_report_sink *sink, vkds_selection **out) {
-  vkds_selection *sel = scratch ? NULL : take_cached_selection();
-  if (!sel) sel = calloc(1, sizeof *sel + scratch);
-  if (!sel) return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "selection");
+  const vkds_context *actx = vkds__vk_allocator(internal_of(b)->alloc_ctx) ? internal_of(b)->alloc_ctx : NULL;
+  vkds_selection *sel = scratch || actx ? NULL : take_cached_selection();
+  if (!sel) {
+    if (scratch > SIZE_MAX - sizeof *sel || !(sel = vkds__alloc(actx, sizeof *sel + scratch)))
+      return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "selection");
+    sel->alloc_ctx = actx;
+  }
   vkds__selection_init(sel, b, index, reports, scratch, sink);
   *out = sel;
   return VKDS_SUCCESS;
@@ -275,7 +298,7 @@ void vkds_selection_release(vkds_selection *sel) {
     vkds_report rep = {.what = VKDS_REPORT_UNUSED, .resource_index = sel->index, .key = sel->key};
     sel->sink.report(sel->sink.user, &rep);
   }
-  if (sel->scratch_size || !cache_selection(sel)) free(sel);
+  if (sel->alloc_ctx || sel->scratch_size || !cache_selection(sel)) vkds__free(sel->alloc_ctx, sel);
 }
 
 void *vkds_selection_resource(const vkds_selection *sel) {
@@ -305,7 +328,7 @@ vkds_result vkds_submission_create(vkds_backend *b, vkds_selection *sel, void *w
   vkds_submission *s = in->free_submissions;
   if (s) in->free_submissions = s->next_free;
   pthread_mutex_unlock(&in->free_lock);
-  if (!s && !(s = malloc(sizeof *s)))
+  if (!s && !(s = vkds__alloc(in->alloc_ctx, sizeof *s)))
     return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "submission");
   vkds_selection_retain(sel);
   *s = (vkds_submission){.backend = b, .selection = sel, .wait_object = wait_object, .data = data};

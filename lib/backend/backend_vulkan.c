@@ -37,8 +37,11 @@ static vkds_result write_start_timestamp(vkds_resource *r, vkds__slot *s) {
     VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                  .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                  .queryCount = 2};
-    VkResult vr = dev->vk.vkCreateQueryPool(dev->device, &qci, NULL, &s->timestamps);
-    if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkCreateQueryPool");
+    VkResult vr = dev->vk.vkCreateQueryPool(dev->device, &qci, vkds__vk_allocator(dev->ctx), &s->timestamps);
+    if (vr != VK_SUCCESS) {
+      s->timestamps = VK_NULL_HANDLE; /* undefined after a failure; the slot's free must not see it */
+      return vkds__vk_fail(dev->ctx, vr, "vkCreateQueryPool");
+    }
   }
   dev->vk.vkCmdResetQueryPool(s->cmd, s->timestamps, 0, 2);
   dev->vk.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->timestamps, 0);
@@ -130,7 +133,11 @@ static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
       return res;
     }
   }
-  return vkds_submission_create(b, sel, wait_object, value, out);
+  vkds_result res = vkds_submission_create(b, sel, wait_object, value, out);
+  /* The work is on the queue, but without a submission nobody could wait for it, and a
+   * caller that sees the error frees what the work uses (kernels, buffers): wait here. */
+  if (res != VKDS_SUCCESS) vkds__queue_wait(r, value, UINT64_MAX, b->spin_ns);
+  return res;
 }
 
 static vkds_result vulkan_wait(vkds_backend *b, vkds_submission *sub, uint64_t timeout_ns) {

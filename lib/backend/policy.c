@@ -71,7 +71,7 @@ static const vkds_policy_ops *ops_for_kind(vkds_policy_kind kind) {
 
 /* ---- key statistics ---- */
 
-vkds__key_stats *vkds__key_stats_find(vkds__resource_stats *s, uint64_t key, bool create) {
+vkds__key_stats *vkds__key_stats_find(const vkds_context *ctx, vkds__resource_stats *s, uint64_t key, bool create) {
   if (s->key_cap) {
     uint64_t h = key * 0x9e3779b97f4a7c15ull;
     for (uint32_t i = 0, at = (uint32_t)(h >> 32) & (s->key_cap - 1); i < s->key_cap; ++i, at = (at + 1) & (s->key_cap - 1)) {
@@ -82,13 +82,13 @@ vkds__key_stats *vkds__key_stats_find(vkds__resource_stats *s, uint64_t key, boo
   if (!create) return NULL;
   if ((s->key_count + 1) * 2 > s->key_cap) { /* grow: keep the load at most one half */
     uint32_t cap = s->key_cap ? s->key_cap * 2 : 8;
-    vkds__key_stats *old = s->keys, *grown = calloc(cap, sizeof *grown);
+    vkds__key_stats *old = s->keys, *grown = vkds__alloc_array(ctx, cap, sizeof *grown);
     if (!grown) return NULL;
     uint32_t old_cap = s->key_cap;
     s->keys = grown, s->key_cap = cap, s->key_count = 0;
     for (uint32_t i = 0; i < old_cap; ++i)
-      if (old[i].used) *vkds__key_stats_find(s, old[i].key, true) = old[i], ++s->key_count;
-    free(old);
+      if (old[i].used) *vkds__key_stats_find(ctx, s, old[i].key, true) = old[i], ++s->key_count;
+    vkds__free(ctx, old);
   }
   uint64_t h = key * 0x9e3779b97f4a7c15ull;
   uint32_t at = (uint32_t)(h >> 32) & (s->key_cap - 1);
@@ -126,7 +126,7 @@ static void on_report(void *user, const vkds_report *r) {
     atomic_fetch_sub_explicit(&s->picks, 1, memory_order_relaxed); /* still a selection; never in flight */
   } else if (r->what == VKDS_REPORT_TIME) {
     pthread_mutex_lock(&s->lock);
-    vkds__key_stats *k = vkds__key_stats_find(s, r->key, true);
+    vkds__key_stats *k = vkds__key_stats_find(in->alloc_ctx, s, r->key, true);
     if (k && k->warmups == 0) {
       k->warmups = 1; /* first run of a key on a resource: pipeline creation, cold caches */
     } else if (k) {
@@ -157,7 +157,7 @@ static vkds_result make_backend(vkds_policy *p, const vkds_policy_resources *res
                       "policy '%s': no resource can report 0x%x (task time needs timestamps)", p->ops->name, in->reports);
   }
   if (keep < b->resource_count) {
-    void **kept = calloc(keep, sizeof *kept);
+    void **kept = vkds__temp_alloc_array(vkds__backend_alloc_ctx(b), keep, sizeof *kept);
     if (!kept) {
       vkds_backend_destroy(b);
       return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy resources");
@@ -170,9 +170,10 @@ static vkds_result make_backend(vkds_policy *p, const vkds_policy_resources *res
     bi.resource_count = keep;
     bi.resources = kept;
     bi.context = b->context;
+    const vkds_context *actx = vkds__backend_alloc_ctx(b);
     vkds_backend_destroy(b);
     vkds_result r = vkds_backend_create(&bi, &b);
-    free(kept);
+    vkds__free(actx, kept);
     VKDS_CHECK(r);
   }
   p->backend = b;
@@ -196,7 +197,12 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   /* An unused selection is worth a report only where select counted something. */
   in->selection_reports = in->reports;
   if (in->tracks_completion || p->ops->report != base_report) in->selection_reports |= VKDS_REPORT_UNUSED;
-  in->stats = aligned_alloc(alignof(vkds__resource_stats), p->resource_count * sizeof *in->stats);
+  /* from here on the policy's memory comes from its backend's context (a deferred policy
+   * made without one learns it only now) */
+  in->alloc_ctx = vkds__backend_alloc_ctx(p->backend);
+  in->recycle = !in->scratch && !vkds__vk_allocator(in->alloc_ctx);
+  in->stats = vkds__alloc_aligned(in->alloc_ctx, (size_t)p->resource_count * sizeof *in->stats,
+                                  alignof(vkds__resource_stats));
   if (in->stats) memset(in->stats, 0, p->resource_count * sizeof *in->stats);
   if (!in->stats) r = vkds__fail(res->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy statistics");
   if (r == VKDS_SUCCESS) {
@@ -207,7 +213,7 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
     }
   }
   if (r != VKDS_SUCCESS) {
-    free(in->stats);
+    vkds__free(in->alloc_ctx, in->stats);
     in->stats = NULL;
     vkds_backend_destroy(p->backend);
     p->backend = NULL;
@@ -218,6 +224,17 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   return VKDS_SUCCESS;
 }
 
+/* The context whose allocator a policy's own struct comes from: its resources' (given,
+ * or of the first Vulkan resource), also when deferred; none (malloc) for a user's
+ * resources without a context or a deferred policy given none. */
+static const vkds_context *creation_ctx(const vkds_policy_resources *res) {
+  if (res->context) return res->context;
+  if ((!res->kind || res->kind == &vkds_resource_kind_vulkan) && res->resources && res->resource_count &&
+      res->resources[0])
+    return vkds_resource_context(res->resources[0]);
+  return NULL;
+}
+
 vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) {
   if (out) *out = NULL;
   if (!info || !out)
@@ -226,13 +243,15 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   if (!given)
     return vkds__fail(info->resources.context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_policy_create: unknown policy kind %d", (int)info->kind);
-  vkds__policy_internal *in = calloc(1, sizeof *in);
+  const vkds_context *own = creation_ctx(&info->resources);
+  vkds__policy_internal *in = vkds__alloc(own, sizeof *in);
   if (!in) return vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy");
+  in->own_ctx = in->alloc_ctx = own;
   vkds_result r = complete_ops(given, &in->ops);
-  vkds_policy *p = r == VKDS_SUCCESS ? calloc(1, in->ops.policy_size) : NULL;
+  vkds_policy *p = r == VKDS_SUCCESS ? vkds__alloc(own, in->ops.policy_size) : NULL;
   if (r == VKDS_SUCCESS && !p) r = vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy");
   if (r != VKDS_SUCCESS) {
-    free(in);
+    vkds__free(own, in);
     return r;
   }
   in->info = *info;
@@ -246,8 +265,8 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   if (!info->deferred) {
     r = vkds_policy_init(p, &info->resources);
     if (r != VKDS_SUCCESS) {
-      free(p);
-      free(in);
+      vkds__free(own, p);
+      vkds__free(own, in);
       return r;
     }
   }
@@ -271,11 +290,12 @@ void vkds_policy_release(vkds_policy *p) {
   }
   for (uint32_t i = 0; in->stats && i < p->resource_count; ++i) {
     pthread_mutex_destroy(&in->stats[i].lock);
-    free(in->stats[i].keys);
+    vkds__free(in->alloc_ctx, in->stats[i].keys);
   }
-  free(in->stats);
-  free(in);
-  free(p);
+  vkds__free(in->alloc_ctx, in->stats);
+  const vkds_context *own = in->own_ctx;
+  vkds__free(own, in);
+  vkds__free(own, p);
 }
 
 /* ---- selecting and submitting ---- */
@@ -351,7 +371,7 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
     p->ops->report(p, &unused); /* vkds counted nothing */
     return r;
   }
-  vkds_selection *sel = in->scratch ? NULL : vkds__cached_selection;
+  vkds_selection *sel = in->recycle ? vkds__cached_selection : NULL;
   if (sel) { /* vkds__selection_make without the call */
     vkds__cached_selection = NULL;
     vkds__selection_init(sel, p->backend, index, in->selection_reports, 0, &in->sink);
@@ -442,7 +462,7 @@ vkds_result vkds_policy_get_key_stats(const vkds_policy *p, uint32_t index, uint
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "policy '%s' does not measure task times", p->ops->name);
   vkds__resource_stats *s = &in->stats[index];
   pthread_mutex_lock(&s->lock);
-  const vkds__key_stats *k = vkds__key_stats_find(s, key, false);
+  const vkds__key_stats *k = vkds__key_stats_find(in->alloc_ctx, s, key, false);
   *out = k ? (vkds_policy_key_stats){.samples = k->samples, .warmups = k->warmups, .mean_ns = k->mean_ns,
                                      .best_ns = k->best_ns}
            : (vkds_policy_key_stats){0};
@@ -465,15 +485,17 @@ uint32_t vkds_policy_keys(const vkds_policy *p, uint64_t *keys, uint32_t cap) {
       for (uint32_t j = 0; j < n && !seen; ++j) seen = all[j] == s->keys[i].key;
       if (seen) continue;
       if (n == room) {
-        uint64_t *grown = realloc(all, (room = room ? room * 2 : 16) * sizeof *all);
+        /* out of memory: the keys found so far (room stays what `all` holds) */
+        uint32_t more = room ? room * 2 : 16;
+        uint64_t *grown = vkds__realloc(in->alloc_ctx, all, more * sizeof *all);
         if (!grown) break;
-        all = grown;
+        all = grown, room = more;
       }
       all[n++] = s->keys[i].key;
     }
     pthread_mutex_unlock(&s->lock);
   }
   for (uint32_t i = 0; i < n && i < cap && keys; ++i) keys[i] = all[i];
-  free(all);
+  vkds__free(in->alloc_ctx, all);
   return n;
 }

@@ -46,6 +46,12 @@ typedef struct vkds__policy_internal {
   vkds_report_sink sink;                /* on_report, to this policy */
   uint32_t selection_reports;           /* reports | VKDS_REPORT_UNUSED when the policy needs it */
   bool tracks_completion;
+  /* the thread's cached selection may be used (no scratch, no user allocator: see
+   * lib/backend/backend.c) */
+  bool recycle;
+  /* whose allocator the policy's own struct came from (at creation), and its state's
+   * (statistics, keys, the selectors' tables: its backend's, from initialization) */
+  const vkds_context *own_ctx, *alloc_ctx;
   vkds__resource_stats *stats;
 } vkds__policy_internal;
 
@@ -69,8 +75,13 @@ static inline bool vkds__count_pick(vkds_policy *p, uint32_t index, uint64_t see
 }
 
 /* Looks up (and with create, adds) the key's entry; call with s->lock held. NULL when
- * absent (or out of memory). */
-vkds__key_stats *vkds__key_stats_find(vkds__resource_stats *s, uint64_t key, bool create);
+ * absent (or out of memory). ctx: the policy's alloc_ctx. */
+vkds__key_stats *vkds__key_stats_find(const vkds_context *ctx, vkds__resource_stats *s, uint64_t key, bool create);
+
+/* The context whose allocator an initialized policy's state comes from (selectors/). */
+static inline const vkds_context *vkds__policy_alloc_ctx(const vkds_policy *p) {
+  return vkds__policy_in(p)->alloc_ctx;
+}
 
 /* The device index of resource i (Vulkan), or i itself for other kinds. */
 uint32_t vkds__policy_device_of(const vkds_policy *p, uint32_t i);

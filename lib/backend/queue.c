@@ -17,18 +17,21 @@ vkds_result vkds__queue_init(vkds_resource *r) {
   VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
   VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-  VkResult vr = dev->vk.vkCreateSemaphore(dev->device, &ci, NULL, &r->timeline);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkCreateSemaphore (timeline)");
+  VkResult vr = dev->vk.vkCreateSemaphore(dev->device, &ci, vkds__vk_allocator(dev->ctx), &r->timeline);
+  if (vr != VK_SUCCESS) {
+    r->timeline = VK_NULL_HANDLE; /* undefined after a failure: vkds__queue_destroy must not see it */
+    return vkds__vk_fail(dev->ctx, vr, "vkCreateSemaphore (timeline)");
+  }
   pthread_mutex_init(&r->track_lock, NULL);
   return VKDS_SUCCESS;
 }
 
 static void slot_free(vkds__device *dev, vkds__slot *s) {
   vkds__buffer_destroy(dev, &s->scratch);
-  if (s->timestamps) dev->vk.vkDestroyQueryPool(dev->device, s->timestamps, NULL);
-  if (s->pool) dev->vk.vkDestroyCommandPool(dev->device, s->pool, NULL);
+  if (s->timestamps) dev->vk.vkDestroyQueryPool(dev->device, s->timestamps, vkds__vk_allocator(dev->ctx));
+  if (s->pool) dev->vk.vkDestroyCommandPool(dev->device, s->pool, vkds__vk_allocator(dev->ctx));
   vkds_selection_release(s->report_to);
-  free(s);
+  vkds__free(dev->ctx, s);
 }
 
 void vkds__queue_destroy(vkds_resource *r) {
@@ -40,19 +43,20 @@ void vkds__queue_destroy(vkds_resource *r) {
       slot_free(dev, s);
     }
   r->free_slots = r->inflight_head = r->inflight_tail = NULL;
-  dev->vk.vkDestroySemaphore(dev->device, r->timeline, NULL);
+  dev->vk.vkDestroySemaphore(dev->device, r->timeline, vkds__vk_allocator(dev->ctx));
   r->timeline = VK_NULL_HANDLE;
   pthread_mutex_destroy(&r->track_lock);
 }
 
 static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
   vkds__device *dev = r->dev;
-  vkds__slot *s = calloc(1, sizeof *s);
+  vkds__slot *s = vkds__alloc(dev->ctx, sizeof *s);
   if (!s) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "slot");
   VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                  .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
                                  .queueFamilyIndex = r->family};
-  VkResult vr = dev->vk.vkCreateCommandPool(dev->device, &pci, NULL, &s->pool);
+  VkResult vr = dev->vk.vkCreateCommandPool(dev->device, &pci, vkds__vk_allocator(dev->ctx), &s->pool);
+  if (vr != VK_SUCCESS) s->pool = VK_NULL_HANDLE; /* undefined after a failure: slot_free must not see it */
   if (vr == VK_SUCCESS) {
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = s->pool,

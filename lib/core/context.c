@@ -94,17 +94,17 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
   uint32_t phys_count = 0;
   VkResult vr = ctx->fn.EnumeratePhysicalDevices(ctx->instance, &phys_count, NULL);
   if (vr != VK_SUCCESS) { r = vkds__vk_fail(ctx, vr, "vkEnumeratePhysicalDevices"); goto done; }
-  VkPhysicalDevice *phys = calloc(phys_count ? phys_count : 1, sizeof *phys);
+  VkPhysicalDevice *phys = vkds__temp_alloc_array(ctx, phys_count ? phys_count : 1, sizeof *phys);
   uint32_t copies = info->devices_per_physical ? info->devices_per_physical : 1;
-  ctx->devices = calloc((phys_count ? phys_count : 1) * (size_t)copies, sizeof *ctx->devices);
+  ctx->devices = vkds__alloc_array(ctx, (phys_count ? phys_count : 1) * (size_t)copies, sizeof *ctx->devices);
   if (!phys || !ctx->devices) {
-    free(phys);
+    vkds__free(ctx, phys);
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "device list");
     goto done;
   }
   vr = ctx->fn.EnumeratePhysicalDevices(ctx->instance, &phys_count, phys);
   if (vr != VK_SUCCESS && vr != VK_INCOMPLETE) {
-    free(phys);
+    vkds__free(ctx, phys);
     r = vkds__vk_fail(ctx, vr, "vkEnumeratePhysicalDevices");
     goto done;
   }
@@ -116,7 +116,7 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
     *dev = (vkds__device){.ctx = ctx, .index = ctx->device_count, .physical = phys[i]};
     r = vkds__device_query(ctx, phys[i], &dev->facts);
     if (r != VKDS_SUCCESS) {
-      vkds__device_facts_free(&dev->facts);
+      vkds__device_facts_free(ctx, &dev->facts);
       break;
     }
     const VkPhysicalDeviceProperties *p = &dev->facts.props.properties;
@@ -127,7 +127,7 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
            why ? ": unusable, " : "", why ? why : "");
     if (!wanted || why) {
       if (wanted) vkds__log(ctx, VKDS_LOG_WARN, "skipping device %u (%s): %s", i, p->deviceName, why);
-      vkds__device_facts_free(&dev->facts);
+      vkds__device_facts_free(ctx, &dev->facts);
       continue;
     }
     total_queues += copies * compute_queue_total(&dev->facts, info->max_queues_per_family);
@@ -138,7 +138,7 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
       vkds__device *copy = &ctx->devices[ctx->device_count];
       *copy = *dev;
       copy->index = ctx->device_count;
-      copy->facts.families = malloc(dev->facts.family_count * sizeof *dev->facts.families);
+      copy->facts.families = vkds__alloc_array(ctx, dev->facts.family_count, sizeof *dev->facts.families);
       if (!copy->facts.families) {
         r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "device copies");
         break;
@@ -147,7 +147,7 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
       ++ctx->device_count;
     }
   }
-  free(phys);
+  vkds__free(ctx, phys);
   if (r != VKDS_SUCCESS) goto done;
   if (ctx->device_count == 0) {
     r = vkds__fail(ctx, VKDS_ERROR_NO_DEVICE, VK_SUCCESS,
@@ -158,7 +158,7 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
     goto done;
   }
 
-  ctx->resources = calloc(total_queues, sizeof *ctx->resources);
+  ctx->resources = vkds__alloc_array(ctx, total_queues, sizeof *ctx->resources);
   if (!ctx->resources) {
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "resources");
     goto done;
@@ -209,8 +209,8 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
 
   uint32_t total = 0;
   for (uint32_t d = 0; d < e->device_count; ++d) total += e->devices[d].queue_count;
-  ctx->devices = calloc(e->device_count, sizeof *ctx->devices);
-  ctx->resources = calloc(total, sizeof *ctx->resources);
+  ctx->devices = vkds__alloc_array(ctx, e->device_count, sizeof *ctx->devices);
+  ctx->resources = vkds__alloc_array(ctx, total, sizeof *ctx->resources);
   if (!ctx->devices || !ctx->resources)
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "adopted devices");
 
@@ -255,8 +255,19 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   if (!info || !out)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_context_create: info and out must not be NULL");
-  vkds_context *ctx = calloc(1, sizeof *ctx);
+  const VkAllocationCallbacks *a = info->allocator;
+  if (a && (!a->pfnAllocation || !a->pfnReallocation || !a->pfnFree || !a->pfnInternalAllocation != !a->pfnInternalFree))
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_context_create: the allocator's pfnAllocation, pfnReallocation and pfnFree must all be "
+                      "set, and pfnInternalAllocation and pfnInternalFree both or neither");
+  /* The context itself comes from the user's allocator: a stand-in carries it for that
+   * one allocation, then the context keeps its own copy (freed last, in destroy). */
+  vkds_context boot = {.has_allocator = a != NULL};
+  if (a) boot.allocator = *a;
+  vkds_context *ctx = vkds__alloc(&boot, sizeof *ctx);
   if (!ctx) return vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "context");
+  ctx->has_allocator = boot.has_allocator;
+  ctx->allocator = boot.allocator;
   ctx->log = info->log;
   ctx->log_user = info->log_user;
   ctx->log_level = info->log_level ? info->log_level : VKDS_LOG_WARN;
@@ -267,7 +278,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
   vkds_result r = resolve_scan_path(ctx, info);
   if (r == VKDS_SUCCESS) r = vkds__host_copy_init(ctx, info->host_copy_threads);
-  if (info->pipeline_cache_dir && !(ctx->pipeline_cache_dir = strdup(info->pipeline_cache_dir)))
+  if (info->pipeline_cache_dir && !(ctx->pipeline_cache_dir = vkds__strdup(ctx, info->pipeline_cache_dir)))
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "pipeline cache path");
   if (r == VKDS_SUCCESS) r = info->embed ? create_adopted(ctx, info->embed) : create_own(ctx, info);
   for (uint32_t d = 0; r == VKDS_SUCCESS && d < ctx->device_count; ++d) {
@@ -304,19 +315,19 @@ void vkds_context_destroy(vkds_context *ctx) {
     }
     if (dev->device && !dev->adopted) {
       dev->vk.vkDeviceWaitIdle(dev->device);
-      dev->vk.vkDestroyDevice(dev->device, NULL);
+      dev->vk.vkDestroyDevice(dev->device, vkds__vk_allocator(ctx));
     }
-    vkds__device_facts_free(&dev->facts);
+    vkds__device_facts_free(ctx, &dev->facts);
   }
   vkds__instance_destroy(ctx);
   vkds__loader_close(ctx->loader);
   vkds__glsl_cache_free(ctx);
   pthread_mutex_destroy(&ctx->glsl_lock);
   vkds__host_copy_destroy(ctx);
-  free(ctx->pipeline_cache_dir);
-  free(ctx->resources);
-  free(ctx->devices);
-  free(ctx);
+  vkds__free(ctx, ctx->pipeline_cache_dir);
+  vkds__free(ctx, ctx->resources);
+  vkds__free(ctx, ctx->devices);
+  vkds__free(ctx, ctx); /* reads the callbacks before the call that frees them */
 }
 
 uint32_t vkds_context_resource_count(const vkds_context *ctx) { return ctx ? ctx->resource_count : 0; }

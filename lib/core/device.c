@@ -71,14 +71,14 @@ vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
   fn->GetPhysicalDeviceMemoryProperties(phys, &f->memory);
 
   fn->GetPhysicalDeviceQueueFamilyProperties(phys, &f->family_count, NULL);
-  f->families = calloc(f->family_count ? f->family_count : 1, sizeof *f->families);
+  f->families = vkds__alloc_array(ctx, f->family_count ? f->family_count : 1, sizeof *f->families);
   if (!f->families) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "queue families");
   fn->GetPhysicalDeviceQueueFamilyProperties(phys, &f->family_count, f->families);
 
   uint32_t n = 0;
   VkResult vr = fn->EnumerateDeviceExtensionProperties(phys, NULL, &n, NULL);
   if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkEnumerateDeviceExtensionProperties");
-  VkExtensionProperties *exts = calloc(n ? n : 1, sizeof *exts);
+  VkExtensionProperties *exts = vkds__temp_alloc_array(ctx, n ? n : 1, sizeof *exts);
   if (!exts) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "extensions");
   vr = fn->EnumerateDeviceExtensionProperties(phys, NULL, &n, exts);
   if (vr == VK_SUCCESS || vr == VK_INCOMPLETE) {
@@ -89,7 +89,7 @@ vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
     query_compute_units(fn, phys, f, has_device_extension(exts, n, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME),
                         has_device_extension(exts, n, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME));
   }
-  free(exts);
+  vkds__free(ctx, exts);
   if (f->has_external_memory_host) {
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
@@ -100,8 +100,8 @@ vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
   return VKDS_SUCCESS;
 }
 
-void vkds__device_facts_free(vkds__device_facts *f) {
-  free(f->families);
+void vkds__device_facts_free(const vkds_context *ctx, vkds__device_facts *f) {
+  vkds__free(ctx, f->families);
   f->families = NULL;
 }
 
@@ -159,13 +159,13 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
   const vkds_context *ctx = dev->ctx;
   const vkds__device_facts *facts = &dev->facts;
 
-  VkDeviceQueueCreateInfo *queues = calloc(facts->family_count, sizeof *queues);
+  VkDeviceQueueCreateInfo *queues = vkds__temp_alloc_array(ctx, facts->family_count, sizeof *queues);
   uint32_t most = 0;
   for (uint32_t i = 0; i < facts->family_count; ++i)
     if (facts->families[i].queueCount > most) most = facts->families[i].queueCount;
-  float *priorities = calloc(most ? most : 1, sizeof *priorities);
+  float *priorities = vkds__temp_alloc_array(ctx, most ? most : 1, sizeof *priorities);
   if (!queues || !priorities) {
-    free(queues), free(priorities);
+    vkds__free(ctx, queues), vkds__free(ctx, priorities);
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "queue create infos");
   }
   for (uint32_t i = 0; i < most; ++i) priorities[i] = 1.0f;
@@ -220,10 +220,13 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
       .enabledExtensionCount = ext_count,
       .ppEnabledExtensionNames = exts,
   };
-  VkResult vr = ctx->fn.CreateDevice(dev->physical, &ci, NULL, &dev->device);
-  free(queues);
-  free(priorities);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreateDevice");
+  VkResult vr = ctx->fn.CreateDevice(dev->physical, &ci, vkds__vk_allocator(ctx), &dev->device);
+  vkds__free(ctx, queues);
+  vkds__free(ctx, priorities);
+  if (vr != VK_SUCCESS) {
+    dev->device = VK_NULL_HANDLE; /* undefined after a failure: the context's destroy must not see it */
+    return vkds__vk_fail(ctx, vr, "vkCreateDevice");
+  }
   vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
   record_enabled(dev, &on.features, &on12, facts->has_external_memory_host, facts->has_push_descriptor);
   dev->enabled.pipeline_stats = stats;

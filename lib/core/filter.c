@@ -20,6 +20,7 @@ typedef struct term {
 } term;
 
 struct vkds__filter {
+  const vkds_context *ctx; /* its allocator */
   uint32_t count;
   term terms[];
 };
@@ -89,8 +90,9 @@ vkds_result vkds__filter_parse(const vkds_context *ctx, const char *text, vkds__
   *out = NULL;
   size_t terms = 1;
   for (const char *p = text; *p; ++p) terms += *p == ',';
-  vkds__filter *f = calloc(1, sizeof *f + terms * sizeof(term));
+  vkds__filter *f = vkds__temp_alloc(ctx, sizeof *f + terms * sizeof(term));
   if (!f) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "device filter");
+  f->ctx = ctx;
   const char *p = text;
   while (*p && isspace((unsigned char)*p)) ++p;
   if (*p == '\0') { /* an empty filter restricts nothing */
@@ -104,7 +106,7 @@ vkds_result vkds__filter_parse(const vkds_context *ctx, const char *text, vkds__
     while (len && isspace((unsigned char)*s)) ++s, --len;
     while (len && isspace((unsigned char)s[len - 1])) --len;
     if (!parse_term(s, len, &f->terms[f->count])) {
-      free(f);
+      vkds__free(ctx, f);
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "malformed device filter term '%.*s' in \"%s\"; terms are an index, "
                         "gpu, cpu, discrete, integrated, virtual, other, vendor=ID or "
@@ -146,4 +148,6 @@ bool vkds__filter_match(const vkds__filter *f, uint32_t index,
   return !any_positive || positive_hit;
 }
 
-void vkds__filter_free(vkds__filter *f) { free(f); }
+void vkds__filter_free(vkds__filter *f) {
+  if (f) vkds__free(f->ctx, f);
+}

@@ -23,26 +23,28 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
   return VK_FALSE; /* never abort the Vulkan call */
 }
 
-static bool has_layer(const vkds__instance_fns *fn, const char *name) {
+static bool has_layer(const vkds_context *ctx, const char *name) {
+  const vkds__instance_fns *fn = &ctx->fn;
   uint32_t n = 0;
   if (fn->EnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
-  VkLayerProperties *layers = calloc(n, sizeof *layers);
+  VkLayerProperties *layers = vkds__temp_alloc_array(ctx, n, sizeof *layers);
   bool found = false;
   if (layers && fn->EnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
     for (uint32_t i = 0; i < n && !found; ++i) found = strcmp(layers[i].layerName, name) == 0;
-  free(layers);
+  vkds__free(ctx, layers);
   return found;
 }
 
-static bool has_instance_extension(const vkds__instance_fns *fn, const char *name) {
+static bool has_instance_extension(const vkds_context *ctx, const char *name) {
+  const vkds__instance_fns *fn = &ctx->fn;
   uint32_t n = 0;
   if (fn->EnumerateInstanceExtensionProperties(NULL, &n, NULL) != VK_SUCCESS || n == 0)
     return false;
-  VkExtensionProperties *exts = calloc(n, sizeof *exts);
+  VkExtensionProperties *exts = vkds__temp_alloc_array(ctx, n, sizeof *exts);
   bool found = false;
   if (exts && fn->EnumerateInstanceExtensionProperties(NULL, &n, exts) == VK_SUCCESS)
     for (uint32_t i = 0; i < n && !found; ++i) found = strcmp(exts[i].extensionName, name) == 0;
-  free(exts);
+  vkds__free(ctx, exts);
   return found;
 }
 
@@ -73,16 +75,16 @@ vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *in
                       VK_API_VERSION_MAJOR(loader_version), VK_API_VERSION_MINOR(loader_version));
   ctx->api_version = loader_version < VK_API_VERSION_1_3 ? loader_version : VK_API_VERSION_1_3;
 
-  if (validation && !has_layer(fn, VALIDATION_LAYER))
+  if (validation && !has_layer(ctx, VALIDATION_LAYER))
     return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_ERROR_LAYER_NOT_PRESENT,
                       "validation asked for, but %s is not installed "
                       "(Debian: vulkan-validationlayers)", VALIDATION_LAYER);
 
   const char *exts[2];
   uint32_t ext_count = 0;
-  ctx->debug_utils = has_instance_extension(fn, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  ctx->debug_utils = has_instance_extension(ctx, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   if (ctx->debug_utils) exts[ext_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-  bool portability = has_instance_extension(fn, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+  bool portability = has_instance_extension(ctx, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
   if (portability) exts[ext_count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
 
   VkDebugUtilsMessengerCreateInfoEXT msg = messenger_info(ctx);
@@ -104,7 +106,9 @@ vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *in
       .enabledExtensionCount = ext_count,
       .ppEnabledExtensionNames = exts,
   };
-  VkResult vr = fn->CreateInstance(&ci, NULL, &ctx->instance);
+  VkResult vr = fn->CreateInstance(&ci, vkds__vk_allocator(ctx), &ctx->instance);
+  /* a failed call leaves its outputs undefined (Vulkan's rule): destroy must not see them */
+  if (vr != VK_SUCCESS) ctx->instance = VK_NULL_HANDLE;
   if (vr == VK_ERROR_INCOMPATIBLE_DRIVER)
     return vkds__fail(ctx, VKDS_ERROR_NO_DEVICE, vr, "no Vulkan driver is installed "
                       "(Debian: mesa-vulkan-drivers gives the lavapipe CPU device)");
@@ -113,15 +117,18 @@ vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *in
   ctx->validation = validation;
 
   if (validation && ctx->debug_utils) {
-    vr = fn->CreateDebugUtilsMessengerEXT(ctx->instance, &msg, NULL, &ctx->messenger);
-    if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreateDebugUtilsMessengerEXT");
+    vr = fn->CreateDebugUtilsMessengerEXT(ctx->instance, &msg, vkds__vk_allocator(ctx), &ctx->messenger);
+    if (vr != VK_SUCCESS) {
+      ctx->messenger = VK_NULL_HANDLE;
+      return vkds__vk_fail(ctx, vr, "vkCreateDebugUtilsMessengerEXT");
+    }
   }
   return VKDS_SUCCESS;
 }
 
 void vkds__instance_destroy(vkds_context *ctx) {
   if (ctx->instance_adopted || ctx->instance == VK_NULL_HANDLE) return;
-  if (ctx->messenger) ctx->fn.DestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
-  ctx->fn.DestroyInstance(ctx->instance, NULL);
+  if (ctx->messenger) ctx->fn.DestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, vkds__vk_allocator(ctx));
+  ctx->fn.DestroyInstance(ctx->instance, vkds__vk_allocator(ctx));
   ctx->instance = VK_NULL_HANDLE;
 }

@@ -55,6 +55,16 @@ static double now_ns(void) {
     VkResult vr_ = (call);                                                                  \
     if (vr_ != VK_SUCCESS) return vkds__vk_fail(s->dev->ctx, vr_, what);                   \
   } while (0)
+/* A creation: a failed call leaves its output undefined (Vulkan's rule), so the handle
+ * is cleared (teardown destroys the ones that are set). */
+#define VKCREATE(call, handle, what)                                                        \
+  do {                                                                                      \
+    VkResult vr_ = (call);                                                                  \
+    if (vr_ != VK_SUCCESS) {                                                                \
+      (handle) = VK_NULL_HANDLE;                                                            \
+      return vkds__vk_fail(s->dev->ctx, vr_, what);                                         \
+    }                                                                                       \
+  } while (0)
 
 static vkds_result setup(state *s, VkDeviceSize bytes) {
   vkds__device *dev = s->dev;
@@ -64,19 +74,19 @@ static vkds_result setup(state *s, VkDeviceSize bytes) {
   VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                  .queueFamilyIndex = s->res->family};
-  VKTRY(vk->vkCreateCommandPool(d, &pci, NULL, &s->pool), "vkCreateCommandPool");
+  VKCREATE(vk->vkCreateCommandPool(d, &pci, vkds__vk_allocator(s->dev->ctx), &s->pool), s->pool, "vkCreateCommandPool");
   VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                      .commandPool = s->pool,
                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                      .commandBufferCount = 1};
   VKTRY(vk->vkAllocateCommandBuffers(d, &cai, &s->cmd), "vkAllocateCommandBuffers");
   VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VKTRY(vk->vkCreateFence(d, &fci, NULL, &s->fence), "vkCreateFence");
+  VKCREATE(vk->vkCreateFence(d, &fci, vkds__vk_allocator(s->dev->ctx), &s->fence), s->fence, "vkCreateFence");
   if (dev->facts.families[s->res->family].timestampValidBits) {
     VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                  .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                  .queryCount = 2};
-    VKTRY(vk->vkCreateQueryPool(d, &qci, NULL, &s->timestamps), "vkCreateQueryPool");
+    VKCREATE(vk->vkCreateQueryPool(d, &qci, vkds__vk_allocator(s->dev->ctx), &s->timestamps), s->timestamps, "vkCreateQueryPool");
   }
 
   VkDescriptorSetLayoutBinding binding = {.binding = 0,
@@ -86,18 +96,18 @@ static vkds_result setup(state *s, VkDeviceSize bytes) {
   VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                          .bindingCount = 1,
                                          .pBindings = &binding};
-  VKTRY(vk->vkCreateDescriptorSetLayout(d, &dci, NULL, &s->set_layout), "vkCreateDescriptorSetLayout");
+  VKCREATE(vk->vkCreateDescriptorSetLayout(d, &dci, vkds__vk_allocator(s->dev->ctx), &s->set_layout), s->set_layout, "vkCreateDescriptorSetLayout");
   VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(params)};
   VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                     .setLayoutCount = 1,
                                     .pSetLayouts = &s->set_layout,
                                     .pushConstantRangeCount = 1,
                                     .pPushConstantRanges = &push};
-  VKTRY(vk->vkCreatePipelineLayout(d, &lci, NULL, &s->layout), "vkCreatePipelineLayout");
+  VKCREATE(vk->vkCreatePipelineLayout(d, &lci, vkds__vk_allocator(s->dev->ctx), &s->layout), s->layout, "vkCreatePipelineLayout");
   VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                   .codeSize = sizeof vkds_spirv_selftest,
                                   .pCode = vkds_spirv_selftest};
-  VKTRY(vk->vkCreateShaderModule(d, &mci, NULL, &s->module), "vkCreateShaderModule");
+  VKCREATE(vk->vkCreateShaderModule(d, &mci, vkds__vk_allocator(s->dev->ctx), &s->module), s->module, "vkCreateShaderModule");
   VkComputePipelineCreateInfo cpci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -106,7 +116,7 @@ static vkds_result setup(state *s, VkDeviceSize bytes) {
                 .pName = "main"},
       .layout = s->layout,
   };
-  VKTRY(vk->vkCreateComputePipelines(d, VK_NULL_HANDLE, 1, &cpci, NULL, &s->pipeline),
+  VKCREATE(vk->vkCreateComputePipelines(d, VK_NULL_HANDLE, 1, &cpci, vkds__vk_allocator(s->dev->ctx), &s->pipeline), s->pipeline,
         "vkCreateComputePipelines");
 
   VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1};
@@ -114,7 +124,7 @@ static vkds_result setup(state *s, VkDeviceSize bytes) {
                                      .maxSets = 1,
                                      .poolSizeCount = 1,
                                      .pPoolSizes = &size};
-  VKTRY(vk->vkCreateDescriptorPool(d, &dpci, NULL, &s->descriptor_pool), "vkCreateDescriptorPool");
+  VKCREATE(vk->vkCreateDescriptorPool(d, &dpci, vkds__vk_allocator(s->dev->ctx), &s->descriptor_pool), s->descriptor_pool, "vkCreateDescriptorPool");
   VkDescriptorSetAllocateInfo dsai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                       .descriptorPool = s->descriptor_pool,
                                       .descriptorSetCount = 1,
@@ -143,14 +153,14 @@ static void teardown(state *s) {
   VkDevice d = dev->device;
   vkds__buffer_destroy(dev, &s->data);
   vkds__buffer_destroy(dev, &s->readback);
-  if (s->descriptor_pool) vk->vkDestroyDescriptorPool(d, s->descriptor_pool, NULL);
-  if (s->pipeline) vk->vkDestroyPipeline(d, s->pipeline, NULL);
-  if (s->module) vk->vkDestroyShaderModule(d, s->module, NULL);
-  if (s->layout) vk->vkDestroyPipelineLayout(d, s->layout, NULL);
-  if (s->set_layout) vk->vkDestroyDescriptorSetLayout(d, s->set_layout, NULL);
-  if (s->timestamps) vk->vkDestroyQueryPool(d, s->timestamps, NULL);
-  if (s->fence) vk->vkDestroyFence(d, s->fence, NULL);
-  if (s->pool) vk->vkDestroyCommandPool(d, s->pool, NULL);
+  if (s->descriptor_pool) vk->vkDestroyDescriptorPool(d, s->descriptor_pool, vkds__vk_allocator(s->dev->ctx));
+  if (s->pipeline) vk->vkDestroyPipeline(d, s->pipeline, vkds__vk_allocator(s->dev->ctx));
+  if (s->module) vk->vkDestroyShaderModule(d, s->module, vkds__vk_allocator(s->dev->ctx));
+  if (s->layout) vk->vkDestroyPipelineLayout(d, s->layout, vkds__vk_allocator(s->dev->ctx));
+  if (s->set_layout) vk->vkDestroyDescriptorSetLayout(d, s->set_layout, vkds__vk_allocator(s->dev->ctx));
+  if (s->timestamps) vk->vkDestroyQueryPool(d, s->timestamps, vkds__vk_allocator(s->dev->ctx));
+  if (s->fence) vk->vkDestroyFence(d, s->fence, vkds__vk_allocator(s->dev->ctx));
+  if (s->pool) vk->vkDestroyCommandPool(d, s->pool, vkds__vk_allocator(s->dev->ctx));
 }
 
 /* Records a fill of `count` elements in dispatches of at most `max_groups` groups;
@@ -241,7 +251,7 @@ static vkds_result run(state *s, const vkds_self_test_info *in, vkds_self_test_r
 
   /* round trip: one group, recorded once, submitted again and again */
   uint32_t trips = in->round_trips ? in->round_trips : 20;
-  double *samples = calloc(trips, sizeof *samples);
+  double *samples = vkds__temp_alloc_array(s->dev->ctx, trips, sizeof *samples);
   if (!samples) return vkds__fail(s->dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "samples");
   vkds_result r = begin(s);
   if (r == VKDS_SUCCESS) {
@@ -254,7 +264,7 @@ static vkds_result run(state *s, const vkds_self_test_info *in, vkds_self_test_r
     qsort(samples, trips, sizeof *samples, compare_double);
     out->round_trip_ns = samples[trips / 2];
   }
-  free(samples);
+  vkds__free(s->dev->ctx, samples);
   VKDS_CHECK(r);
 
   /* timed fills, the last one read back and checked */

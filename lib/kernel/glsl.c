@@ -57,6 +57,7 @@ static void glslang_init(void *ready) { *(bool *)ready = glslang_initialize_proc
 /* ---- growing text ---- */
 
 typedef struct text {
+  const vkds_context *ctx; /* whose allocator s comes from */
   char *s;
   size_t len, cap;
   bool oom; /* an append failed: checked once, at the end */
@@ -68,7 +69,7 @@ static void text_add(text *t, const char *s, size_t n) {
   if (need > t->cap) {
     size_t cap = t->cap ? t->cap : 256;
     while (cap < need && cap <= SIZE_MAX / 2) cap *= 2;
-    char *p = cap >= need ? realloc(t->s, cap) : NULL;
+    char *p = cap >= need ? vkds__realloc(t->ctx, t->s, cap) : NULL;
     if (!p) {
       t->oom = true;
       return;
@@ -109,7 +110,7 @@ static void add_lines(text *t, const char *log, bool errors) {
  * before the errors. */
 static vkds_result compile_error(const vkds_context *ctx, const char *name, const char *log,
                                  const char *debug_log) {
-  text t = {0};
+  text t = {.ctx = ctx};
   add_lines(&t, log, true);
   add_lines(&t, log, false);
   add_lines(&t, debug_log, true);
@@ -117,7 +118,7 @@ static vkds_result compile_error(const vkds_context *ctx, const char *name, cons
   if (t.len) t.s[--t.len] = '\0'; /* the last newline */
   vkds_result r = vkds__fail(ctx, VKDS_ERROR_COMPILE, VK_SUCCESS, "%s%s%s", name ? name : "",
                              name ? ": " : "", t.s && !t.oom ? t.s : "(glslang gave no log)");
-  free(t.s);
+  vkds__free(ctx, t.s);
   return r;
 }
 
@@ -345,16 +346,16 @@ static bool scan(rewrite *w) {
 /* The source as glslang gets it: includes resolved, and a #version (460 when the source
  * has none) followed by the #line extension. */
 static vkds_result prepare_source(const vkds_context *ctx, const char *source, const char *name, text *out) {
-  rewrite w = {.src = source};
+  rewrite w = {.src = source, .out = {.ctx = ctx}};
   if (!scan(&w)) {
-    free(w.out.s);
+    vkds__free(ctx, w.out.s);
     return compile_error(ctx, name, w.error, NULL);
   }
   if (!w.has_version) {
     text_puts(out, "#version 460\n#extension GL_GOOGLE_cpp_style_line_directive : enable\n#line 1\n");
     text_add(out, w.out.s ? w.out.s : "", w.out.len);
     out->oom = out->oom || w.out.oom;
-    free(w.out.s);
+    vkds__free(ctx, w.out.s);
   } else {
     *out = w.out;
   }
@@ -430,7 +431,7 @@ static vkds_result emit_spirv(compile_job *j) {
   /* the SPIR-V builder's logger says "error: " where it gave up on something */
   if (n == 0 || (messages && (strncmp(messages, "error: ", 7) == 0 || strstr(messages, "\nerror: "))))
     return compile_error(j->ctx, j->name, messages ? messages : "ERROR: glslang generated no SPIR-V", NULL);
-  if (!(j->words = malloc(n * sizeof *j->words)))
+  if (!(j->words = vkds__alloc_array(j->ctx, n, sizeof *j->words)))
     return vkds__fail(j->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL: %zu SPIR-V words", n);
   glslang_program_SPIRV_get(j->program, j->words);
   j->word_count = n;
@@ -486,7 +487,7 @@ static vkds_result compile_locked(const vkds_context *ctx, const char *code, con
   if (j.program) glslang_program_delete(j.program); /* leaves the shader to us */
   if (j.shader) glslang_shader_delete(j.shader);
   if (o != VKDS__CXX_RETURNED) {
-    free(j.words);
+    vkds__free(ctx, j.words);
     return vkds__fail(ctx, o == VKDS__CXX_OUT_OF_MEMORY ? VKDS_ERROR_OUT_OF_HOST_MEMORY : VKDS_ERROR_COMPILE,
                       VK_SUCCESS, "GLSL: %s: glslang %s", name ? name : "kernel",
                       o == VKDS__CXX_OUT_OF_MEMORY ? "ran out of memory" : "threw an exception");
@@ -508,7 +509,7 @@ vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, cons
     return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "GLSL: Vulkan %u.%u: vkds compiles for Vulkan 1.2 and later",
                       VK_API_VERSION_MAJOR(api_version), VK_API_VERSION_MINOR(api_version));
 
-  text preamble = {0}, code = {0};
+  text preamble = {.ctx = ctx}, code = {.ctx = ctx};
   vkds_result r = make_preamble(ctx, defines, define_count, &preamble);
   if (r == VKDS_SUCCESS) r = prepare_source(ctx, source, name, &code);
   if (r == VKDS_SUCCESS) {
@@ -516,7 +517,7 @@ vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, cons
     r = compile_locked(ctx, code.s, preamble.s, name, api_version, words, word_count);
     pthread_mutex_unlock(&glslang_lock);
   }
-  free(preamble.s);
-  free(code.s);
+  vkds__free(ctx, preamble.s);
+  vkds__free(ctx, code.s);
   return r;
 }

@@ -15,17 +15,20 @@ static size_t arg_list_length(const vkds_arg *a) {
 }
 
 /* A deep copy (members too), so callers may describe arguments on the stack. */
-static vkds_arg *arg_list_copy(const vkds_arg *src) {
+static void arg_list_free(const vkds_context *ctx, vkds_arg *a);
+
+static vkds_arg *arg_list_copy(const vkds_context *ctx, const vkds_arg *src) {
   size_t n = arg_list_length(src);
-  vkds_arg *dst = calloc(n + 1, sizeof *dst);
+  vkds_arg *dst = vkds__alloc_array(ctx, n + 1, sizeof *dst);
   if (!dst) return NULL;
   for (size_t i = 0; i < n; ++i) {
     dst[i] = src[i];
     dst[i].name = NULL; /* names are only for messages: not kept, not dangling */
     if (src[i].kind == VKDS_ARG_STRUCT) {
-      dst[i].members = src[i].members ? arg_list_copy(src[i].members) : NULL;
+      dst[i].members = src[i].members ? arg_list_copy(ctx, src[i].members) : NULL;
       if (src[i].members && !dst[i].members) {
         dst[i].kind = VKDS_ARG_END; /* so the free below stops here */
+        arg_list_free(ctx, dst);
         return NULL;
       }
     }
@@ -33,10 +36,10 @@ static vkds_arg *arg_list_copy(const vkds_arg *src) {
   return dst;
 }
 
-static void arg_list_free(vkds_arg *a) {
+static void arg_list_free(const vkds_context *ctx, vkds_arg *a) {
   for (size_t i = 0; a && a[i].kind != VKDS_ARG_END; ++i)
-    if (a[i].kind == VKDS_ARG_STRUCT) arg_list_free((vkds_arg *)a[i].members);
-  free(a);
+    if (a[i].kind == VKDS_ARG_STRUCT) arg_list_free(ctx, (vkds_arg *)a[i].members);
+  vkds__free(ctx, a);
 }
 
 static const char *kind_name(vkds_arg_kind k) {
@@ -139,16 +142,16 @@ static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t 
   if ((unsigned)range > VKDS_RANGE_U64)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "kernel: unknown range type %d", (int)range);
   VKDS_CHECK(vkds__spirv_validate(ctx, words, word_count, ctx->api_version));
-  vkds_kernel *k = calloc(1, sizeof *k);
+  vkds_kernel *k = vkds__alloc(ctx, sizeof *k);
   if (!k) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "kernel");
   k->ctx = ctx;
   snprintf(k->name, sizeof k->name, "%s", name ? name : "kernel");
   k->range = range ? range : VKDS_RANGE_U32;
   k->hash = vkds__hash(words, word_count * 4);
   pthread_mutex_init(&k->lock, NULL);
-  k->words = malloc(word_count * 4);
-  k->pipelines = calloc(ctx->device_count, sizeof *k->pipelines);
-  k->args = args ? arg_list_copy(args) : NULL;
+  k->words = vkds__alloc_array(ctx, word_count, 4);
+  k->pipelines = vkds__alloc_array(ctx, ctx->device_count, sizeof *k->pipelines);
+  k->args = args ? arg_list_copy(ctx, args) : NULL;
   vkds_result r = VKDS_SUCCESS;
   if (!k->words || !k->pipelines || (args && !k->args))
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "kernel");
@@ -199,10 +202,10 @@ struct vkds__glsl_entry {
 };
 
 /* The cache key: everything that changes the SPIR-V, one string. */
-static char *glsl_key(const vkds_glsl_info *info, uint32_t api_version) {
+static char *glsl_key(const vkds_context *ctx, const vkds_glsl_info *info, uint32_t api_version) {
   size_t n = strlen(info->source) + 64;
   for (uint32_t i = 0; i < info->define_count; ++i) n += strlen(info->defines[i] ? info->defines[i] : "") + 1;
-  char *key = malloc(n);
+  char *key = vkds__alloc(ctx, n);
   if (!key) return NULL;
   int used = snprintf(key, n, "%u|%d|", api_version, info->debug ? 1 : 0);
   for (uint32_t i = 0; i < info->define_count; ++i)
@@ -225,7 +228,7 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
   keyed.defines = defines;
   keyed.define_count = nd;
   keyed.debug = false; /* already among the defines */
-  char *key = glsl_key(&keyed, ctx->api_version);
+  char *key = glsl_key(ctx, &keyed, ctx->api_version);
   if (!key) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache key");
   uint64_t hash = vkds__hash(key, strlen(key));
   pthread_mutex_lock(&ctx->glsl_lock);
@@ -234,15 +237,15 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
   if (e) ++ctx->glsl_hits;
   pthread_mutex_unlock(&ctx->glsl_lock);
   if (e) {
-    free(key);
+    vkds__free(ctx, key);
     *out = e;
     return VKDS_SUCCESS;
   }
   /* compile outside the cache lock (glslang itself is serialized in lib/kernel/glsl.c); two
    * threads compiling the same source at once both compile, and both entries serve */
-  struct vkds__glsl_entry *fresh = calloc(1, sizeof *fresh);
+  struct vkds__glsl_entry *fresh = vkds__alloc(ctx, sizeof *fresh);
   if (!fresh) {
-    free(key);
+    vkds__free(ctx, key);
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache entry");
   }
   /* compiled by an earlier process into pipeline_cache_dir? */
@@ -251,8 +254,8 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
     vkds_result r = vkds__glsl_compile(ctx, info->source, info->name, defines, nd, ctx->api_version, &fresh->words,
                                        &fresh->word_count);
     if (r != VKDS_SUCCESS) {
-      free(fresh);
-      free(key);
+      vkds__free(ctx, fresh);
+      vkds__free(ctx, key);
       return r;
     }
     vkds__spirv_cache_store(ctx, hash, key, fresh->words, fresh->word_count);
@@ -300,9 +303,9 @@ vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info,
 void vkds__glsl_cache_free(vkds_context *ctx) {
   for (struct vkds__glsl_entry *e = ctx->glsl_cache, *next; e; e = next) {
     next = e->next;
-    free(e->words);
-    free(e->key);
-    free(e);
+    vkds__free(ctx, e->words);
+    vkds__free(ctx, e->key);
+    vkds__free(ctx, e);
   }
   ctx->glsl_cache = NULL;
 }
@@ -411,19 +414,21 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
   VkResult vr;
   VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                   .codeSize = k->word_count * 4, .pCode = k->words};
-  if ((vr = vk->vkCreateShaderModule(dev->device, &mci, NULL, &p->module)) != VK_SUCCESS)
-    return vkds__vk_fail(ctx, vr, "vkCreateShaderModule");
+  /* a failed call leaves its output undefined (Vulkan's rule): each handle is cleared, since
+   * pipeline_free destroys the ones that are set */
+  if ((vr = vk->vkCreateShaderModule(dev->device, &mci, vkds__vk_allocator(ctx), &p->module)) != VK_SUCCESS)
+    return p->module = VK_NULL_HANDLE, vkds__vk_fail(ctx, vr, "vkCreateShaderModule");
   VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                          .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
                                          .bindingCount = nb, .pBindings = bindings};
-  if (nb && (vr = vk->vkCreateDescriptorSetLayout(dev->device, &dci, NULL, &p->set_layout)) != VK_SUCCESS)
-    return vkds__vk_fail(ctx, vr, "vkCreateDescriptorSetLayout");
+  if (nb && (vr = vk->vkCreateDescriptorSetLayout(dev->device, &dci, vkds__vk_allocator(ctx), &p->set_layout)) != VK_SUCCESS)
+    return p->set_layout = VK_NULL_HANDLE, vkds__vk_fail(ctx, vr, "vkCreateDescriptorSetLayout");
   VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = push_size};
   VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                     .setLayoutCount = nb ? 1 : 0, .pSetLayouts = &p->set_layout,
                                     .pushConstantRangeCount = push_size ? 1 : 0, .pPushConstantRanges = &pcr};
-  if ((vr = vk->vkCreatePipelineLayout(dev->device, &lci, NULL, &p->layout)) != VK_SUCCESS)
-    return vkds__vk_fail(ctx, vr, "vkCreatePipelineLayout");
+  if ((vr = vk->vkCreatePipelineLayout(dev->device, &lci, vkds__vk_allocator(ctx), &p->layout)) != VK_SUCCESS)
+    return p->layout = VK_NULL_HANDLE, vkds__vk_fail(ctx, vr, "vkCreatePipelineLayout");
   /* the range type reaches the shader through vkds.glsl's vkds_range64 (constant_id 0) */
   uint32_t range64 = k->range == VKDS_RANGE_U64;
   bool has_range_constant = false;
@@ -436,8 +441,8 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
                 .module = p->module, .pName = r->entry, .pSpecializationInfo = has_range_constant ? &spec : NULL},
       .layout = p->layout};
   if (dev->enabled.pipeline_stats) cpci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-  if ((vr = vk->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &cpci, NULL, &p->pipeline)) != VK_SUCCESS)
-    return vkds__vk_fail(ctx, vr, "vkCreateComputePipelines");
+  if ((vr = vk->vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &cpci, vkds__vk_allocator(ctx), &p->pipeline)) != VK_SUCCESS)
+    return p->pipeline = VK_NULL_HANDLE, vkds__vk_fail(ctx, vr, "vkCreateComputePipelines");
   if (dev->enabled.pipeline_stats) print_statistics(dev, p->pipeline, k->name);
   name_object(dev, VK_OBJECT_TYPE_PIPELINE, (uint64_t)(uintptr_t)p->pipeline, k->name);
   name_object(dev, VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)(uintptr_t)p->module, k->name);
@@ -445,10 +450,11 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
 }
 
 static void pipeline_free(vkds__device *dev, vkds__pipeline *p) {
-  if (p->pipeline) dev->vk.vkDestroyPipeline(dev->device, p->pipeline, NULL);
-  if (p->layout) dev->vk.vkDestroyPipelineLayout(dev->device, p->layout, NULL);
-  if (p->set_layout) dev->vk.vkDestroyDescriptorSetLayout(dev->device, p->set_layout, NULL);
-  if (p->module) dev->vk.vkDestroyShaderModule(dev->device, p->module, NULL);
+  const VkAllocationCallbacks *a = vkds__vk_allocator(dev->ctx);
+  if (p->pipeline) dev->vk.vkDestroyPipeline(dev->device, p->pipeline, a);
+  if (p->layout) dev->vk.vkDestroyPipelineLayout(dev->device, p->layout, a);
+  if (p->set_layout) dev->vk.vkDestroyDescriptorSetLayout(dev->device, p->set_layout, a);
+  if (p->module) dev->vk.vkDestroyShaderModule(dev->device, p->module, a);
   *p = (vkds__pipeline){0};
 }
 
@@ -463,7 +469,9 @@ vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds_
     vkds_result made = make_pipeline(k, dev, p);
     if (made != VKDS_SUCCESS) pipeline_free(dev, p); /* (clears *p) */
     p->result = made;
-    p->tried = true;
+    /* running out of memory passes: the next launch tries again (a kernel of the
+     * algorithm layer's cache would otherwise fail for the context's whole life) */
+    p->tried = made != VKDS_ERROR_OUT_OF_HOST_MEMORY && made != VKDS_ERROR_OUT_OF_DEVICE_MEMORY;
     atomic_store_explicit(&p->ready, made == VKDS_SUCCESS, memory_order_release);
   }
   vkds_result r = p->result;
@@ -478,12 +486,13 @@ vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds_
 void vkds_kernel_destroy(vkds_kernel *k) {
   if (!k) return;
   for (uint32_t d = 0; k->pipelines && d < k->ctx->device_count; ++d) pipeline_free(&k->ctx->devices[d], &k->pipelines[d]);
-  free(k->pipelines);
+  const vkds_context *ctx = k->ctx;
+  vkds__free(ctx, k->pipelines);
   vkds__reflection_free(&k->refl);
-  arg_list_free(k->args);
-  free(k->words);
+  arg_list_free(ctx, k->args);
+  vkds__free(ctx, k->words);
   pthread_mutex_destroy(&k->lock);
-  free(k);
+  vkds__free(ctx, k);
 }
 
 vkds_result vkds_kernel_reflect(const vkds_kernel *k, vkds_kernel_reflection *out) {

@@ -47,6 +47,7 @@ typedef struct vkds__spec_constant {
 } vkds__spec_constant;
 
 typedef struct vkds__reflection {
+  const vkds_context *alloc_ctx; /* whose allocator the arrays below come from (the ctx given) */
   char entry[64];
   uint32_t local_size[3];
   uint32_t local_size_spec_id[3]; /* UINT32_MAX: a literal, not a specialization constant */
@@ -76,7 +77,8 @@ void vkds__reflection_free(vkds__reflection *r);
 
 /* Compiles a GLSL compute shader to SPIR-V for Vulkan `api_version`. `#include
  * "vkds.glsl"` (or <vkds.glsl>) resolves to vkds's device-side header (embedded).
- * `defines` are "NAME" or "NAME=VALUE". On success *words (malloc'ed; free it) and
+ * `defines` are "NAME" or "NAME=VALUE". On success *words (from ctx's allocator:
+ * vkds__free(ctx, *words)) and
  * *word_count are set. Compile errors are VKDS_ERROR_COMPILE with glslang's log, which
  * names the lines. */
 vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, const char *name,
@@ -85,8 +87,9 @@ vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, cons
 
 /* ---- files (lib/kernel/pipeline_cache.c) ---- */
 
-/* A whole file, malloc'ed (free it); NULL (and *size 0) when missing, empty or unreadable. */
-void *vkds__read_file(const char *path, size_t *size);
+/* A whole file, allocated with ctx's allocator (vkds__free it); NULL (and *size 0) when
+ * missing, empty or unreadable. */
+void *vkds__read_file(const vkds_context *ctx, const char *path, size_t *size);
 /* Writes a whole file through a temporary name and a rename, so that a reader (another
  * process too) never sees half of it. false on any failure. */
 bool vkds__write_file(const char *path, const void *data, size_t size);
@@ -94,7 +97,7 @@ bool vkds__write_file(const char *path, const void *data, size_t size);
 /* ---- compiled GLSL on disk (lib/kernel/spirv_cache.c) ---- */
 
 /* The SPIR-V compiled from the GLSL cache key `key` (hash: its hash), from the context's
- * pipeline_cache_dir: true and *words (malloc'ed) when a file holds exactly that key.
+ * pipeline_cache_dir: true and *words (from ctx's allocator) when a file holds exactly that key.
  * false when there is no folder, no file, or another key in it. */
 bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *key, uint32_t **words,
                             size_t *word_count);
@@ -111,7 +114,7 @@ vkds_result vkds__scratch_reserve(vkds__device *dev, vkds__buffer *buf, VkDevice
 /* A kernel's pipeline on one device, made on first use. */
 typedef struct vkds__pipeline {
   atomic_bool ready;   /* made: read without the kernel's lock */
-  bool tried;          /* creation was attempted; `result` says how it went */
+  bool tried;          /* creation was attempted (and did not run out of memory); `result` says how it went */
   vkds_result result;
   VkShaderModule module;
   VkDescriptorSetLayout set_layout;

@@ -133,7 +133,7 @@ static vkds_result prepare(packed_launch *pl, vkds_kernel *k, vkds__device *dev,
     return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "kernel '%s': push constants over 256 bytes", k->name);
   pl->target = pl->push;
   if (k->spilled) {
-    if (!(pl->spill = calloc(1, k->arg_size ? k->arg_size : 1)))
+    if (!(pl->spill = vkds__temp_alloc(k->ctx, k->arg_size)))
       return vkds__fail(k->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "spilled arguments");
     pl->target = pl->spill;
   }
@@ -191,7 +191,7 @@ static void record(const packed_launch *pl, VkCommandBuffer cmd) {
 }
 
 static void release(packed_launch *pl) {
-  free(pl->spill);
+  vkds__free(pl->k->ctx, pl->spill);
   pl->spill = NULL;
 }
 

@@ -16,18 +16,18 @@ static void cache_path(const vkds_context *ctx, const vkds__device *dev, char *p
   if (n > 0 && (size_t)n < size) snprintf(path + n, size - (size_t)n, ".bin");
 }
 
-void *vkds__read_file(const char *path, size_t *size) {
+void *vkds__read_file(const vkds_context *ctx, const char *path, size_t *size) {
   *size = 0;
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   void *data = NULL;
   if (fseek(f, 0, SEEK_END) == 0) {
     long n = ftell(f);
-    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)n)) && fread(data, 1, (size_t)n, f) == (size_t)n)
+    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (data = vkds__temp_alloc_raw(ctx, (size_t)n)) && fread(data, 1, (size_t)n, f) == (size_t)n)
       *size = (size_t)n;
   }
   fclose(f);
-  if (!*size) free(data), data = NULL;
+  if (!*size) vkds__free(ctx, data), data = NULL;
   return data;
 }
 
@@ -53,19 +53,22 @@ vkds_result vkds__pipeline_cache_open(vkds__device *dev) {
   void *data = NULL;
   if (ctx->pipeline_cache_dir) {
     cache_path(ctx, dev, path, sizeof path);
-    data = vkds__read_file(path, &size);
+    data = vkds__read_file(ctx, path, &size);
     /* the header says which device wrote it; a foreign or damaged file is ignored */
     const uint8_t *bytes = data;
     if (data && (size < 32 || memcmp(bytes + 16, dev->facts.props.properties.pipelineCacheUUID, VK_UUID_SIZE) != 0)) {
       vkds__log(ctx, VKDS_LOG_WARN, "pipeline cache %s is not for this device: ignored", path);
-      free(data), data = NULL, size = 0;
+      vkds__free(ctx, data), data = NULL, size = 0;
     }
   }
   VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
                                   .initialDataSize = size, .pInitialData = data};
-  VkResult vr = dev->vk.vkCreatePipelineCache(dev->device, &ci, NULL, &dev->pipeline_cache);
-  free(data);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreatePipelineCache");
+  VkResult vr = dev->vk.vkCreatePipelineCache(dev->device, &ci, vkds__vk_allocator(ctx), &dev->pipeline_cache);
+  vkds__free(ctx, data);
+  if (vr != VK_SUCCESS) {
+    dev->pipeline_cache = VK_NULL_HANDLE; /* undefined after a failure: close must not see it */
+    return vkds__vk_fail(ctx, vr, "vkCreatePipelineCache");
+  }
   return VKDS_SUCCESS;
 }
 
@@ -76,13 +79,13 @@ void vkds__pipeline_cache_close(vkds__device *dev) {
   void *data = NULL;
   if (ctx->pipeline_cache_dir &&
       dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, NULL) == VK_SUCCESS && size &&
-      (data = malloc(size)) &&
+      (data = vkds__temp_alloc_raw(ctx, size)) &&
       dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, data) == VK_SUCCESS) {
     char path[1024];
     cache_path(ctx, dev, path, sizeof path);
     if (!vkds__write_file(path, data, size)) vkds__log(ctx, VKDS_LOG_WARN, "cannot save the pipeline cache to %s", path);
   }
-  free(data);
-  dev->vk.vkDestroyPipelineCache(dev->device, dev->pipeline_cache, NULL);
+  vkds__free(ctx, data);
+  dev->vk.vkDestroyPipelineCache(dev->device, dev->pipeline_cache, vkds__vk_allocator(ctx));
   dev->pipeline_cache = VK_NULL_HANDLE;
 }

@@ -23,7 +23,7 @@ bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *
   char path[1100];
   path_of(ctx, hash, path, sizeof path);
   size_t size;
-  unsigned char *data = vkds__read_file(path, &size);
+  unsigned char *data = vkds__read_file(ctx, path, &size);
   if (!data) return false;
   uint64_t key_bytes = strlen(key), stored_key, count;
   bool ok = size >= 24 && memcmp(data, magic, 8) == 0;
@@ -35,13 +35,13 @@ bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *
     memcpy(&count, data + 16 + key_bytes, 8);
     ok = count > 0 && count <= (size - 24 - key_bytes) / 4 && size == 24 + key_bytes + count * 4;
   }
-  if (ok && (*words = malloc(count * 4))) {
+  if (ok && (*words = vkds__alloc_array(ctx, count, 4))) {
     memcpy(*words, data + 24 + key_bytes, count * 4);
     *word_count = count;
   } else {
     ok = false;
   }
-  free(data);
+  vkds__free(ctx, data);
   return ok;
 }
 
@@ -50,7 +50,7 @@ void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char 
   if (!ctx->pipeline_cache_dir) return;
   uint64_t key_bytes = strlen(key), count = word_count;
   size_t size = 24 + key_bytes + count * 4;
-  unsigned char *data = malloc(size);
+  unsigned char *data = vkds__temp_alloc_raw(ctx, size);
   if (!data) return;
   memcpy(data, magic, 8);
   memcpy(data + 8, &key_bytes, 8);
@@ -60,5 +60,5 @@ void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char 
   char path[1100];
   path_of(ctx, hash, path, sizeof path);
   if (!vkds__write_file(path, data, size)) vkds__log(ctx, VKDS_LOG_WARN, "cannot save compiled GLSL to %s", path);
-  free(data);
+  vkds__free(ctx, data);
 }

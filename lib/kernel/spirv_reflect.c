@@ -232,7 +232,7 @@ static void use(module *m, uint32_t id) {
 /* Before SPIR-V 1.4: the functions the entry point reaches (marked in `reach`, by id),
  * and the global variables their memory instructions and calls take. */
 static vkds_result walk_functions(module *m, uint32_t entry_fn) {
-  uint8_t *reach = calloc(m->bound, 1);
+  uint8_t *reach = vkds__temp_alloc(m->ctx, m->bound);
   if (!reach) return vkds__fail(m->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "reflecting a module");
   if (entry_fn < m->bound) reach[entry_fn] = 1;
   /* rounds until no new function is reached: each round marks the callees of the
@@ -273,7 +273,7 @@ static vkds_result walk_functions(module *m, uint32_t entry_fn) {
       }
     }
   }
-  free(reach);
+  vkds__free(m->ctx, reach);
   return VKDS_SUCCESS;
 }
 
@@ -468,7 +468,7 @@ static vkds_result describe_members(const module *m, uint32_t st, vkds__member *
   if (!at || opcode_at(m, at) != OP_TYPE_STRUCT) return invalid(m, "a struct that is not one");
   uint32_t n = length_at(m, at) - 2;
   if (!n) return VKDS_SUCCESS;
-  parent->members = calloc(n, sizeof *parent->members);
+  parent->members = vkds__alloc_array(m->ctx, n, sizeof *parent->members);
   if (!parent->members) return vkds__fail(m->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "reflecting a struct");
   parent->member_count = n;
   for (uint32_t i = 0; i < n; ++i)
@@ -571,7 +571,7 @@ static vkds_result reflect_bindings(const module *m, vkds__reflection *out) {
   uint32_t total = 0;
   for (uint32_t id = 1; id < m->bound; ++id) total += m->used[id];
   if (!total) return VKDS_SUCCESS;
-  out->bindings = calloc(total, sizeof *out->bindings);
+  out->bindings = vkds__alloc_array(m->ctx, total, sizeof *out->bindings);
   if (!out->bindings) return vkds__fail(m->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "reflecting descriptors");
   for (uint32_t id = 1; id < m->bound; ++id) {
     if (!m->used[id]) continue;
@@ -612,7 +612,7 @@ static vkds_result reflect_specs(const module *m, vkds__reflection *out) {
       }
     }
     if (pass == 0 && !n) return VKDS_SUCCESS;
-    if (pass == 0 && !(out->specs = calloc(n, sizeof *out->specs)))
+    if (pass == 0 && !(out->specs = vkds__alloc_array(m->ctx, n, sizeof *out->specs)))
       return vkds__fail(m->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "reflecting specialization constants");
   }
   return VKDS_SUCCESS;
@@ -624,6 +624,7 @@ vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, 
                                 vkds__reflection *out) {
   VKDS__REQUIRE(ctx, out != NULL);
   memset(out, 0, sizeof *out);
+  out->alloc_ctx = ctx;
   if (!words || word_count == 0)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS, "the SPIR-V module is empty");
   if (word_count < HEADER_WORDS)
@@ -637,8 +638,8 @@ vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, 
   if (m.bound == 0 || m.bound > MAX_BOUND)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS, "the SPIR-V module's id bound %u is out of range",
                       (unsigned)m.bound);
-  m.def = calloc(m.bound, sizeof *m.def);
-  m.used = calloc(m.bound, 1);
+  m.def = vkds__temp_alloc_array(ctx, m.bound, sizeof *m.def);
+  m.used = vkds__temp_alloc(ctx, m.bound);
   vkds_result r = m.def && m.used ? VKDS_SUCCESS
                                   : vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "reflecting a module");
   size_t entry_at = 0;
@@ -651,23 +652,23 @@ vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, 
   if (r == VKDS_SUCCESS) r = reflect_push(&m, out);
   if (r == VKDS_SUCCESS) r = reflect_bindings(&m, out);
   if (r == VKDS_SUCCESS) r = reflect_specs(&m, out);
-  free(m.def);
-  free(m.used);
+  vkds__free(ctx, m.def);
+  vkds__free(ctx, m.used);
   if (r != VKDS_SUCCESS) vkds__reflection_free(out);
   return r;
 }
 
-static void free_members(vkds__member *m) {
-  for (uint32_t i = 0; i < m->member_count; ++i) free_members(&m->members[i]);
-  free(m->members);
+static void free_members(const vkds_context *ctx, vkds__member *m) {
+  for (uint32_t i = 0; i < m->member_count; ++i) free_members(ctx, &m->members[i]);
+  vkds__free(ctx, m->members);
   m->members = NULL;
   m->member_count = 0;
 }
 
 void vkds__reflection_free(vkds__reflection *r) {
   if (!r) return;
-  free_members(&r->push);
-  free(r->bindings);
-  free(r->specs);
+  free_members(r->alloc_ctx, &r->push);
+  vkds__free(r->alloc_ctx, r->bindings);
+  vkds__free(r->alloc_ctx, r->specs);
   memset(r, 0, sizeof *r);
 }

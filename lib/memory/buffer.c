@@ -29,8 +29,11 @@ vkds_result vkds__buffer_create(vkds__device *dev, VkDeviceSize size, VkBufferUs
       .usage = usage,
       .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
   };
-  VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, NULL, &out->buffer);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(ctx, vr, "vkCreateBuffer");
+  VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, vkds__vk_allocator(ctx), &out->buffer);
+  if (vr != VK_SUCCESS) {
+    out->buffer = VK_NULL_HANDLE; /* a failed call's outputs are undefined */
+    return vkds__vk_fail(ctx, vr, "vkCreateBuffer");
+  }
   VkMemoryRequirements req;
   dev->vk.vkGetBufferMemoryRequirements(dev->device, out->buffer, &req);
   out->type_index = vkds__memory_type(dev, req.memoryTypeBits, required, preferred);
@@ -49,7 +52,8 @@ vkds_result vkds__buffer_create(vkds__device *dev, VkDeviceSize size, VkBufferUs
       .allocationSize = req.size,
       .memoryTypeIndex = out->type_index,
   };
-  vr = dev->vk.vkAllocateMemory(dev->device, &mai, NULL, &out->memory);
+  vr = dev->vk.vkAllocateMemory(dev->device, &mai, vkds__vk_allocator(ctx), &out->memory);
+  if (vr != VK_SUCCESS) out->memory = VK_NULL_HANDLE;
   if (vr == VK_SUCCESS) vr = dev->vk.vkBindBufferMemory(dev->device, out->buffer, out->memory, 0);
   VkMemoryPropertyFlags mflags = dev->facts.memory.memoryTypes[out->type_index].propertyFlags;
   if (vr == VK_SUCCESS && (mflags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
@@ -63,8 +67,8 @@ vkds_result vkds__buffer_create(vkds__device *dev, VkDeviceSize size, VkBufferUs
 }
 
 void vkds__buffer_destroy(vkds__device *dev, vkds__buffer *buf) {
-  if (buf->buffer) dev->vk.vkDestroyBuffer(dev->device, buf->buffer, NULL);
-  if (buf->memory) dev->vk.vkFreeMemory(dev->device, buf->memory, NULL); /* unmaps */
+  if (buf->buffer) dev->vk.vkDestroyBuffer(dev->device, buf->buffer, vkds__vk_allocator(dev->ctx));
+  if (buf->memory) dev->vk.vkFreeMemory(dev->device, buf->memory, vkds__vk_allocator(dev->ctx)); /* unmaps */
   *buf = (vkds__buffer){0};
 }
 

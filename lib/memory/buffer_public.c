@@ -12,7 +12,7 @@ static vkds_result host_alloc(vkds__device *dev, vkds_buffer *b) {
   long page = sysconf(_SC_PAGESIZE);
   size_t align = page > 0 ? (size_t)page : 4096;
   uint64_t rounded = (b->size + align - 1) / align * align;
-  if (rounded != (size_t)rounded || !(b->mapped = aligned_alloc(align, (size_t)rounded)))
+  if (rounded != (size_t)rounded || !(b->mapped = vkds__alloc_aligned(dev->ctx, (size_t)rounded, align)))
     return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS,
                       "vkds_buffer_create: %llu bytes of host memory", (unsigned long long)b->size);
   b->coherent = true;
@@ -33,12 +33,12 @@ vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info,
   if (info->flags & ~(uint32_t)(VKDS_BUFFER_DEDICATED | VKDS_BUFFER_NO_FALLBACK))
     return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_buffer_create: unknown flags 0x%x",
                       info->flags);
-  vkds_buffer *b = calloc(1, sizeof *b);
+  vkds_buffer *b = vkds__alloc(dev->ctx, sizeof *b);
   if (!b) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "buffer");
   *b = (vkds_buffer){.dev = dev, .kind = info->memory, .size = info->size};
   vkds_result r = b->kind == VKDS_MEMORY_HOST ? host_alloc(dev, b) : vkds__allocator_alloc(dev, b, info->flags);
   if (r != VKDS_SUCCESS) {
-    free(b);
+    vkds__free(dev->ctx, b);
     return r;
   }
   /* Device buffers are never mapped, even where their memory could be (lavapipe, a
@@ -72,12 +72,12 @@ vkds_result vkds_buffer_import_host(vkds_resource *res, void *host, uint64_t siz
     return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_buffer_import_host: pointer %p and size %llu must be multiples of %llu on '%s'", host,
                       (unsigned long long)size, (unsigned long long)align, dev->facts.props.properties.deviceName);
-  vkds_buffer *b = calloc(1, sizeof *b);
+  vkds_buffer *b = vkds__alloc(dev->ctx, sizeof *b);
   if (!b) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "buffer");
   *b = (vkds_buffer){.dev = dev, .kind = VKDS_MEMORY_IMPORTED, .size = size};
   vkds_result r = vkds__allocator_import(dev, b, host);
   if (r != VKDS_SUCCESS) {
-    free(b);
+    vkds__free(dev->ctx, b);
     return r;
   }
   *out = b;
@@ -87,12 +87,12 @@ vkds_result vkds_buffer_import_host(vkds_resource *res, void *host, uint64_t siz
 void vkds_buffer_destroy(vkds_buffer *buf) {
   if (!buf) return;
   if (buf->kind == VKDS_MEMORY_HOST) {
-    free(buf->mapped);
+    vkds__free(buf->dev->ctx, buf->mapped);
   } else {
     if (buf->kind == VKDS_MEMORY_IMPORTED) vkds__import_unregister(buf->dev, buf);
     vkds__allocator_free(buf->dev, buf);
   }
-  free(buf);
+  vkds__free(buf->dev->ctx, buf);
 }
 
 void *vkds_buffer_map(const vkds_buffer *buf) { return buf ? buf->mapped : NULL; }

@@ -209,7 +209,7 @@ static void *helper_main(void *arg) {
 }
 
 vkds_result vkds__host_copy_init(vkds_context *ctx, uint32_t threads) {
-  host_copy_pool *h = calloc(1, sizeof *h);
+  host_copy_pool *h = vkds__alloc(ctx, sizeof *h);
   if (!h) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "host copy threads");
   if (!threads) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -234,12 +234,12 @@ void vkds__host_copy_destroy(vkds_context *ctx) {
   pthread_cond_broadcast(&h->work);
   pthread_mutex_unlock(&h->lock);
   for (uint32_t i = 0; i < h->started; ++i) pthread_join(h->helpers[i], NULL);
-  free(h->helpers);
+  vkds__free(ctx, h->helpers);
   pthread_cond_destroy(&h->done);
   pthread_cond_destroy(&h->work);
   pthread_mutex_destroy(&h->lock);
   pthread_mutex_destroy(&h->job_lock);
-  free(h);
+  vkds__free(ctx, h);
   ctx->host_copy = NULL;
 }
 
@@ -247,7 +247,7 @@ void vkds__host_copy_destroy(vkds_context *ctx) {
  * only makes copies slower. */
 static void start_helpers(vkds_context *ctx, host_copy_pool *h) {
   if (h->helpers || h->threads < 2) return;
-  h->helpers = calloc(h->threads - 1, sizeof *h->helpers);
+  h->helpers = vkds__alloc_array(ctx, h->threads - 1, sizeof *h->helpers);
   if (!h->helpers) return;
   while (h->started < h->threads - 1 && pthread_create(&h->helpers[h->started], NULL, helper_main, h) == 0)
     ++h->started;

@@ -74,7 +74,7 @@ static bool type_is_device_local(const vkds__device *dev, uint32_t t) {
 }
 
 vkds_result vkds__allocator_init(vkds__device *dev) {
-  vkds__allocator *a = calloc(1, sizeof *a);
+  vkds__allocator *a = vkds__alloc(dev->ctx, sizeof *a);
   if (!a) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "allocator");
   pthread_mutex_init(&a->lock, NULL);
   pthread_mutex_init(&dev->staging_lock, NULL); /* lives and dies with the allocator */
@@ -92,11 +92,11 @@ vkds_result vkds__allocator_init(vkds__device *dev) {
    * answer depends only on usage and flags, not on size). */
   VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 256, .usage = a->usage};
   VkBuffer probe;
-  VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, NULL, &probe);
+  VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, vkds__vk_allocator(dev->ctx), &probe);
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkCreateBuffer");
   VkMemoryRequirements req;
   dev->vk.vkGetBufferMemoryRequirements(dev->device, probe, &req);
-  dev->vk.vkDestroyBuffer(dev->device, probe, NULL);
+  dev->vk.vkDestroyBuffer(dev->device, probe, vkds__vk_allocator(dev->ctx));
   a->type_bits = req.memoryTypeBits;
   return VKDS_SUCCESS;
 }
@@ -104,11 +104,11 @@ vkds_result vkds__allocator_init(vkds__device *dev) {
 static void block_free(vkds__device *dev, vkds__block *b) {
   for (free_range *f = b->free, *next; f; f = next) {
     next = f->next;
-    free(f);
+    vkds__free(dev->ctx, f);
   }
-  if (b->buffer) dev->vk.vkDestroyBuffer(dev->device, b->buffer, NULL);
-  if (b->memory) dev->vk.vkFreeMemory(dev->device, b->memory, NULL);
-  free(b);
+  if (b->buffer) dev->vk.vkDestroyBuffer(dev->device, b->buffer, vkds__vk_allocator(dev->ctx));
+  if (b->memory) dev->vk.vkFreeMemory(dev->device, b->memory, vkds__vk_allocator(dev->ctx));
+  vkds__free(dev->ctx, b);
 }
 
 void vkds__allocator_destroy(vkds__device *dev) {
@@ -121,7 +121,7 @@ void vkds__allocator_destroy(vkds__device *dev) {
     }
   pthread_mutex_destroy(&a->lock);
   pthread_mutex_destroy(&dev->staging_lock);
-  free(a);
+  vkds__free(dev->ctx, a);
   dev->allocator = NULL;
 }
 
@@ -141,8 +141,11 @@ static VkResult make_memory(vkds__device *dev, uint64_t size, uint32_t t, void *
                             .usage = a->usage,
                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   *buffer = VK_NULL_HANDLE, *memory = VK_NULL_HANDLE, *mapped = NULL, *address = 0;
-  VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, NULL, buffer);
-  if (vr != VK_SUCCESS) return vr;
+  VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, vkds__vk_allocator(dev->ctx), buffer);
+  if (vr != VK_SUCCESS) { /* a failed call's outputs are undefined */
+    *buffer = VK_NULL_HANDLE;
+    return vr;
+  }
   VkMemoryRequirements req;
   dev->vk.vkGetBufferMemoryRequirements(dev->device, *buffer, &req);
   if (import && req.size > size) vr = VK_ERROR_INVALID_EXTERNAL_HANDLE;
@@ -156,14 +159,17 @@ static VkResult make_memory(vkds__device *dev, uint64_t size, uint32_t t, void *
                               .pNext = dev->enabled.buffer_device_address ? (void *)&flags : (import ? (void *)&host : NULL),
                               .allocationSize = import ? size : req.size,
                               .memoryTypeIndex = t};
-  if (vr == VK_SUCCESS) vr = dev->vk.vkAllocateMemory(dev->device, &mai, NULL, memory);
+  if (vr == VK_SUCCESS) {
+    vr = dev->vk.vkAllocateMemory(dev->device, &mai, vkds__vk_allocator(dev->ctx), memory);
+    if (vr != VK_SUCCESS) *memory = VK_NULL_HANDLE;
+  }
   if (vr == VK_SUCCESS) vr = dev->vk.vkBindBufferMemory(dev->device, *buffer, *memory, 0);
   VkMemoryPropertyFlags mf = dev->facts.memory.memoryTypes[t].propertyFlags;
   if (vr == VK_SUCCESS && !import && (mf & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
     vr = dev->vk.vkMapMemory(dev->device, *memory, 0, VK_WHOLE_SIZE, 0, mapped);
   if (vr != VK_SUCCESS) {
-    dev->vk.vkDestroyBuffer(dev->device, *buffer, NULL);
-    if (*memory) dev->vk.vkFreeMemory(dev->device, *memory, NULL);
+    dev->vk.vkDestroyBuffer(dev->device, *buffer, vkds__vk_allocator(dev->ctx));
+    if (*memory) dev->vk.vkFreeMemory(dev->device, *memory, vkds__vk_allocator(dev->ctx));
     *buffer = VK_NULL_HANDLE, *memory = VK_NULL_HANDLE, *mapped = NULL;
     return vr;
   }
@@ -185,7 +191,7 @@ static void unmake_memory(vkds__device *dev, uint32_t t, uint64_t bytes) {
 }
 
 /* First fit: takes `size` bytes (aligned) from the block's free list. */
-static bool block_take(vkds__block *b, uint64_t size, uint64_t align, uint64_t *offset) {
+static bool block_take(const vkds_context *ctx, vkds__block *b, uint64_t size, uint64_t align, uint64_t *offset) {
   for (free_range **p = &b->free; *p; p = &(*p)->next) {
     free_range *f = *p;
     uint64_t start = align_up(f->offset, align);
@@ -193,7 +199,7 @@ static bool block_take(vkds__block *b, uint64_t size, uint64_t align, uint64_t *
     uint64_t tail = f->offset + f->size - (start + size);
     if (start > f->offset) {
       /* keep the alignment gap in front as a free range of its own */
-      free_range *after = tail ? malloc(sizeof *after) : NULL;
+      free_range *after = tail ? vkds__alloc(ctx, sizeof *after) : NULL;
       if (tail && !after) return false;
       f->size = start - f->offset;
       if (after) {
@@ -204,7 +210,7 @@ static bool block_take(vkds__block *b, uint64_t size, uint64_t align, uint64_t *
       f->offset += size, f->size = tail;
     } else {
       *p = f->next;
-      free(f);
+      vkds__free(ctx, f);
     }
     *offset = start;
     return true;
@@ -213,7 +219,7 @@ static bool block_take(vkds__block *b, uint64_t size, uint64_t align, uint64_t *
 }
 
 /* Returns a range to the block's free list, merging it with its neighbours. */
-static bool block_give(vkds__block *b, uint64_t offset, uint64_t size) {
+static bool block_give(const vkds_context *ctx, vkds__block *b, uint64_t offset, uint64_t size) {
   free_range *prev = NULL, *next = b->free;
   while (next && next->offset < offset) prev = next, next = next->next;
   free_range **p = prev ? &prev->next : &b->free;
@@ -222,7 +228,7 @@ static bool block_give(vkds__block *b, uint64_t offset, uint64_t size) {
     if (next && prev->offset + prev->size == next->offset) {
       prev->size += next->size;
       prev->next = next->next;
-      free(next);
+      vkds__free(ctx, next);
     }
     return true;
   }
@@ -230,7 +236,7 @@ static bool block_give(vkds__block *b, uint64_t offset, uint64_t size) {
     next->offset = offset, next->size += size;
     return true;
   }
-  free_range *f = malloc(sizeof *f);
+  free_range *f = vkds__alloc(ctx, sizeof *f);
   if (!f) return false; /* the range is lost to this block until it is freed: harmless */
   *f = (free_range){next, offset, size};
   *p = f;
@@ -239,15 +245,15 @@ static bool block_give(vkds__block *b, uint64_t offset, uint64_t size) {
 
 static VkResult block_create(vkds__device *dev, uint32_t t, vkds__block **out) {
   vkds__allocator *a = dev->allocator;
-  vkds__block *b = calloc(1, sizeof *b);
-  free_range *f = malloc(sizeof *f);
+  vkds__block *b = vkds__alloc(dev->ctx, sizeof *b);
+  free_range *f = vkds__alloc(dev->ctx, sizeof *f);
   if (!b || !f) {
-    free(b), free(f);
+    vkds__free(dev->ctx, b), vkds__free(dev->ctx, f);
     return VK_ERROR_OUT_OF_HOST_MEMORY;
   }
   VkResult vr = make_memory(dev, a->block_bytes, t, NULL, &b->buffer, &b->memory, &b->mapped, &b->address, &b->size);
   if (vr != VK_SUCCESS) {
-    free(b), free(f);
+    vkds__free(dev->ctx, b), vkds__free(dev->ctx, f);
     return vr;
   }
   b->type_index = t;
@@ -278,13 +284,13 @@ static VkResult alloc_in_type(vkds__device *dev, vkds_buffer *buf, uint32_t t, u
   if (!(flags & VKDS_BUFFER_DEDICATED) && reserved <= a->block_bytes / 4) {
     uint64_t offset;
     for (vkds__block *b = a->blocks[t]; b; b = b->next)
-      if (block_take(b, reserved, a->align, &offset)) {
+      if (block_take(dev->ctx, b, reserved, a->align, &offset)) {
         place_in_block(buf, b, offset, reserved);
         return VK_SUCCESS;
       }
     vkds__block *b;
     vr = block_create(dev, t, &b);
-    if (vr == VK_SUCCESS && block_take(b, reserved, a->align, &offset)) {
+    if (vr == VK_SUCCESS && block_take(dev->ctx, b, reserved, a->align, &offset)) {
       place_in_block(buf, b, offset, reserved);
       return VK_SUCCESS;
     }
@@ -333,7 +339,12 @@ vkds_result vkds__allocator_alloc(vkds__device *dev, vkds_buffer *buf, uint32_t 
     ++a->stats.buffers;
   }
   pthread_mutex_unlock(&a->lock);
-  if (vr == VK_ERROR_OUT_OF_DEVICE_MEMORY || vr == VK_ERROR_OUT_OF_HOST_MEMORY)
+  /* host memory (vkds's bookkeeping, or the driver's) ran out last: that is the error */
+  if (vr == VK_ERROR_OUT_OF_HOST_MEMORY)
+    return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, vr,
+                      "vkds_buffer_create: out of host memory for %llu bytes on '%s'", (unsigned long long)buf->size,
+                      dev->facts.props.properties.deviceName);
+  if (vr == VK_ERROR_OUT_OF_DEVICE_MEMORY)
     return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_DEVICE_MEMORY, vr,
                       "vkds_buffer_create: no memory for %llu bytes on '%s'%s", (unsigned long long)buf->size,
                       dev->facts.props.properties.deviceName,
@@ -351,7 +362,7 @@ void vkds__allocator_free(vkds__device *dev, vkds_buffer *buf) {
   --a->stats.buffers;
   if (buf->block) {
     vkds__block *b = buf->block;
-    block_give(b, buf->offset, buf->reserved);
+    block_give(dev->ctx, b, buf->offset, buf->reserved);
     /* an empty block goes back to the driver unless it is its type's only one: keeping
      * one spares a create/free loop a vkAllocateMemory per iteration */
     if (--b->live == 0 && !(a->blocks[b->type_index] == b && !b->next)) {
@@ -363,8 +374,8 @@ void vkds__allocator_free(vkds__device *dev, vkds_buffer *buf) {
       block_free(dev, b);
     }
   } else {
-    dev->vk.vkDestroyBuffer(dev->device, buf->vk, NULL);
-    dev->vk.vkFreeMemory(dev->device, buf->memory, NULL);
+    dev->vk.vkDestroyBuffer(dev->device, buf->vk, vkds__vk_allocator(dev->ctx));
+    dev->vk.vkFreeMemory(dev->device, buf->memory, vkds__vk_allocator(dev->ctx));
     unmake_memory(dev, buf->type_index, buf->reserved);
     if (buf->kind != VKDS_MEMORY_IMPORTED) --a->stats.dedicated;
   }

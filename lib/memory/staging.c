@@ -40,8 +40,8 @@ void vkds__staging_destroy(vkds__device *dev) {
   if (!st) return;
   for (uint32_t i = 0; i < st->count; ++i)
     if (st->slots[i].buf.vk) vkds__allocator_free(dev, &st->slots[i].buf);
-  free(st->slots);
-  free(st);
+  vkds__free(dev->ctx, st->slots);
+  vkds__free(dev->ctx, st);
   dev->staging = NULL;
 }
 
@@ -52,10 +52,10 @@ static vkds_result staging_get(vkds__device *dev, vkds__staging **out) {
     return VKDS_SUCCESS;
   }
   const vkds_context *ctx = dev->ctx;
-  vkds__staging *st = calloc(1, sizeof *st);
-  if (st) st->slots = calloc(ctx->staging_chunks, sizeof *st->slots);
+  vkds__staging *st = vkds__alloc(ctx, sizeof *st);
+  if (st) st->slots = vkds__alloc_array(ctx, ctx->staging_chunks, sizeof *st->slots);
   if (!st || !st->slots) {
-    free(st);
+    vkds__free(ctx, st);
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "staging ring");
   }
   st->count = ctx->staging_chunks;

@@ -90,12 +90,12 @@ vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access a
   if (has_storage && (st.host || st.buffer->kind == VKDS_MEMORY_HOST)) {
     r = vkds_upload(res, out->view, st.host ? st.host : (char *)st.buffer->mapped + st.offset, bytes);
   } else {
-    unsigned char *host = malloc(bytes);
+    unsigned char *host = bytes > SIZE_MAX ? NULL : vkds__temp_alloc_raw(ctx, (size_t)bytes);
     r = host ? gather(seq, has_storage ? &st : &(storage){0}, dev, host, bytes)
              : vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "vkds_seq_bind: %llu bytes",
                           (unsigned long long)bytes);
     if (r == VKDS_SUCCESS) r = vkds_upload(res, out->view, host, bytes);
-    free(host);
+    vkds__free(ctx, host);
   }
   if (r != VKDS_SUCCESS) {
     vkds_buffer_destroy(temp);
@@ -117,12 +117,12 @@ vkds_result vkds_seq_unbind(vkds_seq_binding *b) {
     if (st.host || st.buffer->kind == VKDS_MEMORY_HOST) {
       r = vkds_download(b->res, st.host ? st.host : (char *)st.buffer->mapped + st.offset, b->view, bytes);
     } else { /* a buffer of another device: through host memory */
-      unsigned char *host = malloc(bytes);
+      unsigned char *host = bytes > SIZE_MAX ? NULL : vkds__temp_alloc_raw(b->res->dev->ctx, (size_t)bytes);
       vkds_resource *other = resource_on(b->res->dev->ctx, st.buffer->dev);
       r = host ? vkds_download(b->res, host, b->view, bytes)
                : vkds__fail(b->res->dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "vkds_seq_unbind");
       if (r == VKDS_SUCCESS) r = vkds_upload(other, (vkds_view){st.buffer, st.offset, bytes}, host, bytes);
-      free(host);
+      vkds__free(b->res->dev->ctx, host);
     }
   }
   vkds_buffer_destroy(b->view.buffer);
