@@ -415,6 +415,9 @@ START_TEST(each_user_allocation_fails) {
     ck_assert_msg(strcmp(vkds_result_str(r), "unknown result") != 0, "%s: result %d", when, (int)r);
     ck_assert_msg(why[0] != '\0', "%s: %s without a message", when, vkds_result_str(r));
     ck_assert_msg(fired, "%s: %s (%s), but no allocation failed", when, vkds_result_str(r), why);
+    /* vkds's own allocation failed: it says so (not "unsupported", not "out of device memory") */
+    ck_assert_msg(origin != FROM_VKDS || r == VKDS_ERROR_OUT_OF_HOST_MEMORY, "%s: %s (%s)", when, vkds_result_str(r),
+                  why);
   }
   ck_assert_msg(usable, "%s (%s: %s): the context no longer works: %s", when, vkds_result_str(r), why,
                 vkds_last_error_message());

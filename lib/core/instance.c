@@ -23,29 +23,33 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
   return VK_FALSE; /* never abort the Vulkan call */
 }
 
-static bool has_layer(const vkds_context *ctx, const char *name) {
+/* Whether the loader offers layer `name` (*found); out of memory for the list is an
+ * error, not "absent" (which would turn it into a wrong VKDS_ERROR_UNSUPPORTED). */
+static vkds_result has_layer(const vkds_context *ctx, const char *name, bool *found) {
   const vkds__instance_fns *fn = &ctx->fn;
   uint32_t n = 0;
-  if (fn->EnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
+  *found = false;
+  if (fn->EnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return VKDS_SUCCESS;
   VkLayerProperties *layers = vkds__temp_alloc_array(ctx, n, sizeof *layers);
-  bool found = false;
-  if (layers && fn->EnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n && !found; ++i) found = strcmp(layers[i].layerName, name) == 0;
+  if (!layers) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "instance layer list");
+  if (fn->EnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !*found; ++i) *found = strcmp(layers[i].layerName, name) == 0;
   vkds__free(ctx, layers);
-  return found;
+  return VKDS_SUCCESS;
 }
 
-static bool has_instance_extension(const vkds_context *ctx, const char *name) {
+/* The same for an instance extension (without it, vkds would quietly go without). */
+static vkds_result has_instance_extension(const vkds_context *ctx, const char *name, bool *found) {
   const vkds__instance_fns *fn = &ctx->fn;
   uint32_t n = 0;
-  if (fn->EnumerateInstanceExtensionProperties(NULL, &n, NULL) != VK_SUCCESS || n == 0)
-    return false;
+  *found = false;
+  if (fn->EnumerateInstanceExtensionProperties(NULL, &n, NULL) != VK_SUCCESS || n == 0) return VKDS_SUCCESS;
   VkExtensionProperties *exts = vkds__temp_alloc_array(ctx, n, sizeof *exts);
-  bool found = false;
-  if (exts && fn->EnumerateInstanceExtensionProperties(NULL, &n, exts) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n && !found; ++i) found = strcmp(exts[i].extensionName, name) == 0;
+  if (!exts) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "instance extension list");
+  if (fn->EnumerateInstanceExtensionProperties(NULL, &n, exts) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !*found; ++i) *found = strcmp(exts[i].extensionName, name) == 0;
   vkds__free(ctx, exts);
-  return found;
+  return VKDS_SUCCESS;
 }
 
 static VkDebugUtilsMessengerCreateInfoEXT messenger_info(vkds_context *ctx) {
@@ -75,16 +79,19 @@ vkds_result vkds__instance_create(vkds_context *ctx, const vkds_context_info *in
                       VK_API_VERSION_MAJOR(loader_version), VK_API_VERSION_MINOR(loader_version));
   ctx->api_version = loader_version < VK_API_VERSION_1_3 ? loader_version : VK_API_VERSION_1_3;
 
-  if (validation && !has_layer(ctx, VALIDATION_LAYER))
+  bool have_layer = false;
+  if (validation) VKDS_CHECK(has_layer(ctx, VALIDATION_LAYER, &have_layer));
+  if (validation && !have_layer)
     return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_ERROR_LAYER_NOT_PRESENT,
                       "validation asked for, but %s is not installed "
                       "(Debian: vulkan-validationlayers)", VALIDATION_LAYER);
 
   const char *exts[2];
   uint32_t ext_count = 0;
-  ctx->debug_utils = has_instance_extension(ctx, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  VKDS_CHECK(has_instance_extension(ctx, VK_EXT_DEBUG_UTILS_EXTENSION_NAME, &ctx->debug_utils));
   if (ctx->debug_utils) exts[ext_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-  bool portability = has_instance_extension(ctx, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+  bool portability;
+  VKDS_CHECK(has_instance_extension(ctx, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME, &portability));
   if (portability) exts[ext_count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
 
   VkDebugUtilsMessengerCreateInfoEXT msg = messenger_info(ctx);
