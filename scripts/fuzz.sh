@@ -15,8 +15,8 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std
        -DVKDS_BUILDING -Ilib -Iinclude -Ibuild/subprojects/volk)
 # what each target links besides itself: the code it exercises, no more
 declare -A sources=(
-  [spirv_reflect]="lib/kernel/spirv_reflect.c lib/core/result.c"
-  [filter]="lib/core/filter.c lib/core/result.c"
+  [spirv_reflect]="lib/kernel/spirv_reflect.c lib/core/result.c lib/core/host_alloc.c"
+  [filter]="lib/core/filter.c lib/core/result.c lib/core/host_alloc.c"
 )
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
