@@ -151,10 +151,11 @@ typedef struct vkds_context_info {
    * validation), allocations the Vulkan loader, layers or driver make outside the calls
    * vkds passes it to (e.g. at dlopen, or per physical device), glslang's process-wide
    * set-up (once per process), the per-thread cached selection of contexts without an
-   * allocator (none is cached for a context with one), and the stacks of the host copy
-   * threads (pthreads). pfnInternalAllocation/pfnInternalFree are only Vulkan's to call.
-   * pfnAllocation, pfnReallocation and pfnFree must all be set
-   * (VKDS_ERROR_INVALID_ARGUMENT otherwise). */
+   * allocator (none is cached for a context with one), and the C library's own (dlopen
+   * of the loader, fopen of pipeline_cache_dir's files, thread stacks).
+   * pfnInternalAllocation/pfnInternalFree are only Vulkan's to call. pfnAllocation,
+   * pfnReallocation and pfnFree must all be set, and the two notifications both or
+   * neither (VKDS_ERROR_INVALID_ARGUMENT otherwise). */
   const VkAllocationCallbacks *allocator;
 } vkds_context_info;
 
