@@ -1,5 +1,5 @@
-/* lib/kernel/kernel.c: kernels from SPIR-V or GLSL, the check of their argument description
- * against the reflected interface, and their pipelines per device. */
+/* lib/kernel/kernel.c: kernels from SPIR-V or GLSL (their argument description checked
+ * against the reflected interface by lib/kernel/args.c), and their pipelines per device. */
 #include "kernel_internal.h"
 
 #include <stdio.h>
@@ -42,92 +42,6 @@ static void arg_list_free(const vkds_context *ctx, vkds_arg *a) {
   vkds__free(ctx, a);
 }
 
-static const char *kind_name(vkds_arg_kind k) {
-  static const char *const names[] = {"end", "int", "uint", "float", "view", "binding", "struct"};
-  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
-}
-
-/* Whether a reflected member is a vkds.glsl view: struct { uint64_t address, bytes; }. */
-bool vkds__is_view(const vkds__member *m) {
-  return m->type == VKDS__TYPE_STRUCT && m->member_count == 2 && m->members[0].type == VKDS__TYPE_UINT &&
-         m->members[0].bits == 64 && m->members[1].type == VKDS__TYPE_UINT && m->members[1].bits == 64;
-}
-
-static bool has_storage_binding(const vkds__reflection *r, uint32_t binding) {
-  for (uint32_t i = 0; i < r->binding_count; ++i)
-    if (r->bindings[i].set == 0 && r->bindings[i].binding == binding &&
-        r->bindings[i].type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
-      return true;
-  return false;
-}
-
-/* Checks a description against the members of `block` from `first` on. */
-static vkds_result check_args(const vkds_kernel *k, const vkds_arg *args, const vkds__member *block,
-                              uint32_t first, const char *where) {
-  const vkds_context *ctx = k->ctx;
-  uint32_t m = first;
-  for (size_t i = 0; args && args[i].kind != VKDS_ARG_END; ++i) {
-    const vkds_arg *a = &args[i];
-    const char *an = a->name ? a->name : kind_name(a->kind);
-    if (a->kind == VKDS_ARG_BINDING) {
-      if (!has_storage_binding(&k->refl, a->binding))
-        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                          "kernel '%s', %s argument %zu (%s): the shader has no storage buffer at set 0, binding %u",
-                          k->name, where, i, an, a->binding);
-      continue;
-    }
-    if (a->kind < VKDS_ARG_INT || a->kind > VKDS_ARG_STRUCT)
-      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "kernel '%s', %s argument %zu: unknown kind %d",
-                        k->name, where, i, (int)a->kind);
-    if (!block || m >= block->member_count)
-      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                        "kernel '%s', %s argument %zu (%s): the shader has only %u argument members there",
-                        k->name, where, i, an, block ? block->member_count - first : 0);
-    const vkds__member *s = &block->members[m++];
-    uint32_t count = a->count;
-    if (count != s->array_count)
-      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                        "kernel '%s', %s argument %zu (%s) vs shader member '%s': array of %u vs %u",
-                        k->name, where, i, an, s->name, count, s->array_count);
-    if (a->kind == VKDS_ARG_VIEW) {
-      if (!vkds__is_view(s))
-        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                          "kernel '%s', %s argument %zu (%s) is a view, shader member '%s' is not (declare it with "
-                          "VKDS_VIEW)", k->name, where, i, an, s->name);
-      continue;
-    }
-    if (a->kind == VKDS_ARG_STRUCT) {
-      if (s->type != VKDS__TYPE_STRUCT || vkds__is_view(s))
-        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                          "kernel '%s', %s argument %zu (%s) is a struct, shader member '%s' is not", k->name, where, i,
-                          an, s->name);
-      char inner[128];
-      snprintf(inner, sizeof inner, "%s.%s", where, s->name);
-      VKDS_CHECK(check_args(k, a->members, s, 0, inner));
-      uint32_t described = 0;
-      for (const vkds_arg *x = a->members; x && x->kind != VKDS_ARG_END; ++x) described += x->kind != VKDS_ARG_BINDING;
-      if (described != s->member_count)
-        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                          "kernel '%s', %s: struct '%s' has %u members in the shader, %u described", k->name, where,
-                          s->name, s->member_count, described);
-      continue;
-    }
-    vkds__base_type want = a->kind == VKDS_ARG_INT ? VKDS__TYPE_INT : a->kind == VKDS_ARG_UINT ? VKDS__TYPE_UINT
-                                                                                                 : VKDS__TYPE_FLOAT;
-    uint32_t bits = a->bits ? a->bits : 32, comps = a->components ? a->components : 1;
-    if (s->type != want || s->bits != bits || s->vecsize != comps || s->columns > 1)
-      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                        "kernel '%s', %s argument %zu (%s: %s%u x%u) does not match shader member '%s' (%u-bit, %u "
-                        "components, type %d)", k->name, where, i, an, kind_name(a->kind), bits, comps, s->name,
-                        s->bits, s->vecsize, (int)s->type);
-  }
-  if (block && m != block->member_count)
-    return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                      "kernel '%s', %s: the shader has %u argument members, the description %u", k->name, where,
-                      block->member_count - first, m - first);
-  return VKDS_SUCCESS;
-}
-
 /* ---- creation ---- */
 
 uint64_t vkds__hash(const void *data, size_t n) {
@@ -161,17 +75,8 @@ static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t 
     r = vkds__spirv_reflect(ctx, words, word_count, entry, &k->refl);
   }
   if (r == VKDS_SUCCESS) {
-    const vkds__member *push = k->refl.has_push ? &k->refl.push : NULL;
-    k->first_member = push && push->member_count && strcmp(push->members[0].name, "vkds_base") == 0;
-    /* vkds.glsl's VKDS_SPILL: { vkds_base; VkdsArgs vkds_args; } with the arguments behind the pointer */
-    k->spilled = k->first_member && push->member_count == 2 && push->members[1].type == VKDS__TYPE_POINTER &&
-                 strcmp(push->members[1].name, "vkds_args") == 0;
-    k->arg_block = k->spilled ? &push->members[1] : push;
-    for (uint32_t i = 0; k->arg_block && i < k->arg_block->member_count; ++i) {
-      const vkds__member *m = &k->arg_block->members[i];
-      if (m->offset + m->size > k->arg_size) k->arg_size = m->offset + m->size;
-    }
-    r = check_args(k, k->args, k->arg_block, k->spilled ? 0 : k->first_member, k->spilled ? "spilled" : "push-constant");
+    vkds__args_layout(&k->refl, &k->layout);
+    r = vkds__args_check(ctx, k->name, &k->refl, &k->layout, k->args);
   }
   if (r != VKDS_SUCCESS) {
     vkds_kernel_destroy(k);
@@ -291,7 +196,7 @@ vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info,
   VKDS_CHECK(glsl_module(ctx, info, NULL, &e));
   VKDS_CHECK(kernel_make(ctx, e->words, e->word_count, info->entry, info->args, info->range_type, info->name, out));
   vkds_kernel *k = *out;
-  if (!k->refl.has_push || k->refl.push.size <= min_push_size(ctx) || !k->first_member) return VKDS_SUCCESS;
+  if (!k->refl.has_push || k->refl.push.size <= min_push_size(ctx) || !k->layout.first_member) return VKDS_SUCCESS;
   /* too many argument bytes for some device's push constants: the same source with the
    * arguments in a buffer (vkds.glsl's VKDS_SPILL), for every device of the context */
   vkds_kernel_destroy(k);
@@ -500,6 +405,6 @@ vkds_result vkds_kernel_reflect(const vkds_kernel *k, vkds_kernel_reflection *ou
   *out = (vkds_kernel_reflection){.local_size = {k->refl.local_size[0], k->refl.local_size[1], k->refl.local_size[2]},
                                   .push_constant_size = k->refl.has_push ? k->refl.push.size : 0,
                                   .binding_count = k->refl.binding_count,
-                                  .uses_vkds_header = k->first_member == 1};
+                                  .uses_vkds_header = k->layout.first_member == 1};
   return VKDS_SUCCESS;
 }

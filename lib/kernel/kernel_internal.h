@@ -105,6 +105,49 @@ bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *
 void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char *key, const uint32_t *words,
                              size_t word_count);
 
+/* ---- the argument struct (lib/kernel/args.c) ---- */
+
+/* Where a kernel's described arguments go, from its reflection. */
+typedef struct vkds__arg_layout {
+  uint32_t first_member; /* 1 when the push block starts with vkds.glsl's vkds_base */
+  /* Spilled (vkds.glsl's VKDS_SPILL): the arguments live in a buffer whose address is
+   * the push block's vkds_args; `block` is their layout, `size` their bytes. */
+  bool spilled;
+  const vkds__member *block; /* the push block itself, or vkds_args's pointee; NULL: none */
+  uint32_t size;             /* bytes up to the end of the block's last member */
+} vkds__arg_layout;
+
+/* The layout of `r`'s arguments; *out points into r. */
+void vkds__args_layout(const vkds__reflection *r, vkds__arg_layout *out);
+
+/* Checks an application's description (NULL: none) against the reflected members
+ * (kernel creation): VKDS_ERROR_ARGUMENT_MISMATCH naming the member, or
+ * VKDS_ERROR_INVALID_ARGUMENT for an unknown kind. `kernel` names it in messages. */
+vkds_result vkds__args_check(const vkds_context *ctx, const char *kernel, const vkds__reflection *r,
+                             const vkds__arg_layout *l, const vkds_arg *args);
+
+/* Whether a reflected member is a vkds.glsl view: struct { uint64_t address, bytes; }. */
+bool vkds__is_view(const vkds__member *m);
+
+enum { VKDS__MAX_BOUND = 32 };
+
+/* One launch's packing: the block's bytes, and the buffers bound as storage buffers. */
+typedef struct vkds__arg_pack {
+  const vkds_context *ctx;
+  const char *kernel;       /* for messages */
+  const vkds__device *dev;  /* the launch's device: views must be its buffers */
+  unsigned char *target;    /* the block: the push constants, or the spilled arguments (layout size) */
+  VkDescriptorBufferInfo bound[VKDS__MAX_BOUND];
+  uint32_t bound_binding[VKDS__MAX_BOUND];
+  uint32_t bound_count;
+} vkds__arg_pack;
+
+/* Packs the application's struct at `src`, as the checked description `args` says, into
+ * p->target (and p->bound): VKDS_ERROR_INVALID_ARGUMENT (a NULL or host buffer, a range
+ * outside its buffer, an array of structs without its stride), VKDS_ERROR_WRONG_DEVICE,
+ * VKDS_ERROR_UNSUPPORTED (views without device addresses), VKDS_ERROR_LIMIT_EXCEEDED. */
+vkds_result vkds__args_pack(vkds__arg_pack *p, const vkds__arg_layout *l, const vkds_arg *args, const void *src);
+
 /* ---- kernels (lib/kernel/kernel.c) and launches (lib/kernel/launch.c) ---- */
 
 /* Makes sure `buf` is a mapped, device-addressed buffer of at least `size` bytes on
@@ -129,12 +172,7 @@ struct vkds_kernel {
   size_t word_count;
   vkds__reflection refl;
   vkds_arg *args;         /* a deep copy of the description; NULL: none */
-  uint32_t first_member;  /* 1 when the push block starts with vkds.glsl's vkds_base */
-  /* Spilled (vkds.glsl's VKDS_SPILL): the arguments live in a buffer whose address is
-   * the push block's vkds_args; `arg_block` is their layout, `arg_size` their bytes. */
-  bool spilled;
-  const vkds__member *arg_block; /* the push block itself, or vkds_args's pointee */
-  uint32_t arg_size;
+  vkds__arg_layout layout; /* where the described members go (into refl) */
   vkds_range_type range;
   uint64_t hash;          /* of the SPIR-V: the default launch key */
   pthread_mutex_t lock;   /* guards `pipelines` */
@@ -144,8 +182,6 @@ struct vkds_kernel {
 /* A 64-bit hash of bytes (FNV-1a): cache keys. */
 uint64_t vkds__hash(const void *data, size_t n);
 
-/* Whether a reflected member is a vkds.glsl view: struct { uint64_t address, bytes; }. */
-bool vkds__is_view(const vkds__member *m);
 /* Frees the context's GLSL cache (at context destruction). */
 void vkds__glsl_cache_free(vkds_context *ctx);
 

@@ -1,0 +1,199 @@
+/* lib/kernel/args.c: a kernel's argument struct, as the application describes it
+ * (vkds_arg), against the shader's reflected interface: where the described members go
+ * (the push-constant block, or vkds.glsl's spilled block), the check of the description
+ * when the kernel is made, and the packing of the struct's values at each launch.
+ * Nothing here touches a device: the launch's device only decides which buffers a view
+ * may name. fuzz/fuzz_args.c calls these functions as lib/kernel/kernel.c and
+ * lib/kernel/launch.c do. */
+#include "kernel_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the argument block ---- */
+
+void vkds__args_layout(const vkds__reflection *r, vkds__arg_layout *out) {
+  *out = (vkds__arg_layout){0};
+  const vkds__member *push = r->has_push ? &r->push : NULL;
+  out->first_member = push && push->member_count && strcmp(push->members[0].name, "vkds_base") == 0;
+  /* vkds.glsl's VKDS_SPILL: { vkds_base; VkdsArgs vkds_args; } with the arguments behind the pointer */
+  out->spilled = out->first_member && push->member_count == 2 && push->members[1].type == VKDS__TYPE_POINTER &&
+                 strcmp(push->members[1].name, "vkds_args") == 0;
+  out->block = out->spilled ? &push->members[1] : push;
+  for (uint32_t i = 0; out->block && i < out->block->member_count; ++i) {
+    const vkds__member *m = &out->block->members[i];
+    if (m->offset + m->size > out->size) out->size = m->offset + m->size;
+  }
+}
+
+/* ---- the check, when the kernel is made ---- */
+
+static const char *kind_name(vkds_arg_kind k) {
+  static const char *const names[] = {"end", "int", "uint", "float", "view", "binding", "struct"};
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+/* Whether a reflected member is a vkds.glsl view: struct { uint64_t address, bytes; }. */
+bool vkds__is_view(const vkds__member *m) {
+  return m->type == VKDS__TYPE_STRUCT && m->member_count == 2 && m->members[0].type == VKDS__TYPE_UINT &&
+         m->members[0].bits == 64 && m->members[1].type == VKDS__TYPE_UINT && m->members[1].bits == 64;
+}
+
+static bool has_storage_binding(const vkds__reflection *r, uint32_t binding) {
+  for (uint32_t i = 0; i < r->binding_count; ++i)
+    if (r->bindings[i].set == 0 && r->bindings[i].binding == binding &&
+        r->bindings[i].type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
+      return true;
+  return false;
+}
+
+/* Checks a description against the members of `block` from `first` on. */
+static vkds_result check_args(const vkds_context *ctx, const char *kernel, const vkds__reflection *refl,
+                              const vkds_arg *args, const vkds__member *block, uint32_t first, const char *where) {
+  uint32_t m = first;
+  for (size_t i = 0; args && args[i].kind != VKDS_ARG_END; ++i) {
+    const vkds_arg *a = &args[i];
+    const char *an = a->name ? a->name : kind_name(a->kind);
+    if (a->kind == VKDS_ARG_BINDING) {
+      if (!has_storage_binding(refl, a->binding))
+        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                          "kernel '%s', %s argument %zu (%s): the shader has no storage buffer at set 0, binding %u",
+                          kernel, where, i, an, a->binding);
+      continue;
+    }
+    if (a->kind < VKDS_ARG_INT || a->kind > VKDS_ARG_STRUCT)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "kernel '%s', %s argument %zu: unknown kind %d",
+                        kernel, where, i, (int)a->kind);
+    if (!block || m >= block->member_count)
+      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s): the shader has only %u argument members there",
+                        kernel, where, i, an, block ? block->member_count - first : 0);
+    const vkds__member *s = &block->members[m++];
+    uint32_t count = a->count;
+    if (count != s->array_count)
+      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s) vs shader member '%s': array of %u vs %u",
+                        kernel, where, i, an, s->name, count, s->array_count);
+    if (a->kind == VKDS_ARG_VIEW) {
+      if (!vkds__is_view(s))
+        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                          "kernel '%s', %s argument %zu (%s) is a view, shader member '%s' is not (declare it with "
+                          "VKDS_VIEW)", kernel, where, i, an, s->name);
+      continue;
+    }
+    if (a->kind == VKDS_ARG_STRUCT) {
+      if (s->type != VKDS__TYPE_STRUCT || vkds__is_view(s))
+        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                          "kernel '%s', %s argument %zu (%s) is a struct, shader member '%s' is not", kernel, where, i,
+                          an, s->name);
+      char inner[128];
+      snprintf(inner, sizeof inner, "%s.%s", where, s->name);
+      VKDS_CHECK(check_args(ctx, kernel, refl, a->members, s, 0, inner));
+      uint32_t described = 0;
+      for (const vkds_arg *x = a->members; x && x->kind != VKDS_ARG_END; ++x) described += x->kind != VKDS_ARG_BINDING;
+      if (described != s->member_count)
+        return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                          "kernel '%s', %s: struct '%s' has %u members in the shader, %u described", kernel, where,
+                          s->name, s->member_count, described);
+      continue;
+    }
+    vkds__base_type want = a->kind == VKDS_ARG_INT ? VKDS__TYPE_INT : a->kind == VKDS_ARG_UINT ? VKDS__TYPE_UINT
+                                                                                                 : VKDS__TYPE_FLOAT;
+    uint32_t bits = a->bits ? a->bits : 32, comps = a->components ? a->components : 1;
+    if (s->type != want || s->bits != bits || s->vecsize != comps || s->columns > 1)
+      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s: %s%u x%u) does not match shader member '%s' (%u-bit, %u "
+                        "components, type %d)", kernel, where, i, an, kind_name(a->kind), bits, comps, s->name,
+                        s->bits, s->vecsize, (int)s->type);
+  }
+  if (block && m != block->member_count)
+    return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                      "kernel '%s', %s: the shader has %u argument members, the description %u", kernel, where,
+                      block->member_count - first, m - first);
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds__args_check(const vkds_context *ctx, const char *kernel, const vkds__reflection *r,
+                             const vkds__arg_layout *l, const vkds_arg *args) {
+  return check_args(ctx, kernel, r, args, l->block, l->spilled ? 0 : l->first_member,
+                    l->spilled ? "spilled" : "push-constant");
+}
+
+/* ---- packing, at each launch ---- */
+
+/* Resolves a view against the launch's device: address and length. */
+static vkds_result resolve_view(const vkds__arg_pack *p, const vkds_view *v, const char *what, uint64_t *address,
+                                uint64_t *bytes) {
+  if (!v->buffer)
+    return vkds__fail(p->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "launch of kernel '%s': %s has a NULL buffer",
+                      p->kernel, what);
+  if (v->buffer->kind == VKDS_MEMORY_HOST)
+    return vkds__fail(p->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "launch of kernel '%s': %s is plain host memory, which a device cannot see (upload it to a "
+                      "device buffer, or import it with vkds_buffer_import_host)", p->kernel, what);
+  if (v->buffer->dev != p->dev)
+    return vkds__fail(p->ctx, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
+                      "launch of kernel '%s': %s's buffer lives on device %u, the launch runs on device %u", p->kernel,
+                      what, v->buffer->dev->index, p->dev->index);
+  uint64_t size = v->buffer->size;
+  uint64_t n = v->bytes ? v->bytes : (v->offset <= size ? size - v->offset : 0);
+  if (v->offset > size || n > size - v->offset)
+    return vkds__fail(p->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "launch of kernel '%s': %s (offset %llu, %llu bytes) is outside its %llu-byte buffer", p->kernel,
+                      what, (unsigned long long)v->offset, (unsigned long long)n, (unsigned long long)size);
+  *address = v->buffer->address ? v->buffer->address + v->offset : 0;
+  *bytes = n;
+  return VKDS_SUCCESS;
+}
+
+/* Packs the described arguments (at `src`) into the block `block` (at `dst` in the
+ * target), pairing them with its members from `first` on. The description was checked
+ * against the shader when the kernel was made. */
+static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned char *src, const vkds__member *block,
+                        uint32_t first, uint32_t dst) {
+  uint32_t m = first;
+  for (size_t i = 0; args && args[i].kind != VKDS_ARG_END; ++i) {
+    const vkds_arg *a = &args[i];
+    if (a->kind == VKDS_ARG_BINDING) {
+      uint64_t address, bytes;
+      VKDS_CHECK(resolve_view(p, (const vkds_view *)(src + a->offset), "a bound buffer", &address, &bytes));
+      if (p->bound_count == VKDS__MAX_BOUND)
+        return vkds__fail(p->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "more than %d bound buffers", VKDS__MAX_BOUND);
+      const vkds_view *v = (const vkds_view *)(src + a->offset);
+      p->bound[p->bound_count] = (VkDescriptorBufferInfo){.buffer = v->buffer->vk, .offset = v->buffer->offset + v->offset,
+                                                          .range = bytes};
+      p->bound_binding[p->bound_count++] = a->binding;
+      continue;
+    }
+    const vkds__member *s = &block->members[m++];
+    uint32_t elements = a->count ? a->count : 1;
+    for (uint32_t e = 0; e < elements; ++e) {
+      size_t natural = a->kind == VKDS_ARG_VIEW ? sizeof(vkds_view)
+                       : a->kind == VKDS_ARG_STRUCT ? 0
+                                                    : (size_t)(a->bits ? a->bits : 32) / 8 * (a->components ? a->components : 1);
+      const unsigned char *from = src + a->offset + e * (a->stride ? a->stride : natural);
+      uint32_t to = dst + s->offset + e * s->array_stride;
+      if (a->kind == VKDS_ARG_STRUCT && a->count > 1 && !a->stride)
+        return vkds__fail(p->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                          "kernel '%s': an array of structs needs its stride", p->kernel);
+      if (a->kind == VKDS_ARG_VIEW) {
+        uint64_t address, bytes;
+        VKDS_CHECK(resolve_view(p, (const vkds_view *)from, s->name, &address, &bytes));
+        if (!address)
+          return vkds__fail(p->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                            "kernel '%s': views need buffer device address, which this device lacks", p->kernel);
+        memcpy(p->target + to + s->members[0].offset, &address, 8);
+        memcpy(p->target + to + s->members[1].offset, &bytes, 8);
+      } else if (a->kind == VKDS_ARG_STRUCT) {
+        VKDS_CHECK(pack(p, a->members, from, s, 0, to));
+      } else {
+        memcpy(p->target + to, from, natural);
+      }
+    }
+  }
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds__args_pack(vkds__arg_pack *p, const vkds__arg_layout *l, const vkds_arg *args, const void *src) {
+  return pack(p, args, src, l->block, l->spilled ? 0 : l->first_member, 0);
+}
