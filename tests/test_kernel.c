@@ -351,6 +351,68 @@ START_TEST(bad_input_is_named) {
 }
 END_TEST
 
+/* ---- what the check of a description says at creation (fuzz/fuzz_args.c) ---- */
+
+static const char PAIRS[] =
+    "#version 450\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 1) in;\n"
+    "VKDS_VIEW(float, 4, Floats)\n"
+    "struct Pair { int a; float b; };\n"
+    "#define VKDS_ARGS Floats out_; Pair pairs[2];\n"
+    "VKDS_DECLARE_ARGS\n"
+    "void main() { Floats_store(VKDS_ARG(out_), 0ul, float(VKDS_ARG(pairs)[1].a) + VKDS_ARG(pairs)[0].b); }\n";
+
+typedef struct pair {
+  int32_t a;
+  float b;
+} pair;
+
+typedef struct pairs_args {
+  vkds_view out;
+  pair pairs[2];
+} pairs_args;
+
+static const vkds_arg PAIR[] = {
+    {.kind = VKDS_ARG_INT, .offset = offsetof(pair, a)},
+    {.kind = VKDS_ARG_FLOAT, .offset = offsetof(pair, b)},
+    {0},
+};
+
+START_TEST(descriptions_are_refused_at_creation_by_name) {
+  open_all();
+  vkds_kernel *k = NULL;
+  /* an array of structs without its stride could never be packed: the launch used to be
+   * the first to say so; now the kernel is refused */
+  vkds_arg no_stride[] = {{.kind = VKDS_ARG_VIEW, .offset = offsetof(pairs_args, out)},
+                          {.kind = VKDS_ARG_STRUCT, .offset = offsetof(pairs_args, pairs), .count = 2, .members = PAIR,
+                           .name = "pairs"},
+                          {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = PAIRS, .args = no_stride}, &k),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(k);
+  ck_assert_msg(strstr(vkds_last_error_message(), "(pairs): an array of structs needs its stride"), "%s",
+                vkds_last_error_message());
+  /* with it, the kernel runs and each element is packed from its own place */
+  no_stride[1].stride = sizeof(pair);
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = PAIRS, .args = no_stride}, &k));
+  vkds_buffer *out = mapped(16);
+  pairs_args a = {.out = vkds_view_of(out), .pairs = {{.a = 1, .b = 0.5f}, {.a = 40, .b = 9.0f}}};
+  launch_wait(k, &(vkds_launch_info){.global = {1}, .args = &a});
+  ck_assert_float_eq(((const float *)vkds_buffer_map(out))[0], 40.5f);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(out);
+  /* a mismatch names the member as the description does (names used to be dropped
+   * before the check) */
+  vkds_arg misnamed[] = {{.kind = VKDS_ARG_INT, .name = "count"}, {.kind = VKDS_ARG_FLOAT, .name = "alpha"},
+                         {.kind = VKDS_ARG_VIEW}, {.kind = VKDS_ARG_VIEW}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = misnamed}, &k),
+                   VKDS_ERROR_ARGUMENT_MISMATCH);
+  ck_assert_msg(strstr(vkds_last_error_message(), "(count: int32"), "%s", vkds_last_error_message());
+  close_all();
+}
+END_TEST
+
 /* ---- arguments larger than push constants: spilled to a buffer ---- */
 
 static const char BIG[] =
@@ -483,6 +545,7 @@ int main(void) {
   tcase_add_test(tc, pipeline_cache_file);
   tcase_add_test(tc, arguments_larger_than_push_constants);
   tcase_add_test(tc, debug_views_check_bounds);
+  tcase_add_test(tc, descriptions_are_refused_at_creation_by_name);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

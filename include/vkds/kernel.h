@@ -54,7 +54,8 @@ typedef struct vkds_arg {
   uint32_t bits;       /* INT, UINT, FLOAT: 8, 16, 32 or 64; 0: 32 */
   uint32_t components; /* vectors: 2..4; 0 or 1: a scalar */
   uint32_t count;      /* a fixed array of this many; 0: not an array */
-  size_t stride;       /* arrays: bytes between elements in your struct; 0: their size */
+  size_t stride;       /* arrays: bytes between elements in your struct; 0: their size
+                        * (an array of structs needs it: VKDS_ERROR_INVALID_ARGUMENT) */
   uint32_t binding;    /* VKDS_ARG_BINDING */
   const struct vkds_arg *members; /* VKDS_ARG_STRUCT: ends with VKDS_ARG_END */
   const char *name;               /* for messages; optional */

@@ -86,6 +86,11 @@ static vkds_result check_args(const vkds_context *ctx, const char *kernel, const
         return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
                           "kernel '%s', %s argument %zu (%s) is a struct, shader member '%s' is not", kernel, where, i,
                           an, s->name);
+      /* each element is packed from offset + e * stride: vkds cannot know a C struct's size */
+      if (a->count > 1 && !a->stride)
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                          "kernel '%s', %s argument %zu (%s): an array of structs needs its stride", kernel, where, i,
+                          an);
       char inner[128];
       snprintf(inner, sizeof inner, "%s.%s", where, s->name);
       VKDS_CHECK(check_args(ctx, kernel, refl, a->members, s, 0, inner));
@@ -173,7 +178,7 @@ static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned 
                                                     : (size_t)(a->bits ? a->bits : 32) / 8 * (a->components ? a->components : 1);
       const unsigned char *from = src + a->offset + e * (a->stride ? a->stride : natural);
       uint32_t to = dst + s->offset + e * s->array_stride;
-      if (a->kind == VKDS_ARG_STRUCT && a->count > 1 && !a->stride)
+      if (a->kind == VKDS_ARG_STRUCT && a->count > 1 && !a->stride) /* refused when the kernel was made */
         return vkds__fail(p->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                           "kernel '%s': an array of structs needs its stride", p->kernel);
       if (a->kind == VKDS_ARG_VIEW) {

@@ -76,7 +76,8 @@ static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t 
   }
   if (r == VKDS_SUCCESS) {
     vkds__args_layout(&k->refl, &k->layout);
-    r = vkds__args_check(ctx, k->name, &k->refl, &k->layout, k->args);
+    /* the caller's description, not the copy: its names are for these messages */
+    r = vkds__args_check(ctx, k->name, &k->refl, &k->layout, args);
   }
   if (r != VKDS_SUCCESS) {
     vkds_kernel_destroy(k);
