@@ -320,6 +320,31 @@ START_TEST(four_threads_compile_at_once) {
 }
 END_TEST
 
+/* ---- what fuzz/fuzz_glsl.c found (RELIABILITY.md) ---- */
+
+START_TEST(macro_ending_at_a_line_splice_compiles) {
+  /* glslang 12's preprocessor threw std::length_error (caught, but leaking what it held)
+   * on a macro whose name ends at a backslash-newline; fuzz/corpus/glsl/
+   * regress-macro-before-splice is the fuzzer's input */
+  assert_compiles("#version 460\n"
+                  "#define SCALE 3u\n"
+                  "layout(local_size_x = 1) in;\n"
+                  "layout(std430, binding = 0) buffer Data { uint v[]; };\n"
+                  "void main() { v[0] = SCALE\\\n+ 1u; }\n",
+                  NULL, 0);
+  /* several splices, CR LF, the end of the source, and a splice inside an identifier */
+  assert_compiles("#version 460\n"
+                  "#define SCALE 3u\n"
+                  "layout(local_size_x = 1) in;\n"
+                  "layout(std430, binding = 0) buffer Data { uint v[]; };\n"
+                  "void main() { v[0] = SCA\\\nLE\\\r\n\\\n+ 1u; }\n"
+                  "#define END ;\n"
+                  "const uint K = 1u END\\\n",
+                  NULL, 0);
+  assert_compile_error("#define M 1\nM\\\n", NULL, 0, "syntax error");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("glsl");
   TCase *tc = harness_tcase("glsl");
@@ -337,6 +362,7 @@ int main(void) {
   tcase_add_test(tc, malformed_defines_are_invalid_arguments);
   tcase_add_test(tc, null_arguments_are_refused);
   tcase_add_test(tc, four_threads_compile_at_once);
+  tcase_add_test(tc, macro_ending_at_a_line_splice_compiles);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

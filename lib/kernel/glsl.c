@@ -319,6 +319,29 @@ static bool directive(rewrite *w, cursor *c) {
   return true;
 }
 
+static bool identifier_char(char ch) {
+  return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+/* An identifier (or number) at the cursor. Where a line splice ends it (the character
+ * after the splices is not part of it), a space goes before the backslash: glslang 12's
+ * preprocessor gives a macro expanded there column 0 of the next line, and its output
+ * writer then asks for a string of SIZE_MAX spaces, std::length_error. vkds__cxx_guard
+ * catches that, but Debian builds glslang without unwind cleanups, so what glslang held
+ * leaked (about 36 KB a compile), and the source failed to compile. The space ends the
+ * token where it ended anyway, and moves no line. (Found by fuzz/fuzz_glsl.c.) */
+static void identifier(rewrite *w, cursor *c) {
+  size_t end = c->i;
+  while (identifier_char(peek(c))) {
+    next(c);
+    end = c->i; /* just past the character: any splice after it is still ahead */
+  }
+  if (c->i != end) { /* peek stepped over splices after the identifier */
+    copy_to(w, end);
+    text_puts(&w->out, " ");
+  }
+}
+
 /* Walks the source, rewriting #version and #include lines. A '#' counts as a directive
  * when only blanks and comments precede it on its line, or when a comment before it
  * spanned a newline: glslang would not take the latter as a directive, but seeing one
@@ -336,6 +359,7 @@ static bool scan(rewrite *w) {
     } else {
       line_start = false;
       if (ch == '"') skip_string(&c);
+      else if (identifier_char(ch)) identifier(w, &c);
       else next(&c);
     }
   }
