@@ -34,6 +34,10 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
 /* Maps a failed VkResult to a vkds_result, records it, and returns it. */
 vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what);
 
+/* Makes `message` (a vkds_last_error_message() of another thread, logged there already)
+ * and `vk` the calling thread's last error, without logging it again. */
+void vkds__set_last_error(const char *message, VkResult vk);
+
 /* Shorthand for the ubiquitous NULL-argument check. */
 #define VKDS__REQUIRE(ctx, cond)                                                            \
   do {                                                                                      \

@@ -1,6 +1,7 @@
 /* tests/test_glsl.c: GLSL to SPIR-V at run time (lib/kernel/glsl.c), called directly: valid
  * modules for Vulkan 1.2 and 1.3, the embedded device-side header, the user's line
- * numbers in errors, refused includes, defines, and compiles from several threads. */
+ * numbers in errors, refused includes, defines, compiles from several threads, and
+ * sources too deep for glslang's recursion on the caller's stack. */
 #include "kernel/kernel_internal.h" /* first: volk before any Vulkan header */
 
 #include <pthread.h>
@@ -345,6 +346,83 @@ START_TEST(macro_ending_at_a_line_splice_compiles) {
 }
 END_TEST
 
+/* ---- sources whose syntax trees are deep ---- */
+
+/* A kernel whose one statement is `terms` additions: a syntax tree as deep as the chain,
+ * which glslang walks recursively (about 830 bytes of stack per term). */
+static char *long_sum(int terms) {
+  static const char head[] = "#version 460\nlayout(local_size_x = 1) in;\n"
+                             "layout(std430, binding = 0) buffer Data { float v[]; };\n"
+                             "void main() { float f = v[1]; v[0] = f";
+  size_t n = sizeof head + 2 * (size_t)terms + 8;
+  char *s = malloc(n);
+  ck_assert_ptr_nonnull(s);
+  char *p = s + snprintf(s, n, "%s", head);
+  for (int i = 0; i < terms; ++i) *p++ = '+', *p++ = 'f';
+  snprintf(p, 8, "; }\n");
+  return s;
+}
+
+typedef struct small_stack_job {
+  const char *source;
+  vkds_result r;
+  char message[1024];
+  size_t words;
+} small_stack_job;
+
+static void *compile_on_small_stack(void *arg) {
+  small_stack_job *job = arg;
+  uint32_t *words = NULL;
+  job->r = compile(job->source, NULL, 0, VK_API_VERSION_1_3, &words, &job->words);
+  snprintf(job->message, sizeof job->message, "%s", vkds_last_error_message());
+  free(words);
+  return NULL;
+}
+
+START_TEST(deep_expressions_compile_whatever_the_callers_stack) {
+  /* 20,000 terms overflowed glslang's recursion on an 8 MiB stack (10,000 did not);
+   * glslang runs on vkds's own thread, so a caller with 512 KiB of stack compiles it */
+  char *source = long_sum(20000);
+  small_stack_job job = {.source = source};
+  pthread_attr_t attr;
+  pthread_t thread;
+  ck_assert_int_eq(pthread_attr_init(&attr), 0);
+  ck_assert_int_eq(pthread_attr_setstacksize(&attr, 512 * 1024), 0);
+  ck_assert_int_eq(pthread_create(&thread, &attr, compile_on_small_stack, &job), 0);
+  pthread_attr_destroy(&attr);
+  pthread_join(thread, NULL);
+  ck_assert_msg(job.r == VKDS_SUCCESS, "%s", job.message);
+  ck_assert_uint_gt(job.words, 5);
+  free(source);
+}
+END_TEST
+
+START_TEST(sources_past_256_kib_after_preprocessing_are_refused) {
+  /* 100,000 terms: 200 KB as written, twice that once glslang's preprocessor has spaced
+   * the tokens: more than glslang's thread has stack for */
+  char *source = long_sum(100000);
+  uint32_t *words = (uint32_t *)&words;
+  size_t n = 1;
+  ck_assert_int_eq(compile(source, NULL, 0, VK_API_VERSION_1_3, &words, &n), VKDS_ERROR_LIMIT_EXCEEDED);
+  ck_assert_ptr_null(words);
+  ck_assert_msg(strstr(vkds_last_error_message(), "after preprocessing"), "%s", vkds_last_error_message());
+  free(source);
+  /* the length counted is the preprocessed one: a short source whose macros expand */
+  const char *macros = "#version 460\n"
+                       "#define A f+f+f+f+f+f+f+f+f+f+f+f+f+f+f+f\n"
+                       "#define B A+A+A+A+A+A+A+A+A+A+A+A+A+A+A+A\n"
+                       "#define C B+B+B+B+B+B+B+B+B+B+B+B+B+B+B+B\n"
+                       "#define D C+C+C+C+C+C+C+C+C+C+C+C+C+C+C+C\n"
+                       "layout(local_size_x = 1) in;\n"
+                       "layout(std430, binding = 0) buffer Data { float v[]; };\n"
+                       "void main() { float f = v[1]; v[0] = D; }\n";
+  ck_assert_int_eq(compile(macros, NULL, 0, VK_API_VERSION_1_3, &words, &n), VKDS_ERROR_LIMIT_EXCEEDED);
+  /* and the next compile works */
+  ck_assert_vkds(compile(plain_source, NULL, 0, VK_API_VERSION_1_3, &words, &n));
+  free(words);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("glsl");
   TCase *tc = harness_tcase("glsl");
@@ -363,6 +441,8 @@ int main(void) {
   tcase_add_test(tc, null_arguments_are_refused);
   tcase_add_test(tc, four_threads_compile_at_once);
   tcase_add_test(tc, macro_ending_at_a_line_splice_compiles);
+  tcase_add_test(tc, deep_expressions_compile_whatever_the_callers_stack);
+  tcase_add_test(tc, sources_past_256_kib_after_preprocessing_are_refused);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

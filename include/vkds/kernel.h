@@ -91,7 +91,11 @@ typedef struct vkds_glsl_info {
 
 /* A kernel from GLSL, compiled with glslang at run time; the SPIR-V is cached in the
  * context by a hash of the source and options, so a second identical call compiles
- * nothing, and with pipeline_cache_dir also on disk, so a new process compiles nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers. */
+ * nothing, and with pipeline_cache_dir also on disk, so a new process compiles nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers.
+ * glslang runs on a thread of vkds's own (256 MiB of stack, reserved: its recursion is as
+ * deep as the source's expressions), and a source longer than 256 KiB after
+ * preprocessing is VKDS_ERROR_LIMIT_EXCEEDED. The source is code: vkds does not bound
+ * what its macros expand to, or how long validation takes (RELIABILITY.md). */
 VKDS_API vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info, vkds_kernel **out);
 
 /* Destroys a kernel; launches using it must be finished. NULL is a no-op. */

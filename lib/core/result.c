@@ -50,6 +50,11 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
   return result;
 }
 
+void vkds__set_last_error(const char *message, VkResult vk) {
+  snprintf(last_message, sizeof last_message, "%s", message);
+  last_vk = vk;
+}
+
 static vkds_result from_vk(VkResult vk) {
   switch (vk) {
   case VK_ERROR_OUT_OF_HOST_MEMORY: return VKDS_ERROR_OUT_OF_HOST_MEMORY;

@@ -29,6 +29,19 @@ _Static_assert(sizeof(unsigned int) == sizeof(uint32_t), "SPIR-V words are 32-bi
 
 enum { MAX_HEADER_NAME = 256 };
 
+/* glslang recurses once per level of the syntax tree, and a chain of binary operators
+ * (a + a + a ...) or of commas is a tree as deep as it is long: about 830 bytes of stack
+ * per operator in glslang 12's SPIR-V generator, 1,700 per nested call, which is 400 to
+ * 600 bytes of stack per byte of source (a 10,000-term sum overflowed an 8 MiB stack).
+ * So glslang runs on a thread of vkds's own with COMPILE_STACK bytes of stack (reserved;
+ * pages are touched only as deep as a compile goes), and a source longer than
+ * MAX_PREPROCESSED bytes after preprocessing is refused before glslang parses it:
+ * 256 KiB at 600 bytes per byte is 150 MiB. (fuzz/fuzz_glsl.c found this; RELIABILITY.md) */
+enum {
+  COMPILE_STACK = 256u << 20,
+  MAX_PREPROCESSED = 256u << 10,
+};
+
 static const int glslang_messages = GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULKAN_RULES_BIT;
 
 /* ---- glslang's process-wide state ----
@@ -46,7 +59,8 @@ static const int glslang_messages = GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULK
  * fixes kept arriving in its process set-up as late as 2021, and glslang is not built
  * with ThreadSanitizer, so our TSan runs could not catch a race inside it. Compiling is
  * rare (kernel creation, and lib/kernel/kernel.c caches the result per context), so one lock
- * costs little. */
+ * costs little. Each compile runs on a thread of its own (COMPILE_STACK, below), which the
+ * caller waits for. */
 static pthread_mutex_t glslang_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool glslang_ready; /* under glslang_lock: set once initialization succeeded */
 
@@ -492,10 +506,46 @@ static void compile_run(void *arg) {
     return;
   }
   if (j->preamble) glslang_shader_set_preamble(j->shader, j->preamble);
-  j->r = glslang_shader_preprocess(j->shader, &input) && glslang_shader_parse(j->shader, &input)
+  if (!glslang_shader_preprocess(j->shader, &input)) {
+    j->r = compile_error(j->ctx, j->name, glslang_shader_get_info_log(j->shader),
+                         glslang_shader_get_info_debug_log(j->shader));
+    return;
+  }
+  /* what the parser reads (glslang's C API parses the preprocessed text): macros expanded */
+  const char *preprocessed = glslang_shader_get_preprocessed_code(j->shader);
+  size_t length = preprocessed ? strlen(preprocessed) : 0;
+  if (length > MAX_PREPROCESSED) {
+    j->r = vkds__fail(j->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
+                      "GLSL: %s: %zu bytes after preprocessing; vkds compiles at most %u KiB (glslang needs stack "
+                      "in proportion to a source's length)", j->name ? j->name : "kernel", length,
+                      (unsigned)MAX_PREPROCESSED >> 10);
+    return;
+  }
+  j->r = glslang_shader_parse(j->shader, &input)
              ? link_and_emit(j)
              : compile_error(j->ctx, j->name, glslang_shader_get_info_log(j->shader),
                              glslang_shader_get_info_debug_log(j->shader));
+}
+
+/* A compile on glslang's own thread (COMPILE_STACK), which also frees what glslang made
+ * (its objects come from that thread's pool allocator), and hands its last error to the
+ * caller's thread. */
+typedef struct compile_thread {
+  compile_job *job;
+  vkds__cxx_outcome outcome;
+  char message[1024]; /* the thread's vkds_last_error_message() */
+  VkResult vk;
+} compile_thread;
+
+static void *compile_main(void *arg) {
+  compile_thread *t = arg;
+  compile_job *j = t->job;
+  t->outcome = vkds__cxx_guard(compile_run, j);
+  if (j->program) glslang_program_delete(j->program); /* leaves the shader to us */
+  if (j->shader) glslang_shader_delete(j->shader);
+  snprintf(t->message, sizeof t->message, "%s", vkds_last_error_message());
+  t->vk = vkds_last_vk_result();
+  return NULL;
 }
 
 /* Runs glslang (initializing it first if it is not yet); call with glslang_lock held. */
@@ -507,15 +557,28 @@ static vkds_result compile_locked(const vkds_context *ctx, const char *code, con
                       VK_SUCCESS, "GLSL: glslang_initialize_process failed%s",
                       o == VKDS__CXX_RETURNED ? "" : " (out of memory)");
   compile_job j = {.ctx = ctx, .code = code, .preamble = preamble, .name = name, .api_version = api_version};
-  o = vkds__cxx_guard(compile_run, &j);
-  if (j.program) glslang_program_delete(j.program); /* leaves the shader to us */
-  if (j.shader) glslang_shader_delete(j.shader);
+  compile_thread t = {.job = &j};
+  pthread_attr_t attr;
+  pthread_t thread;
+  int err = pthread_attr_init(&attr);
+  if (!err) {
+    err = pthread_attr_setstacksize(&attr, COMPILE_STACK);
+    if (!err) err = pthread_create(&thread, &attr, compile_main, &t);
+    pthread_attr_destroy(&attr);
+  }
+  if (err)
+    return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS,
+                      "GLSL: cannot start glslang's thread with %u MiB of stack (error %d)",
+                      (unsigned)COMPILE_STACK >> 20, err);
+  pthread_join(thread, NULL);
+  o = t.outcome;
   if (o != VKDS__CXX_RETURNED) {
     vkds__free(ctx, j.words);
     return vkds__fail(ctx, o == VKDS__CXX_OUT_OF_MEMORY ? VKDS_ERROR_OUT_OF_HOST_MEMORY : VKDS_ERROR_COMPILE,
                       VK_SUCCESS, "GLSL: %s: glslang %s", name ? name : "kernel",
                       o == VKDS__CXX_OUT_OF_MEMORY ? "ran out of memory" : "threw an exception");
   }
+  if (j.r != VKDS_SUCCESS) vkds__set_last_error(t.message, t.vk); /* logged on glslang's thread */
   *words = j.words, *word_count = j.word_count;
   return j.r;
 }
