@@ -1,0 +1,3 @@
+#version 460
+#include "other.glsl"
+void main() {}
