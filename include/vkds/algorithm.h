@@ -55,7 +55,8 @@
  * Results are converted to the type they are stored as (a GLSL constructor). An
  * operator that does not compile fails with VKDS_ERROR_COMPILE, and the message shows
  * the operator's text and the line in it, not the generated kernel. Operators may use
- * GLSL built-ins and must not have side effects.
+ * GLSL built-ins and must not have side effects. vkds does not parse them: they go into
+ * the kernel as written (trust them as you would a kernel's source; RELIABILITY.md).
  *
  * Reductions are exact for integers (plus and multiplies wrap around, as unsigned C
  * arithmetic does) and repeatable for floats: the order of the operations depends only
