@@ -173,6 +173,9 @@ typedef struct vkds__device {
   struct vkds__allocator *allocator; /* lib/memory/memory.c */
   struct vkds__staging *staging;     /* lib/memory/staging.c, made on first use */
   pthread_mutex_t staging_lock;
+  /* A call on it returned VK_ERROR_DEVICE_LOST: from then on vkds's work on it fails
+   * at once with VKDS_ERROR_DEVICE_LOST (vkds__device_lost), policies skip its queues. */
+  atomic_bool lost;
 } vkds__device;
 
 /* A VkBuffer with its own memory (lib/memory/buffer.c). */
@@ -219,7 +222,25 @@ struct vkds_resource {
   vkds__slot *inflight_head, *inflight_tail; /* in timeline order */
   _Atomic uint32_t inflight_count;           /* lets reclaim skip an idle queue without the lock */
   uint32_t slot_count;
+
+  /* coalesced submission (lib/backend/queue.c): requests waiting for the thread that
+   * holds the queue to put them in its vkQueueSubmit */
+  pthread_mutex_t pending_lock;
+  struct vkds__submit_req *pending_head, *pending_tail;
+  _Atomic uint64_t submit_calls, submitted_tasks; /* vkds_resource_submit_counts */
 };
+
+/* Marks dev lost when vk is VK_ERROR_DEVICE_LOST (logging it once); then, like
+ * vkds__vk_fail, records the failure and returns its vkds_result. */
+vkds_result vkds__device_vk_fail(vkds__device *dev, VkResult vk, const char *what);
+/* VKDS_ERROR_DEVICE_LOST (recorded) when dev is lost, else VKDS_SUCCESS. */
+vkds_result vkds__device_check_lost(const vkds__device *dev, const char *what);
+/* Keeps an object whose work never finished (a destroy's wait timed out) allocated and
+ * reachable until the process ends, instead of freeing it under the GPU (context.c). */
+void vkds__abandon(void *object);
+/* How long destroying something of ctx waits for its work: ctx's destroy_timeout_ns;
+ * no limit without a context (resources of other kinds). */
+uint64_t vkds__destroy_timeout(const vkds_context *ctx);
 
 /* ---- queue tracking (lib/backend/queue.c) ---- */
 vkds_result vkds__queue_init(vkds_resource *r);
@@ -232,8 +253,13 @@ void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
 void vkds__queue_track(vkds_resource *r, vkds__slot *slot);
 /* Submits the slot's ended command buffer to the queue, signalling the next timeline
  * value (*value), and tracks the slot. Once tracked, the slot belongs to the queue: a
- * concurrent reclaim may recycle it, so read nothing from it afterwards. */
+ * concurrent reclaim may recycle it, so read nothing from it afterwards. Submissions
+ * from several threads at once are coalesced: whoever holds the queue submits every
+ * request waiting then, in one vkQueueSubmit (queue.c says how). */
 vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value);
+/* Submits the waiting requests; call with the queue locked (before a submission of
+ * one's own, so that it comes after them). */
+void vkds__queue_flush_pending(vkds_resource *r);
 /* Recycles finished slots, delivering their completion and time reports. */
 vkds_result vkds__queue_reclaim(vkds_resource *r);
 /* Waits until the timeline reaches `value`: spins up to spin_ns, then sleeps. */
@@ -365,6 +391,11 @@ struct vkds_context {
   uint32_t staging_chunks;
   uint64_t staging_chunk_bytes;
   struct vkds__host_copy_pool *host_copy;
+
+  /* faults: how many of its devices were lost so far (policies recheck their resources
+   * when it changes), and how long vkds_context_destroy waits for work in flight */
+  atomic_uint lost_devices;
+  uint64_t destroy_timeout_ns;
 };
 
 /* Frees the algorithm layer's kernels and buffers (lib/algorithm/kernels.c); called by

@@ -20,13 +20,17 @@ static vkds_result dl_select(vkds_policy *p, const vkds_task_info *hints, uint32
   const uint64_t capacity = vkds__in_flight_limit(p);
   for (;;) {
     uint32_t start = rotate++ % n;
-    uint32_t best = start;
-    uint64_t best_word = vkds__picks(p, start);
-    for (uint32_t k = 1; k < n && (best_word & VKDS__IN_FLIGHT_MASK); ++k) {
+    uint32_t best = UINT32_MAX;
+    uint64_t best_word = 0;
+    /* stops at the first idle resource: none can beat it */
+    for (uint32_t k = 0; k < n && (best == UINT32_MAX || (best_word & VKDS__IN_FLIGHT_MASK)); ++k) {
       uint32_t i = start + k < n ? start + k : start + k - n;
+      if (!vkds__usable(p, i)) continue;
       uint64_t word = vkds__picks(p, i);
-      if ((word & VKDS__IN_FLIGHT_MASK) < (best_word & VKDS__IN_FLIGHT_MASK)) best = i, best_word = word;
+      if (best == UINT32_MAX || (word & VKDS__IN_FLIGHT_MASK) < (best_word & VKDS__IN_FLIGHT_MASK))
+        best = i, best_word = word;
     }
+    if (best == UINT32_MAX) return vkds__none_usable(p);
     if ((best_word & VKDS__IN_FLIGHT_MASK) >= capacity) return VKDS_ERROR_WOULD_BLOCK;
     if (vkds__count_pick(p, best, best_word)) {
       *index = best;

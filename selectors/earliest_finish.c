@@ -129,10 +129,12 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
   estimate_queued(ef);
   uint32_t best = UINT32_MAX, explore = UINT32_MAX, idlest = 0;
   double best_finish = 0.0, explore_queued = 0.0, idlest_queued = 0.0;
+  idlest = UINT32_MAX;
   for (uint32_t r = 0; r < p->resource_count; ++r) {
+    if (!vkds__usable(p, r)) continue;
     const ef_cost *c = &k->per[r];
     double q = ef->queued_hw[ef->hw[r]];
-    if (r == 0 || q < idlest_queued) idlest = r, idlest_queued = q;
+    if (idlest == UINT32_MAX || q < idlest_queued) idlest = r, idlest_queued = q;
     if (!measured(c)) { /* never ran this key: try it, unless a try is already running */
       if (c->in_flight == 0 && (explore == UINT32_MAX || q < explore_queued)) explore = r, explore_queued = q;
       continue;
@@ -140,6 +142,10 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
     bool resident = hints->data_devices & (1u << (vkds__policy_device_of(p, r) & 31));
     double finish = q + cost_of(c) + (resident ? 0.0 : (double)hints->bytes * ef->ns_per_byte);
     if (best == UINT32_MAX || replaces(p, r, finish, best, best_finish)) best = r, best_finish = finish;
+  }
+  if (idlest == UINT32_MAX) { /* none usable */
+    pthread_mutex_unlock(&ef->lock);
+    return vkds__none_usable(p);
   }
   if (explore != UINT32_MAX) best = explore;
   /* every resource is still exploring this key: the one with the least work queued */

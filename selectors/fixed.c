@@ -11,6 +11,10 @@ static vkds_result fixed_init(vkds_policy *p) {
 
 static vkds_result fixed_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
   (void)hints;
+  if (vkds_policy_resource_health(p, p->info->fixed_index) == VKDS_RESOURCE_LOST)
+    return vkds__fail(p->backend->context, VKDS_ERROR_DEVICE_LOST, VK_ERROR_DEVICE_LOST,
+                      "fixed policy: resource %u is lost", p->info->fixed_index);
+  if (!vkds__usable(p, p->info->fixed_index)) return VKDS_ERROR_WOULD_BLOCK; /* stalled: wait for it to drain */
   *index = p->info->fixed_index;
   return VKDS_SUCCESS;
 }

@@ -129,6 +129,12 @@ typedef struct vkds_context_info {
    * when set (and not ignore_env), else each device's rule. A device that cannot run
    * the single pass runs the portable one. See vkds_resource_scan_path(). */
   vkds_scan_path scan_path;
+  /* How long vkds_context_destroy (and the last vkds_policy_release) waits for vkds's
+   * work still in flight; 0: 10 seconds; UINT64_MAX: no limit. Work that is not done
+   * by then (a kernel that never ends) is not destroyed under the GPU: the call logs an
+   * error and leaves the context's Vulkan objects and memory allocated until the process
+   * ends (see vkds_context_destroy). */
+  uint64_t destroy_timeout_ns;
   /* Host memory, the way Vulkan takes it. NULL: malloc and free for vkds, the driver's
    * own allocator for Vulkan. Otherwise vkds copies the struct (this pointer need not
    * outlive vkds_context_create; pUserData and the three functions must outlive the
@@ -167,9 +173,15 @@ typedef struct vkds_context_info {
  * installed), VKDS_ERROR_VULKAN and the out-of-memory errors. On failure *out is NULL. */
 VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **out);
 
-/* Waits for the context's queues to finish, then destroys everything vkds created.
- * Objects it adopted (embedding) are left alone. NULL is a no-op. Every object made
- * from the context must be destroyed first. */
+/* Waits for vkds's work on the context's queues to finish, then destroys everything vkds
+ * created. Objects it adopted (embedding) are left alone. NULL is a no-op. Every object
+ * made from the context must be destroyed first.
+ * The wait is bounded by vkds_context_info.destroy_timeout_ns (default 10 s). Work still
+ * running then (a kernel that never ends, a task waiting on a semaphore nobody signals)
+ * is never destroyed under the GPU: the call logs an error and returns, leaving the
+ * context's Vulkan objects and memory allocated (and reachable, so leak checkers stay
+ * quiet) until the process ends. Work on a lost device (VKDS_ERROR_DEVICE_LOST) is not
+ * waited for: its objects are destroyed. */
 VKDS_API void vkds_context_destroy(vkds_context *ctx);
 
 /* Number of resources (compute queues) in the context; 0 for NULL. */
@@ -276,6 +288,12 @@ VKDS_API void vkds_resource_unlock_queue(vkds_resource *res);
 
 /* The context a resource belongs to; NULL for NULL. */
 VKDS_API vkds_context *vkds_resource_context(const vkds_resource *res);
+
+/* How many vkQueueSubmit calls vkds made on the resource's queue (*calls) for how many
+ * submissions (*tasks), since the context was created. Tasks submitted from several
+ * threads at once share calls (coalescing), so tasks / calls is the mean batch. Either
+ * pointer may be NULL; a NULL resource gives zeros. */
+VKDS_API void vkds_resource_submit_counts(const vkds_resource *res, uint64_t *calls, uint64_t *tasks);
 
 #ifdef __cplusplus
 }

@@ -113,6 +113,13 @@ typedef struct vkds_policy_info {
    * policy does not need them. */
   bool track_completion;
   void *user;
+  /* A resource with tasks in flight that finishes none of them for this long is
+   * unhealthy: no longer selected until all of its tasks are done (its work drained),
+   * then healthy again. For tasks that may hang (a kernel that never ends, a wait on a
+   * semaphore nobody signals) on a policy over several resources: the others take the
+   * new work. Checked at each selection (so to the precision of the gaps between
+   * them), from the completions vkds has seen; turns on completion reports. 0: none. */
+  uint64_t task_deadline_ns;
 } vkds_policy_info;
 
 /* Creates a policy (refcount 1). Errors: VKDS_ERROR_INVALID_ARGUMENT (NULL, unknown
@@ -148,15 +155,35 @@ VKDS_API bool vkds_policy_initialized(const vkds_policy *p);
 /* The i-th resource (NULL when out of range or not initialized). */
 VKDS_API void *vkds_policy_resource(const vkds_policy *p, uint32_t i);
 
+/* Whether a policy selects a resource. Every built-in policy skips resources that are
+ * not healthy; a selection that finds none is VKDS_ERROR_WOULD_BLOCK (vkds_submit waits
+ * until one drains, up to submit_timeout_ns), or VKDS_ERROR_DEVICE_LOST when every one is
+ * lost. */
+typedef enum vkds_resource_health {
+  VKDS_RESOURCE_HEALTHY = 0,
+  /* past the policy's task_deadline_ns without finishing a task; healthy again once
+   * its tasks in flight are done */
+  VKDS_RESOURCE_STALLED = 1,
+  /* its device was lost (VK_ERROR_DEVICE_LOST), or for other kinds a task on it
+   * returned VKDS_ERROR_DEVICE_LOST: for good */
+  VKDS_RESOURCE_LOST = 2,
+} vkds_resource_health;
+
 typedef struct vkds_policy_resource_stats {
   uint64_t selections;
   bool tracks_completion; /* the two counts below are only kept when true */
   uint64_t in_flight;
   uint64_t completed;
+  vkds_resource_health health;
 } vkds_policy_resource_stats;
 
 VKDS_API vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index,
                                                 vkds_policy_resource_stats *out);
+
+/* The health of resource `index` (see vkds_resource_health): what a custom policy's
+ * select should check to skip the resources the built-in ones skip.
+ * VKDS_RESOURCE_LOST for a NULL or uninitialized policy or an index out of range. */
+VKDS_API vkds_resource_health vkds_policy_resource_health(const vkds_policy *p, uint32_t index);
 
 typedef struct vkds_policy_key_stats {
   uint64_t samples;  /* task times counted (warm-up excluded) */

@@ -176,7 +176,13 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
 void vkds_backend_destroy(vkds_backend *b) {
   if (!b) return;
   backend_internal *in = internal_of(b);
-  b->ops->wait_all(b, UINT64_MAX);
+  if (b->ops->wait_all(b, vkds__destroy_timeout(b->context)) == VKDS_ERROR_TIMEOUT) {
+    /* its submissions still run and will report through it: never freed under them */
+    vkds__log(b->context, VKDS_LOG_ERROR, "vkds_backend_destroy: work still in flight after the destroy timeout; "
+              "the backend is left allocated");
+    vkds__abandon(b);
+    return;
+  }
   b->ops->destroy(b);
   const vkds_context *actx = in->alloc_ctx;
   for (vkds_submission *s = in->free_submissions, *next; s; s = next) {

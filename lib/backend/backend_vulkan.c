@@ -64,6 +64,7 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
   if (info->mode == VKDS_TASK_SELF_SUBMIT) {
     /* the value must be signalled in submission order: hold the queue until after */
     vkds_resource_lock_queue(r);
+    vkds__queue_flush_pending(r); /* requests queued before this one go first */
     task->queue = r->queue;
     task->signal_semaphore = r->timeline;
     task->signal_value = atomic_load(&r->submitted) + 1;
@@ -124,6 +125,8 @@ static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
     /* the function submitted (signalling task->signal_value) with the queue held */
     value = s->value = task->signal_value;
     atomic_store(&r->submitted, value);
+    atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->submitted_tasks, 1, memory_order_relaxed);
     vkds__queue_track(r, s);
     vkds_resource_unlock_queue(r);
   } else {
@@ -156,15 +159,18 @@ static vkds_result vulkan_poll(vkds_backend *b, vkds_submission *sub) {
  * submission (also those of other backends on the same queue), none later. */
 static vkds_result vulkan_wait_all(vkds_backend *b, uint64_t timeout_ns) {
   uint64_t start = vkds__now_ns();
+  vkds_result first = VKDS_SUCCESS; /* a lost device fails its queues; the others are still waited for */
   for (uint32_t i = 0; i < b->resource_count; ++i) {
     vkds_resource *r = res_of(b, i);
     uint64_t target = atomic_load(&r->submitted);
     uint64_t spent = vkds__now_ns() - start;
     uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : (spent < timeout_ns ? timeout_ns - spent : 0);
-    if (target) VKDS_CHECK(vkds__queue_wait(r, target, left, b->spin_ns));
-    VKDS_CHECK(vkds__queue_reclaim(r));
+    vkds_result res = target ? vkds__queue_wait(r, target, left, b->spin_ns) : VKDS_SUCCESS;
+    if (res == VKDS_SUCCESS) res = vkds__queue_reclaim(r);
+    if (res == VKDS_ERROR_TIMEOUT) return res;
+    if (first == VKDS_SUCCESS) first = res;
   }
-  return VKDS_SUCCESS;
+  return first;
 }
 
 static void vulkan_lazy_report(vkds_backend *b) {

@@ -122,6 +122,7 @@ static void on_report(void *user, const vkds_report *r) {
   if (r->what == VKDS_REPORT_COMPLETION && in->tracks_completion) {
     atomic_fetch_sub_explicit(&s->picks, 1, memory_order_relaxed); /* one task fewer in flight */
     atomic_fetch_add_explicit(&s->completed, 1, memory_order_relaxed);
+    if (in->info.task_deadline_ns) atomic_store_explicit(&s->progress_ns, vkds__now_ns(), memory_order_relaxed);
   } else if (r->what == VKDS_REPORT_UNUSED && in->tracks_completion) {
     atomic_fetch_sub_explicit(&s->picks, 1, memory_order_relaxed); /* still a selection; never in flight */
   } else if (r->what == VKDS_REPORT_TIME) {
@@ -257,7 +258,7 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   in->info = *info;
   atomic_init(&in->refs, 1);
   in->reports = given->reports; /* not inherited: the policy's own declaration */
-  if (info->capacity || info->track_completion) in->reports |= VKDS_REPORT_COMPLETION;
+  if (info->capacity || info->track_completion || info->task_deadline_ns) in->reports |= VKDS_REPORT_COMPLETION;
   in->tracks_completion = in->reports & VKDS_REPORT_COMPLETION;
   p->ops = &in->ops;
   p->info = &in->info;
@@ -284,7 +285,14 @@ void vkds_policy_release(vkds_policy *p) {
   vkds__policy_internal *in = vkds__policy_in(p);
   if (atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) != 1) return;
   if (p->backend) {
-    vkds_backend_wait_all(p->backend, UINT64_MAX); /* every report delivered before the state goes */
+    /* every report delivered before the state goes; work that never ends keeps it */
+    if (vkds_backend_wait_all(p->backend, vkds__destroy_timeout(p->backend->context)) == VKDS_ERROR_TIMEOUT) {
+      vkds__log(p->backend->context, VKDS_LOG_ERROR,
+                "vkds_policy_release: policy '%s' still has work in flight after the destroy timeout; it is left "
+                "allocated (its tasks still report to it)", p->ops->name);
+      vkds__abandon(p);
+      return;
+    }
     p->ops->destroy(p);
     vkds_backend_destroy(p->backend);
   }
@@ -346,6 +354,64 @@ static vkds_result count_pick(const vkds_policy *p, vkds__policy_internal *in, v
   return VKDS_SUCCESS;
 }
 
+/* ---- health (vkds_resource_health) ---- */
+
+static void set_health(vkds_policy *p, uint32_t i, vkds_resource_health h, const char *why) {
+  vkds__resource_stats *s = &vkds__policy_in(p)->stats[i];
+  uint32_t was = atomic_exchange(&s->health, (uint32_t)h);
+  if (was == (uint32_t)h) return;
+  vkds__log(p->backend->context, h == VKDS_RESOURCE_HEALTHY ? VKDS_LOG_INFO : VKDS_LOG_WARN,
+            "policy '%s': resource %u is %s (%s)", p->ops->name, i,
+            h == VKDS_RESOURCE_HEALTHY ? "healthy again" : h == VKDS_RESOURCE_STALLED ? "unhealthy" : "lost", why);
+}
+
+/* Before a selection: resources of a device the context lost since the last look are
+ * lost; with a task deadline, a busy resource without a finished task for that long is
+ * stalled, and a stalled one with nothing left in flight is healthy again. Costs one
+ * atomic load without a deadline and no lost device. */
+static void check_health(vkds_policy *p, vkds__policy_internal *in) {
+  const vkds_context *ctx = p->backend->context;
+  bool check_lost = false;
+  if (ctx && p->backend->kind == &vkds_resource_kind_vulkan) {
+    unsigned lost = atomic_load_explicit(&ctx->lost_devices, memory_order_relaxed);
+    check_lost = lost != atomic_load_explicit(&in->lost_seen, memory_order_relaxed);
+    if (check_lost) atomic_store(&in->lost_seen, lost);
+  }
+  const uint64_t deadline = in->info.task_deadline_ns;
+  if (!check_lost && !deadline) return;
+  const uint64_t now = deadline ? vkds__now_ns() : 0;
+  for (uint32_t i = 0; i < p->resource_count; ++i) {
+    vkds__resource_stats *s = &in->stats[i];
+    uint32_t health = atomic_load(&s->health);
+    if (health == VKDS_RESOURCE_LOST) continue;
+    if (check_lost && atomic_load(&((vkds_resource *)p->backend->resources[i])->dev->lost)) {
+      set_health(p, i, VKDS_RESOURCE_LOST, "its device was lost");
+      continue;
+    }
+    if (!deadline) continue;
+    if ((atomic_load(&s->picks) & VKDS__IN_FLIGHT_MASK) == 0) { /* idle: the clock starts at its next task */
+      atomic_store(&s->progress_ns, now);
+      if (health == VKDS_RESOURCE_STALLED) set_health(p, i, VKDS_RESOURCE_HEALTHY, "its work drained");
+      continue;
+    }
+    uint64_t since = atomic_load(&s->progress_ns);
+    if (health == VKDS_RESOURCE_HEALTHY && now > since && now - since > deadline)
+      set_health(p, i, VKDS_RESOURCE_STALLED, "no task finished within the policy's task deadline");
+  }
+}
+
+vkds_result vkds__none_usable(const vkds_policy *p) {
+  for (uint32_t i = 0; i < p->resource_count; ++i)
+    if (atomic_load(&vkds__policy_in(p)->stats[i].health) != VKDS_RESOURCE_LOST) return VKDS_ERROR_WOULD_BLOCK;
+  return vkds__fail(p->backend->context, VKDS_ERROR_DEVICE_LOST, VK_ERROR_DEVICE_LOST,
+                    "policy '%s': every resource is lost", p->ops->name);
+}
+
+vkds_resource_health vkds_policy_resource_health(const vkds_policy *p, uint32_t index) {
+  if (!has_resource(p, index)) return VKDS_RESOURCE_LOST;
+  return (vkds_resource_health)atomic_load(&vkds__policy_in(p)->stats[index].health);
+}
+
 /* The hot path of every policy, kept to: the policy's select, one atomic step to count
  * it (none for round robin), and the thread's recycled selection filled in place. */
 vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out) {
@@ -357,6 +423,7 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   static const vkds_task_info none = {0};
   if (!hints) hints = &none;
   if (in->lazy_report) in->lazy_report(p->backend); /* completions and times first: select on fresh facts */
+  check_health(p, in);
   uint32_t index = UINT32_MAX;
   VKDS_CHECK(p->ops->select(p, hints, &index));
   if (index >= p->resource_count)
@@ -395,6 +462,8 @@ vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_sub
   vkds_selection *sel;
   VKDS_CHECK(vkds_select(p, task, &sel));
   vkds_result r = vkds_selection_submit(sel, task, out);
+  /* Vulkan resources learn it from their device (check_health); other kinds from here */
+  if (r == VKDS_ERROR_DEVICE_LOST) set_health(p, vkds_selection_index(sel), VKDS_RESOURCE_LOST, "a task returned VKDS_ERROR_DEVICE_LOST");
   vkds_selection_release(sel); /* unsubmitted (an error), it gives its place back */
   return r;
 }
@@ -407,7 +476,8 @@ vkds_result vkds_submit(vkds_policy *p, const vkds_task_info *task, vkds_submiss
   while (r == VKDS_ERROR_WOULD_BLOCK) {
     if (vkds__now_ns() - start >= limit)
       return vkds__fail(p->backend->context, VKDS_ERROR_TIMEOUT, VK_SUCCESS,
-                        "vkds_submit: every resource stayed at capacity for %llu ns", (unsigned long long)limit);
+                        "vkds_submit: every resource stayed at capacity or unhealthy for %llu ns",
+                        (unsigned long long)limit);
     struct timespec nap = {0, 20000}; /* completions need the GPU, not this thread */
     nanosleep(&nap, NULL);
     r = vkds_try_submit(p, task, out);
@@ -448,7 +518,8 @@ vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index,
                                                                       : picks / VKDS__ONE_SELECTION,
                                       .tracks_completion = in->tracks_completion,
                                       .in_flight = in->tracks_completion ? picks & VKDS__IN_FLIGHT_MASK : 0,
-                                      .completed = atomic_load(&s->completed)};
+                                      .completed = atomic_load(&s->completed),
+                                      .health = (vkds_resource_health)atomic_load(&s->health)};
   return VKDS_SUCCESS;
 }
 

@@ -30,6 +30,8 @@ typedef struct vkds__resource_stats {
   alignas(64)
   _Atomic uint64_t picks; /* selections << 24 | in flight (see above) */
   _Atomic uint64_t completed;
+  _Atomic uint32_t health;      /* vkds_resource_health */
+  _Atomic uint64_t progress_ns; /* with a task deadline: when it was last idle or finished a task */
   pthread_mutex_t lock;
   vkds__key_stats *keys; /* open addressing, power-of-two capacity */
   uint32_t key_cap, key_count;
@@ -53,6 +55,7 @@ typedef struct vkds__policy_internal {
    * (statistics, keys, the selectors' tables: its backend's, from initialization) */
   const vkds_context *own_ctx, *alloc_ctx;
   vkds__resource_stats *stats;
+  atomic_uint lost_seen; /* the context's lost-device count when the resources were last checked */
 } vkds__policy_internal;
 
 static inline vkds__policy_internal *vkds__policy_in(const vkds_policy *p) { return p->internal; }
@@ -62,6 +65,16 @@ static inline vkds__policy_internal *vkds__policy_in(const vkds_policy *p) { ret
 static inline uint64_t vkds__picks(const vkds_policy *p, uint32_t index) {
   return atomic_load_explicit(&vkds__policy_in(p)->stats[index].picks, memory_order_relaxed);
 }
+/* Whether the policy may select resource `index` now (vkds_resource_health); selectors
+ * skip those it may not. */
+static inline bool vkds__usable(const vkds_policy *p, uint32_t index) {
+  return atomic_load_explicit(&vkds__policy_in(p)->stats[index].health, memory_order_relaxed) ==
+         VKDS_RESOURCE_HEALTHY;
+}
+/* What select returns when no resource is usable: VKDS_ERROR_DEVICE_LOST when every one
+ * is lost, else VKDS_ERROR_WOULD_BLOCK (stalled ones drain). */
+vkds_result vkds__none_usable(const vkds_policy *p);
+
 /* Tasks in flight a resource may have: the policy's capacity, within what the word holds. */
 static inline uint64_t vkds__in_flight_limit(const vkds_policy *p) {
   uint32_t capacity = p->info->capacity;

@@ -23,6 +23,7 @@ vkds_result vkds__queue_init(vkds_resource *r) {
     return vkds__vk_fail(dev->ctx, vr, "vkCreateSemaphore (timeline)");
   }
   pthread_mutex_init(&r->track_lock, NULL);
+  pthread_mutex_init(&r->pending_lock, NULL);
   return VKDS_SUCCESS;
 }
 
@@ -46,6 +47,7 @@ void vkds__queue_destroy(vkds_resource *r) {
   dev->vk.vkDestroySemaphore(dev->device, r->timeline, vkds__vk_allocator(dev->ctx));
   r->timeline = VK_NULL_HANDLE;
   pthread_mutex_destroy(&r->track_lock);
+  pthread_mutex_destroy(&r->pending_lock);
 }
 
 static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
@@ -141,7 +143,7 @@ static void note_completed(vkds_resource *r, uint64_t v) {
 
 static vkds_result read_counter(vkds_resource *r, uint64_t *value) {
   VkResult vr = r->dev->vk.vkGetSemaphoreCounterValue(r->dev->device, r->timeline, value);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(r->dev->ctx, vr, "vkGetSemaphoreCounterValue");
+  if (vr != VK_SUCCESS) return vkds__device_vk_fail(r->dev, vr, "vkGetSemaphoreCounterValue");
   note_completed(r, *value);
   return VKDS_SUCCESS;
 }
@@ -212,6 +214,7 @@ vkds_result vkds__queue_reclaim(vkds_resource *r) {
 
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value) {
   if (atomic_load_explicit(&r->completed, memory_order_acquire) >= value) return VKDS_SUCCESS;
+  VKDS_CHECK(vkds__device_check_lost(r->dev, "waiting for a submission"));
   uint64_t now;
   VKDS_CHECK(read_counter(r, &now));
   return now >= value ? VKDS_SUCCESS : VKDS_ERROR_WOULD_BLOCK;
@@ -219,6 +222,8 @@ vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value) {
 
 vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_ns, uint64_t spin_ns) {
   if (atomic_load_explicit(&r->completed, memory_order_acquire) >= value) return VKDS_SUCCESS;
+  /* work that had not finished when the device was lost never will */
+  VKDS_CHECK(vkds__device_check_lost(r->dev, "waiting for a submission"));
   /* Spin first: sleeping in the driver costs tens of microseconds of wake-up on some
    * GPUs (bench/RESULTS.md has the numbers), more than short tasks take. */
   uint64_t start = vkds__now_ns(), elapsed = 0;
@@ -242,32 +247,103 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
   if (vr == VK_TIMEOUT)
     return vkds__fail(r->dev->ctx, VKDS_ERROR_TIMEOUT, vr, "queue %u: not done after %llu ns", r->index,
                       (unsigned long long)timeout_ns);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(r->dev->ctx, vr, "vkWaitSemaphores");
+  if (vr != VK_SUCCESS) return vkds__device_vk_fail(r->dev, vr, "vkWaitSemaphores");
   note_completed(r, value);
   return VKDS_SUCCESS;
 }
 
+/* ---- coalesced submission ----
+ *
+ * One vkQueueSubmit costs the driver several microseconds however many command buffers
+ * it carries (H100: 5.5 us per dispatch in one submit against 9.4-14.6 us one by one,
+ * bench/RESULTS.md). So threads that submit to one queue at once share submits (flat
+ * combining): a thread puts its request on the queue's pending list, then takes the
+ * queue; if its request is still there, it submits every pending request (its own and
+ * those of threads that queued meanwhile and now wait for the queue) in one call, each
+ * with its own VkSubmitInfo and timeline value, in the order they were queued, and
+ * marks them done. The others, once they get the queue, find theirs done and return.
+ * Nobody waits for a timer or for more work: a lone request is submitted at once, at
+ * the price of two uncontended lock operations. A failed call fails every request in
+ * it (each thread reports the VkResult itself, so its own last-error message says it).
+ * Requests live on their threads' stacks: a thread returns only after its request was
+ * submitted or failed. */
+#define MAX_COALESCED 64
+
+typedef struct vkds__submit_req {
+  struct vkds__submit_req *next;
+  vkds__slot *slot;
+  uint64_t value;   /* the timeline value its submit signals */
+  VkResult vk;      /* the call's result */
+  atomic_bool done; /* set (release) by the thread that submitted it, under the queue lock */
+} vkds__submit_req;
+
+/* Submits up to MAX_COALESCED requests (linked) in one call; returns what follows them. */
+static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first) {
+  vkds__device *dev = r->dev;
+  vkds__submit_req *reqs[MAX_COALESCED];
+  uint64_t values[MAX_COALESCED];
+  VkTimelineSemaphoreSubmitInfo ts[MAX_COALESCED];
+  VkSubmitInfo si[MAX_COALESCED];
+  uint32_t n = 0;
+  uint64_t next = atomic_load(&r->submitted) + 1;
+  vkds__submit_req *q = first;
+  for (; q && n < MAX_COALESCED; q = q->next, ++n) {
+    reqs[n] = q;
+    values[n] = next + n;
+    ts[n] = (VkTimelineSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                             .signalSemaphoreValueCount = 1,
+                                             .pSignalSemaphoreValues = &values[n]};
+    si[n] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .pNext = &ts[n],
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &q->slot->cmd,
+                           .signalSemaphoreCount = 1,
+                           .pSignalSemaphores = &r->timeline};
+  }
+  /* a device lost meanwhile (by another queue's thread) takes nothing more */
+  VkResult vr = atomic_load(&dev->lost) ? VK_ERROR_DEVICE_LOST : dev->vk.vkQueueSubmit(r->queue, n, si, VK_NULL_HANDLE);
+  if (vr == VK_SUCCESS) {
+    atomic_store(&r->submitted, values[n - 1]);
+    atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->submitted_tasks, n, memory_order_relaxed);
+  }
+  for (uint32_t k = 0; k < n; ++k) {
+    reqs[k]->vk = vr;
+    if (vr == VK_SUCCESS) {
+      reqs[k]->value = reqs[k]->slot->value = values[k];
+      vkds__queue_track(r, reqs[k]->slot); /* from here on another thread may reclaim and reuse it */
+    }
+    atomic_store_explicit(&reqs[k]->done, true, memory_order_release); /* the owner may return now */
+  }
+  return q;
+}
+
+void vkds__queue_flush_pending(vkds_resource *r) {
+  for (;;) {
+    pthread_mutex_lock(&r->pending_lock);
+    vkds__submit_req *batch = r->pending_head;
+    r->pending_head = r->pending_tail = NULL;
+    pthread_mutex_unlock(&r->pending_lock);
+    if (!batch) return;
+    while (batch) batch = submit_batch(r, batch);
+  }
+}
+
 vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value_out) {
   vkds__device *dev = r->dev;
+  VKDS_CHECK(vkds__device_check_lost(dev, "vkQueueSubmit"));
+  vkds__submit_req req = {.slot = s};
+  atomic_init(&req.done, false);
+  pthread_mutex_lock(&r->pending_lock);
+  if (r->pending_tail) r->pending_tail->next = &req;
+  else r->pending_head = &req;
+  r->pending_tail = &req;
+  pthread_mutex_unlock(&r->pending_lock);
   vkds_resource_lock_queue(r);
-  uint64_t value = atomic_load(&r->submitted) + 1;
-  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                      .signalSemaphoreValueCount = 1,
-                                      .pSignalSemaphoreValues = &value};
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                     .pNext = &ts,
-                     .commandBufferCount = 1,
-                     .pCommandBuffers = &s->cmd,
-                     .signalSemaphoreCount = 1,
-                     .pSignalSemaphores = &r->timeline};
-  VkResult vr = dev->vk.vkQueueSubmit(r->queue, 1, &si, VK_NULL_HANDLE);
-  if (vr == VK_SUCCESS) {
-    atomic_store(&r->submitted, value);
-    s->value = value;
-    vkds__queue_track(r, s); /* from here on another thread may reclaim and reuse s */
-  }
+  /* still pending: nobody who held the queue since took it, so this thread submits */
+  if (!atomic_load_explicit(&req.done, memory_order_acquire)) vkds__queue_flush_pending(r);
   vkds_resource_unlock_queue(r);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkQueueSubmit");
-  *value_out = value;
+  if (req.vk != VK_SUCCESS) return vkds__device_vk_fail(dev, req.vk, "vkQueueSubmit");
+  *value_out = req.value;
   return VKDS_SUCCESS;
 }

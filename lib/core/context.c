@@ -274,6 +274,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   pthread_mutex_init(&ctx->glsl_lock, NULL);
   pthread_mutex_init(&ctx->alg_lock, NULL);
   ctx->device_memory_limit = info->device_memory_limit;
+  ctx->destroy_timeout_ns = info->destroy_timeout_ns ? info->destroy_timeout_ns : 10000000000ull;
   ctx->staging_chunks = info->staging_chunks ? info->staging_chunks : 4;
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
   vkds_result r = resolve_scan_path(ctx, info);
@@ -293,14 +294,57 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   return VKDS_SUCCESS;
 }
 
-void vkds_context_destroy(vkds_context *ctx) {
-  if (!ctx) return;
-  /* Wait for vkds's own work only: an adopted device may be busy with the
-   * application's, which is not ours to wait for. */
+/* Waits, at most ctx->destroy_timeout_ns in all, for vkds's own work only: an adopted
+ * device may be busy with the application's, which is not ours to wait for. False when
+ * some queue's work is still running then. A lost device's work never finishes and
+ * need not: its objects may be destroyed (the specification allows it), once a
+ * vkDeviceWaitIdle has returned where vkds owns the device. */
+static bool wait_for_work(vkds_context *ctx) {
+  const uint64_t limit = ctx->destroy_timeout_ns, start = vkds__now_ns();
   for (uint32_t i = 0; i < ctx->resource_count; ++i) {
     vkds_resource *r = &ctx->resources[i];
-    if (r->timeline && atomic_load(&r->submitted))
-      vkds__queue_wait(r, atomic_load(&r->submitted), UINT64_MAX, 0);
+    uint64_t target = r->timeline ? atomic_load(&r->submitted) : 0, spent = vkds__now_ns() - start;
+    if (!target) continue;
+    uint64_t left = limit == UINT64_MAX ? UINT64_MAX : spent < limit ? limit - spent : 0;
+    if (vkds__queue_wait(r, target, left, 0) == VKDS_ERROR_TIMEOUT) {
+      vkds__log(ctx, VKDS_LOG_ERROR,
+                "vkds_context_destroy: queue %u still runs vkds's work after %.3f s (timeline %llu of %llu); "
+                "the context's Vulkan objects and memory are left allocated until the process ends, not "
+                "destroyed under the GPU",
+                i, (double)limit / 1e9, (unsigned long long)atomic_load(&r->completed), (unsigned long long)target);
+      return false;
+    }
+  }
+  for (uint32_t d = 0; d < ctx->device_count; ++d) {
+    vkds__device *dev = &ctx->devices[d];
+    if (dev->device && !dev->adopted && atomic_load(&dev->lost)) dev->vk.vkDeviceWaitIdle(dev->device);
+  }
+  return true;
+}
+
+/* Objects whose work never finished: kept reachable, never freed (a leak checker that
+ * finds them reachable is right: they are kept on purpose). A fixed array: a process
+ * that abandons more has bigger problems than a leak report. */
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *abandoned[64];
+static uint32_t abandoned_count;
+
+void vkds__abandon(void *object) {
+  pthread_mutex_lock(&abandoned_lock);
+  if (abandoned_count < sizeof abandoned / sizeof *abandoned) abandoned[abandoned_count++] = object;
+  pthread_mutex_unlock(&abandoned_lock);
+}
+
+uint64_t vkds__destroy_timeout(const vkds_context *ctx) { return ctx ? ctx->destroy_timeout_ns : UINT64_MAX; }
+
+void vkds_context_destroy(vkds_context *ctx) {
+  if (!ctx) return;
+  if (!wait_for_work(ctx)) {
+    vkds__abandon(ctx);
+    return;
+  }
+  for (uint32_t i = 0; i < ctx->resource_count; ++i) {
+    vkds_resource *r = &ctx->resources[i];
     vkds__queue_destroy(r);
     pthread_mutex_destroy(&r->queue_lock);
   }

@@ -263,3 +263,22 @@ void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *emb
   record_enabled(dev, f ? &f->features : NULL, &merged, emh && dev->facts.has_external_memory_host,
                  pd && dev->facts.has_push_descriptor);
 }
+
+/* ---- lost devices ---- */
+
+vkds_result vkds__device_vk_fail(vkds__device *dev, VkResult vk, const char *what) {
+  if (vk == VK_ERROR_DEVICE_LOST && !atomic_exchange(&dev->lost, true)) {
+    atomic_fetch_add(&dev->ctx->lost_devices, 1);
+    vkds__log(dev->ctx, VKDS_LOG_ERROR,
+              "device %u (%s) is lost (%s): its work fails with VKDS_ERROR_DEVICE_LOST from now on, and "
+              "policies no longer select its queues",
+              dev->index, dev->facts.props.properties.deviceName, what);
+  }
+  return vkds__vk_fail(dev->ctx, vk, what);
+}
+
+vkds_result vkds__device_check_lost(const vkds__device *dev, const char *what) {
+  if (!atomic_load_explicit(&dev->lost, memory_order_relaxed)) return VKDS_SUCCESS;
+  return vkds__fail(dev->ctx, VKDS_ERROR_DEVICE_LOST, VK_ERROR_DEVICE_LOST, "%s: device %u (%s) was lost", what,
+                    dev->index, dev->facts.props.properties.deviceName);
+}

@@ -1,5 +1,6 @@
 /* lib/core/loader.c: finding the Vulkan loader and its entry points. */
 #include "internal.h"
+#include "vk_fault.h"
 
 #include <dlfcn.h>
 
@@ -64,6 +65,7 @@ void vkds__loader_load_device(const vkds__instance_fns *fns, VkDevice device,
   vkGetDeviceProcAddr = fns->GetDeviceProcAddr;
   volkLoadDeviceTable(table, device);
   pthread_mutex_unlock(&volk_lock);
+  vkds__vk_fault_wrap(device, table); /* tests only: nothing unless installed */
 }
 
 void vkds__loader_close(void *handle) {

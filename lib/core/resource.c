@@ -99,3 +99,8 @@ void vkds_resource_unlock_queue(vkds_resource *res) {
 }
 
 vkds_context *vkds_resource_context(const vkds_resource *res) { return res ? res->dev->ctx : NULL; }
+
+void vkds_resource_submit_counts(const vkds_resource *res, uint64_t *calls, uint64_t *tasks) {
+  if (calls) *calls = res ? atomic_load_explicit(&res->submit_calls, memory_order_relaxed) : 0;
+  if (tasks) *tasks = res ? atomic_load_explicit(&res->submitted_tasks, memory_order_relaxed) : 0;
+}

@@ -218,12 +218,12 @@ static vkds_result submit_wait(state *s, double *ns) {
   vkds_resource_lock_queue(s->res);
   VkResult vr = vk->vkQueueSubmit(s->res->queue, 1, &si, s->fence);
   vkds_resource_unlock_queue(s->res);
-  if (vr != VK_SUCCESS) return vkds__vk_fail(s->dev->ctx, vr, "vkQueueSubmit");
+  if (vr != VK_SUCCESS) return vkds__device_vk_fail(s->dev, vr, "vkQueueSubmit");
   vr = vk->vkWaitForFences(s->dev->device, 1, &s->fence, VK_TRUE, WAIT_NS);
   if (ns) *ns = now_ns() - t0;
   if (vr == VK_TIMEOUT)
     return vkds__fail(s->dev->ctx, VKDS_ERROR_TIMEOUT, vr, "self test did not finish in 30 s");
-  if (vr != VK_SUCCESS) return vkds__vk_fail(s->dev->ctx, vr, "vkWaitForFences");
+  if (vr != VK_SUCCESS) return vkds__device_vk_fail(s->dev, vr, "vkWaitForFences");
   VKTRY(vk->vkResetFences(s->dev->device, 1, &s->fence), "vkResetFences");
   return VKDS_SUCCESS;
 }
