@@ -18,7 +18,12 @@
  *   plain           N pre-recorded command buffers, N vkQueueSubmit, one wait
  *   plain, one vkQueueSubmit: the N command buffers in one submission
  *   vkds            N vkds_submit (fire and forget), one vkds_backend_wait_all
+ * Throughput (issue 15): tiny tasks through a policy, from 1, 4 and 16 threads (each
+ * N / threads tasks, fire and forget, then one wait), on the resource alone (fixed
+ * policy) and over every queue of its device (dynamic load); ns per task, and plain
+ * one by one and plain all in one vkQueueSubmit divided by it (higher is better).
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +257,34 @@ static double plain_recorded_round_trip(plain *p, const gpu_counter *c, bool poo
 
 /* N dispatches in one vkQueueSubmit (N command buffers, the last signals): what
  * coalescing tasks into one submission would buy. */
+/* All N in one vkQueueSubmit, but each in its own VkSubmitInfo signalling its own
+ * timeline value: what coalescing tasks that each keep their value costs the GPU. */
+static double plain_one_call_each_signals(plain *p) {
+  uint32_t n = p->cmd_count;
+  uint64_t *values = malloc(n * sizeof *values);
+  VkTimelineSemaphoreSubmitInfo *ts = malloc(n * sizeof *ts);
+  VkSubmitInfo *si = malloc(n * sizeof *si);
+  if (!values || !ts || !si) {
+    free(values), free(ts), free(si);
+    return 0.0;
+  }
+  uint64_t t0 = bench_now_ns();
+  for (uint32_t i = 0; i < n; ++i) {
+    values[i] = ++p->value;
+    ts[i] = (VkTimelineSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                            .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &values[i]};
+    si[i] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts[i], .commandBufferCount = 1,
+                           .pCommandBuffers = &p->cmds[i], .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
+  }
+  vkds_resource_lock_queue(p->res);
+  vkQueueSubmit(p->queue, n, si, VK_NULL_HANDLE);
+  vkds_resource_unlock_queue(p->res);
+  plain_wait_timeline(p);
+  double per = (double)(bench_now_ns() - t0) / n;
+  free(values), free(ts), free(si);
+  return per;
+}
+
 static double plain_one_submit(plain *p) {
   uint64_t t0 = bench_now_ns();
   plain_submit_cmds(p, p->cmd_count, p->cmds, VK_NULL_HANDLE);
@@ -342,6 +375,100 @@ static double vkds_batched(vkds_resource *res, gpu_counter *c, uint32_t n, vkds_
   return per;
 }
 
+/* ---- throughput of tiny tasks from several threads (issue 15) ---- */
+
+typedef struct submitter {
+  vkds_policy *pol;
+  const vkds_task_info *task;
+  uint32_t count;
+  vkds_result err;
+} submitter;
+
+static void *submit_loop(void *arg) {
+  submitter *s = arg;
+  for (uint32_t i = 0; i < s->count && s->err == VKDS_SUCCESS; ++i) s->err = vkds_submit(s->pol, s->task, NULL);
+  return NULL;
+}
+
+/* ns per task: `threads` threads each submit `per_thread` tiny tasks through `pol`
+ * (fire and forget), then one wait for all of them. */
+static double policy_throughput(vkds_policy *pol, gpu_counter *c, uint32_t threads, uint32_t per_thread,
+                                double *submit_ns, vkds_result *err) {
+  vkds_task_info task = {.fn = record_tiny, .user = c};
+  submitter subs[16];
+  pthread_t th[16];
+  uint64_t t0 = bench_now_ns();
+  for (uint32_t t = 0; t < threads; ++t) {
+    subs[t] = (submitter){.pol = pol, .task = &task, .count = per_thread};
+    pthread_create(&th[t], NULL, submit_loop, &subs[t]);
+  }
+  for (uint32_t t = 0; t < threads; ++t) {
+    pthread_join(th[t], NULL);
+    if (subs[t].err != VKDS_SUCCESS && *err == VKDS_SUCCESS) *err = subs[t].err;
+  }
+  if (submit_ns) *submit_ns = (double)(bench_now_ns() - t0) / ((double)threads * per_thread); /* the host's part */
+  vkds_result w = vkds_policy_wait_all(pol, UINT64_MAX);
+  if (*err == VKDS_SUCCESS) *err = w;
+  return (double)(bench_now_ns() - t0) / ((double)threads * per_thread);
+}
+
+/* A policy over `res` alone (FIXED) or over every queue of its device (DYNAMIC_LOAD). */
+static vkds_result throughput_policy(vkds_resource *res, bool device_queues, vkds_policy **out) {
+  vkds_context *ctx = vkds_resource_context(res);
+  vkds_resource_info ri;
+  vkds_resource_get_info(res, &ri);
+  void *on[64];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx) && n < 64; ++i) {
+    vkds_resource *r = vkds_context_resource(ctx, i);
+    vkds_resource_info info;
+    vkds_resource_get_info(r, &info);
+    if (r == res || (device_queues && info.device_index == ri.device_index)) on[n++] = r;
+  }
+  return vkds_policy_create(&(vkds_policy_info){.kind = device_queues ? VKDS_POLICY_DYNAMIC_LOAD : VKDS_POLICY_FIXED,
+                                                .resources = {.context = ctx, .resource_count = n, .resources = on}},
+                            out);
+}
+
+/* vkQueueSubmit calls and the tasks they carried, over the policy's resources. */
+static void policy_submit_counts(vkds_policy *pol, uint64_t *calls, uint64_t *tasks) {
+  *calls = *tasks = 0;
+  for (uint32_t i = 0; i < pol->resource_count; ++i) {
+    uint64_t c, t;
+    vkds_resource_submit_counts(vkds_policy_resource(pol, i), &c, &t);
+    *calls += c, *tasks += t;
+  }
+}
+
+/* Prints the throughput rows of one resource: ns per task against plain Vulkan one by
+ * one (`one_by_one`) and all in one vkQueueSubmit (`all_in_one`), same run. */
+static vkds_result throughput_rows(vkds_resource *res, gpu_counter *c, uint32_t batch, double one_by_one,
+                                   double all_in_one) {
+  static const uint32_t thread_counts[] = {1, 4, 16};
+  vkds_result err = VKDS_SUCCESS;
+  for (int device_queues = 0; device_queues < 2 && err == VKDS_SUCCESS; ++device_queues) {
+    vkds_policy *pol;
+    err = throughput_policy(res, device_queues, &pol);
+    for (size_t k = 0; k < 3 && err == VKDS_SUCCESS; ++k) {
+      uint32_t threads = thread_counts[k], per_thread = batch / threads ? batch / threads : 1;
+      policy_throughput(pol, c, threads, per_thread, NULL, &err); /* warm-up: as many slots and pools as the run needs */
+      uint64_t calls_before, tasks_before, calls, tasks;
+      policy_submit_counts(pol, &calls_before, &tasks_before);
+      double submit_ns;
+      double ns = policy_throughput(pol, c, threads, per_thread, &submit_ns, &err);
+      policy_submit_counts(pol, &calls, &tasks);
+      double per_call = calls > calls_before ? (double)(tasks - tasks_before) / (double)(calls - calls_before) : 0.0;
+      char what[64];
+      snprintf(what, sizeof what, "tasks  %s, %2u thread%s", device_queues ? "device's queues" : "one queue", threads,
+               threads > 1 ? "s" : "");
+      printf("%-26s  %-42s %10.2f  %8.2fx %8.2fx %8.2f %9.2f\n", "", what, ns / 1e3, one_by_one / ns, all_in_one / ns,
+             per_call, submit_ns / 1e3);
+    }
+    vkds_policy_release(pol);
+  }
+  return err;
+}
+
 /* Runs every variant on one resource and prints its rows. */
 static int bench_resource(vkds_resource *res, uint32_t batch) {
   vkds_resource_info ri;
@@ -373,6 +500,7 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   double b_plain = plain_batched(&p, true);
   double b_plain_last = plain_batched(&p, false);
   double b_plain_one = plain_one_submit(&p);
+  double b_plain_each = plain_one_call_each_signals(&p);
   double b_vkds = vkds_batched(res, &c, batch, &e);
   err = err ? err : e;
   plain_close(&p);
@@ -400,11 +528,24 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
       {"batched     plain (per dispatch)", b_plain, b_plain},
       {"batched     plain, only the last signals", b_plain_last, b_plain},
       {"batched     plain, all in one vkQueueSubmit", b_plain_one, b_plain},
+      {"batched     plain, one call, each signals", b_plain_each, b_plain},
       {"batched     vkds (per dispatch)", b_vkds, b_plain},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
     printf("%-26s  %-42s %10.2f  %8.2fx\n", i ? "" : where, rows[i].what, rows[i].ns / 1e3,
            rows[i].ns / rows[i].base);
+  printf("%-26s  %-42s %10.2f  %8.2fx\n", "", "round trip  vkds / plain recorded each time", v_default / 1e3,
+         v_default / recorded);
+  printf("%-26s  %-42s %10s  %9s %9s %8s %9s\n", "", "throughput (per task; ratio = plain / vkds)", "µs", "1-by-1",
+         "all-in-1", "per call", "submit µs");
+  gpu_counter c2;
+  if (gpu_counter_create(&c2, res) != VK_SUCCESS) return 1;
+  err = throughput_rows(res, &c2, batch, b_plain, b_plain_one);
+  gpu_counter_destroy(&c2);
+  if (err != VKDS_SUCCESS) {
+    fprintf(stderr, "vkds-bench: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
+    return 1;
+  }
   return 0;
 }
 
