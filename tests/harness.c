@@ -1,7 +1,6 @@
 /* tests/harness.c */
 #include "harness.h"
 
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,17 +24,6 @@ void harness_log(void *user, vkds_log_level level, vkds_log_source source, const
 int harness_validation_messages(void) { return atomic_load(&messages); }
 
 void harness_forget_validation_messages(void) { atomic_store(&messages, 0); }
-
-/* The Vulkan loader unloads the validation layer and the driver when the last
- * instance goes; a leak the sanitizer finds in them afterwards has no names in its
- * stack ("<unknown module>"), so nobody can tell whose it is. Keeping them loaded for
- * the whole run names every frame (and lets tests/lsan.supp set aside the third-party
- * ones precisely). */
-__attribute__((constructor)) static void keep_vulkan_modules_loaded(void) {
-  static const char *const modules[] = {"libVkLayer_khronos_validation.so", "libvulkan_lvp.so"};
-  for (size_t i = 0; i < sizeof modules / sizeof modules[0]; ++i)
-    dlopen(modules[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE); /* absent: nothing to keep */
-}
 
 vkds_context_info harness_info(void) {
   return (vkds_context_info){.validation = true, .log = harness_log, .log_level = VKDS_LOG_WARN};
