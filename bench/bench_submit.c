@@ -22,6 +22,9 @@
  * N / threads tasks, fire and forget, then one wait), on the resource alone (fixed
  * policy) and over every queue of its device (dynamic load); ns per task, and plain
  * one by one and plain all in one vkQueueSubmit divided by it (higher is better).
+ * Beside them plain Vulkan from as many threads, each recording every dispatch into
+ * its own command buffers and submitting it by itself; and for every row the host
+ * time per task (summed over threads) before recording, recording, and after it.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -327,9 +330,15 @@ static double plain_batched(plain *p, bool signal_each) {
   return (double)(bench_now_ns() - t0) / p->cmd_count;
 }
 
+/* When the task function last began and ended on this thread: the throughput rows split
+ * a vkds_submit into what vkds does before recording, the recording, and after. */
+static _Thread_local uint64_t fn_in_ns, fn_out_ns;
+
 static vkds_result record_tiny(void *user, const vkds_task *task, void **wait_object) {
   (void)wait_object;
+  fn_in_ns = bench_now_ns();
   gpu_counter_record(user, task->cmd, 1, 1, 0);
+  fn_out_ns = bench_now_ns();
   return VKDS_SUCCESS;
 }
 
@@ -377,23 +386,123 @@ static double vkds_batched(vkds_resource *res, gpu_counter *c, uint32_t n, vkds_
 
 /* ---- throughput of tiny tasks from several threads (issue 15) ---- */
 
+/* Host time per task by phase, summed over a run's threads. vkds: before the task
+ * function (select, slot, pool reset, begin), in it (recording), after it (end, submit,
+ * waiting for the queue). Plain: waiting for a free command buffer and recording, then
+ * taking the queue and submitting. */
+typedef struct phases {
+  uint64_t before, record, after;
+} phases;
+
 typedef struct submitter {
   vkds_policy *pol;
   const vkds_task_info *task;
   uint32_t count;
   vkds_result err;
+  phases ns;
 } submitter;
 
 static void *submit_loop(void *arg) {
   submitter *s = arg;
-  for (uint32_t i = 0; i < s->count && s->err == VKDS_SUCCESS; ++i) s->err = vkds_submit(s->pol, s->task, NULL);
+  for (uint32_t i = 0; i < s->count && s->err == VKDS_SUCCESS; ++i) {
+    uint64_t t0 = bench_now_ns();
+    s->err = vkds_submit(s->pol, s->task, NULL);
+    uint64_t t1 = bench_now_ns();
+    s->ns.before += fn_in_ns - t0, s->ns.record += fn_out_ns - fn_in_ns, s->ns.after += t1 - fn_out_ns;
+  }
   return NULL;
+}
+
+/* ---- plain Vulkan from several threads: each thread records each dispatch into a ring
+ * of command buffers of its own pool (reset by vkBeginCommandBuffer) and submits it by
+ * itself under the queue's lock, one by one: what an application without vkds does. */
+enum { PLAIN_RING = 32 };
+
+typedef struct plain_thread {
+  plain *p;
+  const gpu_counter *c;
+  uint32_t count;
+  phases ns;
+  int failed;
+} plain_thread;
+
+static void *plain_thread_loop(void *arg) {
+  plain_thread *t = arg;
+  plain *p = t->p;
+  vkds_resource_info ri;
+  vkds_resource_get_info(p->res, &ri);
+  VkCommandPool pool;
+  VkCommandBuffer cmds[PLAIN_RING];
+  uint64_t pending[PLAIN_RING] = {0};
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                 .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                 .queueFamilyIndex = ri.queue_family};
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = PLAIN_RING};
+  if (vkCreateCommandPool(p->dev, &pci, NULL, &pool) != VK_SUCCESS) {
+    t->failed = 1;
+    return NULL;
+  }
+  ai.commandPool = pool;
+  if (vkAllocateCommandBuffers(p->dev, &ai, cmds) != VK_SUCCESS) t->failed = 1;
+  for (uint32_t i = 0; i < t->count && !t->failed; ++i) {
+    uint32_t k = i % PLAIN_RING;
+    uint64_t t0 = bench_now_ns(), done = 0;
+    while (pending[k] && vkGetSemaphoreCounterValue(p->dev, p->timeline, &done) == VK_SUCCESS && done < pending[k]) {
+    }
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    vkBeginCommandBuffer(cmds[k], &bi);
+    gpu_counter_record(t->c, cmds[k], 1, 1, 0);
+    vkEndCommandBuffer(cmds[k]);
+    uint64_t t1 = bench_now_ns();
+    vkds_resource_lock_queue(p->res); /* also orders the timeline values */
+    uint64_t value = ++p->value;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
+                       .pCommandBuffers = &cmds[k], .signalSemaphoreCount = 1, .pSignalSemaphores = &p->timeline};
+    if (vkQueueSubmit(p->queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS) t->failed = 1;
+    vkds_resource_unlock_queue(p->res);
+    pending[k] = value;
+    t->ns.record += t1 - t0, t->ns.after += bench_now_ns() - t1;
+  }
+  /* the ring's buffers may still be pending: wait for this thread's last one */
+  uint64_t last = 0;
+  for (uint32_t k = 0; k < PLAIN_RING; ++k) last = pending[k] > last ? pending[k] : last;
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                            .pSemaphores = &p->timeline, .pValues = &last};
+  if (last) vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
+  vkDestroyCommandPool(p->dev, pool, NULL);
+  return NULL;
+}
+
+/* ns per task of plain Vulkan from `threads` threads, thread t on queue ps[t % queues]
+ * (phase sums in *ns), 0 on failure. */
+static double plain_threads_throughput(plain *ps, uint32_t queues, const gpu_counter *c, uint32_t threads,
+                                       uint32_t per_thread, phases *ns) {
+  plain_thread th[16];
+  pthread_t id[16];
+  int failed = 0;
+  uint64_t t0 = bench_now_ns();
+  for (uint32_t t = 0; t < threads; ++t) {
+    th[t] = (plain_thread){.p = &ps[t % queues], .c = c, .count = per_thread};
+    pthread_create(&id[t], NULL, plain_thread_loop, &th[t]);
+  }
+  *ns = (phases){0};
+  for (uint32_t t = 0; t < threads; ++t) {
+    pthread_join(id[t], NULL);
+    failed |= th[t].failed;
+    ns->record += th[t].ns.record, ns->after += th[t].ns.after;
+  }
+  double per = (double)(bench_now_ns() - t0) / ((double)threads * per_thread);
+  return failed ? 0.0 : per;
 }
 
 /* ns per task: `threads` threads each submit `per_thread` tiny tasks through `pol`
  * (fire and forget), then one wait for all of them. */
 static double policy_throughput(vkds_policy *pol, gpu_counter *c, uint32_t threads, uint32_t per_thread,
-                                double *submit_ns, vkds_result *err) {
+                                phases *ns, vkds_result *err) {
   vkds_task_info task = {.fn = record_tiny, .user = c};
   submitter subs[16];
   pthread_t th[16];
@@ -402,11 +511,12 @@ static double policy_throughput(vkds_policy *pol, gpu_counter *c, uint32_t threa
     subs[t] = (submitter){.pol = pol, .task = &task, .count = per_thread};
     pthread_create(&th[t], NULL, submit_loop, &subs[t]);
   }
+  if (ns) *ns = (phases){0};
   for (uint32_t t = 0; t < threads; ++t) {
     pthread_join(th[t], NULL);
     if (subs[t].err != VKDS_SUCCESS && *err == VKDS_SUCCESS) *err = subs[t].err;
+    if (ns) ns->before += subs[t].ns.before, ns->record += subs[t].ns.record, ns->after += subs[t].ns.after;
   }
-  if (submit_ns) *submit_ns = (double)(bench_now_ns() - t0) / ((double)threads * per_thread); /* the host's part */
   vkds_result w = vkds_policy_wait_all(pol, UINT64_MAX);
   if (*err == VKDS_SUCCESS) *err = w;
   return (double)(bench_now_ns() - t0) / ((double)threads * per_thread);
@@ -440,12 +550,56 @@ static void policy_submit_counts(vkds_policy *pol, uint64_t *calls, uint64_t *ta
   }
 }
 
+static void print_throughput(const char *what, double ns, double one_by_one, double all_in_one, double per_call,
+                             const phases *ph, double tasks) {
+  printf("%-26s  %-42s %10.2f  %8.2fx %8.2fx %8.2f %6.2f %6.2f %6.2f\n", "", what, ns / 1e3, one_by_one / ns,
+         all_in_one / ns, per_call, (double)ph->before / tasks / 1e3, (double)ph->record / tasks / 1e3,
+         (double)ph->after / tasks / 1e3);
+}
+
 /* Prints the throughput rows of one resource: ns per task against plain Vulkan one by
- * one (`one_by_one`) and all in one vkQueueSubmit (`all_in_one`), same run. */
-static vkds_result throughput_rows(vkds_resource *res, gpu_counter *c, uint32_t batch, double one_by_one,
+ * one (`one_by_one`) and all in one vkQueueSubmit (`all_in_one`), same run; plain
+ * Vulkan from as many threads; the host time per task in each phase. */
+static vkds_result throughput_rows(plain *p, vkds_resource *res, gpu_counter *c, uint32_t batch, double one_by_one,
                                    double all_in_one) {
   static const uint32_t thread_counts[] = {1, 4, 16};
   vkds_result err = VKDS_SUCCESS;
+  uint64_t expected = gpu_counter_value(c); /* every task adds 1: checked at the end */
+  /* plain Vulkan on this queue, and on every queue of its device */
+  enum { MAX_QUEUES = 16 };
+  plain qs[MAX_QUEUES] = {{0}};
+  uint32_t nq = 0;
+  vkds_context *ctx = vkds_resource_context(res);
+  vkds_resource_info ri;
+  vkds_resource_get_info(res, &ri);
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx) && nq < MAX_QUEUES; ++i) {
+    vkds_resource *q = vkds_context_resource(ctx, i);
+    vkds_resource_info qi;
+    vkds_resource_get_info(q, &qi);
+    if (qi.device_index == ri.device_index && !plain_open(&qs[nq], q, c, 1)) ++nq;
+  }
+  for (int device_queues = 0; device_queues < 2 && err == VKDS_SUCCESS; ++device_queues) {
+    for (size_t k = 0; k < 3; ++k) {
+      uint32_t threads = thread_counts[k], per_thread = batch / threads ? batch / threads : 1;
+      phases ph;
+      plain *on = device_queues ? qs : p;
+      uint32_t n = device_queues ? nq : 1;
+      if (!n) break;
+      plain_threads_throughput(on, n, c, threads, per_thread, &ph); /* warm-up */
+      double ns = plain_threads_throughput(on, n, c, threads, per_thread, &ph);
+      expected += 2ull * threads * per_thread;
+      if (ns == 0.0) {
+        fprintf(stderr, "vkds-bench: plain Vulkan from %u threads failed\n", threads);
+        err = VKDS_ERROR_VULKAN;
+        break;
+      }
+      char what[64];
+      snprintf(what, sizeof what, "plain  %s, %2u thread%s", device_queues ? "device's queues" : "one queue", threads,
+               threads > 1 ? "s" : "");
+      print_throughput(what, ns, one_by_one, all_in_one, 1.0, &ph, (double)threads * per_thread);
+    }
+  }
+  for (uint32_t i = 0; i < nq; ++i) plain_close(&qs[i]);
   for (int device_queues = 0; device_queues < 2 && err == VKDS_SUCCESS; ++device_queues) {
     vkds_policy *pol;
     err = throughput_policy(res, device_queues, &pol);
@@ -454,17 +608,22 @@ static vkds_result throughput_rows(vkds_resource *res, gpu_counter *c, uint32_t 
       policy_throughput(pol, c, threads, per_thread, NULL, &err); /* warm-up: as many slots and pools as the run needs */
       uint64_t calls_before, tasks_before, calls, tasks;
       policy_submit_counts(pol, &calls_before, &tasks_before);
-      double submit_ns;
-      double ns = policy_throughput(pol, c, threads, per_thread, &submit_ns, &err);
+      phases ph;
+      double ns = policy_throughput(pol, c, threads, per_thread, &ph, &err);
+      expected += 2ull * threads * per_thread;
       policy_submit_counts(pol, &calls, &tasks);
       double per_call = calls > calls_before ? (double)(tasks - tasks_before) / (double)(calls - calls_before) : 0.0;
       char what[64];
-      snprintf(what, sizeof what, "tasks  %s, %2u thread%s", device_queues ? "device's queues" : "one queue", threads,
+      snprintf(what, sizeof what, "vkds   %s, %2u thread%s", device_queues ? "device's queues" : "one queue", threads,
                threads > 1 ? "s" : "");
-      printf("%-26s  %-42s %10.2f  %8.2fx %8.2fx %8.2f %9.2f\n", "", what, ns / 1e3, one_by_one / ns, all_in_one / ns,
-             per_call, submit_ns / 1e3);
+      print_throughput(what, ns, one_by_one, all_in_one, per_call, &ph, (double)threads * per_thread);
     }
     vkds_policy_release(pol);
+  }
+  if (err == VKDS_SUCCESS && gpu_counter_value(c) != (uint32_t)expected) {
+    fprintf(stderr, "vkds-bench: the throughput rows ran %u tasks, not %llu\n", gpu_counter_value(c),
+            (unsigned long long)expected);
+    return VKDS_ERROR_WRONG_RESULT;
   }
   return err;
 }
@@ -503,9 +662,9 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   double b_plain_each = plain_one_call_each_signals(&p);
   double b_vkds = vkds_batched(res, &c, batch, &e);
   err = err ? err : e;
-  plain_close(&p);
   gpu_counter_destroy(&c);
   if (err != VKDS_SUCCESS) {
+    plain_close(&p);
     fprintf(stderr, "vkds-bench: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
     return 1;
   }
@@ -536,12 +695,16 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
            rows[i].ns / rows[i].base);
   printf("%-26s  %-42s %10.2f  %8.2fx\n", "", "round trip  vkds / plain recorded each time", v_default / 1e3,
          v_default / recorded);
-  printf("%-26s  %-42s %10s  %9s %9s %8s %9s\n", "", "throughput (per task; ratio = plain / vkds)", "µs", "1-by-1",
-         "all-in-1", "per call", "submit µs");
+  printf("%-26s  %-42s %10s  %9s %9s %8s %6s %6s %6s\n", "", "throughput (per task; ratio = plain / row)", "µs",
+         "1-by-1", "all-in-1", "per call", "before", "record", "after");
   gpu_counter c2;
-  if (gpu_counter_create(&c2, res) != VK_SUCCESS) return 1;
-  err = throughput_rows(res, &c2, batch, b_plain, b_plain_one);
+  if (gpu_counter_create(&c2, res) != VK_SUCCESS) {
+    plain_close(&p);
+    return 1;
+  }
+  err = throughput_rows(&p, res, &c2, batch, b_plain, b_plain_one);
   gpu_counter_destroy(&c2);
+  plain_close(&p);
   if (err != VKDS_SUCCESS) {
     fprintf(stderr, "vkds-bench: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
     return 1;

@@ -199,6 +199,7 @@ typedef struct vkds__slot {
   bool time_known;        /* time_ns holds the task's time (read when it finished) */
   uint64_t time_ns;
   uint64_t value;         /* the timeline value its submit signals */
+  bool recording;         /* counted in its queue's `recording` (vkds__queue_acquire_slot) */
   vkds_selection *report_to; /* retained when completion or time must be reported */
   uint64_t key;
   vkds__buffer scratch;       /* per-launch data that must live until the work is done */
@@ -227,6 +228,8 @@ struct vkds_resource {
    * holds the queue to put them in its vkQueueSubmit */
   pthread_mutex_t pending_lock;
   struct vkds__submit_req *pending_head, *pending_tail;
+  uint32_t pending_count;      /* (pending_lock) */
+  _Atomic uint32_t recording;  /* threads recording a task for this queue: submits on their way */
   _Atomic uint64_t submit_calls, submitted_tasks; /* vkds_resource_submit_counts */
 };
 
@@ -242,12 +245,28 @@ void vkds__abandon(void *object);
  * no limit without a context (resources of other kinds). */
 uint64_t vkds__destroy_timeout(const vkds_context *ctx);
 
+/* One round of a spin-wait: tells the core that this thread only waits. */
+static inline void vkds__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* vkds_resource_lock_queue if the queue is free now; false (nothing locked) if not. */
+bool vkds__resource_try_lock_queue(vkds_resource *res);
+
 /* ---- queue tracking (lib/backend/queue.c) ---- */
 vkds_result vkds__queue_init(vkds_resource *r);
 /* The device must be idle. */
 void vkds__queue_destroy(vkds_resource *r);
-/* A slot with a reset command pool (cmd not begun). */
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, vkds__slot **out);
+/* A slot whose command buffer is not pending (vkBeginCommandBuffer resets it: its pool
+ * has RESET_COMMAND_BUFFER_BIT). recording: a task is recorded
+ * into it for vkds__queue_submit, and counts as on its way to r until it is submitted or
+ * the slot released (a thread submitting while the GPU is backed up waits for such
+ * tasks to join it). */
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, vkds__slot **out);
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
 /* Appends a submitted slot; call with queue_lock held so slots stay in value order. */
 void vkds__queue_track(vkds_resource *r, vkds__slot *slot);

@@ -54,7 +54,7 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
   vkds_resource *r = task->resource;
   vkds__device *dev = r->dev;
   vkds__slot *s;
-  VKDS_CHECK(vkds__queue_acquire_slot(r, &s));
+  VKDS_CHECK(vkds__queue_acquire_slot(r, info->mode == VKDS_TASK_RECORD, &s));
   s->key = info->key;
   if (vkds_selection_reports(sel) & (VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME)) {
     vkds_selection_retain(sel);
@@ -99,7 +99,7 @@ static void vulkan_abandon(vkds_backend *b, vkds_selection *sel, vkds_task *task
   vkds_resource *r = task->resource;
   vkds__slot *s = task->backend_data;
   if (task->mode == VKDS_TASK_SELF_SUBMIT) vkds_resource_unlock_queue(r);
-  else r->dev->vk.vkEndCommandBuffer(s->cmd); /* the pool is reset when the slot is reused */
+  else r->dev->vk.vkEndCommandBuffer(s->cmd); /* the next vkBeginCommandBuffer resets it */
   vkds__queue_release_slot(r, s);
 }
 

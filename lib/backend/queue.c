@@ -55,7 +55,11 @@ static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
   vkds__slot *s = vkds__alloc(dev->ctx, sizeof *s);
   if (!s) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "slot");
   VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                 .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
+                                 /* reset by vkBeginCommandBuffer: one driver call
+                                  * fewer per task (driver calls contend when several
+                                  * threads submit, bench/RESULTS.md) */
+                                 .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT |
+                                          VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                  .queueFamilyIndex = r->family};
   VkResult vr = dev->vk.vkCreateCommandPool(dev->device, &pci, vkds__vk_allocator(dev->ctx), &s->pool);
   if (vr != VK_SUCCESS) s->pool = VK_NULL_HANDLE; /* undefined after a failure: slot_free must not see it */
@@ -84,38 +88,53 @@ static vkds__slot *pop_free(vkds_resource *r, bool count_new) {
   return s;
 }
 
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, vkds__slot **out) {
-  /* Reclaim first (one read of the timeline value when work is in flight): the slot
-   * just finished is then the one reused, and slots never pile up behind finished work.
-   * (This is the variant measured on the H200 in bench/RESULTS.md; on lavapipe each
-   * read costs more the more work is in flight, see the notes there.) */
-  VKDS_CHECK(vkds__queue_reclaim(r));
-  vkds__slot *s = pop_free(r, true);
-  if (s) {
-    /* the pool's only buffer finished (it was reclaimed): reset it wholesale */
-    VkResult vr = r->dev->vk.vkResetCommandPool(r->dev->device, s->pool, 0);
-    if (vr != VK_SUCCESS) {
-      vkds__queue_release_slot(r, s);
-      return vkds__vk_fail(r->dev->ctx, vr, "vkResetCommandPool");
-    }
-  } else {
-    vkds_result res = slot_create(r, &s);
+static vkds_result reclaim_upto(vkds_resource *r, uint64_t done);
+
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, vkds__slot **out) {
+  /* counted from here: the combining thread waits for a submit that is on its way */
+  if (recording) atomic_fetch_add_explicit(&r->recording, 1, memory_order_relaxed);
+  /* Reclaim first, so that a slot just finished is the one reused and slots never pile
+   * up behind finished work: what the last read of the timeline says is finished (no
+   * driver call), and only when that frees no slot, a new read of the timeline (driver
+   * calls contend when several threads submit, and on lavapipe each read costs more
+   * the more work is in flight: bench/RESULTS.md). */
+  vkds_result res = reclaim_upto(r, atomic_load_explicit(&r->completed, memory_order_acquire));
+  vkds__slot *s = res == VKDS_SUCCESS ? pop_free(r, false) : NULL;
+  if (!s && res == VKDS_SUCCESS) {
+    res = vkds__queue_reclaim(r);
+    if (res == VKDS_SUCCESS) s = pop_free(r, true);
+  }
+  /* (a reused slot's command buffer finished, so vkBeginCommandBuffer may reset it) */
+  if (!s && res == VKDS_SUCCESS) {
+    res = slot_create(r, &s);
     if (res != VKDS_SUCCESS) {
       pthread_mutex_lock(&r->track_lock);
       --r->slot_count;
       pthread_mutex_unlock(&r->track_lock);
-      return res;
     }
+  }
+  if (res != VKDS_SUCCESS) {
+    if (recording) atomic_fetch_sub_explicit(&r->recording, 1, memory_order_release);
+    return res;
   }
   s->next = NULL;
   s->timed = false;
+  s->recording = recording;
   s->value = 0;
   s->report_to = NULL;
   *out = s;
   return VKDS_SUCCESS;
 }
 
+/* The slot's task is no longer on its way to the queue (submitted or given up). */
+static void done_recording(vkds_resource *r, vkds__slot *s) {
+  if (!s->recording) return;
+  s->recording = false;
+  atomic_fetch_sub_explicit(&r->recording, 1, memory_order_release);
+}
+
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *s) {
+  done_recording(r, s);
   vkds_selection_release(s->report_to);
   s->report_to = NULL;
   pthread_mutex_lock(&r->track_lock);
@@ -184,13 +203,14 @@ static void report_finished(vkds__slot *s) {
   vkds_selection_report(s->report_to, VKDS_REPORT_COMPLETION, s->key, 0);
 }
 
-vkds_result vkds__queue_reclaim(vkds_resource *r) {
-  /* nothing in flight: no lock, no driver call (a slot tracked concurrently is reclaimed
-   * by a later call) */
-  uint64_t done;
+/* Releases the slots of work up to timeline value `done` (and reports them). */
+static vkds_result reclaim_upto(vkds_resource *r, uint64_t done) {
   if (atomic_load_explicit(&r->inflight_count, memory_order_acquire) == 0) return VKDS_SUCCESS;
-  VKDS_CHECK(read_counter(r, &done));
   pthread_mutex_lock(&r->track_lock);
+  if (!r->inflight_head || r->inflight_head->value > done) { /* nothing new finished */
+    pthread_mutex_unlock(&r->track_lock);
+    return VKDS_SUCCESS;
+  }
   vkds__slot *finished = NULL, **tail = &finished;
   while (r->inflight_head && r->inflight_head->value <= done) {
     vkds__slot *s = r->inflight_head;
@@ -210,6 +230,15 @@ vkds_result vkds__queue_reclaim(vkds_resource *r) {
     vkds__queue_release_slot(r, s);
   }
   return VKDS_SUCCESS;
+}
+
+vkds_result vkds__queue_reclaim(vkds_resource *r) {
+  /* nothing in flight: no lock, no driver call (a slot tracked concurrently is reclaimed
+   * by a later call) */
+  uint64_t done;
+  if (atomic_load_explicit(&r->inflight_count, memory_order_acquire) == 0) return VKDS_SUCCESS;
+  VKDS_CHECK(read_counter(r, &done));
+  return reclaim_upto(r, done);
 }
 
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value) {
@@ -254,19 +283,35 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
 
 /* ---- coalesced submission ----
  *
- * One vkQueueSubmit costs the driver several microseconds however many command buffers
- * it carries (H100: 5.5 us per dispatch in one submit against 9.4-14.6 us one by one,
- * bench/RESULTS.md). So threads that submit to one queue at once share submits (flat
- * combining): a thread puts its request on the queue's pending list, then takes the
- * queue; if its request is still there, it submits every pending request (its own and
- * those of threads that queued meanwhile and now wait for the queue) in one call, each
- * with its own VkSubmitInfo and timeline value, in the order they were queued, and
- * marks them done. The others, once they get the queue, find theirs done and return.
- * Nobody waits for a timer or for more work: a lone request is submitted at once, at
- * the price of two uncontended lock operations. A failed call fails every request in
- * it (each thread reports the VkResult itself, so its own last-error message says it).
- * Requests live on their threads' stacks: a thread returns only after its request was
- * submitted or failed. */
+ * One vkQueueSubmit costs the GPU's front end about as much as the tiny task it
+ * carries, and several tasks in one call cost less each (H100: 9.4-14.6 us per
+ * dispatch one call each, 6.3 us each in one call with a signal each, bench/RESULTS.md).
+ * So threads that submit to one queue at once share submits (flat combining): a thread
+ * puts its request on the queue's pending list, then takes the queue; if its request is
+ * still there, it submits every pending request (its own and those of threads that
+ * queued meanwhile) in one call, each with its own VkSubmitInfo and timeline value, in
+ * the order they were queued, and marks them done. While another thread holds the
+ * queue, a thread watches its request instead of queueing up for the lock (for at most
+ * QUEUE_SPIN_NS, then it blocks): threads blocked on the lock would each have to take it
+ * in turn only to find their requests done, and that convoy left every new holder
+ * almost nothing to combine (H100, 16 threads: 1.08 tasks per call).
+ *
+ * Threads rarely meet by chance: the host side of a submit is shorter than the GPU's
+ * share of it, so each call would carry one task while the GPU falls behind. So while
+ * the GPU is backed up (more than COALESCE_BACKLOG of this queue's tasks not finished)
+ * and other threads are recording tasks for this queue, the thread that holds it waits
+ * for those tasks to join (at most COALESCE_WAIT_NS, or until MAX_COALESCED wait). That
+ * costs no task any time on the GPU, which has the backlog to run meanwhile; a lone task,
+ * or one reaching an idle or nearly idle queue, is submitted at once, at the price of two
+ * uncontended lock operations. The wait is bounded because a task function may take
+ * long (or a queue may be stalled behind a task that waits for the host).
+ *
+ * A failed call fails every request in it (each thread reports the VkResult itself, so
+ * its own last-error message says it). Requests live on their threads' stacks: a thread
+ * returns only after its request was submitted or failed. */
+enum { COALESCE_BACKLOG = 4 };
+#define COALESCE_WAIT_NS 20000u
+#define QUEUE_SPIN_NS 50000u
 #define MAX_COALESCED 64
 
 typedef struct vkds__submit_req {
@@ -300,6 +345,7 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
                            .signalSemaphoreCount = 1,
                            .pSignalSemaphores = &r->timeline};
   }
+  if (!n) return q; /* (first is never NULL) */
   /* a device lost meanwhile (by another queue's thread) takes nothing more */
   VkResult vr = atomic_load(&dev->lost) ? VK_ERROR_DEVICE_LOST : dev->vk.vkQueueSubmit(r->queue, n, si, VK_NULL_HANDLE);
   if (vr == VK_SUCCESS) {
@@ -323,9 +369,33 @@ void vkds__queue_flush_pending(vkds_resource *r) {
     pthread_mutex_lock(&r->pending_lock);
     vkds__submit_req *batch = r->pending_head;
     r->pending_head = r->pending_tail = NULL;
+    r->pending_count = 0;
     pthread_mutex_unlock(&r->pending_lock);
     if (!batch) return;
     while (batch) batch = submit_batch(r, batch);
+  }
+}
+
+/* With the queue held: while the GPU is backed up and tasks for this queue are being
+ * recorded, waits (bounded) for them to join the pending requests. */
+static void wait_for_company(vkds_resource *r) {
+  if (atomic_load_explicit(&r->recording, memory_order_acquire) == 0) return;
+  const uint64_t start = vkds__now_ns();
+  for (uint32_t round = 0; atomic_load_explicit(&r->recording, memory_order_acquire) > 0; ++round) {
+    if ((round & 255) == 0) { /* the timeline read is a driver call: now and then */
+      uint64_t done;
+      if (r->dev->vk.vkGetSemaphoreCounterValue(r->dev->device, r->timeline, &done) != VK_SUCCESS) return;
+      note_completed(r, done);
+      uint64_t submitted = atomic_load(&r->submitted);
+      if (done >= submitted || submitted - done <= COALESCE_BACKLOG) return; /* the GPU would soon idle */
+    }
+    if ((round & 31) == 31) {
+      pthread_mutex_lock(&r->pending_lock);
+      uint32_t pending = r->pending_count;
+      pthread_mutex_unlock(&r->pending_lock);
+      if (pending >= MAX_COALESCED || vkds__now_ns() - start >= COALESCE_WAIT_NS) return;
+    }
+    vkds__cpu_relax();
   }
 }
 
@@ -334,15 +404,41 @@ vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value_
   VKDS_CHECK(vkds__device_check_lost(dev, "vkQueueSubmit"));
   vkds__submit_req req = {.slot = s};
   atomic_init(&req.done, false);
+  /* before it is queued: once queued, another thread may submit it, and the slot may
+   * be reclaimed and reused */
+  done_recording(r, s);
   pthread_mutex_lock(&r->pending_lock);
   if (r->pending_tail) r->pending_tail->next = &req;
   else r->pending_head = &req;
   r->pending_tail = &req;
+  ++r->pending_count;
   pthread_mutex_unlock(&r->pending_lock);
-  vkds_resource_lock_queue(r);
-  /* still pending: nobody who held the queue since took it, so this thread submits */
-  if (!atomic_load_explicit(&req.done, memory_order_acquire)) vkds__queue_flush_pending(r);
-  vkds_resource_unlock_queue(r);
+  /* Until the request is done, take the queue if it is free and submit what is pending;
+   * while another thread holds it (and may take this request along), watch the request
+   * (see above). After QUEUE_SPIN_NS, block. */
+  uint64_t spin_start = 0;
+  for (uint32_t round = 0; !atomic_load_explicit(&req.done, memory_order_acquire); ++round) {
+    bool held = vkds__resource_try_lock_queue(r);
+    if (!held && (round & 63) == 63) { /* read the clock now and then */
+      uint64_t now = vkds__now_ns();
+      if (!spin_start) spin_start = now;
+      else if (now - spin_start >= QUEUE_SPIN_NS) {
+        vkds_resource_lock_queue(r);
+        held = true;
+      }
+    }
+    if (!held) {
+      vkds__cpu_relax();
+      continue;
+    }
+    /* still pending: nobody who held the queue since took it, so this thread submits */
+    if (!atomic_load_explicit(&req.done, memory_order_acquire)) {
+      wait_for_company(r);
+      vkds__queue_flush_pending(r);
+    }
+    vkds_resource_unlock_queue(r);
+    break;
+  }
   if (req.vk != VK_SUCCESS) return vkds__device_vk_fail(dev, req.vk, "vkQueueSubmit");
   *value_out = req.value;
   return VKDS_SUCCESS;

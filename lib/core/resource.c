@@ -92,6 +92,12 @@ void vkds_resource_lock_queue(vkds_resource *res) {
   if (res->dev->queue_lock) res->dev->queue_lock(res->dev->queue_lock_user, res->queue);
 }
 
+bool vkds__resource_try_lock_queue(vkds_resource *res) {
+  if (pthread_mutex_trylock(&res->queue_lock) != 0) return false;
+  if (res->dev->queue_lock) res->dev->queue_lock(res->dev->queue_lock_user, res->queue);
+  return true;
+}
+
 void vkds_resource_unlock_queue(vkds_resource *res) {
   if (!res) return;
   if (res->dev->queue_unlock) res->dev->queue_unlock(res->dev->queue_lock_user, res->queue);

@@ -55,11 +55,7 @@ void vkds__spin_pause(uint64_t *idle_since) {
     sched_yield();
     return;
   }
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
+  vkds__cpu_relax();
 }
 
 /* memcpy, or with non-temporal stores: the destination's lines are written without
