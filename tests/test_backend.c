@@ -458,7 +458,7 @@ END_TEST
 
 /* ---- coalesced submission: many threads, tiny tasks ---- */
 
-enum { COALESCE_THREADS = 8, COALESCE_DEVICES = 3 };
+enum { COALESCE_THREADS = 8, COALESCE_DEVICES = 3, COALESCE_CAPACITY = 32 };
 
 typedef struct coalescer {
   vkds_policy *pol;
@@ -466,6 +466,7 @@ typedef struct coalescer {
   uint32_t count;
   uint64_t *values;  /* each task's timeline value */
   uint32_t *indices; /* and the resource it ran on */
+  uint64_t most_in_flight; /* the policy's count on that resource, right after a submit */
   vkds_result err;
 } coalescer;
 
@@ -484,6 +485,8 @@ static void *coalesce_loop(void *arg) {
     if (c->err != VKDS_SUCCESS) break;
     c->values[i] = vkds_submission_data(s);
     c->indices[i] = vkds_selection_index(vkds_submission_selection(s));
+    uint64_t in_flight = vkds_policy_in_flight(c->pol, c->indices[i]);
+    if (in_flight > c->most_in_flight) c->most_in_flight = in_flight;
     vkds_submission_release(s); /* fire and forget: the work goes on */
   }
   return NULL;
@@ -510,12 +513,14 @@ static uint64_t coalesce_round(vkds_policy *pol, const gpu_counter *counters, ui
   vkds__vk_fault_arm(&(vkds__vk_fault_plan){.function = "vkQueueSubmit"}); /* counts, fails nothing */
   pthread_t th[COALESCE_THREADS];
   for (int t = 0; t < COALESCE_THREADS; ++t) {
-    c[t].pol = pol, c[t].counters = counters, c[t].count = each, c[t].err = VKDS_SUCCESS;
+    c[t].pol = pol, c[t].counters = counters, c[t].count = each, c[t].err = VKDS_SUCCESS, c[t].most_in_flight = 0;
     ck_assert_int_eq(pthread_create(&th[t], NULL, coalesce_loop, &c[t]), 0);
   }
   for (int t = 0; t < COALESCE_THREADS; ++t) {
     pthread_join(th[t], NULL);
     ck_assert_msg(c[t].err == VKDS_SUCCESS, "thread %d: %s", t, vkds_result_str(c[t].err));
+    /* coalesced tasks are counted like any other: the capacity still holds */
+    ck_assert_uint_le(c[t].most_in_flight, COALESCE_CAPACITY);
   }
   ck_assert_vkds(vkds_policy_wait_all(pol, UINT64_MAX));
   uint64_t calls = vkds__vk_fault_calls();
@@ -566,7 +571,7 @@ START_TEST(tiny_tasks_from_eight_threads_are_coalesced) {
   for (uint32_t r = 0; r < resources; ++r)
     ck_assert_int_eq(gpu_counter_create(&counters[r], vkds_context_resource(ctx, r)), VK_SUCCESS);
   vkds_policy *pol;
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH, .capacity = 32,
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH, .capacity = COALESCE_CAPACITY,
                                                         .resources = {.context = ctx}},
                                     &pol));
   coalescer c[COALESCE_THREADS];
@@ -599,7 +604,11 @@ START_TEST(tiny_tasks_from_eight_threads_are_coalesced) {
           after - before);
   ck_assert_msg(calls < total, "no submission was coalesced (%llu calls for %llu tasks)", (unsigned long long)calls,
                 (unsigned long long)total);
-#ifndef __SANITIZE_ADDRESS__ /* ASan's quarantine holds freed memory; LeakSanitizer checks there */
+  /* Not under the sanitizers: ASan's quarantine holds freed memory (LeakSanitizer checks
+   * there), and TSan's shadow and synchronization records grow with the addresses the
+   * driver's allocations touch (+5-9 MiB over 16,000 tasks even after a warm-up as long
+   * as the round, against +0.2 MiB over 80,000 without TSan). */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   ck_assert_msg(after - before < 8192, "RSS grew by %ld KiB over %llu tasks", after - before, (unsigned long long)total);
 #endif
   vkds_policy_release(pol);
