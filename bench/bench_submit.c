@@ -23,13 +23,17 @@
  * policy) and over every queue of its device (dynamic load); ns per task, and plain
  * one by one and plain all in one vkQueueSubmit divided by it (higher is better).
  * Beside them plain Vulkan from as many threads, each recording every dispatch into
- * its own command buffers and submitting it by itself; and for every row the host
- * time per task (summed over threads) before recording, recording, and after it.
+ * its own command buffers and submitting it by itself (on one queue, or each thread on
+ * one of the device's queues), or handing it to one more thread that submits all that
+ * was handed over in one vkQueueSubmit; and for every row the host time per task
+ * (summed over threads) before recording, recording, and after it.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <vulkan/vulkan.h>
 
 #include "../tests/gpu_counter.h"
@@ -418,13 +422,69 @@ static void *submit_loop(void *arg) {
  * itself under the queue's lock, one by one: what an application without vkds does. */
 enum { PLAIN_RING = 32 };
 
+/* The hand-off of "plain, threads record, one submits": recorded command buffers wait
+ * here for the submitting thread, which puts all that wait in one vkQueueSubmit (one
+ * VkSubmitInfo, one signal) and writes the value it signals into each one's slot. */
+enum { HANDOFF_MAX = 1024 };
+typedef struct handoff {
+  pthread_mutex_t lock;
+  VkCommandBuffer cmds[HANDOFF_MAX];
+  _Atomic uint64_t *values[HANDOFF_MAX];
+  uint32_t count;
+  atomic_bool stop;
+  plain *p;
+  uint64_t calls, tasks;
+  int failed;
+} handoff;
+
+static void *handoff_loop(void *arg) {
+  handoff *h = arg;
+  VkCommandBuffer cmds[HANDOFF_MAX];
+  _Atomic uint64_t *values[HANDOFF_MAX];
+  for (;;) {
+    pthread_mutex_lock(&h->lock);
+    uint32_t n = h->count;
+    memcpy(cmds, h->cmds, n * sizeof *cmds);
+    memcpy(values, h->values, n * sizeof *values);
+    h->count = 0;
+    pthread_mutex_unlock(&h->lock);
+    if (!n) {
+      if (atomic_load(&h->stop)) return NULL;
+      continue;
+    }
+    uint64_t value = ++h->p->value;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = n,
+                       .pCommandBuffers = cmds, .signalSemaphoreCount = 1, .pSignalSemaphores = &h->p->timeline};
+    vkds_resource_lock_queue(h->p->res);
+    if (vkQueueSubmit(h->p->queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS) h->failed = 1;
+    vkds_resource_unlock_queue(h->p->res);
+    ++h->calls, h->tasks += n;
+    for (uint32_t i = 0; i < n; ++i) atomic_store(values[i], value);
+  }
+}
+
 typedef struct plain_thread {
   plain *p;
   const gpu_counter *c;
   uint32_t count;
+  handoff *handoff; /* NULL: the thread submits by itself */
   phases ns;
   int failed;
 } plain_thread;
+
+/* Puts a recorded command buffer on the hand-off; its value appears in *value. */
+static void handoff_post(handoff *h, VkCommandBuffer cmd, _Atomic uint64_t *value) {
+  atomic_store(value, UINT64_MAX);
+  for (;;) {
+    pthread_mutex_lock(&h->lock);
+    bool room = h->count < HANDOFF_MAX;
+    if (room) h->cmds[h->count] = cmd, h->values[h->count] = value, ++h->count;
+    pthread_mutex_unlock(&h->lock);
+    if (room) return;
+  }
+}
 
 static void *plain_thread_loop(void *arg) {
   plain_thread *t = arg;
@@ -433,7 +493,8 @@ static void *plain_thread_loop(void *arg) {
   vkds_resource_get_info(p->res, &ri);
   VkCommandPool pool;
   VkCommandBuffer cmds[PLAIN_RING];
-  uint64_t pending[PLAIN_RING] = {0};
+  _Atomic uint64_t pending[PLAIN_RING];
+  for (uint32_t k = 0; k < PLAIN_RING; ++k) atomic_init(&pending[k], 0);
   VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                  .queueFamilyIndex = ri.queue_family};
@@ -448,6 +509,8 @@ static void *plain_thread_loop(void *arg) {
   for (uint32_t i = 0; i < t->count && !t->failed; ++i) {
     uint32_t k = i % PLAIN_RING;
     uint64_t t0 = bench_now_ns(), done = 0;
+    while (atomic_load(&pending[k]) == UINT64_MAX) { /* not submitted yet */
+    }
     while (pending[k] && vkGetSemaphoreCounterValue(p->dev, p->timeline, &done) == VK_SUCCESS && done < pending[k]) {
     }
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -456,6 +519,11 @@ static void *plain_thread_loop(void *arg) {
     gpu_counter_record(t->c, cmds[k], 1, 1, 0);
     vkEndCommandBuffer(cmds[k]);
     uint64_t t1 = bench_now_ns();
+    if (t->handoff) {
+      handoff_post(t->handoff, cmds[k], &pending[k]);
+      t->ns.record += t1 - t0, t->ns.after += bench_now_ns() - t1;
+      continue;
+    }
     vkds_resource_lock_queue(p->res); /* also orders the timeline values */
     uint64_t value = ++p->value;
     VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
@@ -469,7 +537,11 @@ static void *plain_thread_loop(void *arg) {
   }
   /* the ring's buffers may still be pending: wait for this thread's last one */
   uint64_t last = 0;
-  for (uint32_t k = 0; k < PLAIN_RING; ++k) last = pending[k] > last ? pending[k] : last;
+  for (uint32_t k = 0; k < PLAIN_RING; ++k) {
+    while (atomic_load(&pending[k]) == UINT64_MAX) { /* not submitted yet */
+    }
+    last = pending[k] > last ? pending[k] : last;
+  }
   VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                             .pSemaphores = &p->timeline, .pValues = &last};
   if (last) vkWaitSemaphores(p->dev, &wi, UINT64_MAX);
@@ -480,13 +552,14 @@ static void *plain_thread_loop(void *arg) {
 /* ns per task of plain Vulkan from `threads` threads, thread t on queue ps[t % queues]
  * (phase sums in *ns), 0 on failure. */
 static double plain_threads_throughput(plain *ps, uint32_t queues, const gpu_counter *c, uint32_t threads,
-                                       uint32_t per_thread, phases *ns) {
+                                       uint32_t per_thread, handoff *h, phases *ns) {
   plain_thread th[16];
-  pthread_t id[16];
+  pthread_t id[16], handoff_thread;
   int failed = 0;
   uint64_t t0 = bench_now_ns();
+  if (h) pthread_create(&handoff_thread, NULL, handoff_loop, h);
   for (uint32_t t = 0; t < threads; ++t) {
-    th[t] = (plain_thread){.p = &ps[t % queues], .c = c, .count = per_thread};
+    th[t] = (plain_thread){.p = &ps[t % queues], .c = c, .count = per_thread, .handoff = h};
     pthread_create(&id[t], NULL, plain_thread_loop, &th[t]);
   }
   *ns = (phases){0};
@@ -496,6 +569,11 @@ static double plain_threads_throughput(plain *ps, uint32_t queues, const gpu_cou
     ns->record += th[t].ns.record, ns->after += th[t].ns.after;
   }
   double per = (double)(bench_now_ns() - t0) / ((double)threads * per_thread);
+  if (h) {
+    atomic_store(&h->stop, true);
+    pthread_join(handoff_thread, NULL);
+    failed |= h->failed;
+  }
   return failed ? 0.0 : per;
 }
 
@@ -578,25 +656,34 @@ static vkds_result throughput_rows(plain *p, vkds_resource *res, gpu_counter *c,
     vkds_resource_get_info(q, &qi);
     if (qi.device_index == ri.device_index && !plain_open(&qs[nq], q, c, 1)) ++nq;
   }
-  for (int device_queues = 0; device_queues < 2 && err == VKDS_SUCCESS; ++device_queues) {
+  /* mode 0: one queue, each thread submits; 1: the device's queues, likewise; 2: one
+   * queue, the threads only record and one more thread submits what they recorded */
+  for (int mode = 0; mode < 3 && err == VKDS_SUCCESS; ++mode) {
     for (size_t k = 0; k < 3; ++k) {
       uint32_t threads = thread_counts[k], per_thread = batch / threads ? batch / threads : 1;
       phases ph;
-      plain *on = device_queues ? qs : p;
-      uint32_t n = device_queues ? nq : 1;
+      plain *on = mode == 1 ? qs : p;
+      uint32_t n = mode == 1 ? nq : 1;
       if (!n) break;
-      plain_threads_throughput(on, n, c, threads, per_thread, &ph); /* warm-up */
-      double ns = plain_threads_throughput(on, n, c, threads, per_thread, &ph);
+      static handoff h; /* large: not on the stack */
+      double ns = 0.0, per_call = 1.0;
+      for (int round = 0; round < 2; ++round) { /* a warm-up, then the row */
+        h = (handoff){.p = p};
+        pthread_mutex_init(&h.lock, NULL);
+        ns = plain_threads_throughput(on, n, c, threads, per_thread, mode == 2 ? &h : NULL, &ph);
+        pthread_mutex_destroy(&h.lock);
+        if (mode == 2 && h.calls) per_call = (double)h.tasks / (double)h.calls;
+      }
       expected += 2ull * threads * per_thread;
       if (ns == 0.0) {
         fprintf(stderr, "vkds-bench: plain Vulkan from %u threads failed\n", threads);
         err = VKDS_ERROR_VULKAN;
         break;
       }
+      static const char *const modes[] = {"one queue", "device's queues", "1 q, +1 submits"};
       char what[64];
-      snprintf(what, sizeof what, "plain  %s, %2u thread%s", device_queues ? "device's queues" : "one queue", threads,
-               threads > 1 ? "s" : "");
-      print_throughput(what, ns, one_by_one, all_in_one, 1.0, &ph, (double)threads * per_thread);
+      snprintf(what, sizeof what, "plain  %s, %2u thread%s", modes[mode], threads, threads > 1 ? "s" : "");
+      print_throughput(what, ns, one_by_one, all_in_one, per_call, &ph, (double)threads * per_thread);
     }
   }
   for (uint32_t i = 0; i < nq; ++i) plain_close(&qs[i]);
