@@ -5,27 +5,23 @@
 
 #include "harness.h"
 
-static const char kernel_glsl[] = "#version 450\n"
-                                  "#include \"vkds.glsl\"\n"
-                                  "layout(local_size_x = 64) in;\n"
-                                  "VKDS_VIEW(uint, 4, Words)\n"
-                                  "#define VKDS_ARGS uint n; Words data;\n"
-                                  "VKDS_DECLARE_ARGS\n"
-                                  "void main() {\n"
-                                  "  uint64_t i = vkds_global_index();\n"
-                                  "  if (i < VKDS_ARG(n)) Words_store(VKDS_ARG(data), i, 3u * Words_load(VKDS_ARG(data), i) + 1u);\n"
-                                  "}\n";
-typedef struct args {
-  uint32_t n;
-  vkds_view data;
-} args;
-static const vkds_arg arg_desc[] = {
-    {.kind = VKDS_ARG_UINT, .offset = offsetof(args, n), .name = "n"},
-    {.kind = VKDS_ARG_VIEW, .offset = offsetof(args, data), .name = "data"},
+const char life_cycle_kernel_glsl[] = "#version 450\n"
+                                      "#include \"vkds.glsl\"\n"
+                                      "layout(local_size_x = 64) in;\n"
+                                      "VKDS_VIEW(uint, 4, Words)\n"
+                                      "#define VKDS_ARGS uint n; Words data;\n"
+                                      "VKDS_DECLARE_ARGS\n"
+                                      "void main() {\n"
+                                      "  uint64_t i = vkds_global_index();\n"
+                                      "  if (i < VKDS_ARG(n)) Words_store(VKDS_ARG(data), i, 3u * Words_load(VKDS_ARG(data), i) + 1u);\n"
+                                      "}\n";
+const vkds_arg life_cycle_arg_desc[] = {
+    {.kind = VKDS_ARG_UINT, .offset = offsetof(life_cycle_args, n), .name = "n"},
+    {.kind = VKDS_ARG_VIEW, .offset = offsetof(life_cycle_args, data), .name = "data"},
     {0},
 };
 
-enum { N = 1000 };
+enum { N = LIFE_CYCLE_N };
 
 vkds_result life_cycle(const vkds_context_info *given, bool *right) {
   vkds_context *ctx = NULL;
@@ -44,11 +40,11 @@ vkds_result life_cycle(const vkds_context_info *given, bool *right) {
     r = vkds_policy_create(&pi, &pol);
   }
   if (r == VKDS_SUCCESS)
-    r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = kernel_glsl, .args = arg_desc, .name = "triple"}, &k);
+    r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = life_cycle_kernel_glsl, .args = life_cycle_arg_desc, .name = "triple"}, &k);
   if (r == VKDS_SUCCESS) r = vkds_buffer_create(res, &(vkds_buffer_info){.size = sizeof host}, &buf);
   if (r == VKDS_SUCCESS) r = vkds_upload(res, vkds_view_of(buf), host, sizeof host);
   if (r == VKDS_SUCCESS) {
-    args a = {.n = N, .data = vkds_view_of(buf)};
+    life_cycle_args a = {.n = N, .data = vkds_view_of(buf)};
     r = vkds_launch(pol, k, &(vkds_launch_info){.global = {N}, .args = &a}, &sub);
   }
   if (r == VKDS_SUCCESS) r = vkds_submission_wait(sub);

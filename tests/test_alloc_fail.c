@@ -40,6 +40,7 @@
 
 #include "alloc_fail.h"
 #include "harness.h"
+#include "life_cycle.h"
 
 #ifdef VKDS_ALLOC_FAIL_NO_INTERPOSE
 /* no tests/alloc_fail.cpp: the malloc sweep is not built */
@@ -50,27 +51,7 @@ bool alloc_fail_fired(void) { return false; }
 long alloc_fail_held(void) { return 0; }
 #endif
 
-static const char kernel_glsl[] = "#version 450\n"
-                                  "#include \"vkds.glsl\"\n"
-                                  "layout(local_size_x = 64) in;\n"
-                                  "VKDS_VIEW(uint, 4, Words)\n"
-                                  "#define VKDS_ARGS uint n; Words data;\n"
-                                  "VKDS_DECLARE_ARGS\n"
-                                  "void main() {\n"
-                                  "  uint64_t i = vkds_global_index();\n"
-                                  "  if (i < VKDS_ARG(n)) Words_store(VKDS_ARG(data), i, 3u * Words_load(VKDS_ARG(data), i) + 1u);\n"
-                                  "}\n";
-typedef struct args {
-  uint32_t n;
-  vkds_view data;
-} args;
-static const vkds_arg arg_desc[] = {
-    {.kind = VKDS_ARG_UINT, .offset = offsetof(args, n), .name = "n"},
-    {.kind = VKDS_ARG_VIEW, .offset = offsetof(args, data), .name = "data"},
-    {0},
-};
-
-enum { N = 1000 };
+enum { N = LIFE_CYCLE_N };
 
 /* The life cycle's steps after the context: policy, kernel, buffer, upload, launch,
  * download, reduction, and the objects' destruction; returns the first error. With
@@ -90,11 +71,11 @@ static vkds_result use_context(vkds_context *ctx, bool *right) {
     r = vkds_policy_create(&pi, &pol);
   }
   if (r == VKDS_SUCCESS)
-    r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = kernel_glsl, .args = arg_desc, .name = "triple"}, &k);
+    r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = life_cycle_kernel_glsl, .args = life_cycle_arg_desc, .name = "triple"}, &k);
   if (r == VKDS_SUCCESS) r = vkds_buffer_create(res, &(vkds_buffer_info){.size = sizeof host}, &buf);
   if (r == VKDS_SUCCESS) r = vkds_upload(res, vkds_view_of(buf), host, sizeof host);
   if (r == VKDS_SUCCESS) {
-    args a = {.n = N, .data = vkds_view_of(buf)};
+    life_cycle_args a = {.n = N, .data = vkds_view_of(buf)};
     r = vkds_launch(pol, k, &(vkds_launch_info){.global = {N}, .args = &a}, &sub);
   }
   if (r == VKDS_SUCCESS) r = vkds_submission_wait(sub);
@@ -143,7 +124,7 @@ static vkds_result life_cycle_with(const VkAllocationCallbacks *allocator, bool 
   return r;
 }
 
-static vkds_result life_cycle(bool *right) { return life_cycle_with(NULL, right, NULL, NULL, NULL); }
+static vkds_result plain_life_cycle(bool *right) { return life_cycle_with(NULL, right, NULL, NULL, NULL); }
 
 static long sites;  /* allocations of one life cycle (the counting run in main) */
 static long stride; /* every stride-th site is failed */
@@ -153,7 +134,7 @@ START_TEST(each_allocation_fails) {
   long held = alloc_fail_held();
   alloc_fail_arm(n);
   bool right;
-  vkds_result r = life_cycle(&right);
+  vkds_result r = plain_life_cycle(&right);
   bool fired = alloc_fail_fired();
   alloc_fail_arm(-1);
   /* glslang and SPIRV-Tools (Debian's) are built without exception support: a
@@ -172,7 +153,7 @@ START_TEST(each_allocation_fails) {
     ck_assert_msg(fired, "allocation %ld: %s, but no allocation failed", n, vkds_result_str(r));
   }
   /* and then, nothing failing, the life cycle works again */
-  ck_assert_msg(life_cycle(&right) == VKDS_SUCCESS && right, "after allocation %ld failed, a life cycle fails: %s", n,
+  ck_assert_msg(plain_life_cycle(&right) == VKDS_SUCCESS && right, "after allocation %ld failed, a life cycle fails: %s", n,
                 vkds_last_error_message());
 }
 END_TEST
@@ -499,7 +480,7 @@ int main(void) {
      * stays), the second is counted */
     for (int run = 0; run < 2; ++run) {
       alloc_fail_arm(-1);
-      if (life_cycle(&right) != VKDS_SUCCESS || !right) {
+      if (plain_life_cycle(&right) != VKDS_SUCCESS || !right) {
         fprintf(stderr, "test_alloc_fail: the life cycle fails without any failed allocation: %s\n",
                 vkds_last_error_message());
         return 1;
