@@ -247,6 +247,11 @@ int main(int argc, char **argv) {
 
   vkds_context_info info = {.log = log_to_stderr, .log_level = VKDS_LOG_WARN,
                             .devices_per_physical = opt.devices_per_physical};
+  /* the staging ring's shape, for measuring it (vkds_context_info.staging_chunks and
+   * staging_chunk_bytes; unset: vkds's defaults) */
+  const char *chunks = getenv("VKDS_BENCH_STAGING_CHUNKS"), *chunk_mib = getenv("VKDS_BENCH_STAGING_CHUNK_MIB");
+  if (chunks) info.staging_chunks = (uint32_t)strtoul(chunks, NULL, 10);
+  if (chunk_mib) info.staging_chunk_bytes = strtoull(chunk_mib, NULL, 10) << 20;
   vkds_context *ctx = NULL;
   vkds_result r = vkds_context_create(&info, &ctx);
   if (r != VKDS_SUCCESS) {
