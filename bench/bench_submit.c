@@ -601,7 +601,8 @@ static double policy_throughput(vkds_policy *pol, gpu_counter *c, uint32_t threa
 }
 
 /* A policy over `res` alone (FIXED) or over every queue of its device (DYNAMIC_LOAD). */
-static vkds_result throughput_policy(vkds_resource *res, bool device_queues, vkds_policy **out) {
+static vkds_result throughput_policy(vkds_resource *res, vkds_policy_kind kind, vkds_policy **out) {
+  bool device_queues = kind != VKDS_POLICY_FIXED;
   vkds_context *ctx = vkds_resource_context(res);
   vkds_resource_info ri;
   vkds_resource_get_info(res, &ri);
@@ -613,7 +614,7 @@ static vkds_result throughput_policy(vkds_resource *res, bool device_queues, vkd
     vkds_resource_get_info(r, &info);
     if (r == res || (device_queues && info.device_index == ri.device_index)) on[n++] = r;
   }
-  return vkds_policy_create(&(vkds_policy_info){.kind = device_queues ? VKDS_POLICY_DYNAMIC_LOAD : VKDS_POLICY_FIXED,
+  return vkds_policy_create(&(vkds_policy_info){.kind = kind,
                                                 .resources = {.context = ctx, .resource_count = n, .resources = on}},
                             out);
 }
@@ -687,9 +688,12 @@ static vkds_result throughput_rows(plain *p, vkds_resource *res, gpu_counter *c,
     }
   }
   for (uint32_t i = 0; i < nq; ++i) plain_close(&qs[i]);
-  for (int device_queues = 0; device_queues < 2 && err == VKDS_SUCCESS; ++device_queues) {
+  /* one queue (fixed), the device's queues by dynamic load, and by earliest finish */
+  static const vkds_policy_kind kinds[] = {VKDS_POLICY_FIXED, VKDS_POLICY_DYNAMIC_LOAD, VKDS_POLICY_EARLIEST_FINISH};
+  static const char *const over[] = {"one queue", "device's queues", "dev. queues, EF"};
+  for (int m = 0; m < 3 && err == VKDS_SUCCESS; ++m) {
     vkds_policy *pol;
-    err = throughput_policy(res, device_queues, &pol);
+    err = throughput_policy(res, kinds[m], &pol);
     for (size_t k = 0; k < 3 && err == VKDS_SUCCESS; ++k) {
       uint32_t threads = thread_counts[k], per_thread = batch / threads ? batch / threads : 1;
       policy_throughput(pol, c, threads, per_thread, NULL, &err); /* warm-up: as many slots and pools as the run needs */
@@ -701,7 +705,7 @@ static vkds_result throughput_rows(plain *p, vkds_resource *res, gpu_counter *c,
       policy_submit_counts(pol, &calls, &tasks);
       double per_call = calls > calls_before ? (double)(tasks - tasks_before) / (double)(calls - calls_before) : 0.0;
       char what[64];
-      snprintf(what, sizeof what, "vkds   %s, %2u thread%s", device_queues ? "device's queues" : "one queue", threads,
+      snprintf(what, sizeof what, "vkds   %s, %2u thread%s", over[m], threads,
                threads > 1 ? "s" : "");
       print_throughput(what, ns, one_by_one, all_in_one, per_call, &ph, (double)threads * per_thread);
     }
