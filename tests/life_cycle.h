@@ -8,18 +8,16 @@
 #include <stdbool.h>
 #include <vkds/vkds.h>
 
-/* Its kernel: data[i] = 3 * data[i] + 1 for i < n, and the argument struct it takes. */
-typedef struct life_cycle_args {
-  uint32_t n;
-  vkds_view data;
-} life_cycle_args;
-extern const char life_cycle_kernel_glsl[];
-extern const vkds_arg life_cycle_arg_desc[];
-enum { LIFE_CYCLE_N = 1000 }; /* elements */
+/* The steps after the context, on its first resource: a fixed policy, the kernel
+ * data[i] = 3 * data[i] + 1, a buffer, upload, launch, download, a reduction of the
+ * buffer and, with host_data, one of host memory (staged); then every object made is
+ * destroyed (the context is not). Returns the first error; with success, *right says
+ * whether every result was right. */
+vkds_result life_cycle_steps(vkds_context *ctx, bool host_data, bool *right);
 
-/* Runs the life cycle with this context info (NULL: harness_info()); returns its first
- * error, having cleaned up what it made. With success, *right says whether every result
- * was right. */
+/* The whole life cycle: a context with this info (NULL: harness_info()), every step
+ * (host data too), destroy. Returns the first error, having cleaned up what it made;
+ * with success, *right says whether every result was right. */
 vkds_result life_cycle(const vkds_context_info *info, bool *right);
 
 #endif

@@ -51,48 +51,6 @@ bool alloc_fail_fired(void) { return false; }
 long alloc_fail_held(void) { return 0; }
 #endif
 
-enum { N = LIFE_CYCLE_N };
-
-/* The life cycle's steps after the context: policy, kernel, buffer, upload, launch,
- * download, reduction, and the objects' destruction; returns the first error. With
- * success, *right says whether the launch's and the reduction's results were right. */
-static vkds_result use_context(vkds_context *ctx, bool *right) {
-  vkds_policy *pol = NULL;
-  vkds_kernel *k = NULL;
-  vkds_buffer *buf = NULL;
-  vkds_submission *sub = NULL;
-  uint32_t host[N], back[N], sum = 0, want = 0;
-  for (uint32_t i = 0; i < N; ++i) host[i] = i * 7u, want += 3u * (i * 7u) + 1u;
-  vkds_result r = VKDS_SUCCESS;
-  vkds_resource *res = vkds_context_resource(ctx, 0);
-  {
-    void *only[1] = {res};
-    vkds_policy_info pi = {.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx, .resource_count = 1, .resources = only}};
-    r = vkds_policy_create(&pi, &pol);
-  }
-  if (r == VKDS_SUCCESS)
-    r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = life_cycle_kernel_glsl, .args = life_cycle_arg_desc, .name = "triple"}, &k);
-  if (r == VKDS_SUCCESS) r = vkds_buffer_create(res, &(vkds_buffer_info){.size = sizeof host}, &buf);
-  if (r == VKDS_SUCCESS) r = vkds_upload(res, vkds_view_of(buf), host, sizeof host);
-  if (r == VKDS_SUCCESS) {
-    life_cycle_args a = {.n = N, .data = vkds_view_of(buf)};
-    r = vkds_launch(pol, k, &(vkds_launch_info){.global = {N}, .args = &a}, &sub);
-  }
-  if (r == VKDS_SUCCESS) r = vkds_submission_wait(sub);
-  if (r == VKDS_SUCCESS) r = vkds_download(res, back, vkds_view_of(buf), sizeof back);
-  if (r == VKDS_SUCCESS) {
-    vkds_seq s = vkds_seq_buffer(vkds_view_of(buf), VKDS_U32);
-    r = vkds_reduce(pol, &s, &(vkds_op){.kind = VKDS_OP_GLSL, .glsl = "a + b", .identity = "0u"}, NULL, &sum);
-  }
-  *right = r == VKDS_SUCCESS && sum == want;
-  for (uint32_t i = 0; *right && i < N; ++i) *right = back[i] == 3u * host[i] + 1u;
-  vkds_submission_release(sub);
-  vkds_buffer_destroy(buf);
-  vkds_kernel_destroy(k);
-  vkds_policy_release(pol);
-  return r;
-}
-
 enum { WHY = 600 };
 
 static void sweep_log(void *user, vkds_log_level level, vkds_log_source source, const char *message);
@@ -110,14 +68,14 @@ static vkds_result life_cycle_with(const VkAllocationCallbacks *allocator, bool 
   if (allocator) info.log = sweep_log;
   *right = false;
   vkds_result r = vkds_context_create(&info, &ctx);
-  if (r == VKDS_SUCCESS) r = use_context(ctx, right);
+  if (r == VKDS_SUCCESS) r = life_cycle_steps(ctx, false, right);
   if (why) snprintf(why, WHY, "%s", r == VKDS_SUCCESS ? "" : vkds_last_error_message());
   if (after_failure) {
     *usable = true;
     if (r != VKDS_SUCCESS && ctx) {
       after_failure();
       bool again = false;
-      *usable = use_context(ctx, &again) == VKDS_SUCCESS && again;
+      *usable = life_cycle_steps(ctx, false, &again) == VKDS_SUCCESS && again;
     }
   }
   vkds_context_destroy(ctx);
