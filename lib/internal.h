@@ -173,8 +173,9 @@ typedef struct vkds__device {
   struct vkds__allocator *allocator; /* lib/memory/memory.c */
   struct vkds__staging *staging;     /* lib/memory/staging.c, made on first use */
   pthread_mutex_t staging_lock;
-  /* A call on it returned VK_ERROR_DEVICE_LOST: from then on vkds's work on it fails
-   * at once with VKDS_ERROR_DEVICE_LOST (vkds__device_lost), policies skip its queues. */
+  /* A call on it returned VK_ERROR_DEVICE_LOST (vkds__device_vk_fail): from then on
+   * vkds's work on it fails at once with VKDS_ERROR_DEVICE_LOST (vkds__device_check_lost),
+   * and policies skip its queues. */
   atomic_bool lost;
 } vkds__device;
 
@@ -262,10 +263,10 @@ vkds_result vkds__queue_init(vkds_resource *r);
 /* The device must be idle. */
 void vkds__queue_destroy(vkds_resource *r);
 /* A slot whose command buffer is not pending (vkBeginCommandBuffer resets it: its pool
- * has RESET_COMMAND_BUFFER_BIT). recording: a task is recorded
- * into it for vkds__queue_submit, and counts as on its way to r until it is submitted or
- * the slot released (a thread submitting while the GPU is backed up waits for such
- * tasks to join it). */
+ * has RESET_COMMAND_BUFFER_BIT). recording: a task is recorded into it for
+ * vkds__queue_submit, and counts as on its way to r until it is submitted or the slot
+ * released (a thread submitting while the GPU is backed up waits for such tasks to
+ * join it). */
 vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, vkds__slot **out);
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
 /* Appends a submitted slot; call with queue_lock held so slots stay in value order. */

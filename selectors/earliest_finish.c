@@ -127,9 +127,8 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish key");
   }
   estimate_queued(ef);
-  uint32_t best = UINT32_MAX, explore = UINT32_MAX, idlest = 0;
+  uint32_t best = UINT32_MAX, explore = UINT32_MAX, idlest = UINT32_MAX; /* UINT32_MAX: none yet */
   double best_finish = 0.0, explore_queued = 0.0, idlest_queued = 0.0;
-  idlest = UINT32_MAX;
   for (uint32_t r = 0; r < p->resource_count; ++r) {
     if (!vkds__usable(p, r)) continue;
     const ef_cost *c = &k->per[r];

@@ -463,7 +463,8 @@ vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_sub
   VKDS_CHECK(vkds_select(p, task, &sel));
   vkds_result r = vkds_selection_submit(sel, task, out);
   /* Vulkan resources learn it from their device (check_health); other kinds from here */
-  if (r == VKDS_ERROR_DEVICE_LOST) set_health(p, vkds_selection_index(sel), VKDS_RESOURCE_LOST, "a task returned VKDS_ERROR_DEVICE_LOST");
+  if (r == VKDS_ERROR_DEVICE_LOST)
+    set_health(p, vkds_selection_index(sel), VKDS_RESOURCE_LOST, "a task returned VKDS_ERROR_DEVICE_LOST");
   vkds_selection_release(sel); /* unsubmitted (an error), it gives its place back */
   return r;
 }

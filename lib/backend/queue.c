@@ -384,8 +384,7 @@ static void wait_for_company(vkds_resource *r) {
   for (uint32_t round = 0; atomic_load_explicit(&r->recording, memory_order_acquire) > 0; ++round) {
     if ((round & 255) == 0) { /* the timeline read is a driver call: now and then */
       uint64_t done;
-      if (r->dev->vk.vkGetSemaphoreCounterValue(r->dev->device, r->timeline, &done) != VK_SUCCESS) return;
-      note_completed(r, done);
+      if (read_counter(r, &done) != VKDS_SUCCESS) return; /* the submit will say what went wrong */
       uint64_t submitted = atomic_load(&r->submitted);
       if (done >= submitted || submitted - done <= COALESCE_BACKLOG) return; /* the GPU would soon idle */
     }
