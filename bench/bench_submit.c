@@ -20,8 +20,9 @@
  *   vkds            N vkds_submit (fire and forget), one vkds_backend_wait_all
  * Throughput (issue 15): tiny tasks through a policy, from 1, 4 and 16 threads (each
  * N / threads tasks, fire and forget, then one wait), on the resource alone (fixed
- * policy) and over every queue of its device (dynamic load); ns per task, and plain
- * one by one and plain all in one vkQueueSubmit divided by it (higher is better).
+ * policy) and over every queue of its device (dynamic load, and earliest finish); ns
+ * per task, and plain one by one and plain all in one vkQueueSubmit divided by it
+ * (higher is better).
  * Beside them plain Vulkan from as many threads, each recording every dispatch into
  * its own command buffers and submitting it by itself (on one queue, or each thread on
  * one of the device's queues), or handing it to one more thread that submits all that
@@ -600,7 +601,8 @@ static double policy_throughput(vkds_policy *pol, gpu_counter *c, uint32_t threa
   return (double)(bench_now_ns() - t0) / ((double)threads * per_thread);
 }
 
-/* A policy over `res` alone (FIXED) or over every queue of its device (DYNAMIC_LOAD). */
+/* A policy of this kind: FIXED over `res` alone, any other kind over every queue of
+ * its device. */
 static vkds_result throughput_policy(vkds_resource *res, vkds_policy_kind kind, vkds_policy **out) {
   bool device_queues = kind != VKDS_POLICY_FIXED;
   vkds_context *ctx = vkds_resource_context(res);
