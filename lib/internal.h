@@ -203,6 +203,12 @@ typedef struct vkds__slot {
   bool recording;         /* counted in its queue's `recording` (vkds__queue_acquire_slot) */
   vkds_selection *report_to; /* retained when completion or time must be reported */
   uint64_t key;
+  /* What its command buffer holds, for a replay (vkds_task_info.replay_key): the task's
+   * replay_key (0: a recording for one submission), whether it wrote timestamps, its
+   * label; `replayed`: this use submits that recording again. */
+  uint64_t replay_key;
+  bool replay_timed, replayed;
+  const char *replay_label;
   vkds__buffer scratch;       /* per-launch data that must live until the work is done */
   VkDeviceAddress scratch_address;
 } vkds__slot;
@@ -232,6 +238,7 @@ struct vkds_resource {
   uint32_t pending_count;      /* (pending_lock) */
   _Atomic uint32_t recording;  /* threads recording a task for this queue: submits on their way */
   _Atomic uint64_t submit_calls, submitted_tasks; /* vkds_resource_submit_counts */
+  _Atomic uint64_t replayed_tasks; /* submissions of a kept recording (vkds_task_info.replay_key) */
 };
 
 /* Marks dev lost when vk is VK_ERROR_DEVICE_LOST (logging it once); then, like
@@ -267,7 +274,15 @@ void vkds__queue_destroy(vkds_resource *r);
  * vkds__queue_submit, and counts as on its way to r until it is submitted or the slot
  * released (a thread submitting while the GPU is backed up waits for such tasks to
  * join it). */
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, vkds__slot **out);
+/* `replay` (NULL: none) asks for a free slot that holds this recording (see
+ * vkds__slot.replay_key); such a slot comes back with `replayed` set, its command buffer
+ * ready to submit again. Any other slot comes back with its recording forgotten. */
+typedef struct vkds__replay {
+  uint64_t key;
+  bool timed;
+  const char *label;
+} vkds__replay;
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, const vkds__replay *replay, vkds__slot **out);
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
 /* Appends a submitted slot; call with queue_lock held so slots stay in value order. */
 void vkds__queue_track(vkds_resource *r, vkds__slot *slot);

@@ -725,6 +725,46 @@ START_TEST(asynchronous_form) {
 }
 END_TEST
 
+/* A call repeated on the same buffers with the same arguments submits its first
+ * recording again (vkds_task_info.replay_key) where the data is passed by device address,
+ * and reads the buffers as they are then; anything different records anew. Leaves bound
+ * as descriptors (lavapipe's default) are never replayed. */
+START_TEST(repeated_calls_replay_their_recording) {
+  force_access(_i);
+  open_ctx();
+  enum { N = 1000 };
+  static uint32_t host[N], back[N];
+  vkds_buffer *a, *b;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 4 * N}, &a));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 4 * N}, &b));
+  vkds_seq as = vkds_seq_buffer(vkds_view_of(a), VKDS_U32), bs = vkds_seq_buffer(vkds_view_of(b), VKDS_U32);
+  uint64_t before = vkds_resource_replay_count(r0);
+  for (uint32_t round = 0; round < 3; ++round) { /* new data each round, the same calls */
+    uint32_t want = 0, sum = 0, seven = 7, with_init = 0;
+    for (uint32_t i = 0; i < N; ++i) host[i] = (uint32_t)rnd(), want += host[i];
+    ck_assert_vkds(vkds_upload(r0, vkds_view_of(a), host, sizeof host));
+    ck_assert_vkds(vkds_reduce(pol, &as, NULL, NULL, &sum));
+    ck_assert_uint_eq(sum, want);
+    ck_assert_vkds(vkds_reduce(pol, &as, NULL, &seven, &with_init)); /* another argument: another recording */
+    ck_assert_uint_eq(with_init, want + 7);
+    ck_assert_vkds(vkds_transform(pol, &as, &bs, "x * 3u + 1u"));
+    ck_assert_vkds(vkds_download(r0, back, vkds_view_of(b), sizeof back));
+    uint32_t want_b = 0, sum_b = 0;
+    for (uint32_t i = 0; i < N; ++i) {
+      harness_expect_uint_eq(back[i], host[i] * 3u + 1u);
+      want_b += back[i];
+    }
+    ck_assert_vkds(vkds_reduce(pol, &bs, NULL, NULL, &sum_b)); /* the same kernel on another buffer */
+    ck_assert_uint_eq(sum_b, want_b);
+  }
+  /* rounds 2 and 3 replay all four calls (the uploads and downloads between them take
+   * other slots) */
+  ck_assert_uint_eq(vkds_resource_replay_count(r0) - before, _i == 1 ? 8u : 0u);
+  vkds_buffer_destroy(a), vkds_buffer_destroy(b);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(recording_form) {
   force_access(_i);
   open_ctx();
@@ -989,6 +1029,7 @@ int main(void) {
   t = harness_tcase("forms");
   tcase_add_loop_test(t, asynchronous_form, 0, rules);
   tcase_add_loop_test(t, recording_form, 0, rules);
+  tcase_add_loop_test(t, repeated_calls_replay_their_recording, 0, rules);
   suite_add_tcase(s, t);
   t = harness_tcase("kernels");
   tcase_add_test(t, second_call_and_second_process_compile_nothing);

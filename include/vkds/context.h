@@ -295,6 +295,12 @@ VKDS_API vkds_context *vkds_resource_context(const vkds_resource *res);
  * pointer may be NULL; a NULL resource gives zeros. */
 VKDS_API void vkds_resource_submit_counts(const vkds_resource *res, uint64_t *calls, uint64_t *tasks);
 
+/* How many of the resource's submissions reused an earlier recording instead of
+ * recording again (vkds_task_info.replay_key: vkds's algorithms set it for reductions
+ * and element-wise calls whose data is passed by device address, so that the same call
+ * again, on the same buffers with the same arguments, records nothing). 0 for NULL. */
+VKDS_API uint64_t vkds_resource_replay_count(const vkds_resource *res);
+
 #ifdef __cplusplus
 }
 #endif

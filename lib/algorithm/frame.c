@@ -391,6 +391,31 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   return VKDS_SUCCESS;
 }
 
+/* The replay key of a call (vkds_task_info.replay_key): a hash of everything its
+ * recording depends on (record_task: the kernel, the template and its flags, the
+ * parameters, the scratch), so that a call identical to an earlier one submits that
+ * recording again (a loop reducing the same buffer; NVIDIA's recording costs 2-3 us of
+ * a 20 us round trip). Only for reductions and element-wise calls through device
+ * addresses: leaves bound as descriptors (CPU devices) name buffers that may be
+ * destroyed while the recording is kept; streamed calls record chunk by chunk. 0: none. */
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 31, h *= 0xbf58476d1ce4e5b9ull, h ^= h >> 29;
+  return h;
+}
+
+static uint64_t replay_key(const call *c) {
+  vkds__alg_template t = c->a.template_kind;
+  if (c->streaming || (t != VKDS__TEMPLATE_REDUCE && t != VKDS__TEMPLATE_MAP)) return 0;
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k)
+    if (c->gen.leaves[k].bound) return 0;
+  uint64_t h = mix(0x766b6473ull, (uint64_t)(uintptr_t)c->kernel);
+  h = mix(h, (uint64_t)t << 32 | (uint64_t)c->a.has_value << 1 | (uint64_t)c->range64);
+  h = mix(h, c->scratch ? vkds_buffer_address(c->scratch) : 0);
+  for (uint32_t k = 0; k < VKDS__GEN_MAX_PARAMS; ++k) h = mix(h, c->gen.args.p[k]);
+  return h ? h : 1;
+}
+
 static vkds_result record_task(void *user, const vkds_task *task, void **wait_object) {
   (void)wait_object;
   call *c = user;
@@ -403,6 +428,7 @@ static vkds_result record_task(void *user, const vkds_task *task, void **wait_ob
 /* Copies the reduction's result from the scratch buffer to the caller's pointers. */
 static void read_results(const call *c) {
   const vkds__alg *a = &c->a;
+  vkds__buffer_invalidate_range(c->scratch, 0, VKDS__ALG_RESULT_BYTES); /* (readback memory may not be coherent) */
   const unsigned char *r = vkds_buffer_map(c->scratch);
   uint32_t size = vkds_type_size(a->elem_type);
   switch (a->result) {
@@ -441,13 +467,25 @@ static vkds_result finish(void *user, bool done) {
   vkds_result u = unbind_leaves(c, done && r == VKDS_SUCCESS);
   if (r == VKDS_SUCCESS) r = u;
   if (done && r == VKDS_SUCCESS && c->a.template_kind == VKDS__TEMPLATE_REDUCE) read_results(c);
-  if (done && r == VKDS_SUCCESS && c->scan_result && c->a.result == VKDS__RESULT_COUNT)
+  if (done && r == VKDS_SUCCESS && c->scan_result && c->a.result == VKDS__RESULT_COUNT) {
+    vkds__buffer_invalidate_range(c->scan_result, 0, 8);
     memcpy(c->a.host_result, vkds_buffer_map(c->scan_result), 8);
+  }
   call_free(c);
   return r;
 }
 
 /* ---- the forms ---- */
+
+/* Where a reduction's result (and partials) go. The host reads the result once the
+ * work is done: from host-cached memory that is a read of the host's own memory, while
+ * mapped device memory (a discrete GPU's BAR) is read across the bus: 2.0-2.5 us of a
+ * 24 us round trip on the H100 (bench/RESULTS.md). The partials of a reduction of many
+ * groups share the buffer and are read by the device's second pass, so those stay in
+ * device memory (their host read is nothing next to their size). */
+static vkds_memory_kind result_memory(const call *c) {
+  return c->groups == 1 && !c->streaming ? VKDS_MEMORY_READBACK : VKDS_MEMORY_MAPPED;
+}
 
 /* Everything up to the submission; on error nothing is left behind. */
 static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **sub, call **out) {
@@ -488,7 +526,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     r = vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one reduction takes",
                    a->name, (unsigned long long)a->count);
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE)
-    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scratch);
+    r = vkds__alg_buffer_get(c->res, result_memory(c), VKDS__ALG_SCRATCH_BYTES, &c->scratch);
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN) {
     /* device memory, in powers of two so that spares are found again */
     uint64_t need = vkds__scan_scratch_bytes(c), size = 4096;
@@ -496,7 +534,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
     if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
     if (r == VKDS_SUCCESS && a->result == VKDS__RESULT_COUNT) /* the count, for the host */
-      r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
+      r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 8};
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
@@ -507,7 +545,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
     if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
     if (r == VKDS_SUCCESS && a->input_count == 2)
-      r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_MAPPED, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
+      r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 4};
   }
   if (r == VKDS_SUCCESS && sorts_in_place(a->template_kind) && a->count) {
@@ -520,6 +558,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   vkds_task_info task = hints;
   task.fn = record_task;
   task.user = c;
+  task.replay_key = r == VKDS_SUCCESS ? replay_key(c) : 0;
   if (r == VKDS_SUCCESS) r = c->streaming ? vkds__stream_run(c, sel, &task, sub) : vkds_selection_submit(sel, &task, sub);
   vkds_selection_release(sel); /* unsubmitted: its place goes back to the policy */
   if (r != VKDS_SUCCESS) {

@@ -153,6 +153,7 @@ vkds_result vkds__histogram_record(vkds__call *c, VkCommandBuffer cmd) {
 vkds_result vkds__histogram_status(const vkds__call *c) {
   if (!c->scan_result) return VKDS_SUCCESS;
   uint32_t status;
+  vkds__buffer_invalidate_range(c->scan_result, 0, 4); /* (readback memory may not be coherent) */
   memcpy(&status, vkds_buffer_map(c->scan_result), 4);
   if (status == 0) return VKDS_SUCCESS;
   return vkds__fail(c->res->dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,

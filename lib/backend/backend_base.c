@@ -36,7 +36,7 @@ static vkds_result base_submit(vkds_backend *b, vkds_selection *sel, const vkds_
                     .mode = info->mode};
   VKDS_CHECK(b->ops->instrument_before(b, sel, info, &task));
   void *wait_object = NULL;
-  vkds_result r = info->fn(info->user, &task, &wait_object);
+  vkds_result r = task.replayed ? VKDS_SUCCESS : info->fn(info->user, &task, &wait_object);
   if (r != VKDS_SUCCESS) {
     b->ops->abandon(b, sel, &task);
     return r;

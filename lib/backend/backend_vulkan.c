@@ -54,7 +54,9 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
   vkds_resource *r = task->resource;
   vkds__device *dev = r->dev;
   vkds__slot *s;
-  VKDS_CHECK(vkds__queue_acquire_slot(r, info->mode == VKDS_TASK_RECORD, &s));
+  bool record = info->mode == VKDS_TASK_RECORD, timed = vkds_selection_reports(sel) & VKDS_REPORT_TIME;
+  vkds__replay replay = {.key = info->replay_key, .timed = timed, .label = info->label};
+  VKDS_CHECK(vkds__queue_acquire_slot(r, record, record && info->replay_key ? &replay : NULL, &s));
   s->key = info->key;
   if (vkds_selection_reports(sel) & (VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME)) {
     vkds_selection_retain(sel);
@@ -68,9 +70,14 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
     task->queue = r->queue;
     task->signal_semaphore = r->timeline;
     task->signal_value = atomic_load(&r->submitted) + 1;
+  } else if (s->replayed) {
+    task->cmd = s->cmd; /* recorded, timestamps and label included: submitted again */
+    task->replayed = true;
+    atomic_fetch_add_explicit(&r->replayed_tasks, 1, memory_order_relaxed);
   } else {
+    /* a recording kept for replays is submitted more than once */
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+                                   .flags = info->replay_key ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     VkResult vr = dev->vk.vkBeginCommandBuffer(s->cmd, &bi);
     if (vr != VK_SUCCESS) {
       vkds__queue_release_slot(r, s);
@@ -80,7 +87,7 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
       VkDebugUtilsLabelEXT label = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = info->label};
       dev->ctx->fn.CmdBeginDebugUtilsLabelEXT(s->cmd, &label);
     }
-    if (vkds_selection_reports(sel) & VKDS_REPORT_TIME) {
+    if (timed) {
       vkds_result res = write_start_timestamp(r, s);
       if (res != VKDS_SUCCESS) {
         dev->vk.vkEndCommandBuffer(s->cmd);
@@ -103,15 +110,21 @@ static void vulkan_abandon(vkds_backend *b, vkds_selection *sel, vkds_task *task
   vkds__queue_release_slot(r, s);
 }
 
-/* Ends the slot's command buffer and submits it, signalling the next timeline value. */
+/* Ends the slot's command buffer (unless it is a replay) and submits it, signalling the
+ * next timeline value. */
 static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_task_info *info, uint64_t *value) {
   vkds__device *dev = r->dev;
+  if (s->replayed) return vkds__queue_submit(r, s, value);
   if (s->timed) dev->vk.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->timestamps, 1);
   if (info->label && dev->ctx->debug_utils && dev->ctx->fn.CmdEndDebugUtilsLabelEXT)
     dev->ctx->fn.CmdEndDebugUtilsLabelEXT(s->cmd);
   VkResult vr = dev->vk.vkEndCommandBuffer(s->cmd);
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkEndCommandBuffer");
-
+  if (info->replay_key) { /* kept for the next task with this key */
+    s->replay_key = info->replay_key;
+    s->replay_timed = s->timed;
+    s->replay_label = info->label;
+  }
   return vkds__queue_submit(r, s, value);
 }
 
@@ -132,6 +145,7 @@ static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
   } else {
     vkds_result res = submit_recorded(r, s, info, &value);
     if (res != VKDS_SUCCESS) {
+      s->replay_key = 0; /* not known to be submittable */
       vkds__queue_release_slot(r, s);
       return res;
     }

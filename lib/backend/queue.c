@@ -78,11 +78,30 @@ static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
   return VKDS_SUCCESS;
 }
 
-/* Pops a free slot, or NULL (counting the slot about to be made) when there is none. */
-static vkds__slot *pop_free(vkds_resource *r, bool count_new) {
+/* Free slots that hold a recording kept for replays are taken for other work only when
+ * this many are free and none without one: below it, other work gets a new slot, so
+ * that the staging copies between two identical calls do not record over the first
+ * call's recording. */
+enum { KEEP_RECORDINGS = 8 };
+
+/* With `replay`, the free slot that holds that recording (NULL when none does); else the
+ * first free slot that holds none (NULL when there is none and fewer than
+ * KEEP_RECORDINGS are free). With count_new, a slot about to be created is counted
+ * when NULL is returned. */
+static vkds__slot *pop_free(vkds_resource *r, bool count_new, const vkds__replay *replay) {
   pthread_mutex_lock(&r->track_lock);
-  vkds__slot *s = r->free_slots;
-  if (s) r->free_slots = s->next;
+  vkds__slot **at = &r->free_slots;
+  uint32_t kept = 0;
+  if (replay) {
+    while (*at && !((*at)->replay_key == replay->key && (*at)->replay_timed == replay->timed &&
+                    (*at)->replay_label == replay->label))
+      at = &(*at)->next;
+  } else {
+    for (; *at && (*at)->replay_key; at = &(*at)->next) ++kept;
+    if (!*at && kept >= KEEP_RECORDINGS) at = &r->free_slots;
+  }
+  vkds__slot *s = *at;
+  if (s) *at = s->next;
   else if (count_new) ++r->slot_count;
   pthread_mutex_unlock(&r->track_lock);
   return s;
@@ -90,7 +109,7 @@ static vkds__slot *pop_free(vkds_resource *r, bool count_new) {
 
 static vkds_result reclaim_upto(vkds_resource *r, uint64_t done);
 
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, vkds__slot **out) {
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, const vkds__replay *replay, vkds__slot **out) {
   /* counted from here: the combining thread waits for a submit that is on its way */
   if (recording) atomic_fetch_add_explicit(&r->recording, 1, memory_order_relaxed);
   /* Reclaim first, so that a slot just finished is the one reused and slots never pile
@@ -99,10 +118,12 @@ vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, vkds__slo
    * calls contend when several threads submit, and on lavapipe each read costs more
    * the more work is in flight: bench/RESULTS.md). */
   vkds_result res = reclaim_upto(r, atomic_load_explicit(&r->completed, memory_order_acquire));
-  vkds__slot *s = res == VKDS_SUCCESS ? pop_free(r, false) : NULL;
+  vkds__slot *s = res == VKDS_SUCCESS && replay && replay->key ? pop_free(r, false, replay) : NULL;
+  bool replayed = s != NULL;
+  if (!s && res == VKDS_SUCCESS) s = pop_free(r, false, NULL);
   if (!s && res == VKDS_SUCCESS) {
     res = vkds__queue_reclaim(r);
-    if (res == VKDS_SUCCESS) s = pop_free(r, true);
+    if (res == VKDS_SUCCESS) s = pop_free(r, true, NULL);
   }
   /* (a reused slot's command buffer finished, so vkBeginCommandBuffer may reset it) */
   if (!s && res == VKDS_SUCCESS) {
@@ -118,7 +139,9 @@ vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, vkds__slo
     return res;
   }
   s->next = NULL;
-  s->timed = false;
+  s->replayed = replayed;
+  if (!replayed) s->replay_key = 0; /* whatever it held is recorded over */
+  s->timed = replayed && s->replay_timed;
   s->recording = recording;
   s->value = 0;
   s->report_to = NULL;

@@ -110,3 +110,7 @@ void vkds_resource_submit_counts(const vkds_resource *res, uint64_t *calls, uint
   if (calls) *calls = res ? atomic_load_explicit(&res->submit_calls, memory_order_relaxed) : 0;
   if (tasks) *tasks = res ? atomic_load_explicit(&res->submitted_tasks, memory_order_relaxed) : 0;
 }
+
+uint64_t vkds_resource_replay_count(const vkds_resource *res) {
+  return res ? atomic_load_explicit(&res->replayed_tasks, memory_order_relaxed) : 0;
+}

@@ -79,7 +79,7 @@ static vkds_result staging_get(vkds__device *dev, vkds__staging **out) {
 /* Starts recording GPU copies on `r`. */
 static vkds_result copies_begin(vkds_resource *r, vkds__slot **out) {
   vkds__slot *s = NULL;
-  VKDS_CHECK(vkds__queue_acquire_slot(r, false, &s));
+  VKDS_CHECK(vkds__queue_acquire_slot(r, false, NULL, &s));
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   VkResult vr = r->dev->vk.vkBeginCommandBuffer(s->cmd, &bi);
