@@ -79,8 +79,8 @@
  * many as BATCHES_NS of wall time allows). A queue family without timestamps leaves
  * every row wall-timed, and the output says so.
  * Wall times are medians of N calls after warm-up (2 calls, and at least 10 ms on GPUs;
- * N from a time budget per row, 5 to 30; the round trips 200 after 20, the three
- * interleaved). The data rotates over up to 8 sets of buffers (ROTATE_BYTES together) so
+ * N from a time budget per row, 5 to 30; the round trips 200 after 20, in runs of 10
+ * calls of one kind, the three kinds' runs interleaved). The data rotates over up to 8 sets of buffers (ROTATE_BYTES together) so
  * that small sizes are not served from a cache holding one set. GB/s are 10^9 bytes per
  * second of the bytes the algorithm must move, over the row's GPU time where it has one,
  * else its wall time: n*4 (reduce, count_if, min_element read; fill writes), 2*n*4 (copy,
@@ -133,6 +133,7 @@ enum {
   MAX_REPS = 30,
   RT_TRIPS = 200,
   RT_WARMUP = 20,
+  RT_RUN = 10, /* round trips timed one after the other (divides both above) */
   COPY_GROUP = 256, /* copy4.comp's local_size_x */
   MAX_BATCH = 256,  /* calls in one GPU-timed batch (one command buffer), at most */
   MIN_BATCHES = 3,  /* timed batches per row (of each kind), at least ... */
@@ -1607,27 +1608,35 @@ static void row_done(const run_state *st, row *r) {
 /* ---- round trips at 2^10 --------------------------------------------------------------- */
 
 /* One plain dispatch (pre-recorded; recorded before each submission) and one blocking
- * vkds_reduce, interleaved so that the machine's drift hits all three alike. */
+ * vkds_reduce, each timed in runs of RT_RUN calls one after the other (a loop of
+ * blocking calls, as an application runs them), the three kinds of runs interleaved so
+ * that the machine's drift hits all three alike. (In a run, vkds's first call comes
+ * after plain Vulkan's submissions to the same queue, so the queue puts its leading
+ * barrier before it; the others follow vkds's own full barrier and need none.) */
 static void round_trips(run_state *st, dataset *d) {
   static double pre[RT_TRIPS], rec[RT_TRIPS], red[RT_TRIPS];
   plain *p = &st->plain;
   bool ok = true;
   vkds_result err = VKDS_SUCCESS;
   plain_bind(p, d);
-  for (uint32_t i = 0; i < RT_WARMUP + RT_TRIPS && err == VKDS_SUCCESS; ++i) {
-    uint64_t t0 = bench_now_ns();
-    plain_run(p, p->cmds[0], SPIN_ALWAYS);
-    uint64_t t1 = bench_now_ns();
-    plain_record(p, p->record, 0, d->n);
-    plain_run(p, p->record, SPIN_ALWAYS);
-    uint64_t t2 = bench_now_ns();
-    call c = call_of(st->pol, d, DEVICE, 0);
-    err = vkds_reduce(st->pol, &c.in, NULL, NULL, &c.value);
-    uint64_t t3 = bench_now_ns();
-    ok = ok && err == VKDS_SUCCESS && check_reduce(&c, &d->ref[0]);
-    if (i >= RT_WARMUP) {
-      uint32_t k = i - RT_WARMUP;
-      pre[k] = (double)(t1 - t0), rec[k] = (double)(t2 - t1), red[k] = (double)(t3 - t2);
+  for (uint32_t i = 0; i < RT_WARMUP + RT_TRIPS && err == VKDS_SUCCESS; i += RT_RUN) {
+    for (uint32_t j = 0; j < RT_RUN; ++j) {
+      uint64_t t0 = bench_now_ns();
+      plain_run(p, p->cmds[0], SPIN_ALWAYS);
+      if (i + j >= RT_WARMUP) pre[i + j - RT_WARMUP] = (double)(bench_now_ns() - t0);
+    }
+    for (uint32_t j = 0; j < RT_RUN; ++j) {
+      uint64_t t0 = bench_now_ns();
+      plain_record(p, p->record, 0, d->n);
+      plain_run(p, p->record, SPIN_ALWAYS);
+      if (i + j >= RT_WARMUP) rec[i + j - RT_WARMUP] = (double)(bench_now_ns() - t0);
+    }
+    for (uint32_t j = 0; j < RT_RUN && err == VKDS_SUCCESS; ++j) {
+      call c = call_of(st->pol, d, DEVICE, 0);
+      uint64_t t0 = bench_now_ns();
+      err = vkds_reduce(st->pol, &c.in, NULL, NULL, &c.value);
+      if (i + j >= RT_WARMUP) red[i + j - RT_WARMUP] = (double)(bench_now_ns() - t0);
+      ok = ok && err == VKDS_SUCCESS && check_reduce(&c, &d->ref[0]);
     }
   }
   if (err != VKDS_SUCCESS)

@@ -209,6 +209,11 @@ typedef struct vkds__slot {
   uint64_t replay_key;
   bool replay_timed, replayed;
   const char *replay_label;
+  /* needs_lead: the recording has no leading barrier; the queue puts one before it
+   * unless the command buffer before it ends in one (ends_full: vkds's full barrier,
+   * src compute and transfer writes, dst compute, transfer and host). Kept with the
+   * recording for its replays. */
+  bool needs_lead, ends_full;
   vkds__buffer scratch;       /* per-launch data that must live until the work is done */
   VkDeviceAddress scratch_address;
 } vkds__slot;
@@ -239,6 +244,15 @@ struct vkds_resource {
   _Atomic uint32_t recording;  /* threads recording a task for this queue: submits on their way */
   _Atomic uint64_t submit_calls, submitted_tasks; /* vkds_resource_submit_counts */
   _Atomic uint64_t replayed_tasks; /* submissions of a kept recording (vkds_task_info.replay_key) */
+  /* Ordering between submissions (queue.c, vkds__queue_lead_ready): whether the last
+   * command buffer submitted to the queue ends in vkds's full barrier (queue_lock held),
+   * and the barrier-only command buffer put before a task that leaves its leading
+   * barrier to the queue (made on first use; lead_state 0: not yet, 1: ready, 2: failed). */
+  bool tail_full;
+  _Atomic uint64_t lead_barriers; /* how often submit_batch put it before a task (tests read it) */
+  _Atomic int lead_state;
+  VkCommandPool lead_pool;
+  VkCommandBuffer lead_cmd;
 };
 
 /* Marks dev lost when vk is VK_ERROR_DEVICE_LOST (logging it once); then, like
@@ -264,6 +278,13 @@ static inline void vkds__cpu_relax(void) {
 
 /* vkds_resource_lock_queue if the queue is free now; false (nothing locked) if not. */
 bool vkds__resource_try_lock_queue(vkds_resource *res);
+/* Unlocks after vkds's own submits: unlike vkds_resource_unlock_queue, which forgets how
+ * the queue's last command buffer ended (the application may have submitted its own). */
+void vkds__resource_unlock_queue_own(vkds_resource *res);
+/* Whether the queue can put its barrier before tasks (vkds__slot.needs_lead): makes the
+ * barrier's command buffer on first use; false on an adopted device (the application
+ * may submit to the queue without telling vkds) or when it could not be made. */
+bool vkds__queue_lead_ready(vkds_resource *r);
 
 /* ---- queue tracking (lib/backend/queue.c) ---- */
 vkds_result vkds__queue_init(vkds_resource *r);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "backend/queue_test.h" /* queue_puts_the_leading_barrier_where_needed */
 #include "values.h"
 #include "multi_device.h"
 
@@ -765,6 +766,56 @@ START_TEST(repeated_calls_replay_their_recording) {
 }
 END_TEST
 
+/* The queue's leading barrier (lib/backend/queue.c): an algorithm call leaves its
+ * leading barrier to the queue, which puts one before it only when the command buffer
+ * before it did not end in vkds's full barrier: the queue's first submission, another
+ * kind of task, or anything the application may have submitted (vkds_resource_unlock_
+ * queue). Counts what the queue did (lib/backend/queue_test.h). */
+static vkds_result record_nothing(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_SUCCESS;
+}
+
+START_TEST(queue_puts_the_leading_barrier_where_needed) {
+  open_ctx();
+  enum { N = 4096 };
+  static uint32_t host[N];
+  uint32_t want = 0;
+  for (uint32_t i = 0; i < N; ++i) host[i] = (uint32_t)rnd(), want += host[i];
+  vkds_buffer *a;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = sizeof host}, &a));
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(a), host, sizeof host));
+  vkds_seq as = vkds_seq_buffer(vkds_view_of(a), VKDS_U32);
+  uint64_t base = vkds__queue_lead_barriers(r0);
+  uint32_t sum = 0;
+#define REDUCE_AND_COUNT(barriers)                                                                        \
+  do {                                                                                                    \
+    sum = 0;                                                                                              \
+    ck_assert_vkds(vkds_reduce(pol, &as, NULL, NULL, &sum));                                              \
+    ck_assert_uint_eq(sum, want);                                                                         \
+    ck_assert_uint_eq(vkds__queue_lead_barriers(r0) - base, (barriers));                                \
+  } while (0)
+  REDUCE_AND_COUNT(1u); /* after the upload (its own barrier is not vkds's full one), or first */
+  REDUCE_AND_COUNT(1u); /* after a reduction: none */
+  REDUCE_AND_COUNT(1u);
+  vkds_resource_lock_queue(r0); /* the application may submit here */
+  vkds_resource_unlock_queue(r0);
+  REDUCE_AND_COUNT(2u);
+  vkds_selection *sel;
+  vkds_submission *sub;
+  ck_assert_vkds(vkds_select(pol, &(vkds_task_info){0}, &sel));
+  ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = record_nothing}, &sub)); /* another kind of task */
+  vkds_selection_release(sel);
+  ck_assert_vkds(vkds_submission_wait(sub));
+  vkds_submission_release(sub);
+  REDUCE_AND_COUNT(3u);
+  REDUCE_AND_COUNT(3u);
+#undef REDUCE_AND_COUNT
+  vkds_buffer_destroy(a);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(recording_form) {
   force_access(_i);
   open_ctx();
@@ -1030,6 +1081,7 @@ int main(void) {
   tcase_add_loop_test(t, asynchronous_form, 0, rules);
   tcase_add_loop_test(t, recording_form, 0, rules);
   tcase_add_loop_test(t, repeated_calls_replay_their_recording, 0, rules);
+  tcase_add_test(t, queue_puts_the_leading_barrier_where_needed);
   suite_add_tcase(s, t);
   t = harness_tcase("kernels");
   tcase_add_test(t, second_call_and_second_process_compile_nothing);

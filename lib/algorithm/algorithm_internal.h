@@ -216,6 +216,9 @@ typedef struct vkds__call {
   bool range64;
   /* streaming (stream.c): per streamed leaf, two host-visible buffers of stream_bytes */
   bool streaming;
+  /* the queue puts the leading barrier before the recording when it is needed
+   * (vkds__slot.needs_lead): record_task leaves it out */
+  bool queue_lead;
   uint64_t stream_bytes, chunk_elems, chunks;
   vkds_buffer *stage[VKDS__GEN_MAX_LEAVES][VKDS__STREAM_SLOTS];
   /* copied streaming (discrete GPUs): device buffers the chunks are copied to and from,

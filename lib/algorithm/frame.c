@@ -348,7 +348,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   const vkds__device *dev = c->res->dev;
   const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   const VkAccessFlags writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  if (!c->queue_lead)
+    barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   uint64_t *p = c->gen.args.p;
   uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) {
@@ -384,8 +385,9 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
     }
   }
-  barrier(dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-          work | VK_PIPELINE_STAGE_HOST_BIT,
+  /* vkds's full barrier (vkds__slot.ends_full): everything recorded before it, compute
+   * or transfer, before whatever comes next on the queue, and the host */
+  barrier(dev, cmd, work, writes, work | VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
               VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
   return VKDS_SUCCESS;
@@ -410,7 +412,7 @@ static uint64_t replay_key(const call *c) {
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k)
     if (c->gen.leaves[k].bound) return 0;
   uint64_t h = mix(0x766b6473ull, (uint64_t)(uintptr_t)c->kernel);
-  h = mix(h, (uint64_t)t << 32 | (uint64_t)c->a.has_value << 1 | (uint64_t)c->range64);
+  h = mix(h, (uint64_t)t << 32 | (uint64_t)c->queue_lead << 2 | (uint64_t)c->a.has_value << 1 | (uint64_t)c->range64);
   h = mix(h, c->scratch ? vkds_buffer_address(c->scratch) : 0);
   for (uint32_t k = 0; k < VKDS__GEN_MAX_PARAMS; ++k) h = mix(h, c->gen.args.p[k]);
   return h ? h : 1;
@@ -419,6 +421,10 @@ static uint64_t replay_key(const call *c) {
 static vkds_result record_task(void *user, const vkds_task *task, void **wait_object) {
   (void)wait_object;
   call *c = user;
+  if (c->queue_lead) { /* (start: vkds's Vulkan backend, whose backend_data is the slot) */
+    vkds__slot *s = task->backend_data;
+    s->needs_lead = s->ends_full = true;
+  }
   VkDeviceAddress base = c->scratch ? vkds_buffer_address(c->scratch) : 0;
   return vkds__call_record(c, task->cmd, base, base + VKDS__ALG_RESULT_BYTES, VKDS__PART_WHOLE, 0);
 }
@@ -555,6 +561,12 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(c);
   if (r == VKDS_SUCCESS) r = find_kernel(c);
+  /* the leading barrier is left to the queue where vkds's own Vulkan backend records
+   * the task (its slots carry the flag) and the queue can put it there */
+  const vkds_backend_ops *ops = p->backend->ops;
+  c->queue_lead = r == VKDS_SUCCESS && !c->streaming && ops->instrument_before == vkds_backend_vulkan_ops.instrument_before &&
+                  ops->instrument_after == vkds_backend_vulkan_ops.instrument_after && ops->submit == vkds_backend_base_ops.submit &&
+                  vkds__queue_lead_ready(res);
   vkds_task_info task = hints;
   task.fn = record_task;
   task.user = c;

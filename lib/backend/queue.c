@@ -2,6 +2,7 @@
  * submit signals, recycled slots (command pool, buffer, timestamp queries), and the
  * in-flight list that completion reports come from. */
 #include "internal.h"
+#include "queue_test.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -38,6 +39,8 @@ static void slot_free(vkds__device *dev, vkds__slot *s) {
 void vkds__queue_destroy(vkds_resource *r) {
   vkds__device *dev = r->dev;
   if (!r->timeline) return;
+  if (r->lead_pool) dev->vk.vkDestroyCommandPool(dev->device, r->lead_pool, vkds__vk_allocator(dev->ctx));
+  r->lead_pool = VK_NULL_HANDLE;
   for (vkds__slot *lists[2] = {r->free_slots, r->inflight_head}, **l = lists; l < lists + 2; ++l)
     for (vkds__slot *s = *l, *next; s; s = next) {
       next = s->next;
@@ -76,6 +79,66 @@ static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
   }
   *out = s;
   return VKDS_SUCCESS;
+}
+
+/* ---- the queue's leading barrier ----
+ *
+ * Every algorithm recording used to begin with a barrier that orders it after the writes
+ * of whatever ran before it on the queue, and ends with one that orders its own writes
+ * before whatever comes next (and the host). When the command buffer before it ends in
+ * such a full barrier, the leading one orders nothing more, and costs 1.3 us of a 20 us
+ * round trip on the H100 (bench/RESULTS.md). So a task may leave its leading barrier to
+ * the queue (vkds__slot.needs_lead): submit_batch, which knows what went to the queue
+ * just before, in order, puts this barrier-only command buffer before it in the same
+ * VkSubmitInfo when that did not end in a full barrier: another kind of vkds task, a
+ * staging copy, the first submission, or anything after vkds_resource_unlock_queue (the
+ * application's own submissions). Barriers order across submissions to one queue. */
+static bool make_lead(vkds_resource *r) {
+  vkds__device *dev = r->dev;
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = r->family};
+  if (dev->vk.vkCreateCommandPool(dev->device, &pci, vkds__vk_allocator(dev->ctx), &r->lead_pool) != VK_SUCCESS) {
+    r->lead_pool = VK_NULL_HANDLE;
+    return false;
+  }
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = r->lead_pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  /* pending in several submissions at once */
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+  bool ok = dev->vk.vkAllocateCommandBuffers(dev->device, &ai, &r->lead_cmd) == VK_SUCCESS &&
+            dev->vk.vkBeginCommandBuffer(r->lead_cmd, &bi) == VK_SUCCESS;
+  if (ok) {
+    const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    dev->vk.vkCmdPipelineBarrier(r->lead_cmd, work, work, 0, 1, &mb, 0, NULL, 0, NULL);
+    ok = dev->vk.vkEndCommandBuffer(r->lead_cmd) == VK_SUCCESS;
+  }
+  if (!ok) {
+    dev->vk.vkDestroyCommandPool(dev->device, r->lead_pool, vkds__vk_allocator(dev->ctx));
+    r->lead_pool = VK_NULL_HANDLE;
+  }
+  return ok;
+}
+
+uint64_t vkds__queue_lead_barriers(const vkds_resource *r) {
+  return r ? atomic_load_explicit(&r->lead_barriers, memory_order_relaxed) : 0;
+}
+
+bool vkds__queue_lead_ready(vkds_resource *r) {
+  if (r->dev->adopted) return false;
+  int state = atomic_load_explicit(&r->lead_state, memory_order_acquire);
+  if (state) return state == 1;
+  pthread_mutex_lock(&r->pending_lock); /* once per queue */
+  state = atomic_load_explicit(&r->lead_state, memory_order_relaxed);
+  if (!state) {
+    state = make_lead(r) ? 1 : 2;
+    atomic_store_explicit(&r->lead_state, state, memory_order_release);
+  }
+  pthread_mutex_unlock(&r->pending_lock);
+  return state == 1;
 }
 
 /* Free slots that hold a recording kept for replays are taken for other work only when
@@ -140,7 +203,7 @@ vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, const vkd
   }
   s->next = NULL;
   s->replayed = replayed;
-  if (!replayed) s->replay_key = 0; /* whatever it held is recorded over */
+  if (!replayed) s->replay_key = 0, s->needs_lead = s->ends_full = false; /* whatever it held is recorded over */
   s->timed = replayed && s->replay_timed;
   s->recording = recording;
   s->value = 0;
@@ -352,25 +415,35 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
   uint64_t values[MAX_COALESCED];
   VkTimelineSemaphoreSubmitInfo ts[MAX_COALESCED];
   VkSubmitInfo si[MAX_COALESCED];
+  VkCommandBuffer cmds[MAX_COALESCED][2];
   uint32_t n = 0;
   uint64_t next = atomic_load(&r->submitted) + 1;
+  bool tail_full = r->tail_full; /* the queue is held: this is the order the GPU sees */
   vkds__submit_req *q = first;
   for (; q && n < MAX_COALESCED; q = q->next, ++n) {
     reqs[n] = q;
     values[n] = next + n;
+    uint32_t c = 0;
+    if (q->slot->needs_lead && !tail_full) { /* (made: see needs_lead) */
+      cmds[n][c++] = r->lead_cmd;
+      atomic_fetch_add_explicit(&r->lead_barriers, 1, memory_order_relaxed);
+    }
+    cmds[n][c++] = q->slot->cmd;
+    tail_full = q->slot->ends_full;
     ts[n] = (VkTimelineSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                              .signalSemaphoreValueCount = 1,
                                              .pSignalSemaphoreValues = &values[n]};
     si[n] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                            .pNext = &ts[n],
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &q->slot->cmd,
+                           .commandBufferCount = c,
+                           .pCommandBuffers = cmds[n],
                            .signalSemaphoreCount = 1,
                            .pSignalSemaphores = &r->timeline};
   }
   if (!n) return q; /* (first is never NULL) */
   /* a device lost meanwhile (by another queue's thread) takes nothing more */
   VkResult vr = atomic_load(&dev->lost) ? VK_ERROR_DEVICE_LOST : dev->vk.vkQueueSubmit(r->queue, n, si, VK_NULL_HANDLE);
+  r->tail_full = vr == VK_SUCCESS && tail_full;
   if (vr == VK_SUCCESS) {
     atomic_store(&r->submitted, values[n - 1]);
     atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
@@ -458,7 +531,7 @@ vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value_
       wait_for_company(r);
       vkds__queue_flush_pending(r);
     }
-    vkds_resource_unlock_queue(r);
+    vkds__resource_unlock_queue_own(r);
     break;
   }
   if (req.vk != VK_SUCCESS) return vkds__device_vk_fail(dev, req.vk, "vkQueueSubmit");

@@ -98,10 +98,15 @@ bool vkds__resource_try_lock_queue(vkds_resource *res) {
   return true;
 }
 
-void vkds_resource_unlock_queue(vkds_resource *res) {
-  if (!res) return;
+void vkds__resource_unlock_queue_own(vkds_resource *res) {
   if (res->dev->queue_unlock) res->dev->queue_unlock(res->dev->queue_lock_user, res->queue);
   pthread_mutex_unlock(&res->queue_lock);
+}
+
+void vkds_resource_unlock_queue(vkds_resource *res) {
+  if (!res) return;
+  res->tail_full = false; /* whatever was submitted meanwhile may end without vkds's barrier */
+  vkds__resource_unlock_queue_own(res);
 }
 
 vkds_context *vkds_resource_context(const vkds_resource *res) { return res ? res->dev->ctx : NULL; }
