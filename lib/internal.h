@@ -318,6 +318,8 @@ vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value)
 void vkds__queue_flush_pending(vkds_resource *r);
 /* Recycles finished slots, delivering their completion and time reports. */
 vkds_result vkds__queue_reclaim(vkds_resource *r);
+/* The same, up to the last value read from the timeline (no driver call). */
+vkds_result vkds__queue_reclaim_known(vkds_resource *r);
 /* Waits until the timeline reaches `value`: spins up to spin_ns, then sleeps. */
 vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_ns, uint64_t spin_ns);
 /* Whether the timeline has reached `value` (VKDS_SUCCESS / VKDS_ERROR_WOULD_BLOCK). */

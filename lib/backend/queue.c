@@ -327,6 +327,10 @@ vkds_result vkds__queue_reclaim(vkds_resource *r) {
   return reclaim_upto(r, done);
 }
 
+vkds_result vkds__queue_reclaim_known(vkds_resource *r) {
+  return reclaim_upto(r, atomic_load_explicit(&r->completed, memory_order_acquire));
+}
+
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value) {
   if (atomic_load_explicit(&r->completed, memory_order_acquire) >= value) return VKDS_SUCCESS;
   VKDS_CHECK(vkds__device_check_lost(r->dev, "waiting for a submission"));
