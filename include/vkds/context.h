@@ -282,7 +282,10 @@ VKDS_API vkds_result vkds_resource_vk_handles(const vkds_resource *res,
                                               VkDevice *device, VkQueue *queue);
 
 /* Lock and unlock the resource's VkQueue (Vulkan queues are externally synchronized);
- * for applications that submit to a vkds-created queue themselves. */
+ * for applications that submit to a vkds-created queue themselves. After an unlock vkds
+ * assumes the application submitted work of its own, and orders its next algorithm call
+ * after that work with a full barrier (between vkds's own calls the barrier at the end
+ * of one call orders it before the next). */
 VKDS_API void vkds_resource_lock_queue(vkds_resource *res);
 VKDS_API void vkds_resource_unlock_queue(vkds_resource *res);
 
