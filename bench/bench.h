@@ -16,6 +16,7 @@ typedef struct bench_options {
   uint32_t min_log2;    /* the smallest size measured (the round trips stay at 2^10); 0: 10 */
   bool json;            /* also print one JSON object per row */
   const char *cub_path; /* cub_bench's JSON lines, the reduce baseline; NULL: none */
+  const char *only;     /* comma-separated parts of the algorithm rows' names to measure; NULL: all */
   /* The info main() created the context with: --algorithms makes a context like it for
    * each forced scan path. NULL: none are made. */
   const vkds_context_info *context_info;

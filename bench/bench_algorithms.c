@@ -1156,8 +1156,26 @@ typedef struct run_state {
   uint32_t copy_batch;   /* the plain copy's calls per batch at this size; 0: it cannot run here */
   row_list rows, cub;    /* this run's; cub_bench's (--cub) */
   bool json;
+  const char *only; /* bench_options.only */
   uint64_t seed;
 } run_state;
+
+/* Whether --only asks for algorithm `a`: its name contains one of the comma-separated
+ * parts (none given: every algorithm). */
+static bool algo_wanted(const run_state *st, const algo *a) {
+  if (!st->only || !*st->only) return true;
+  for (const char *p = st->only; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char part[64];
+    if (len && len < sizeof part) {
+      memcpy(part, p, len), part[len] = '\0';
+      if (strstr(a->name, part)) return true;
+    }
+    p += len + (end ? 1 : 0);
+  }
+  return false;
+}
 
 /* The calls' side of a run_state on resource `index` of `ctx`: a fixed policy over it,
  * the plain copy, the result view and its readback. Returns 0, or 1 with a message. */
@@ -1757,29 +1775,32 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
   size_t first = st->rows.count;
   row *r;
   if (copy && !row_add(&st->rows, "plain_copy", type, n, DEVICE)) goto done;
+  size_t sel[ALGO_COUNT], nsel = 0; /* the algorithms measured (--only) */
   for (size_t k = 0; k < ALGO_COUNT; ++k)
-    if (!(r = row_add(&st->rows, ALGOS[k].name, type, n, DEVICE)))
+    if (algo_wanted(st, &ALGOS[k])) sel[nsel++] = k;
+  for (size_t i = 0; i < nsel; ++i)
+    if (!(r = row_add(&st->rows, ALGOS[sel[i]].name, type, n, DEVICE)))
       goto done;
     else
-      r->alg = &ALGOS[k];
+      r->alg = &ALGOS[sel[i]];
   for (uint32_t f = 0; f < np; ++f)
     for (size_t k = 0; k < ALGO_COUNT; ++k)
-      if (ALGOS[k].paths) {
+      if (ALGOS[k].paths && algo_wanted(st, &ALGOS[k])) {
         char name[sizeof r->algo];
         snprintf(name, sizeof name, "%s_%s", ALGOS[k].name, path_name(paths[f].path));
         if (!(r = row_add(&st->rows, name, type, n, DEVICE))) goto done;
         r->alg = pr.a[pr.count] = &ALGOS[k], pr.path[pr.count++] = f;
       }
   row *copy_row = copy ? &st->rows.v[first] : NULL, *rows = &st->rows.v[first + copy];
-  for (uint32_t j = 0; j < pr.count; ++j) pr.r[j] = &rows[ALGO_COUNT + j];
+  for (uint32_t j = 0; j < pr.count; ++j) pr.r[j] = &rows[nsel + j];
   /* 1 */
   uint32_t calls[ALGO_COUNT];
   double gpu_ns[ALGO_COUNT + 1] = {0}, roof_ns[ALGO_COUNT + 1] = {0}; /* [ALGO_COUNT]: plain_copy's */
-  for (size_t k = 0; k < ALGO_COUNT; ++k) {
+  for (size_t i = 0; i < nsel; ++i) {
     double gpu;
     uint64_t wall;
-    rows[k].ok = record_single(st, &ALGOS[k], &d, 0, &gpu, &wall);
-    calls[k] = batch_calls(gpu > 0 ? gpu : (double)wall);
+    rows[i].ok = record_single(st, &ALGOS[sel[i]], &d, 0, &gpu, &wall);
+    calls[i] = batch_calls(gpu > 0 ? gpu : (double)wall);
   }
   for (uint32_t j = 0; j < pr.count; ++j) {
     double gpu;
@@ -1819,8 +1840,8 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
       copy_row->ok = time_batches(st, NULL, &d, 0, &gpu_ns[ALGO_COUNT], &roof_ns[ALGO_COUNT]);
     }
   }
-  for (size_t k = 0; k < ALGO_COUNT; ++k)
-    rows[k].ok = time_batches(st, &ALGOS[k], &d, calls[k], &gpu_ns[k], &roof_ns[k]) && rows[k].ok;
+  for (size_t i = 0; i < nsel; ++i)
+    rows[i].ok = time_batches(st, &ALGOS[sel[i]], &d, calls[i], &gpu_ns[i], &roof_ns[i]) && rows[i].ok;
   for (uint32_t j = 0; j < pr.count; ++j) {
     uint32_t f = pr.path[j];
     pr.r[j]->ok =
@@ -1833,14 +1854,14 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
     row_times(copy_row, 2.0 * (double)d.bytes, gpu_ns[ALGO_COUNT], wall);
     row_done(st, copy_row);
   }
-  for (size_t k = 0; k < ALGO_COUNT; ++k) {
-    const algo *a = &ALGOS[k];
+  for (size_t i = 0; i < nsel; ++i) {
+    const algo *a = &ALGOS[sel[i]];
     double wall = 0.0;
-    r = &rows[k];
+    r = &rows[i];
     if (!a->recorded_only) r->ok = time_blocking(st, a, &d, DEVICE, &wall) && r->ok;
     if (a->verify) r->ok = check_recorded_output(st, a, &d) && r->ok;
-    row_times(r, algo_bytes(a, &d), gpu_ns[k], wall);
-    r->roof_gbps = roof_ns[k] > 0 ? 2.0 * (double)d.bytes / roof_ns[k] : 0.0;
+    row_times(r, algo_bytes(a, &d), gpu_ns[i], wall);
+    r->roof_gbps = roof_ns[i] > 0 ? 2.0 * (double)d.bytes / roof_ns[i] : 0.0;
     row_done(st, r);
   }
   for (uint32_t j = 0; j < pr.count; ++j) {
@@ -1857,14 +1878,16 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
   for (uint32_t f = 0; f < np; ++f) dataset_destroy(&pr.d[f]);
   np = 0;
   if ((r = row_add(&st->rows, "vkds_upload", type, n, HOST))) upload_row(&d, r), row_done(st, r);
-  for (size_t k = 0; k < ALGO_COUNT; ++k)
-    if (!ALGOS[k].recorded_only && (r = row_add(&st->rows, ALGOS[k].name, type, n, HOST))) {
+  for (size_t i = 0; i < nsel; ++i) {
+    const algo *a = &ALGOS[sel[i]];
+    if (!a->recorded_only && (r = row_add(&st->rows, a->name, type, n, HOST))) {
       double wall = 0.0;
-      r->alg = &ALGOS[k];
-      r->ok = time_blocking(st, &ALGOS[k], &d, HOST, &wall);
-      row_times(r, algo_bytes(&ALGOS[k], &d), 0.0, wall);
+      r->alg = a;
+      r->ok = time_blocking(st, a, &d, HOST, &wall);
+      row_times(r, algo_bytes(a, &d), 0.0, wall);
       row_done(st, r);
     }
+  }
 done:
   for (uint32_t f = 0; f < np; ++f) dataset_destroy(&pr.d[f]);
   dataset_destroy(&d);
@@ -1922,7 +1945,7 @@ static void print_scan_targets(const row_list *rows, vkds_scan_path path) {
 }
 
 int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
-  run_state st = {.json = opt->json}, paths[PATHS] = {{0}};
+  run_state st = {.json = opt->json, .only = opt->only}, paths[PATHS] = {{0}};
   uint32_t path_count = 0;
   int status = 0;
   vkds_resource_info ri;

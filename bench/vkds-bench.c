@@ -147,7 +147,7 @@ static const bench_mode modes[] = {
 
 static void usage(FILE *f) {
   fprintf(f, "Usage: " PROG " [MODE] [--count N] [--devices-per-physical N] [--min-log2 N] [--max-log2 N]\n"
-             "                  [--json] [--cub FILE]\n"
+             "                  [--json] [--cub FILE] [--only NAMES]\n"
              "Benchmarks every vkds resource (compute queue) on this machine.\n\nModes:\n");
   for (size_t i = 0; i < MODE_COUNT; i++)
     fprintf(f, "  --%-12s %s%s\n", modes[i].name, modes[i].help, i == 0 ? " (default)" : "");
@@ -164,6 +164,9 @@ static void usage(FILE *f) {
              "  --json         --algorithms: also one JSON object per row (before the table)\n"
              "  --cub FILE     --algorithms: cub_bench's JSON lines (bench/cub), the baseline\n"
              "                 of the reductions\n"
+             "  --only NAMES   --algorithms: only the algorithms whose row names contain one of\n"
+             "                 the comma-separated NAMES (e.g. histogram,reduce); the plain\n"
+             "                 copy and the round trips are always measured\n"
              "  -h, --help     show this help\n"
              "\nEnvironment: VKDS_DEVICES restricts the devices, VKDS_VALIDATION=1 enables\n"
              "the Khronos validation layer.\n");
@@ -225,6 +228,9 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
     } else if (strcmp(a, "--cub") == 0) {
       if (++i == argc) return usage_error("missing value after", a);
       opt->cub_path = argv[i];
+    } else if (strcmp(a, "--only") == 0) {
+      if (++i == argc) return usage_error("missing value after", a);
+      opt->only = argv[i];
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return PARSE_EXIT_OK;

@@ -12,6 +12,8 @@
  * done) or to the application's status view (recorded form). */
 #include "algorithm_internal.h"
 
+#include <stdlib.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -77,8 +79,10 @@ vkds_result vkds__histogram_choose(vkds__call *c) {
   const vkds__device *dev = c->res->dev;
   uint64_t bins = bins_of(&c->a);
   uint32_t limit = dev->facts.props.properties.limits.maxComputeSharedMemorySize / 4;
-  uint32_t variant = 0;
-  for (uint32_t log2 = MIN_SHARED_LOG2; log2 <= MAX_SHARED_LOG2; ++log2) {
+  uint32_t variant = 0, from = MIN_SHARED_LOG2;
+  const char *env = vkds__getenv("VKDS_HISTOGRAM_SHARED_LOG2"); /* fewer copies of the bins (benchmarking) */
+  if (env && atoi(env) > MIN_SHARED_LOG2 && atoi(env) <= MAX_SHARED_LOG2) from = (uint32_t)atoi(env);
+  for (uint32_t log2 = from; log2 <= MAX_SHARED_LOG2; ++log2) {
     uint32_t words = 1u << log2, copies = words >= SHARED_WORDS ? 1 : SHARED_WORDS / words;
     if (bins <= words && words * copies <= limit) {
       variant = log2 - MIN_SHARED_LOG2 + 1;
@@ -105,9 +109,18 @@ static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStag
  * (few on a CPU device, where lavapipe spends about half a millisecond starting each),
  * never so few that a thread runs more than `rounds` rounds. */
 static uint64_t groups_for(const vkds__device *dev, uint64_t items, uint64_t per, uint64_t rounds) {
-  bool cpu = dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const vkds__device_facts *f = &dev->facts;
+  bool cpu = f->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   uint64_t per_group = 256 * per;
-  uint64_t g = (items + per_group - 1) / per_group, most = cpu ? 16 : 1024;
+  /* a GPU whose compute units are known: half the groups that fit at once, a whole
+   * number per unit (the reductions' rule, kernels.c). Measured on the H100 at 2^28 u32,
+   * 256 bins, GPU time (bench/RESULTS.md): 528 groups (4 per unit) 371 us, 660 (5) 371,
+   * 1,024 (the old cap) 392, 1,056 (8) 392, 396 (3) 397, 792 (6) 456, 264 (2) 495.
+   * VKDS_HISTOGRAM_GROUPS overrides it (benchmarking the rule). */
+  uint64_t most = cpu ? 16 : f->compute_units && f->threads_per_unit >= 512 ? f->compute_units * (f->threads_per_unit / 512) : 1024;
+  const char *env = vkds__getenv("VKDS_HISTOGRAM_GROUPS");
+  if (env && atoi(env) > 0) most = (uint64_t)atoi(env);
+  uint64_t g = (items + per_group - 1) / per_group;
   if (g > most) g = most;
   uint64_t least = (items + per_group * rounds - 1) / (per_group * rounds);
   if (g < least) g = least;
