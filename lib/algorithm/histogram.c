@@ -12,9 +12,8 @@
  * done) or to the application's status view (recorded form). */
 #include "algorithm_internal.h"
 
-#include <stdlib.h>
-
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #pragma GCC diagnostic push
@@ -109,15 +108,14 @@ static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStag
  * (few on a CPU device, where lavapipe spends about half a millisecond starting each),
  * never so few that a thread runs more than `rounds` rounds. */
 static uint64_t groups_for(const vkds__device *dev, uint64_t items, uint64_t per, uint64_t rounds) {
-  const vkds__device_facts *f = &dev->facts;
-  bool cpu = f->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  bool cpu = dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   uint64_t per_group = 256 * per;
-  /* a GPU whose compute units are known: half the groups that fit at once, a whole
-   * number per unit (the reductions' rule, kernels.c). Measured on the H100 at 2^28 u32,
+  /* a GPU: half the groups that fit at once, a whole number per compute unit where the
+   * units are known (the reductions' rule, vkds__half_resident_groups). Measured on the H100 at 2^28 u32,
    * 256 bins, GPU time (bench/RESULTS.md): 528 groups (4 per unit) 371 us, 660 (5) 371,
    * 1,024 (the old cap) 392, 1,056 (8) 392, 396 (3) 397, 792 (6) 456, 264 (2) 495.
    * VKDS_HISTOGRAM_GROUPS overrides it (benchmarking the rule). */
-  uint64_t most = cpu ? 16 : f->compute_units && f->threads_per_unit >= 512 ? f->compute_units * (f->threads_per_unit / 512) : 1024;
+  uint64_t most = cpu ? 16 : vkds__half_resident_groups(dev);
   const char *env = vkds__getenv("VKDS_HISTOGRAM_GROUPS");
   if (env && atoi(env) > 0) most = (uint64_t)atoi(env);
   uint64_t g = (items + per_group - 1) / per_group;

@@ -212,13 +212,17 @@ static uint32_t cpu_groups(void) {
  *   (cpu_groups);
  * - otherwise 1024.
  * VKDS_REDUCE_GROUPS overrides the cap (benchmarking the rule). */
+uint32_t vkds__half_resident_groups(const vkds__device *dev) {
+  const vkds__device_facts *f = &dev->facts;
+  if (f->compute_units && f->threads_per_unit >= 512) return f->compute_units * (f->threads_per_unit / 512);
+  return 1024;
+}
+
 static uint32_t reduce_group_cap(const vkds__device *dev) {
   const char *env = vkds__getenv("VKDS_REDUCE_GROUPS");
   if (env && atoi(env) > 0) return (uint32_t)atoi(env);
-  const vkds__device_facts *f = &dev->facts;
-  if (f->props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return cpu_groups();
-  if (f->compute_units && f->threads_per_unit >= 512) return f->compute_units * (f->threads_per_unit / 512);
-  return 1024;
+  if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return cpu_groups();
+  return vkds__half_resident_groups(dev);
 }
 
 uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count) {

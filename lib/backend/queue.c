@@ -180,7 +180,7 @@ vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, const vkd
    * driver call), and only when that frees no slot, a new read of the timeline (driver
    * calls contend when several threads submit, and on lavapipe each read costs more
    * the more work is in flight: bench/RESULTS.md). */
-  vkds_result res = reclaim_upto(r, atomic_load_explicit(&r->completed, memory_order_acquire));
+  vkds_result res = vkds__queue_reclaim_known(r);
   vkds__slot *s = res == VKDS_SUCCESS && replay && replay->key ? pop_free(r, false, replay) : NULL;
   bool replayed = s != NULL;
   if (!s && res == VKDS_SUCCESS) s = pop_free(r, false, NULL);
