@@ -80,8 +80,9 @@
  * every row wall-timed, and the output says so.
  * Wall times are medians of N calls after warm-up (2 calls, and at least 10 ms on GPUs;
  * N from a time budget per row, 5 to 30; the round trips 200 after 20, in runs of 10
- * calls of one kind, the three kinds' runs interleaved). The data rotates over up to 8 sets of buffers (ROTATE_BYTES together) so
- * that small sizes are not served from a cache holding one set. GB/s are 10^9 bytes per
+ * calls of one kind, the three kinds' runs interleaved). The data rotates over up to 8
+ * sets of buffers (ROTATE_BYTES together) so that small sizes are not served from a
+ * cache holding one set. GB/s are 10^9 bytes per
  * second of the bytes the algorithm must move, over the row's GPU time where it has one,
  * else its wall time: n*4 (reduce, count_if, min_element read; fill writes), 2*n*4 (copy,
  * transform and the scans read and write; inner_product reads two inputs); copy_if, as
