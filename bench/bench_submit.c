@@ -22,7 +22,8 @@
  * N / threads tasks, fire and forget, then one wait), on the resource alone (fixed
  * policy) and over every queue of its device (dynamic load, and earliest finish); ns
  * per task, and plain one by one and plain all in one vkQueueSubmit divided by it
- * (higher is better).
+ * (higher is better); each with the dispatch recorded for every task, and replayed
+ * (vkdsR: the task says it records the same every time, vkds_task_info.replay_key).
  * Beside them plain Vulkan from as many threads, each recording every dispatch into
  * its own command buffers and submitting it by itself (on one queue, or each thread on
  * one of the device's queues), or handing it to one more thread that submits all that
@@ -411,8 +412,10 @@ static void *submit_loop(void *arg) {
   submitter *s = arg;
   for (uint32_t i = 0; i < s->count && s->err == VKDS_SUCCESS; ++i) {
     uint64_t t0 = bench_now_ns();
+    fn_in_ns = 0;
     s->err = vkds_submit(s->pol, s->task, NULL);
     uint64_t t1 = bench_now_ns();
+    if (!fn_in_ns) fn_in_ns = fn_out_ns = t0; /* a replay: the task function was not called */
     s->ns.before += fn_in_ns - t0, s->ns.record += fn_out_ns - fn_in_ns, s->ns.after += t1 - fn_out_ns;
   }
   return NULL;
@@ -578,11 +581,17 @@ static double plain_threads_throughput(plain *ps, uint32_t queues, const gpu_cou
   return failed ? 0.0 : per;
 }
 
+/* The replay key of the tiny task: every call records the same dispatch, so an
+ * application may say so (vkds_task_info.replay_key) and vkds submits a kept recording
+ * again instead of calling the task function. */
+#define TINY_REPLAY_KEY 0x74696e79ull
+
 /* ns per task: `threads` threads each submit `per_thread` tiny tasks through `pol`
- * (fire and forget), then one wait for all of them. */
-static double policy_throughput(vkds_policy *pol, gpu_counter *c, uint32_t threads, uint32_t per_thread,
+ * (fire and forget; with `replay`, under TINY_REPLAY_KEY), then one wait for all of
+ * them. */
+static double policy_throughput(vkds_policy *pol, gpu_counter *c, bool replay, uint32_t threads, uint32_t per_thread,
                                 phases *ns, vkds_result *err) {
-  vkds_task_info task = {.fn = record_tiny, .user = c};
+  vkds_task_info task = {.fn = record_tiny, .user = c, .replay_key = replay ? TINY_REPLAY_KEY : 0};
   submitter subs[16];
   pthread_t th[16];
   uint64_t t0 = bench_now_ns();
@@ -693,21 +702,24 @@ static vkds_result throughput_rows(plain *p, vkds_resource *res, gpu_counter *c,
   /* one queue (fixed), the device's queues by dynamic load, and by earliest finish */
   static const vkds_policy_kind kinds[] = {VKDS_POLICY_FIXED, VKDS_POLICY_DYNAMIC_LOAD, VKDS_POLICY_EARLIEST_FINISH};
   static const char *const over[] = {"one queue", "device's queues", "dev. queues, EF"};
-  for (int m = 0; m < 3 && err == VKDS_SUCCESS; ++m) {
+  /* each recorded every time, and replayed (m >= 3) */
+  for (int m = 0; m < 6 && err == VKDS_SUCCESS; ++m) {
     vkds_policy *pol;
-    err = throughput_policy(res, kinds[m], &pol);
+    bool replay = m >= 3;
+    err = throughput_policy(res, kinds[m % 3], &pol);
     for (size_t k = 0; k < 3 && err == VKDS_SUCCESS; ++k) {
       uint32_t threads = thread_counts[k], per_thread = batch / threads ? batch / threads : 1;
-      policy_throughput(pol, c, threads, per_thread, NULL, &err); /* warm-up: as many slots and pools as the run needs */
+      /* warm-up: as many slots and pools (and recordings) as the run needs */
+      policy_throughput(pol, c, replay, threads, per_thread, NULL, &err);
       uint64_t calls_before, tasks_before, calls, tasks;
       policy_submit_counts(pol, &calls_before, &tasks_before);
       phases ph;
-      double ns = policy_throughput(pol, c, threads, per_thread, &ph, &err);
+      double ns = policy_throughput(pol, c, replay, threads, per_thread, &ph, &err);
       expected += 2ull * threads * per_thread;
       policy_submit_counts(pol, &calls, &tasks);
       double per_call = calls > calls_before ? (double)(tasks - tasks_before) / (double)(calls - calls_before) : 0.0;
       char what[64];
-      snprintf(what, sizeof what, "vkds   %s, %2u thread%s", over[m], threads,
+      snprintf(what, sizeof what, "vkds%s %s, %2u thread%s", replay ? "R" : " ", over[m % 3], threads,
                threads > 1 ? "s" : "");
       print_throughput(what, ns, one_by_one, all_in_one, per_call, &ph, (double)threads * per_thread);
     }
@@ -821,6 +833,7 @@ int bench_submit(vkds_context *ctx, const bench_options *opt) {
   }
   printf("ratio: plain rows against plain/fence; each vkds round trip against the plain one that\n"
          "waits alike (spin-then-sleep and spin only: plain/spin; sleep: plain/timeline);\n"
-         "batched vkds against batched plain. Same device, same run.\n");
+         "batched vkds against batched plain. Same device, same run. Throughput: vkdsR rows\n"
+         "replay one kept recording (vkds_task_info.replay_key), vkds rows record every task.\n");
   return status;
 }
