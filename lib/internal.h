@@ -242,6 +242,7 @@ struct vkds_resource {
   struct vkds__submit_req *pending_head, *pending_tail;
   uint32_t pending_count;      /* (pending_lock) */
   _Atomic uint32_t recording;  /* threads recording a task for this queue: submits on their way */
+  _Atomic uint32_t last_batch; /* how many tasks the last vkQueueSubmit carried */
   _Atomic uint64_t submit_calls, submitted_tasks; /* vkds_resource_submit_counts */
   _Atomic uint64_t replayed_tasks; /* submissions of a kept recording (vkds_task_info.replay_key) */
   /* Ordering between submissions (queue.c, vkds__queue_lead_ready): whether the last

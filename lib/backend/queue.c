@@ -379,8 +379,8 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  * So threads that submit to one queue at once share submits (flat combining): a thread
  * puts its request on the queue's pending list, then takes the queue; if its request is
  * still there, it submits every pending request (its own and those of threads that
- * queued meanwhile) in one call, each with its own VkSubmitInfo and timeline value, in
- * the order they were queued, and marks them done. While another thread holds the
+ * queued meanwhile) in one call, each with its own timeline value, in the order they
+ * were queued (one VkSubmitInfo: see submit_batch), and marks them done. While another thread holds the
  * queue, a thread watches its request instead of queueing up for the lock (for at most
  * QUEUE_SPIN_NS, then it blocks): threads blocked on the lock would each have to take it
  * in turn only to find their requests done, and that convoy left every new holder
@@ -389,8 +389,9 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  * Threads rarely meet by chance: the host side of a submit is shorter than the GPU's
  * share of it, so each call would carry one task while the GPU falls behind. So while
  * the GPU is backed up (more than COALESCE_BACKLOG of this queue's tasks not finished)
- * and other threads are recording tasks for this queue, the thread that holds it waits
- * for those tasks to join (at most COALESCE_WAIT_NS, or until MAX_COALESCED wait). That
+ * and other threads submit to this queue, the thread that holds it waits for the backlog
+ * to come down, and for the tasks that arrive meanwhile to join (at most
+ * COALESCE_WAIT_NS, or until MAX_COALESCED wait). That
  * costs no task any time on the GPU, which has the backlog to run meanwhile; a lone task,
  * or one reaching an idle or nearly idle queue, is submitted at once, at the price of two
  * uncontended lock operations. The wait is bounded because a task function may take
@@ -455,6 +456,7 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
     atomic_store(&r->submitted, last);
     atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->submitted_tasks, n, memory_order_relaxed);
+    atomic_store_explicit(&r->last_batch, n, memory_order_relaxed);
   }
   for (uint32_t k = 0; k < n; ++k) {
     reqs[k]->vk = vr;
@@ -479,19 +481,24 @@ void vkds__queue_flush_pending(vkds_resource *r) {
   }
 }
 
-/* With the queue held: while the GPU is backed up and tasks for this queue are being
- * recorded, waits (bounded) for them to join the pending requests. */
+/* With the queue held: while the GPU is backed up (more than COALESCE_BACKLOG of this
+ * queue's tasks not finished), and other threads submit to this queue (tasks being
+ * recorded for it, or the last call carried more than one task), waits (bounded) for
+ * the backlog to come down, gathering the tasks that join the pending requests
+ * meanwhile. (Waiting only while tasks were being recorded left the calls 1.3-1.4 tasks
+ * each when tasks replay a kept recording, vkds_task_info.replay_key: those take a few
+ * microseconds from selection to the queue, and a holder rarely saw one on its way.) */
 static void wait_for_company(vkds_resource *r) {
-  if (atomic_load_explicit(&r->recording, memory_order_acquire) == 0) return;
+  if (atomic_load_explicit(&r->recording, memory_order_acquire) == 0 &&
+      atomic_load_explicit(&r->last_batch, memory_order_relaxed) < 2)
+    return; /* a lone thread: nobody to wait for */
   const uint64_t start = vkds__now_ns();
-  for (uint32_t round = 0; atomic_load_explicit(&r->recording, memory_order_acquire) > 0; ++round) {
-    if ((round & 255) == 0) { /* the timeline read is a driver call: now and then */
+  for (uint32_t round = 0;; ++round) {
+    if ((round & 31) == 0) { /* the timeline read is a driver call: now and then */
       uint64_t done;
       if (read_counter(r, &done) != VKDS_SUCCESS) return; /* the submit will say what went wrong */
       uint64_t submitted = atomic_load(&r->submitted);
       if (done >= submitted || submitted - done <= COALESCE_BACKLOG) return; /* the GPU would soon idle */
-    }
-    if ((round & 31) == 31) {
       pthread_mutex_lock(&r->pending_lock);
       uint32_t pending = r->pending_count;
       pthread_mutex_unlock(&r->pending_lock);
