@@ -379,8 +379,8 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  * So threads that submit to one queue at once share submits (flat combining): a thread
  * puts its request on the queue's pending list, then takes the queue; if its request is
  * still there, it submits every pending request (its own and those of threads that
- * queued meanwhile) in one call, each with its own timeline value, in the order they
- * were queued (one VkSubmitInfo: see submit_batch), and marks them done. While another thread holds the
+ * queued meanwhile) in one call, each with its own VkSubmitInfo and timeline value, in
+ * the order they were queued, and marks them done. While another thread holds the
  * queue, a thread watches its request instead of queueing up for the lock (for at most
  * QUEUE_SPIN_NS, then it blocks): threads blocked on the lock would each have to take it
  * in turn only to find their requests done, and that convoy left every new holder
@@ -414,46 +414,48 @@ typedef struct vkds__submit_req {
 } vkds__submit_req;
 
 /* Submits up to MAX_COALESCED requests (linked) in one call; returns what follows them.
- * Each request keeps its own timeline value, but the call has one VkSubmitInfo, whose
- * command buffers are the requests' in their order, and one signal: the last request's
- * value. A timeline semaphore is a counter, so that signal completes every value below
- * it; the tasks before the last are seen complete when the last is (they finish within
- * the same call's few microseconds anyway). One signal per task cost the H100 6.3 us a
- * task, one per call 5.5 (bench/RESULTS.md, issue 15). No request carries a wait, so
- * nothing else tells them apart. */
+ * Each request is its own VkSubmitInfo with its own signal, so each task completes when
+ * it is done, not when the last task of its call is: a short task that shares a call
+ * with a long one is not held back by it. (One VkSubmitInfo with one signal for the
+ * whole call was tried: 4-15% more tiny tasks a second at 16 threads on the H100, within
+ * the runs' spread at 4 threads; bench/RESULTS.md, issue 15, session 12.) */
 static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first) {
   vkds__device *dev = r->dev;
   vkds__submit_req *reqs[MAX_COALESCED];
-  VkCommandBuffer cmds[2 * MAX_COALESCED];
-  uint32_t n = 0, c = 0;
+  uint64_t values[MAX_COALESCED];
+  VkTimelineSemaphoreSubmitInfo ts[MAX_COALESCED];
+  VkSubmitInfo si[MAX_COALESCED];
+  VkCommandBuffer cmds[MAX_COALESCED][2];
+  uint32_t n = 0;
   uint64_t next = atomic_load(&r->submitted) + 1;
   bool tail_full = r->tail_full; /* the queue is held: this is the order the GPU sees */
   vkds__submit_req *q = first;
   for (; q && n < MAX_COALESCED; q = q->next, ++n) {
     reqs[n] = q;
+    values[n] = next + n;
+    uint32_t c = 0;
     if (q->slot->needs_lead && !tail_full) { /* (made: see needs_lead) */
-      cmds[c++] = r->lead_cmd;
+      cmds[n][c++] = r->lead_cmd;
       atomic_fetch_add_explicit(&r->lead_barriers, 1, memory_order_relaxed);
     }
-    cmds[c++] = q->slot->cmd;
+    cmds[n][c++] = q->slot->cmd;
     tail_full = q->slot->ends_full;
+    ts[n] = (VkTimelineSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                             .signalSemaphoreValueCount = 1,
+                                             .pSignalSemaphoreValues = &values[n]};
+    si[n] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .pNext = &ts[n],
+                           .commandBufferCount = c,
+                           .pCommandBuffers = cmds[n],
+                           .signalSemaphoreCount = 1,
+                           .pSignalSemaphores = &r->timeline};
   }
-  uint64_t last = next + n - 1;
-  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                      .signalSemaphoreValueCount = 1,
-                                      .pSignalSemaphoreValues = &last};
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                     .pNext = &ts,
-                     .commandBufferCount = c,
-                     .pCommandBuffers = cmds,
-                     .signalSemaphoreCount = 1,
-                     .pSignalSemaphores = &r->timeline};
   if (!n) return q; /* (first is never NULL) */
   /* a device lost meanwhile (by another queue's thread) takes nothing more */
-  VkResult vr = atomic_load(&dev->lost) ? VK_ERROR_DEVICE_LOST : dev->vk.vkQueueSubmit(r->queue, 1, &si, VK_NULL_HANDLE);
+  VkResult vr = atomic_load(&dev->lost) ? VK_ERROR_DEVICE_LOST : dev->vk.vkQueueSubmit(r->queue, n, si, VK_NULL_HANDLE);
   r->tail_full = vr == VK_SUCCESS && tail_full;
   if (vr == VK_SUCCESS) {
-    atomic_store(&r->submitted, last);
+    atomic_store(&r->submitted, values[n - 1]);
     atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->submitted_tasks, n, memory_order_relaxed);
     atomic_store_explicit(&r->last_batch, n, memory_order_relaxed);
@@ -461,7 +463,7 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
   for (uint32_t k = 0; k < n; ++k) {
     reqs[k]->vk = vr;
     if (vr == VK_SUCCESS) {
-      reqs[k]->value = reqs[k]->slot->value = next + k;
+      reqs[k]->value = reqs[k]->slot->value = values[k];
       vkds__queue_track(r, reqs[k]->slot); /* from here on another thread may reclaim and reuse it */
     }
     atomic_store_explicit(&reqs[k]->done, true, memory_order_release); /* the owner may return now */
