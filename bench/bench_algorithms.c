@@ -44,6 +44,14 @@
  *                      (the KEYS array), the input the values; the unique keys into the
  *                      output's first half, the sums into its second (on device data as the
  *                      rows above, and on host data)
+ *   vkds_sort (ascending; also vkds_sort_single and vkds_sort_portable, each sort path
+ *   forced, as the scans' paths), vkds_sort_by_key (4-byte values), vkds_merge_sort ("a
+ *   < b"), against cub_sort_keys, cub_sort_pairs and cub_merge_sort_keys: the recording
+ *   form only (GPU time), the keys (the output array) restored from the input, and the
+ *   values (VALS) from IN2, by a copy recorded before each call's first timestamp (the
+ *   sorts sort in place; CUB's out of place). GB/s count each key (and value) read and
+ *   written once, as cub_bench's; checked: the output in order and a permutation of the
+ *   input (of its (key, value) pairs), by commutative fingerprints
  *   plain_scan         bench/scan3.comp: an inclusive plus scan in plain Vulkan, the three
  *                      passes of vkds's portable path (group totals, their scan, the scan),
  *                      recorded like vkds's rows and GPU-timed the same way; its output is
@@ -352,8 +360,9 @@ static bool f32_close(uint32_t got, double want, double scale) {
 
 /* ---- the data of one type and size ---------------------------------------------------- */
 
-/* KEYS: reduce_by_key's u32 keys, in runs (random_runs) */
-enum { IN, IN2, OUT, KEYS, ARRAYS };
+/* KEYS: reduce_by_key's u32 keys, in runs (random_runs); VALS: sort_by_key's values
+ * (restored from IN2 before each call) */
+enum { IN, IN2, OUT, KEYS, VALS, ARRAYS };
 
 typedef struct dataset {
   vkds_resource *res;
@@ -427,6 +436,7 @@ static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64
     /* The first write of a page faults, which no timed call should pay: host outputs are
      * written here, device outputs by the plain copy's warm-up (plain_warm, every set). */
     memset(d->host[s][OUT], 0xff, d->bytes);
+    memset(d->host[s][VALS], 0xff, d->bytes);
     for (int a = IN; a < ARRAYS; ++a)
       if (a != OUT && vkds_upload(res, vkds_view_of(d->dev[s][a]), d->host[s][a], d->bytes) != VKDS_SUCCESS) goto oom;
     reference_compute(&d->ref[s], type, d->host[s][IN], d->host[s][IN2], n);
@@ -612,6 +622,33 @@ static vkds_result run_reduce_by_key(call *c) {
 }
 static bool check_runs(const call *c, const reference *r) { return c->count == r->runs; }
 
+/* The sorts sort in place, so before each recorded call, outside its two timestamps
+ * (algo.before), the keys (the output array) are restored from the input, and
+ * sort_by_key's values (VALS) from IN2: the GPU time is the sort's alone, as cub_bench
+ * times CUB's out-of-place sorts. Ascending; sort_by_key's values are 4 bytes; the
+ * comparator sort's comparator is "a < b". Recorded forms only (no blocking rows: those
+ * would time the restoring copy too). */
+static void restore(const call *c, VkCommandBuffer cmd, int from, int to) {
+  const vkds_buffer *src = c->d->dev[c->set][from], *dst = c->d->dev[c->set][to];
+  VkBufferCopy r = {.srcOffset = vkds_buffer_offset(src), .dstOffset = vkds_buffer_offset(dst), .size = c->d->bytes};
+  vkCmdCopyBuffer(cmd, vkds_buffer_vk(src), vkds_buffer_vk(dst), 1, &r);
+}
+static void restore_keys(const call *c, VkCommandBuffer cmd) { restore(c, cmd, IN, OUT); }
+static void restore_pairs(const call *c, VkCommandBuffer cmd) {
+  restore(c, cmd, IN, OUT);
+  restore(c, cmd, IN2, VALS);
+}
+static vkds_result run_sort(call *c) {
+  return c->rec ? vkds_cmd_sort(c->rec, &c->out, VKDS_SORT_ASCENDING) : VKDS_ERROR_UNSUPPORTED;
+}
+static vkds_result run_sort_by_key(call *c) {
+  vkds_seq values = vkds_seq_buffer(vkds_view_of(c->d->dev[c->set][VALS]), VKDS_U32);
+  return c->rec ? vkds_cmd_sort_by_key(c->rec, &c->out, &values, VKDS_SORT_ASCENDING) : VKDS_ERROR_UNSUPPORTED;
+}
+static vkds_result run_merge_sort(call *c) {
+  return c->rec ? vkds_cmd_merge_sort(c->rec, &c->out, "a < b") : VKDS_ERROR_UNSUPPORTED;
+}
+
 static bool check_reduce(const call *c, const reference *r) {
   return c->d->type == VKDS_U32 ? c->value == r->sum : f32_close(c->value, r->sum_f, r->sum_abs);
 }
@@ -656,7 +693,10 @@ struct algo {
   uint32_t (*expect)(vkds_type t, uint32_t in, uint32_t fill); /* element-wise outputs (check_output) */
   /* written outputs, every element, after the timed calls (into poisoned memory); NULL: none */
   bool (*verify)(const algo *a, const dataset *d, const uint32_t *out, const char *where);
-  bool recorded_only; /* no blocking form (a plain-Vulkan baseline): GPU-timed rows only */
+  bool recorded_only; /* no blocking form (a plain-Vulkan baseline, the sorts): GPU-timed rows only */
+  /* recorded before each recorded call, outside its timestamps (the sorts' inputs
+   * restored); NULL: nothing */
+  void (*before)(const call *c, VkCommandBuffer cmd);
 };
 
 /* Says how many of the output's elements were wrong and where the first was. */
@@ -772,6 +812,48 @@ static bool verify_reduce_by_key(const algo *a, const dataset *d, const uint32_t
                 want_first);
 }
 
+/* A commutative fingerprint of a multiset of 64-bit items (a sum of their mixes): the
+ * same for a sequence and any permutation of it, different otherwise but with a chance of
+ * about 2^-64 (a host sort to compare with would take tens of seconds at 2^28). */
+static uint64_t mix64(uint64_t x) {
+  uint64_t s = x;
+  return splitmix(&s);
+}
+
+/* Whether b may follow a in ascending order of the type (this data has no NaN). */
+static bool in_order(vkds_type t, uint32_t a, uint32_t b) { return !less(t, b, a); }
+
+/* A sort of set 0's input: the output in ascending order and a permutation of the input
+ * (fingerprints); with `values`, the (key, value) pairs a permutation of (IN, IN2)'s. */
+static bool verify_sorted(const algo *a, const dataset *d, const uint32_t *out, const uint32_t *values,
+                          const char *where) {
+  const uint32_t *in = d->host[0][IN], *in2 = d->host[0][IN2];
+  uint64_t bad = 0, first = 0, want_print = 0, got_print = 0;
+  for (uint64_t i = 0; i < d->n; ++i) {
+    if (i && !in_order(d->type, out[i - 1], out[i]) && bad++ == 0) first = i;
+    want_print += mix64(values ? (uint64_t)in[i] << 32 | in2[i] : in[i]);
+    got_print += mix64(values ? (uint64_t)out[i] << 32 | values[i] : out[i]);
+  }
+  if (!report(a, d, where, "sorted keys", bad, first, bad ? out[first] : 0, bad ? out[first - 1] : 0))
+    return false;
+  if (got_print != want_print)
+    fprintf(stderr, "vkds-bench: %s %s n=%llu %s: the output is not a permutation of the input%s\n", a->name,
+            type_name(d->type), (unsigned long long)d->n, where, values ? " (key, value pairs)" : "");
+  return got_print == want_print;
+}
+static bool verify_sort(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  return verify_sorted(a, d, out, NULL, where);
+}
+static bool verify_sort_by_key(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  uint32_t *values = malloc(d->bytes);
+  bool ok = values && vkds_download(d->res, values, vkds_view_of(d->dev[0][VALS]), d->bytes) == VKDS_SUCCESS;
+  if (!ok)
+    fprintf(stderr, "vkds-bench: %s: cannot read the values back: %s\n", a->name, vkds_last_error_message());
+  ok = ok && verify_sorted(a, d, out, values, where);
+  free(values);
+  return ok;
+}
+
 static const algo ALGOS[] = {
     {"vkds_copy", 2, NULL, false, run_copy, NO_RESULT, NULL, expect_copy, check_output},
     {"vkds_transform", 2, NULL, false, run_transform, NO_RESULT, NULL, expect_transform, check_output},
@@ -789,6 +871,11 @@ static const algo ALGOS[] = {
     {"vkds_reduce_by_key", 0, "cub_reduce_by_key", false, run_reduce_by_key, COUNT, check_runs, NULL,
      verify_reduce_by_key},
     {"plain_scan", 2, NULL, false, run_plain_scan, LAST, check_inclusive_last, NULL, verify_inclusive, true},
+    {"vkds_sort", 2, "cub_sort_keys", true, run_sort, NO_RESULT, NULL, NULL, verify_sort, true, restore_keys},
+    {"vkds_sort_by_key", 4, "cub_sort_pairs", false, run_sort_by_key, NO_RESULT, NULL, NULL, verify_sort_by_key, true,
+     restore_pairs},
+    {"vkds_merge_sort", 2, "cub_merge_sort_keys", false, run_merge_sort, NO_RESULT, NULL, NULL, verify_sort, true,
+     restore_keys},
 };
 #define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
 
@@ -1277,6 +1364,7 @@ static vkds_result record_batch(run_state *st, const algo *a, const dataset *d, 
     call c = call_of(st->pol, d, DEVICE, (first_set + i) % d->sets);
     c.rec = &rec, c.result = (vkds_view){st->result, 0, RESULT_BYTES}, c.pscan = st->pscan_bound ? &st->pscan : NULL;
     if (i == k - 1 && a->layout != NO_RESULT) vkCmdFillBuffer(cmd, result, at, size, POISON);
+    if (a->before) a->before(&c, cmd);
     gpu_timer_stamp(&p->timer, cmd, RANGE_VKDS, 2 * i);
     err = a->run(&c);
     gpu_timer_stamp(&p->timer, cmd, RANGE_VKDS, 2 * i + 1);
@@ -1945,6 +2033,32 @@ static void print_scan_targets(const row_list *rows, vkds_scan_path path) {
            portable->us / ps->us, portable->ok && ps->ok ? "" : "  FAILED");
 }
 
+/* Issue 13's measurements at the largest size of u32 device data: the sorts against
+ * CUB's (GB/s counting each key, and value, read and written once, as cub_bench does; the
+ * same ratio as of keys per second), both sort paths forced. */
+static void print_sort_targets(const row_list *rows) {
+  static const struct {
+    const char *algo;
+    double target; /* 0: none */
+  } t[] = {{"vkds_sort", 0.75},       {"vkds_sort_single", 0.0}, {"vkds_sort_portable", 0.0},
+           {"vkds_sort_by_key", 0.8}, {"vkds_merge_sort", 0.5}};
+  uint64_t n = 0;
+  for (size_t i = 0; i < rows->count; ++i)
+    if (rows->v[i].type == VKDS_U32 && rows->v[i].resident == DEVICE && rows->v[i].n > n &&
+        strcmp(rows->v[i].algo, "vkds_sort") == 0)
+      n = rows->v[i].n;
+  if (!n) return;
+  printf("sorts at 2^%u u32, device data (G keys/s; the targets are against CUB):\n", ilog2(n));
+  for (size_t k = 0; k < sizeof t / sizeof t[0]; ++k) {
+    const row *r = find_row(rows, t[k].algo, n);
+    if (!r) continue;
+    printf("  %-28s %10.3f G keys/s", r->algo, r->us > 0 ? (double)n / (r->us * 1e3) : 0.0);
+    if (r->baseline) printf("  %.3fx %s", r->ratio, r->baseline);
+    if (t[k].target > 0) printf("  (target >= %.2fx CUB)", t[k].target);
+    printf("%s\n", r->ok ? "" : "  FAILED");
+  }
+}
+
 int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   run_state st = {.json = opt->json, .only = opt->only}, paths[PATHS] = {{0}};
   uint32_t path_count = 0;
@@ -2010,6 +2124,7 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
                       : "from this run (no --cub: reductions, scans and copy_if against plain_copy)");
   print_round_trip(&st.rows);
   print_scan_targets(&st.rows, st.path);
+  print_sort_targets(&st.rows);
 done:
   for (uint32_t f = 0; f < path_count; ++f) state_close(&paths[f]);
   state_close(&st);

@@ -67,8 +67,10 @@ void vkds_sort_tile(uint64_t base, uint valid) {
     if (e < valid) {
       uint k = e - pair, i = vkds_corank_shared(s, k, l0, nl, r0, nr), j = k - i;
       for (uint q = 0u; q < 4u && e + q < valid; ++q) {
-        bool left = i < nl && (j >= nr || !vkds_less(vkds_run[s][r0 + j], vkds_run[s][l0 + i]));
-        vkds_run[s ^ 1u][e + q] = left ? vkds_run[s][l0 + i] : vkds_run[s][r0 + j];
+        bool has_l = i < nl, has_r = j < nr; // (no index past a run: see vkds_merge_runs)
+        IN0_T a = vkds_run[s][has_l ? l0 + i : l0], b = vkds_run[s][has_r ? r0 + j : l0];
+        bool left = has_l && (!has_r || !vkds_less(b, a));
+        vkds_run[s ^ 1u][e + q] = left ? a : b;
         if (left) ++i;
         else ++j;
       }
@@ -97,9 +99,15 @@ void vkds_merge_runs(uint64_t run) {
   uint64_t pair = o / (2ul * run) * (2ul * run), l0 = pair, r0 = min(pair + run, n);
   uint64_t nl = r0 - l0, nr = min(pair + 2ul * run, n) - r0;
   uint64_t k = o - pair, i = vkds_corank(k, l0, nl, r0, nr), j = k - i;
+  // Each output loads the next element of each run once (not three times), and no
+  // index past a run is formed, even for a compiler that evaluates both sides of a
+  // select: past the right run's end may lie past the buffer. (This did not cure the
+  // H100's hang from 16,384 elements: msort.c.)
   for (uint q = 0u; q < 4u && o + uint64_t(q) < n; ++q) {
-    bool left = i < nl && (j >= nr || !vkds_less(vkds_src(r0 + j), vkds_src(l0 + i)));
-    vkds_dst(o + uint64_t(q), left ? vkds_src(l0 + i) : vkds_src(r0 + j));
+    bool has_l = i < nl, has_r = j < nr;
+    IN0_T a = vkds_src(has_l ? l0 + i : l0), b = vkds_src(has_r ? r0 + j : l0);
+    bool left = has_l && (!has_r || !vkds_less(b, a));
+    vkds_dst(o + uint64_t(q), left ? a : b);
     if (left) ++i;
     else ++j;
   }
