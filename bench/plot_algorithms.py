@@ -38,7 +38,8 @@ TYPES = ["u32", "f32"]
 # suffix; any other name goes to OTHER. SHARED rows are drawn in every family's panels.
 FAMILIES = [("element-wise", {"copy", "transform", "fill"}),
             ("reductions", {"reduce", "count_if", "min_element", "inner_product"}),
-            ("scans and compaction", {"inclusive_scan", "exclusive_scan", "copy_if", "select_if"})]
+            ("scans and compaction", {"inclusive_scan", "exclusive_scan", "copy_if", "select_if"}),
+            ("sorts", {"sort", "sort_keys", "sort_by_key", "sort_pairs", "merge_sort", "merge_sort_keys"})]
 OTHER = "other"
 SHARED = {"plain_copy", "vkds_upload"}
 PATH_SUFFIXES = ("_single", "_portable")
