@@ -51,7 +51,9 @@
  *   values (VALS) from IN2, by a copy recorded before each call's first timestamp (the
  *   sorts sort in place; CUB's out of place). GB/s count each key (and value) read and
  *   written once, as cub_bench's; checked: the output in order and a permutation of the
- *   input (of its (key, value) pairs), by commutative fingerprints
+ *   input (of its (key, value) pairs), by commutative fingerprints; vkds_sort16 (u32
+ *   only): keys < 2^16 (the K16 array: IN's low 16 bits), whose two upper passes are
+ *   skipped, against cub_sort_keys16 (CUB told the bit range)
  *   plain_scan         bench/scan3.comp: an inclusive plus scan in plain Vulkan, the three
  *                      passes of vkds's portable path (group totals, their scan, the scan),
  *                      recorded like vkds's rows and GPU-timed the same way; its output is
@@ -361,8 +363,8 @@ static bool f32_close(uint32_t got, double want, double scale) {
 /* ---- the data of one type and size ---------------------------------------------------- */
 
 /* KEYS: reduce_by_key's u32 keys, in runs (random_runs); VALS: sort_by_key's values
- * (restored from IN2 before each call) */
-enum { IN, IN2, OUT, KEYS, VALS, ARRAYS };
+ * (restored from IN2 before each call); K16: IN's low 16 bits (vkds_sort16's keys) */
+enum { IN, IN2, OUT, KEYS, VALS, K16, ARRAYS };
 
 typedef struct dataset {
   vkds_resource *res;
@@ -437,6 +439,7 @@ static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64
      * written here, device outputs by the plain copy's warm-up (plain_warm, every set). */
     memset(d->host[s][OUT], 0xff, d->bytes);
     memset(d->host[s][VALS], 0xff, d->bytes);
+    for (uint64_t i = 0; i < n; ++i) d->host[s][K16][i] = d->host[s][IN][i] & 0xffffu;
     for (int a = IN; a < ARRAYS; ++a)
       if (a != OUT && vkds_upload(res, vkds_view_of(d->dev[s][a]), d->host[s][a], d->bytes) != VKDS_SUCCESS) goto oom;
     reference_compute(&d->ref[s], type, d->host[s][IN], d->host[s][IN2], n);
@@ -634,6 +637,7 @@ static void restore(const call *c, VkCommandBuffer cmd, int from, int to) {
   vkCmdCopyBuffer(cmd, vkds_buffer_vk(src), vkds_buffer_vk(dst), 1, &r);
 }
 static void restore_keys(const call *c, VkCommandBuffer cmd) { restore(c, cmd, IN, OUT); }
+static void restore_keys16(const call *c, VkCommandBuffer cmd) { restore(c, cmd, K16, OUT); }
 static void restore_pairs(const call *c, VkCommandBuffer cmd) {
   restore(c, cmd, IN, OUT);
   restore(c, cmd, IN2, VALS);
@@ -697,6 +701,7 @@ struct algo {
   /* recorded before each recorded call, outside its timestamps (the sorts' inputs
    * restored); NULL: nothing */
   void (*before)(const call *c, VkCommandBuffer cmd);
+  bool u32_only; /* no f32 rows (cub_bench has none to compare with) */
 };
 
 /* Says how many of the output's elements were wrong and where the first was. */
@@ -827,7 +832,7 @@ static bool in_order(vkds_type t, uint32_t a, uint32_t b) { return !less(t, b, a
  * (fingerprints); with `values`, the (key, value) pairs a permutation of (IN, IN2)'s. */
 static bool verify_sorted(const algo *a, const dataset *d, const uint32_t *out, const uint32_t *values,
                           const char *where) {
-  const uint32_t *in = d->host[0][IN], *in2 = d->host[0][IN2];
+  const uint32_t *in = d->host[0][a->before == restore_keys16 ? K16 : IN], *in2 = d->host[0][IN2];
   uint64_t bad = 0, first = 0, want_print = 0, got_print = 0;
   for (uint64_t i = 0; i < d->n; ++i) {
     if (i && !in_order(d->type, out[i - 1], out[i]) && bad++ == 0) first = i;
@@ -876,6 +881,10 @@ static const algo ALGOS[] = {
      restore_pairs},
     {"vkds_merge_sort", 2, "cub_merge_sort_keys", false, run_merge_sort, NO_RESULT, NULL, NULL, verify_sort, true,
      restore_keys},
+    /* u32 keys < 2^16: the passes whose digit is the same for every key are skipped;
+     * against CUB told the bit range (cub_sort_keys16) */
+    {"vkds_sort16", 2, "cub_sort_keys16", false, run_sort, NO_RESULT, NULL, NULL, verify_sort, true, restore_keys16,
+     true},
 };
 #define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
 
@@ -1866,7 +1875,7 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
   if (copy && !row_add(&st->rows, "plain_copy", type, n, DEVICE)) goto done;
   size_t sel[ALGO_COUNT], nsel = 0; /* the algorithms measured (--only) */
   for (size_t k = 0; k < ALGO_COUNT; ++k)
-    if (algo_wanted(st, &ALGOS[k])) sel[nsel++] = k;
+    if (algo_wanted(st, &ALGOS[k]) && !(ALGOS[k].u32_only && type != VKDS_U32)) sel[nsel++] = k;
   for (size_t i = 0; i < nsel; ++i)
     if (!(r = row_add(&st->rows, ALGOS[sel[i]].name, type, n, DEVICE)))
       goto done;
@@ -2041,7 +2050,7 @@ static void print_sort_targets(const row_list *rows) {
     const char *algo;
     double target; /* 0: none */
   } t[] = {{"vkds_sort", 0.75},       {"vkds_sort_single", 0.0}, {"vkds_sort_portable", 0.0},
-           {"vkds_sort_by_key", 0.8}, {"vkds_merge_sort", 0.5}};
+           {"vkds_sort_by_key", 0.8}, {"vkds_merge_sort", 0.5}, {"vkds_sort16", 0.0}};
   uint64_t n = 0;
   for (size_t i = 0; i < rows->count; ++i)
     if (rows->v[i].type == VKDS_U32 && rows->v[i].resident == DEVICE && rows->v[i].n > n &&
