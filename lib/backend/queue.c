@@ -391,10 +391,10 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  * the GPU is backed up (more than COALESCE_BACKLOG of this queue's tasks not finished)
  * and other threads submit to this queue, the thread that holds it waits for the backlog
  * to come down, and for the tasks that arrive meanwhile to join (at most
- * COALESCE_WAIT_NS, or until MAX_COALESCED wait). That
- * costs no task any time on the GPU, which has the backlog to run meanwhile; a lone task,
- * or one reaching an idle or nearly idle queue, is submitted at once, at the price of two
- * uncontended lock operations. The wait is bounded because a task function may take
+ * COALESCE_WAIT_NS, or until MAX_COALESCED wait). That costs no task any time on the
+ * GPU, which has the backlog to run meanwhile; a lone task, or one reaching an idle or
+ * nearly idle queue, is submitted at once, at the price of two uncontended lock
+ * operations. The wait is bounded because a task function may take
  * long (or a queue may be stalled behind a task that waits for the host).
  *
  * A failed call fails every request in it (each thread reports the VkResult itself, so
