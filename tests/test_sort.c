@@ -454,6 +454,27 @@ START_TEST(powers_of_two) {
 }
 END_TEST
 
+/* Whole tiles loaded by the threads that rank them (VKDS_SORT_LOADS=direct, sort.c): a
+ * tile, a tile and one, several tiles and a part, on both paths, 4- and 8-byte keys. */
+START_TEST(direct_loads) {
+  harness_setenv("VKDS_SORT_LOADS", "direct"); /* the fixture puts it back as it was */
+  static const uint64_t sizes[] = {4096, 4097, 3 * 4096 + 5, 65536 + 3};
+  const uint64_t most = 65536 + 3;
+  uint64_t *in = malloc(most * 8), *got = malloc(most * 8);
+  for (int k = 0; k < 2; ++k) {
+    open_path(PATHS[k]);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+      vkds_type t = i % 2 ? VKDS_U64 : VKDS_U32;
+      fill(t, RANDOM, in, sizes[i]);
+      sort_on_device(t, i % 2 ? VKDS_SORT_DESCENDING : VKDS_SORT_ASCENDING, in, NULL, 0, sizes[i], got, NULL);
+      check_keys(t, i % 2 == 1, in, got, sizes[i], "direct loads");
+    }
+    close_ctx();
+  }
+  free(in), free(got);
+}
+END_TEST
+
 /* 2^24 + 1 u32 keys on onesweep, 2^24 - 1 f32 keys descending on the portable path. */
 START_TEST(sixteen_million) {
   const uint64_t most = (1ull << harness_top_log2(24)) + 1;
@@ -924,6 +945,7 @@ int main(void) {
   t = harness_tcase("sizes");
   tcase_add_test(t, powers_of_two);
   tcase_add_test(t, sixteen_million);
+  tcase_add_test(t, direct_loads);
   suite_add_tcase(s, t);
   t = harness_tcase("sequences");
   tcase_add_test(t, every_sequence_kind);

@@ -61,9 +61,10 @@ enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAG
  * per key and value size. */
 enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 };
 /* a->variant: the most subgroups (bits 0-15), lane masks of four words (bit 16), argsort
- * (bit 17), the kernel (bits 20-21) */
+ * (bit 17), whole tiles loaded straight into registers (bit 18), the kernel (bits 20-21) */
 #define VARIANT_WIDE (1u << 16)
 #define VARIANT_ARGSORT (1u << 17)
+#define VARIANT_DIRECT_LOADS (1u << 18)
 #define VARIANT_KERNEL_SHIFT 20
 #define FLAG_TEST_FALLBACK 0x10000u
 #define FLAG_ONESWEEP 0x20000u
@@ -135,8 +136,15 @@ vkds_result vkds__sort_choose(vkds__call *c) {
    * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
    * a parameter */
   bool wide = dev->facts.props11.subgroupSize > 32;
+  /* How a whole tile reaches its threads' registers: 16 bytes a load in memory order,
+   * handed round through shared memory (the default), or each item loaded by the thread
+   * that ranks it (4 bytes a load, consecutive lanes on consecutive keys, no shared
+   * memory and no two barriers). VKDS_SORT_LOADS=direct chooses the second: not yet
+   * measured against the first on a GPU (bench/RESULTS.md, session 12). */
+  const char *loads = vkds__getenv("VKDS_SORT_LOADS");
+  bool direct = loads && strcmp(loads, "direct") == 0;
   c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (c->a.elem == VKDS__ELEM_INDEX ? VARIANT_ARGSORT : 0) |
-                 (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
+                 (direct ? VARIANT_DIRECT_LOADS : 0) | (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
   c->path = path_for(c->res, c->a.count);
   return VKDS_SUCCESS;
 }
@@ -180,9 +188,9 @@ const char *vkds__sort_preamble(const vkds__alg *a) {
 void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap) {
   snprintf(buf, cap,
            "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n"
-           "#define VKDS_SORT_ARGSORT %d\n",
+           "#define VKDS_SORT_ARGSORT %d\n#define VKDS_SORT_DIRECT_LOADS %d\n",
            a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3,
-           (a->variant & VARIANT_ARGSORT) != 0);
+           (a->variant & VARIANT_ARGSORT) != 0, (a->variant & VARIANT_DIRECT_LOADS) != 0);
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {
