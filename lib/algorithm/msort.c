@@ -24,8 +24,8 @@ static uint32_t merge_passes(uint64_t n) {
 }
 
 /* Known bug, not yet found (2026-11-25): on an NVIDIA H100 (driver 580.159.04) the merge
- * sort of 16,384 or more elements never finishes and leaves the GPU hung until the
- * machine is reset, while 1,000-8,192 elements sort right (blocking, and recorded by
+ * sort of 16,384 or more elements never finishes (and may leave the GPU hung for later
+ * processes), while 1,000-8,192 elements sort right (blocking, and recorded by
  * vkds-bench); lavapipe sorts every size. Every loop of msort.glsl is bounded and no
  * group waits on another, so the cause is still open (see bench/RESULTS.md). Until it is
  * found, a GPU refuses more than MAX_GPU_ELEMENTS with a named error rather than hang:
