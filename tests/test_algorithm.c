@@ -915,6 +915,10 @@ START_TEST(operator_that_does_not_compile) {
   float r;
   ck_assert_int_eq(vkds_reduce(pol, &fs, &(vkds_op){VKDS_OP_GLSL, "a +* b", "0.0"}, NULL, &r), VKDS_ERROR_COMPILE);
   ck_assert_msg(strstr(vkds_last_error_message(), "a +* b"), "%s", vkds_last_error_message());
+  /* an operand missing at the snippet's end: glslang sees it at the next token, past the
+   * snippet's one line */
+  ck_assert_int_eq(vkds_transform(pol, &fs, &gs, "x *"), VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(vkds_last_error_message(), "\"x *\", at its end"), "%s", vkds_last_error_message());
   vkds_transform_op bad = {.glsl = "undefined_thing(x)"};
   vkds_seq tv = vkds_seq_transform(&fs, &bad);
   ck_assert_int_eq(vkds_reduce(pol, &tv, NULL, NULL, &r), VKDS_ERROR_COMPILE);

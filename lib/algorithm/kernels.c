@@ -55,9 +55,16 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
       const char *text = error + consumed;
       int text_len = (int)(line + len - text);
       if (source >= 1000 && source - 1000 < g->snippet_count) {
-        uint32_t k = source - 1000;
-        used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", line %u: %.*s", g->snippet_roles[k],
-                                 g->snippets[k], number, text_len, text);
+        uint32_t k = source - 1000, lines = 1;
+        for (const char *c = g->snippets[k]; *c; ++c) lines += *c == '\n';
+        /* glslang may see a snippet's error only at the token after it (an operand
+         * missing at its end): that is past its last line, so say "at its end" */
+        if (number > lines)
+          used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", at its end: %.*s", g->snippet_roles[k],
+                                   g->snippets[k], text_len, text);
+        else
+          used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", line %u: %.*s", g->snippet_roles[k],
+                                   g->snippets[k], number, text_len, text);
         in_snippet = true;
       } else {
         used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  where vkds uses its value: %.*s", text_len, text);
