@@ -543,5 +543,8 @@ bool vkds__str_icontains(const char *haystack, const char *needle);
 
 /* Returns an environment variable's value, or NULL when unset or empty. */
 const char *vkds__getenv(const char *name);
+/* An environment variable's value as a positive integer (the tuning knobs); 0 when it
+ * is unset, not a number, or not positive. */
+uint32_t vkds__getenv_positive(const char *name);
 
 #endif

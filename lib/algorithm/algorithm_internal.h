@@ -267,11 +267,11 @@ void vkds__alg_buffer_put(vkds_buffer *buf);
 #define VKDS__ALG_SCRATCH_BYTES 32768u /* 256 bytes of result, then the partials */
 #define VKDS__ALG_RESULT_BYTES 256u
 
-/* The reduction's grid: work groups of the first pass for `count` elements on `dev`
- * (kernels.c says how it is chosen). */
 /* Groups of 256 that fill half of what the device's compute units keep resident (the
  * reductions' and histograms' GPU grid, kernels.c); 1024 where the units are unknown. */
 uint32_t vkds__half_resident_groups(const vkds__device *dev);
+/* The reduction's grid: work groups of the first pass for `count` elements on `dev`
+ * (kernels.c says how it is chosen). */
 uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count);
 #define VKDS__REDUCE_MAX_GROUPS 1024u /* partials that fit in the scratch beside a stream's chunk totals */
 

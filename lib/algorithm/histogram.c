@@ -13,7 +13,6 @@
 #include "algorithm_internal.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #pragma GCC diagnostic push
@@ -79,8 +78,8 @@ vkds_result vkds__histogram_choose(vkds__call *c) {
   uint64_t bins = bins_of(&c->a);
   uint32_t limit = dev->facts.props.properties.limits.maxComputeSharedMemorySize / 4;
   uint32_t variant = 0, from = MIN_SHARED_LOG2;
-  const char *env = vkds__getenv("VKDS_HISTOGRAM_SHARED_LOG2"); /* fewer copies of the bins (benchmarking) */
-  if (env && atoi(env) > MIN_SHARED_LOG2 && atoi(env) <= MAX_SHARED_LOG2) from = (uint32_t)atoi(env);
+  uint32_t env = vkds__getenv_positive("VKDS_HISTOGRAM_SHARED_LOG2"); /* fewer copies of the bins (benchmarking) */
+  if (env > MIN_SHARED_LOG2 && env <= MAX_SHARED_LOG2) from = env;
   for (uint32_t log2 = from; log2 <= MAX_SHARED_LOG2; ++log2) {
     uint32_t words = 1u << log2, copies = words >= SHARED_WORDS ? 1 : SHARED_WORDS / words;
     if (bins <= words && words * copies <= limit) {
@@ -116,8 +115,8 @@ static uint64_t groups_for(const vkds__device *dev, uint64_t items, uint64_t per
    * 1,024 (the old cap) 392, 1,056 (8) 392, 396 (3) 397, 792 (6) 456, 264 (2) 495.
    * VKDS_HISTOGRAM_GROUPS overrides it (benchmarking the rule). */
   uint64_t most = cpu ? 16 : vkds__half_resident_groups(dev);
-  const char *env = vkds__getenv("VKDS_HISTOGRAM_GROUPS");
-  if (env && atoi(env) > 0) most = (uint64_t)atoi(env);
+  uint32_t env = vkds__getenv_positive("VKDS_HISTOGRAM_GROUPS");
+  if (env) most = env;
   uint64_t g = (items + per_group - 1) / per_group;
   if (g > most) g = most;
   uint64_t least = (items + per_group * rounds - 1) / (per_group * rounds);

@@ -226,8 +226,8 @@ uint32_t vkds__half_resident_groups(const vkds__device *dev) {
 }
 
 static uint32_t reduce_group_cap(const vkds__device *dev) {
-  const char *env = vkds__getenv("VKDS_REDUCE_GROUPS");
-  if (env && atoi(env) > 0) return (uint32_t)atoi(env);
+  uint32_t env = vkds__getenv_positive("VKDS_REDUCE_GROUPS");
+  if (env) return env;
   if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return cpu_groups();
   return vkds__half_resident_groups(dev);
 }

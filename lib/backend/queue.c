@@ -394,8 +394,8 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  * COALESCE_WAIT_NS, or until MAX_COALESCED wait). That costs no task any time on the
  * GPU, which has the backlog to run meanwhile; a lone task, or one reaching an idle or
  * nearly idle queue, is submitted at once, at the price of two uncontended lock
- * operations. The wait is bounded because a task function may take
- * long (or a queue may be stalled behind a task that waits for the host).
+ * operations. The wait is bounded because a task function may take long (or a queue
+ * may be stalled behind a task that waits for the host).
  *
  * A failed call fails every request in it (each thread reports the VkResult itself, so
  * its own last-error message says it). Requests live on their threads' stacks: a thread

@@ -90,3 +90,9 @@ const char *vkds__getenv(const char *name) {
   const char *v = getenv(name);
   return (v && *v) ? v : NULL;
 }
+
+uint32_t vkds__getenv_positive(const char *name) {
+  const char *v = vkds__getenv(name);
+  int n = v ? atoi(v) : 0;
+  return n > 0 ? (uint32_t)n : 0;
+}
