@@ -715,10 +715,7 @@ VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const 
  * (merge path), the data moving between the sequence and a copy of its size in the
  * scratch (vkds_merge_sort_scratch_bytes; the recording form takes it as its scratch).
  * Host data and data under views are staged whole. A comparator that does not compile is
- * VKDS_ERROR_COMPILE naming it; other errors as for every algorithm. Known limit: on a
- * GPU (not a CPU device) more than 8,192 elements are VKDS_ERROR_UNSUPPORTED for now: an
- * NVIDIA H100 hung from 16,384 elements, a bug not yet found (VKDS_MERGE_SORT_ANY_SIZE=1
- * lifts the limit). */
+ * VKDS_ERROR_COMPILE naming it; other errors as for every algorithm. */
 VKDS_API vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less);
 VKDS_API vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less,
                                            vkds_submission **sub);

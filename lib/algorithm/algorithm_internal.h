@@ -325,8 +325,6 @@ const char *vkds__histogram_template(const vkds__alg *a);
  * A merge sort's description: inputs[0] read and written in place (typed: the comparator
  * sees its elements), glsl the comparator (elem GLSL). */
 uint64_t vkds__msort_scratch_bytes(const vkds__call *c);
-/* VKDS_ERROR_UNSUPPORTED where the merge sort may not run this count (msort.c). */
-vkds_result vkds__msort_choose(const vkds__call *c);
 vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
 
 /* ---- sorts (sort.c) ----

@@ -245,7 +245,6 @@ static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
   if (c->a.template_kind == VKDS__TEMPLATE_SORT) VKDS_CHECK(vkds__sort_choose(c));
   if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) VKDS_CHECK(vkds__histogram_choose(c));
-  if (c->a.template_kind == VKDS__TEMPLATE_MSORT) VKDS_CHECK(vkds__msort_choose(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
   c->range64 = map_grid(c->a.template_kind) && (c->a.count + 3) / 4 > UINT32_MAX;

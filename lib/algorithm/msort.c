@@ -23,25 +23,6 @@ static uint32_t merge_passes(uint64_t n) {
   return p;
 }
 
-/* Known bug, not yet found (2026-11-25): on an NVIDIA H100 (driver 580.159.04) the merge
- * sort of 16,384 or more elements never finishes (and may leave the GPU hung for later
- * processes), while 1,000-8,192 elements sort right (blocking, and recorded by
- * vkds-bench); lavapipe sorts every size. Every loop of msort.glsl is bounded and no
- * group waits on another, so the cause is still open (see bench/RESULTS.md). Until it is
- * found, a GPU refuses more than MAX_GPU_ELEMENTS with a named error rather than hang:
- * VKDS_MERGE_SORT_ANY_SIZE=1 lifts the limit (to reproduce the hang). */
-enum { MAX_GPU_ELEMENTS = 8192 };
-
-vkds_result vkds__msort_choose(const vkds__call *c) {
-  if (c->a.count <= MAX_GPU_ELEMENTS || c->res->dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
-      vkds__getenv("VKDS_MERGE_SORT_ANY_SIZE"))
-    return VKDS_SUCCESS;
-  return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                    "%s: %llu elements: on GPUs the merge sort takes at most %u for now (a known hang from 16,384 "
-                    "elements on an NVIDIA H100 is not yet fixed; VKDS_MERGE_SORT_ANY_SIZE=1 lifts the limit)",
-                    c->a.name, (unsigned long long)c->a.count, (unsigned)MAX_GPU_ELEMENTS);
-}
-
 uint64_t vkds__msort_scratch_bytes(const vkds__call *c) {
   return (c->a.count * c->a.inputs[0]->elem_size + 15) & ~15ull;
 }

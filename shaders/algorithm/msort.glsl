@@ -62,7 +62,7 @@ void vkds_sort_tile(uint64_t base, uint valid) {
   // runs of w become runs of 2w: thread t writes outputs 4t .. 4t + 3 of the tile
   uint s = 0u;
   for (uint w = 4u; w < VKDS_TILE; w <<= 1) {
-    uint pair = e / (2u * w) * (2u * w), l0 = pair, r0 = min(pair + w, valid);
+    uint pair = e & ~(2u * w - 1u), l0 = pair, r0 = min(pair + w, valid);
     uint nl = r0 - min(l0, r0), nr = min(pair + 2u * w, valid) - r0;
     if (e < valid) {
       uint k = e - pair, i = vkds_corank_shared(s, k, l0, nl, r0, nr), j = k - i;
@@ -96,13 +96,17 @@ uint64_t vkds_corank(uint64_t k, uint64_t l0, uint64_t nl, uint64_t r0, uint64_t
 void vkds_merge_runs(uint64_t run) {
   uint64_t n = P(0), o = vkds_global_index() * 4ul;
   if (o >= n) return;
-  uint64_t pair = o / (2ul * run) * (2ul * run), l0 = pair, r0 = min(pair + run, n);
+  // run is a power of two: the pair's start by a mask, not by a 64-bit division. With
+  // `o / (2 * run) * (2 * run)` here, an NVIDIA H100 (driver 580.159.04) merged wrong
+  // elements from the first pass (the threads at a pair's start, other than the first
+  // pair's, read as if both runs were used up) and from 16,384 elements hung the GPU;
+  // with the mask every size sorts right there (bench/RESULTS.md, 2026-11-25).
+  uint64_t pair = o & ~(2ul * run - 1ul), l0 = pair, r0 = min(pair + run, n);
   uint64_t nl = r0 - l0, nr = min(pair + 2ul * run, n) - r0;
   uint64_t k = o - pair, i = vkds_corank(k, l0, nl, r0, nr), j = k - i;
   // Each output loads the next element of each run once (not three times), and no
   // index past a run is formed, even for a compiler that evaluates both sides of a
-  // select: past the right run's end may lie past the buffer. (This did not cure the
-  // H100's hang from 16,384 elements: msort.c.)
+  // select: past the right run's end may lie past the buffer.
   for (uint q = 0u; q < 4u && o + uint64_t(q) < n; ++q) {
     bool has_l = i < nl, has_r = j < nr;
     IN0_T a = vkds_src(has_l ? l0 + i : l0), b = vkds_src(has_r ? r0 + j : l0);
