@@ -7,30 +7,39 @@
  *   tiles   each work group sorts 1024 elements in shared memory (insertion sorts of 4,
  *           then merges of runs of 4, 8, ..., 512);
  *   merges  ceil(log2(tiles)) passes, each merging pairs of runs into runs twice as long
- *           (merge path: every thread finds its 4 outputs' start by a binary search).
+ *           (merge path): a partition dispatch finds where each work group's 2048
+ *           outputs start (a binary search a group, into the scratch), then every group
+ *           loads its parts of both runs into shared memory and merges them there.
  * The data moves between the sequence (S) and a copy of its size in the scratch (A),
  * each pass the other way; the tiles go where an even number of passes ends in S. */
 #include "algorithm_internal.h"
 
-enum { TILE = 1024 };
+enum { TILE = 1024, MERGE_OUT = 2048 /* outputs a work group of a merge pass (msort.glsl) */ };
 #define STAGE_FROM_A 0x100u
 #define STAGE_IN_PLACE 0x200u
+#define STAGE_PARTITION 0x400u
 
 static uint64_t tiles_of(uint64_t n) { return (n + TILE - 1) / TILE; }
+static uint64_t merge_groups(uint64_t n) { return (n + MERGE_OUT - 1) / MERGE_OUT; }
 static uint32_t merge_passes(uint64_t n) {
   uint32_t p = 0;
   while (((uint64_t)TILE << p) < n && p < 40) ++p;
   return p;
 }
 
+/* A (count elements, to 16 bytes), then the merge passes' partition: a group's first
+ * output's place in the left run, 8 bytes a group (msort.glsl vkds_bounds_at) */
+static uint64_t scratch_bytes(uint64_t count, uint32_t elem_size) {
+  return ((count * elem_size + 15) & ~15ull) + 8 * merge_groups(count);
+}
+
 uint64_t vkds__msort_scratch_bytes(const vkds__call *c) {
-  return (c->a.count * c->a.inputs[0]->elem_size + 15) & ~15ull;
+  return scratch_bytes(c->a.count, c->a.inputs[0]->elem_size);
 }
 
 uint64_t vkds_merge_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type type) {
-  uint32_t size = vkds_type_size(type);
   if (!res || type < VKDS_I32 || type > VKDS_F64) return 0;
-  return (count * size + 15) & ~15ull;
+  return scratch_bytes(count, vkds_type_size(type));
 }
 
 static void barrier(const vkds__device *dev, VkCommandBuffer cmd) {
@@ -54,9 +63,14 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
   VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                &(vkds_launch_info){.global = {256 * tiles_of(n)}, .args = p}));
   for (uint32_t k = 1; k <= passes; ++k) {
+    /* the partition first: a thread a group, its searches' latency hidden by the others
+     * (searched by each group itself, they took as long as the merge at 2^28) */
+    barrier(c->res->dev, cmd);
+    p[4] = k | (in_a ? STAGE_FROM_A : 0) | STAGE_PARTITION;
+    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {merge_groups(n)}, .args = p}));
     barrier(c->res->dev, cmd);
     p[4] = k | (in_a ? STAGE_FROM_A : 0);
-    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {(n + 3) / 4}, .args = p}));
+    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * merge_groups(n)}, .args = p}));
     in_a = !in_a;
   }
   return VKDS_SUCCESS;

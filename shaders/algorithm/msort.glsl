@@ -6,17 +6,18 @@
 //   VKDS_ELEM_SIZE, VKDS_EL_PTR       its element's bytes, a pointer type to one
 //   vkds_less(a, b)                   the comparator: a must come before b
 // Parameters: P(0) elements n, P(2) the scratch's address (A: n elements, 16-byte
-// aligned), P(4) the stage: 0 the tiles, k > 0 the merge of runs of VKDS_TILE << (k - 1)
-// elements into runs twice as long; bit 8: the stage reads A (and writes the sequence S),
-// else it reads S and writes A; bit 9: it writes where it reads (the tiles alone, in
-// place: a work group reads its whole tile before it writes).
+// aligned; then 8 bytes a merge group, vkds_bounds_at), P(4) the stage: 0 the tiles,
+// k > 0 the merge of runs of VKDS_TILE << (k - 1) elements into runs twice as long; bit
+// 8: the stage reads A (and writes the sequence S), else it reads S and writes A; bit 9:
+// it writes where it reads (the tiles alone, in place: a work group reads its whole tile
+// before it writes); bit 10: the merge's partition (a thread a merge group).
 //
 // Stable everywhere: within a thread's 4 elements an insertion sort moves an element only
 // past elements that come after it; every merge takes the left run's element unless the
-// right run's comes before it (vkds_less(right, left)). A merge finds where each thread's
-// 4 outputs start by a binary search on the diagonal of its pair of runs (merge path), so
-// no thread waits on another across work groups, and every loop is bounded (64 steps of
-// search, 4 outputs).
+// right run's comes before it (vkds_less(right, left)). A merge finds where each work
+// group's outputs start by a binary search on the diagonal of its pair of runs (merge
+// path), so no group waits on another, and every loop is bounded (64 steps of search, 8
+// outputs a thread).
 layout(local_size_x = 256) in;
 
 #define VKDS_TILE 1024u // 256 threads, 4 elements each
@@ -82,7 +83,31 @@ void vkds_sort_tile(uint64_t base, uint valid) {
 }
 
 // ---- the merges of runs across tiles ----
+//
+// Each work group writes VKDS_MERGE_OUT consecutive outputs of one pair of runs (a run
+// holds at least VKDS_TILE elements, so a group's outputs never span two pairs). The
+// partition stage (bit 10), a thread a group, finds where the group's first output comes
+// from (merge path: a binary search on the diagonal, in global memory) and keeps it in
+// the scratch after A; the merge stage's group then loads its parts of both runs into
+// shared memory (consecutive threads, consecutive elements), every thread merges
+// VKDS_MERGE_ITEMS outputs there (a search on its own diagonal, in shared memory) and the
+// group writes them back in order. Global memory is read and written once a pass, in
+// whole lines; only the partition's searches go to it at random, all in parallel.
 
+#define VKDS_MERGE_ITEMS 8u
+#define VKDS_MERGE_OUT (256u * VKDS_MERGE_ITEMS) // = 2 * VKDS_TILE: all of vkds_run
+
+IN0_T vkds_sh(uint x) { return vkds_run[x / VKDS_TILE][x % VKDS_TILE]; }
+void vkds_sh_st(uint x, IN0_T v) { vkds_run[x / VKDS_TILE][x % VKDS_TILE] = v; }
+
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_msort_u64 { uint64_t v; };
+// the partition: per group, its first output's place in the left run
+uint64_t vkds_bounds_at(uint64_t g) {
+  return P(2) + ((P(0) * uint64_t(VKDS_ELEM_SIZE) + 15ul) & ~15ul) + g * 8ul;
+}
+
+// How many of the first k outputs of merging left [l0, l0 + nl) and right [r0, r0 + nr)
+// (in global memory, where the stage reads) come from the left.
 uint64_t vkds_corank(uint64_t k, uint64_t l0, uint64_t nl, uint64_t r0, uint64_t nr) {
   uint64_t lo = k > nr ? k - nr : 0ul, hi = min(k, nl);
   for (uint step = 0u; step < 64u && lo < hi; ++step) {
@@ -93,28 +118,76 @@ uint64_t vkds_corank(uint64_t k, uint64_t l0, uint64_t nl, uint64_t r0, uint64_t
   return lo;
 }
 
-void vkds_merge_runs(uint64_t run) {
-  uint64_t n = P(0), o = vkds_global_index() * 4ul;
-  if (o >= n) return;
+// The pair of runs that output o belongs to: its start, where its right run starts, and
+// where it ends.
+void vkds_pair_of(uint64_t o, uint64_t run, out uint64_t pair, out uint64_t r0, out uint64_t end) {
+  uint64_t n = P(0);
   // run is a power of two: the pair's start by a mask, not by a 64-bit division. With
   // `o / (2 * run) * (2 * run)` here, an NVIDIA H100 (driver 580.159.04) merged wrong
   // elements from the first pass (the threads at a pair's start, other than the first
   // pair's, read as if both runs were used up) and from 16,384 elements hung the GPU;
   // with the mask every size sorts right there (bench/RESULTS.md, 2026-11-25).
-  uint64_t pair = o & ~(2ul * run - 1ul), l0 = pair, r0 = min(pair + run, n);
-  uint64_t nl = r0 - l0, nr = min(pair + 2ul * run, n) - r0;
-  uint64_t k = o - pair, i = vkds_corank(k, l0, nl, r0, nr), j = k - i;
-  // Each output loads the next element of each run once (not three times), and no
-  // index past a run is formed, even for a compiler that evaluates both sides of a
-  // select: past the right run's end may lie past the buffer.
-  for (uint q = 0u; q < 4u && o + uint64_t(q) < n; ++q) {
-    bool has_l = i < nl, has_r = j < nr;
-    IN0_T a = vkds_src(has_l ? l0 + i : l0), b = vkds_src(has_r ? r0 + j : l0);
-    bool left = has_l && (!has_r || !vkds_less(b, a));
-    vkds_dst(o + uint64_t(q), left ? a : b);
-    if (left) ++i;
-    else ++j;
+  pair = o & ~(2ul * run - 1ul);
+  r0 = min(pair + run, n);
+  end = min(pair + 2ul * run, n);
+}
+
+void vkds_partition(uint64_t run) {
+  uint64_t g = vkds_global_index(), o = g * uint64_t(VKDS_MERGE_OUT), pair, r0, end;
+  if (o >= P(0)) return;
+  vkds_pair_of(o, run, pair, r0, end);
+  vkds_msort_u64(vkds_bounds_at(g)).v = vkds_corank(o - pair, pair, r0 - pair, r0, end - r0);
+}
+
+void vkds_merge_runs(uint64_t run) {
+  uint64_t n = P(0), pair, r0, end;
+  uint t = gl_LocalInvocationIndex;
+  // the group's first output: its first thread's index times the items a thread
+  uint64_t g = (vkds_global_index() - uint64_t(t)) >> 8, g0 = g * uint64_t(VKDS_MERGE_OUT);
+  if (g0 >= n) return; // the whole group
+  uint64_t g1 = min(g0 + uint64_t(VKDS_MERGE_OUT), n);
+  vkds_pair_of(g0, run, pair, r0, end);
+  // where the group's outputs come from: [i0, i1) of the left run, the rest of the right;
+  // a group that ends its pair uses up the left run (the next group's partition is the
+  // next pair's)
+  uint64_t l0 = pair, i0 = vkds_msort_u64(vkds_bounds_at(g)).v, j0 = g0 - pair - i0;
+  uint64_t i1 = g1 == end ? r0 - pair : vkds_msort_u64(vkds_bounds_at(g + 1ul)).v;
+  uint na = uint(i1 - i0), total = uint(g1 - g0), nb = total - na;
+  // the group's parts: left [0, na), right [na, total); all of a thread's loads issued
+  // before the first is waited for (a loop to `total` waited for each in turn)
+  IN0_T r[VKDS_MERGE_ITEMS];
+  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q) {
+    uint x = t + 256u * q;
+    if (x < total) r[q] = vkds_src(x < na ? l0 + i0 + uint64_t(x) : r0 + j0 + uint64_t(x - na));
   }
+  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
+    if (t + 256u * q < total) vkds_sh_st(t + 256u * q, r[q]);
+  barrier();
+  uint d = t * VKDS_MERGE_ITEMS;
+  if (d < total) {
+    uint lo = d > nb ? d - nb : 0u, hi = min(d, na);
+    for (uint step = 0u; step < 16u && lo < hi; ++step) {
+      uint m = (lo + hi) / 2u;
+      if (vkds_less(vkds_sh(na + d - m - 1u), vkds_sh(m))) hi = m;
+      else lo = m + 1u;
+    }
+    uint i = lo, j = d - lo;
+    // no index past a part, even for a compiler that evaluates both sides of a select
+    for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q) {
+      bool has_l = i < na, has_r = j < nb;
+      IN0_T a = vkds_sh(has_l ? i : 0u), b = vkds_sh(has_r ? na + j : 0u);
+      bool left = has_l && (!has_r || !vkds_less(b, a));
+      r[q] = left ? a : b;
+      if (left) ++i;
+      else ++j;
+    }
+  }
+  barrier();
+  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
+    if (d + q < total) vkds_sh_st(d + q, r[q]);
+  barrier();
+  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
+    if (t + 256u * q < total) vkds_dst(g0 + uint64_t(t + 256u * q), vkds_sh(t + 256u * q));
 }
 
 void main() {
@@ -122,6 +195,8 @@ void main() {
   if (stage == 0u) {
     uint64_t base = uint64_t(vkds_global_id().x / 256u) * uint64_t(VKDS_TILE);
     vkds_sort_tile(base, uint(min(P(0) - base, uint64_t(VKDS_TILE))));
+  } else if ((P(4) & 0x400ul) != 0ul) {
+    vkds_partition(uint64_t(VKDS_TILE) << (stage - 1u));
   } else {
     vkds_merge_runs(uint64_t(VKDS_TILE) << (stage - 1u));
   }
