@@ -92,7 +92,8 @@ static void check(const comparator *c, const void *in, const void *got, uint64_t
 START_TEST(every_comparator) {
   const comparator *c = &COMPARATORS[_i];
   open_ctx();
-  const uint64_t sizes[] = {0, 1, 2, 3, 5, 1023, 1024, 1025, 4097, 100003};
+  /* around the tile, a merge group (2048 outputs) and a pair of runs ending a group */
+  const uint64_t sizes[] = {0, 1, 2, 3, 5, 1023, 1024, 1025, 2048, 4096, 4097, 8197, 100003};
   uint32_t s = vkds_type_size(c->type);
   unsigned char *in = malloc(100003 * 8), *got = malloc(100003 * 8);
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
