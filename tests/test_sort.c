@@ -454,20 +454,22 @@ START_TEST(powers_of_two) {
 }
 END_TEST
 
-/* Whole tiles loaded by the threads that rank them (VKDS_SORT_LOADS=direct, sort.c): a
- * tile, a tile and one, several tiles and a part, on both paths, 4- and 8-byte keys. */
-START_TEST(direct_loads) {
-  harness_setenv("VKDS_SORT_LOADS", "direct"); /* the fixture puts it back as it was */
+/* Both ways a tile reaches its threads (VKDS_SORT_LOADS, sort.c: through shared memory,
+ * the GPUs' default, and loaded by the threads that rank them, the CPU devices'): a tile,
+ * a tile and one, several tiles and a part, on both paths, 4- and 8-byte keys. */
+START_TEST(tile_loads_both_ways) {
+  static const char *const loads[] = {"shared", "direct"};
   static const uint64_t sizes[] = {4096, 4097, 3 * 4096 + 5, 65536 + 3};
   const uint64_t most = 65536 + 3;
   uint64_t *in = malloc(most * 8), *got = malloc(most * 8);
-  for (int k = 0; k < 2; ++k) {
-    open_path(PATHS[k]);
+  for (int k = 0; k < 4; ++k) {
+    harness_setenv("VKDS_SORT_LOADS", loads[k / 2]); /* the fixture puts it back as it was */
+    open_path(PATHS[k % 2]);
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
       vkds_type t = i % 2 ? VKDS_U64 : VKDS_U32;
       fill(t, RANDOM, in, sizes[i]);
       sort_on_device(t, i % 2 ? VKDS_SORT_DESCENDING : VKDS_SORT_ASCENDING, in, NULL, 0, sizes[i], got, NULL);
-      check_keys(t, i % 2 == 1, in, got, sizes[i], "direct loads");
+      check_keys(t, i % 2 == 1, in, got, sizes[i], loads[k / 2]);
     }
     close_ctx();
   }
@@ -945,7 +947,7 @@ int main(void) {
   t = harness_tcase("sizes");
   tcase_add_test(t, powers_of_two);
   tcase_add_test(t, sixteen_million);
-  tcase_add_test(t, direct_loads);
+  tcase_add_test(t, tile_loads_both_ways);
   suite_add_tcase(s, t);
   t = harness_tcase("sequences");
   tcase_add_test(t, every_sequence_kind);

@@ -137,12 +137,16 @@ vkds_result vkds__sort_choose(vkds__call *c) {
    * a parameter */
   bool wide = dev->facts.props11.subgroupSize > 32;
   /* How a whole tile reaches its threads' registers: 16 bytes a load in memory order,
-   * handed round through shared memory (the default), or each item loaded by the thread
-   * that ranks it (4 bytes a load, consecutive lanes on consecutive keys, no shared
-   * memory and no two barriers). VKDS_SORT_LOADS=direct chooses the second: not yet
-   * measured against the first on a GPU (bench/RESULTS.md, session 12). */
+   * handed round through shared memory, or each item loaded by the thread that ranks it
+   * (4 bytes a load, consecutive lanes on consecutive keys, no shared memory and no two
+   * barriers). Measured (bench/RESULTS.md, 2026-11-25): on an H100 the direct loads were
+   * 0.85x as fast (2^28 u32 keys 17.5 against 20.5 G keys/s), on lavapipe 1.07x: the
+   * scans' rule, shared on GPUs and direct on CPU devices; VKDS_SORT_LOADS=shared|direct
+   * overrides it. */
   const char *loads = vkds__getenv("VKDS_SORT_LOADS");
-  bool direct = loads && strcmp(loads, "direct") == 0;
+  bool direct = loads && strcmp(loads, "direct") == 0 ? true
+                : loads && strcmp(loads, "shared") == 0 ? false
+                : dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (c->a.elem == VKDS__ELEM_INDEX ? VARIANT_ARGSORT : 0) |
                  (direct ? VARIANT_DIRECT_LOADS : 0) | (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
   c->path = path_for(c->res, c->a.count);
