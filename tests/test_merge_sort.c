@@ -2,7 +2,8 @@
  * on lavapipe, validation on: comparators over every element type against the C
  * library's qsort with the same comparator (made stable by the original index), so that
  * stability shows (comparators that see only part of an element); sizes around the tile
- * (1024) and the merge passes; host data staged, a reverse view, the three forms; bad
+ * (1024), a merge group (2048) and the merge passes, both ways a pass finds its groups'
+ * starts; host data staged, a reverse view, the three forms; bad
  * input (a comparator that does not compile, NULLs, what cannot be written). */
 #include <math.h>
 #include <stdint.h>
@@ -162,6 +163,28 @@ START_TEST(sequences_and_forms) {
 }
 END_TEST
 
+/* Above 2^21 elements every merge pass has a partition dispatch before it (msort.c
+ * searches_in_group; below, only the passes of runs longer than 2^16, as the last two of
+ * sequences_and_forms): 2^21 + 2049 elements, the last group a part, stability showing. */
+START_TEST(partition_passes) {
+  enum { N = (1 << 21) + 2049 };
+  open_ctx();
+  const comparator *c = &COMPARATORS[1]; /* the low nibble */
+  uint32_t *in = malloc(N * 4), *got = malloc(N * 4);
+  for (uint64_t i = 0; i < N; ++i) c->make(in, i);
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &b));
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), in, N * 4));
+  vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_U32);
+  ck_assert_vkds(vkds_merge_sort(pol, &bs, c->glsl));
+  ck_assert_vkds(vkds_download(r0, got, vkds_view_of(b), N * 4));
+  check(c, in, got, N, "partitioned");
+  vkds_buffer_destroy(b);
+  free(in), free(got);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(bad_input) {
   open_ctx();
   uint32_t a[16];
@@ -198,6 +221,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("sequences");
   tcase_add_test(t, sequences_and_forms);
+  tcase_add_test(t, partition_passes);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);

@@ -18,9 +18,18 @@ enum { TILE = 1024, MERGE_OUT = 2048 /* outputs a work group of a merge pass (ms
 #define STAGE_FROM_A 0x100u
 #define STAGE_IN_PLACE 0x200u
 #define STAGE_PARTITION 0x400u
+#define STAGE_SEARCH_IN_GROUP 0x800u
 
 static uint64_t tiles_of(uint64_t n) { return (n + TILE - 1) / TILE; }
 static uint64_t merge_groups(uint64_t n) { return (n + MERGE_OUT - 1) / MERGE_OUT; }
+
+/* Whether a pass's groups find their start themselves (two threads search, the rest
+ * wait) instead of a partition dispatch before it. Measured on an H100 (bench/RESULTS.md,
+ * 2026-11-25), u32: for runs up to 2^16 it saved a dispatch and a barrier a pass up to
+ * 2^21 elements (2^16: 52 against 68 us), and lost above (2^28: 31.0 against 26.9 ms;
+ * even with runs up to 4,096 only, 28.0): the waiting group idles where a partition
+ * thread's latency is hidden by many others. */
+static bool searches_in_group(uint64_t n, uint64_t run) { return n <= (1ull << 21) && run <= (1ull << 16); }
 static uint32_t merge_passes(uint64_t n) {
   uint32_t p = 0;
   while (((uint64_t)TILE << p) < n && p < 40) ++p;
@@ -28,9 +37,11 @@ static uint32_t merge_passes(uint64_t n) {
 }
 
 /* A (count elements, to 16 bytes), then the merge passes' partition: a group's first
- * output's place in the left run, 8 bytes a group (msort.glsl vkds_bounds_at) */
+ * output's place in the left run, 8 bytes a group and one more (msort.glsl
+ * vkds_bounds_at: the last group's read of the next one's, not used, stays in range
+ * where a compiler evaluates both sides of a select) */
 static uint64_t scratch_bytes(uint64_t count, uint32_t elem_size) {
-  return ((count * elem_size + 15) & ~15ull) + 8 * merge_groups(count);
+  return ((count * elem_size + 15) & ~15ull) + 8 * (merge_groups(count) + 1);
 }
 
 uint64_t vkds__msort_scratch_bytes(const vkds__call *c) {
@@ -66,10 +77,13 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
     /* the partition first: a thread a group, its searches' latency hidden by the others
      * (searched by each group itself, they took as long as the merge at 2^28) */
     barrier(c->res->dev, cmd);
-    p[4] = k | (in_a ? STAGE_FROM_A : 0) | STAGE_PARTITION;
-    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {merge_groups(n)}, .args = p}));
-    barrier(c->res->dev, cmd);
-    p[4] = k | (in_a ? STAGE_FROM_A : 0);
+    bool in_group = searches_in_group(n, (uint64_t)TILE << (k - 1));
+    if (!in_group) {
+      p[4] = k | (in_a ? STAGE_FROM_A : 0) | STAGE_PARTITION;
+      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {merge_groups(n)}, .args = p}));
+      barrier(c->res->dev, cmd);
+    }
+    p[4] = k | (in_a ? STAGE_FROM_A : 0) | (in_group ? STAGE_SEARCH_IN_GROUP : 0);
     VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * merge_groups(n)}, .args = p}));
     in_a = !in_a;
   }

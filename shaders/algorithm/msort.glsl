@@ -10,7 +10,8 @@
 // k > 0 the merge of runs of VKDS_TILE << (k - 1) elements into runs twice as long; bit
 // 8: the stage reads A (and writes the sequence S), else it reads S and writes A; bit 9:
 // it writes where it reads (the tiles alone, in place: a work group reads its whole tile
-// before it writes); bit 10: the merge's partition (a thread a merge group).
+// before it writes); bit 10: the merge's partition (a thread a merge group); bit 11: the
+// merge's groups search for themselves (no partition stage before it).
 //
 // Stable everywhere: within a thread's 4 elements an insertion sort moves an element only
 // past elements that come after it; every merge takes the left run's element unless the
@@ -101,6 +102,7 @@ IN0_T vkds_sh(uint x) { return vkds_run[x / VKDS_TILE][x % VKDS_TILE]; }
 void vkds_sh_st(uint x, IN0_T v) { vkds_run[x / VKDS_TILE][x % VKDS_TILE] = v; }
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_msort_u64 { uint64_t v; };
+shared uint64_t vkds_bounds[2];
 // the partition: per group, its first output's place in the left run
 uint64_t vkds_bounds_at(uint64_t g) {
   return P(2) + ((P(0) * uint64_t(VKDS_ELEM_SIZE) + 15ul) & ~15ul) + g * 8ul;
@@ -150,8 +152,16 @@ void vkds_merge_runs(uint64_t run) {
   // where the group's outputs come from: [i0, i1) of the left run, the rest of the right;
   // a group that ends its pair uses up the left run (the next group's partition is the
   // next pair's)
-  uint64_t l0 = pair, i0 = vkds_msort_u64(vkds_bounds_at(g)).v, j0 = g0 - pair - i0;
-  uint64_t i1 = g1 == end ? r0 - pair : vkds_msort_u64(vkds_bounds_at(g + 1ul)).v;
+  uint64_t l0 = pair, i0, i1;
+  if ((P(4) & 0x800ul) != 0ul) { // short runs: two threads search, no partition stage
+    if (t < 2u) vkds_bounds[t] = vkds_corank((t == 0u ? g0 : g1) - pair, pair, r0 - pair, r0, end - r0);
+    barrier();
+    i0 = vkds_bounds[0], i1 = vkds_bounds[1];
+  } else {
+    i0 = vkds_msort_u64(vkds_bounds_at(g)).v;
+    i1 = g1 == end ? r0 - pair : vkds_msort_u64(vkds_bounds_at(g + 1ul)).v;
+  }
+  uint64_t j0 = g0 - pair - i0;
   uint na = uint(i1 - i0), total = uint(g1 - g0), nb = total - na;
   // the group's parts: left [0, na), right [na, total); all of a thread's loads issued
   // before the first is waited for (a loop to `total` waited for each in turn)
