@@ -712,8 +712,12 @@ VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const 
  * other keep their order. Elements: I32, U32, F32, I64, U64, F64 (the radix sorts order
  * these faster by value; this is for any other order). A merge sort: work groups sort
  * tiles of 1024 in shared memory, then ceil(log2(tiles)) passes merge runs pairwise
- * (merge path), the data moving between the sequence and a copy of its size in the
- * scratch (vkds_merge_sort_scratch_bytes; the recording form takes it as its scratch).
+ * (merge path: each work group merges 2048 outputs in shared memory, where they start
+ * found by a binary search a group), the data moving between the sequence and a copy of
+ * its size in the scratch, which also holds the groups' starts, 8 bytes a group
+ * (vkds_merge_sort_scratch_bytes; the recording form takes it as its scratch). On an
+ * NVIDIA H100, 2^28 u32 keys by "a < b" sort at 0.55x the speed of CUB's
+ * DeviceMergeSort (bench/RESULTS.md).
  * Host data and data under views are staged whole. A comparator that does not compile is
  * VKDS_ERROR_COMPILE naming it; other errors as for every algorithm. */
 VKDS_API vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less);
