@@ -23,12 +23,13 @@ enum { TILE = 1024, MERGE_OUT = 2048 /* outputs a work group of a merge pass (ms
 static uint64_t tiles_of(uint64_t n) { return (n + TILE - 1) / TILE; }
 static uint64_t merge_groups(uint64_t n) { return (n + MERGE_OUT - 1) / MERGE_OUT; }
 
-/* Whether a pass's groups find their start themselves (two threads search, the rest
- * wait) instead of a partition dispatch before it. Measured on an H100 (bench/RESULTS.md,
- * 2026-11-25), u32: for runs up to 2^16 it saved a dispatch and a barrier a pass up to
- * 2^21 elements (2^16: 52 against 68 us), and lost above (2^28: 31.0 against 26.9 ms;
- * even with runs up to 4,096 only, 28.0): the waiting group idles where a partition
- * thread's latency is hidden by many others. */
+/* Whether a pass's groups find their ends themselves (the search's latency idles the
+ * group) instead of a partition dispatch before it. Measured on an H100 (bench/RESULTS.md,
+ * 2026-11-25), u32, with two threads searching and a barrier: for runs up to 2^16 it
+ * saved a dispatch and a barrier a pass up to 2^21 elements (2^16: 52 against 68 us), and
+ * lost above (2^28: 31.0 against 26.9 ms; even with runs up to 4,096 only, 28.0): a
+ * partition thread's latency is hidden by many others. Every thread now searches both
+ * ends at once (msort.glsl vkds_corank2: no shared words, no barrier), not yet timed. */
 static bool searches_in_group(uint64_t n, uint64_t run) { return n <= (1ull << 21) && run <= (1ull << 16); }
 static uint32_t merge_passes(uint64_t n) {
   uint32_t p = 0;

@@ -11,7 +11,7 @@
 // 8: the stage reads A (and writes the sequence S), else it reads S and writes A; bit 9:
 // it writes where it reads (the tiles alone, in place: a work group reads its whole tile
 // before it writes); bit 10: the merge's partition (a thread a merge group); bit 11: the
-// merge's groups search for themselves (no partition stage before it).
+// merge's groups search for their ends themselves (no partition stage before it).
 //
 // Stable everywhere: within a thread's 4 elements an insertion sort moves an element only
 // past elements that come after it; every merge takes the left run's element unless the
@@ -102,7 +102,6 @@ IN0_T vkds_sh(uint x) { return vkds_run[x / VKDS_TILE][x % VKDS_TILE]; }
 void vkds_sh_st(uint x, IN0_T v) { vkds_run[x / VKDS_TILE][x % VKDS_TILE] = v; }
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_msort_u64 { uint64_t v; };
-shared uint64_t vkds_bounds[2];
 // the partition: per group, its first output's place in the left run
 uint64_t vkds_bounds_at(uint64_t g) {
   return P(2) + ((P(0) * uint64_t(VKDS_ELEM_SIZE) + 15ul) & ~15ul) + g * 8ul;
@@ -118,6 +117,26 @@ uint64_t vkds_corank(uint64_t k, uint64_t l0, uint64_t nl, uint64_t r0, uint64_t
     else lo = i + 1ul;
   }
   return lo;
+}
+
+// vkds_corank for k0 and k1 at once, the two searches' loads in flight together: run by
+// every thread of a group on the group's two ends (the same addresses across the group:
+// no shared memory, which an 8-byte element type fills to Vulkan's least 16 KiB, and no
+// barrier). A finished search loads l0 (in range), not past a run.
+void vkds_corank2(uint64_t k0, uint64_t k1, uint64_t l0, uint64_t nl, uint64_t r0, uint64_t nr, out uint64_t i0,
+                  out uint64_t i1) {
+  uint64_t lo0 = k0 > nr ? k0 - nr : 0ul, hi0 = min(k0, nl), lo1 = k1 > nr ? k1 - nr : 0ul, hi1 = min(k1, nl);
+  for (uint step = 0u; step < 64u && (lo0 < hi0 || lo1 < hi1); ++step) {
+    bool on0 = lo0 < hi0, on1 = lo1 < hi1;
+    uint64_t m0 = lo0 + (hi0 - lo0) / 2ul, m1 = lo1 + (hi1 - lo1) / 2ul;
+    bool before0 = vkds_less(vkds_src(on0 ? r0 + k0 - m0 - 1ul : l0), vkds_src(on0 ? l0 + m0 : l0));
+    bool before1 = vkds_less(vkds_src(on1 ? r0 + k1 - m1 - 1ul : l0), vkds_src(on1 ? l0 + m1 : l0));
+    if (on0 && before0) hi0 = m0;
+    else if (on0) lo0 = m0 + 1ul;
+    if (on1 && before1) hi1 = m1;
+    else if (on1) lo1 = m1 + 1ul;
+  }
+  i0 = lo0, i1 = lo1;
 }
 
 // The pair of runs that output o belongs to: its start, where its right run starts, and
@@ -153,10 +172,8 @@ void vkds_merge_runs(uint64_t run) {
   // a group that ends its pair uses up the left run (the next group's partition is the
   // next pair's)
   uint64_t l0 = pair, i0, i1;
-  if ((P(4) & 0x800ul) != 0ul) { // short runs: two threads search, no partition stage
-    if (t < 2u) vkds_bounds[t] = vkds_corank((t == 0u ? g0 : g1) - pair, pair, r0 - pair, r0, end - r0);
-    barrier();
-    i0 = vkds_bounds[0], i1 = vkds_bounds[1];
+  if ((P(4) & 0x800ul) != 0ul) { // short runs: the group searches, no partition stage
+    vkds_corank2(g0 - pair, g1 - pair, pair, r0 - pair, r0, end - r0, i0, i1);
   } else {
     i0 = vkds_msort_u64(vkds_bounds_at(g)).v;
     i1 = g1 == end ? r0 - pair : vkds_msort_u64(vkds_bounds_at(g + 1ul)).v;
