@@ -332,7 +332,10 @@ static void host_merge(vkds_type t, const void *a, uint64_t na, const void *b, u
 START_TEST(merge_every_type) {
   vkds_type t = TYPES[_i];
   open_ctx(1);
-  const uint64_t sizes[][2] = {{0, 0}, {0, 5}, {5, 0}, {1, 1}, {1000, 3}, {4097, 10001}, {100003, 99991}};
+  /* a work group merges 2048 outputs (merge.glsl): one group exactly, from one input
+   * alone, and its ends inside each input */
+  const uint64_t sizes[][2] = {{0, 0},      {0, 5},       {5, 0},    {1, 1},          {1000, 3},      {2048, 0},
+                               {0, 2048},   {1024, 1024}, {2047, 2050}, {4097, 10001}, {100003, 99991}};
   enum { MOST = 100003 };
   void *a = malloc(MOST * 8), *b = malloc(MOST * 8), *want = malloc(2 * MOST * 8), *got = malloc(2 * MOST * 8);
   for (int d = 0; d < 2; ++d)

@@ -692,9 +692,10 @@ VKDS_API vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, v
  * out = a and b merged: both sorted as vkds_sort orders them in `order` (not checked),
  * out sorted the same way, stable (where elements are equal in the order, a's come
  * before b's, and each keeps its own order). a, b and out are of one element type, and
- * out has a.count + b.count elements; it must not overlap them. Merge path: each thread
- * finds its place on the diagonal by a binary search, then merges 4 outputs; both inputs
- * are read at random, so those not passed directly are staged whole. Errors as for every
+ * out has a.count + b.count elements; it must not overlap them. Merge path: each work
+ * group finds where its 2048 outputs come from by binary searches on the diagonal, loads
+ * those parts of a and b into shared memory and merges them there; both inputs are read
+ * at random, so those not passed directly are staged whole. Errors as for every
  * algorithm. */
 VKDS_API vkds_result vkds_merge(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                                 vkds_sort_order order);

@@ -361,9 +361,11 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   } else if (c->a.template_kind == VKDS__TEMPLATE_MSORT) {
     VKDS_CHECK(vkds__msort_record(c, cmd));
   } else if (map_grid(c->a.template_kind)) {
-    if (p[VKDS__P_COUNT])
-      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
-                                   &(vkds_launch_info){.global = {(p[VKDS__P_COUNT] + 3) / 4}, .args = &c->gen.args}));
+    /* 4 elements a thread; the merge: 2048 outputs a group of 256 (merge.glsl) */
+    uint64_t n = p[VKDS__P_COUNT];
+    uint64_t threads = c->a.template_kind == VKDS__TEMPLATE_MERGE ? (n + 2047) / 2048 * 256 : (n + 3) / 4;
+    if (n)
+      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {threads}, .args = &c->gen.args}));
   } else if (part == VKDS__PART_WHOLE) {
     p[VKDS__P_RESULT] = result;
     p[VKDS__P_PARTIALS] = partials;
