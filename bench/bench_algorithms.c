@@ -54,6 +54,9 @@
  *   input (of its (key, value) pairs), by commutative fingerprints; vkds_sort16 (u32
  *   only): keys < 2^16 (the K16 array: IN's low 16 bits), whose two upper passes are
  *   skipped, against cub_sort_keys16 (CUB told the bit range)
+ *   vkds_merge (u32 only) of the HALVES array's two ascending halves into the output, as
+ *                      cub_merge_keys (DeviceMerge::MergeKeys): out of place, so also
+ *                      blocking and on host data; checked as the sorts
  *   plain_scan         bench/scan3.comp: an inclusive plus scan in plain Vulkan, the three
  *                      passes of vkds's portable path (group totals, their scan, the scan),
  *                      recorded like vkds's rows and GPU-timed the same way; its output is
@@ -323,6 +326,15 @@ static uint64_t random_runs(uint64_t *s, uint32_t *keys, uint64_t n) {
   return runs;
 }
 
+/* Two ascending halves of u32, each from a random start below 2^16 in random steps of
+ * 0..7 (below 2^31 up to 2^28 elements), as cub_bench's AUX_HALVES. */
+static void ascending_halves(uint64_t *s, uint32_t *a, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t r = splitmix(s);
+    a[i] = i == 0 || i == n / 2 ? (uint32_t)(r >> 48) : a[i - 1] + (uint32_t)(r & 7);
+  }
+}
+
 /* The host's answers for one set of inputs. */
 typedef struct reference {
   uint32_t sum, dot;                     /* u32: wrapping, as the device's */
@@ -363,8 +375,9 @@ static bool f32_close(uint32_t got, double want, double scale) {
 /* ---- the data of one type and size ---------------------------------------------------- */
 
 /* KEYS: reduce_by_key's u32 keys, in runs (random_runs); VALS: sort_by_key's values
- * (restored from IN2 before each call); K16: IN's low 16 bits (vkds_sort16's keys) */
-enum { IN, IN2, OUT, KEYS, VALS, K16, ARRAYS };
+ * (restored from IN2 before each call); K16: IN's low 16 bits (vkds_sort16's keys);
+ * HALVES: vkds_merge's inputs, two ascending halves (ascending_halves) */
+enum { IN, IN2, OUT, KEYS, VALS, K16, HALVES, ARRAYS };
 
 typedef struct dataset {
   vkds_resource *res;
@@ -435,6 +448,7 @@ static int dataset_create(dataset *d, vkds_resource *res, vkds_type type, uint64
     for (int a = IN; a <= IN2; ++a)
       for (uint64_t i = 0; i < n; ++i) d->host[s][a][i] = random_element(seed, type);
     uint64_t runs = random_runs(seed, d->host[s][KEYS], n);
+    ascending_halves(seed, d->host[s][HALVES], n);
     /* The first write of a page faults, which no timed call should pay: host outputs are
      * written here, device outputs by the plain copy's warm-up (plain_warm, every set). */
     memset(d->host[s][OUT], 0xff, d->bytes);
@@ -652,6 +666,21 @@ static vkds_result run_sort_by_key(call *c) {
 static vkds_result run_merge_sort(call *c) {
   return c->rec ? vkds_cmd_merge_sort(c->rec, &c->out, "a < b") : VKDS_ERROR_UNSUPPORTED;
 }
+/* vkds_merge of HALVES's two ascending halves into the output (u32 only, as cub_merge_keys) */
+static vkds_result run_merge(call *c) {
+  const dataset *d = c->d;
+  uint64_t half = d->n / 2;
+  vkds_seq a, b;
+  if (c->where == DEVICE) {
+    a = vkds_seq_buffer((vkds_view){d->dev[c->set][HALVES], 0, half * 4}, VKDS_U32);
+    b = vkds_seq_buffer((vkds_view){d->dev[c->set][HALVES], half * 4, (d->n - half) * 4}, VKDS_U32);
+  } else {
+    a = vkds_seq_host_const(d->host[c->set][HALVES], half, VKDS_U32);
+    b = vkds_seq_host_const(d->host[c->set][HALVES] + half, d->n - half, VKDS_U32);
+  }
+  return c->rec ? vkds_cmd_merge(c->rec, &a, &b, &c->out, VKDS_SORT_ASCENDING)
+                : vkds_merge(c->pol, &a, &b, &c->out, VKDS_SORT_ASCENDING);
+}
 
 static bool check_reduce(const call *c, const reference *r) {
   return c->d->type == VKDS_U32 ? c->value == r->sum : f32_close(c->value, r->sum_f, r->sum_abs);
@@ -702,6 +731,7 @@ struct algo {
    * restored); NULL: nothing */
   void (*before)(const call *c, VkCommandBuffer cmd);
   bool u32_only; /* no f32 rows (cub_bench has none to compare with) */
+  int sorted_from; /* verify_sorted: the array the output is a permutation of (0: IN) */
 };
 
 /* Says how many of the output's elements were wrong and where the first was. */
@@ -828,11 +858,12 @@ static uint64_t mix64(uint64_t x) {
 /* Whether b may follow a in ascending order of the type (this data has no NaN). */
 static bool in_order(vkds_type t, uint32_t a, uint32_t b) { return !less(t, b, a); }
 
-/* A sort of set 0's input: the output in ascending order and a permutation of the input
- * (fingerprints); with `values`, the (key, value) pairs a permutation of (IN, IN2)'s. */
+/* A sort of set 0's input (the algorithm's sorted_from array): the output in ascending
+ * order and a permutation of the input (fingerprints); with `values`, the (key, value)
+ * pairs a permutation of (IN, IN2)'s. */
 static bool verify_sorted(const algo *a, const dataset *d, const uint32_t *out, const uint32_t *values,
                           const char *where) {
-  const uint32_t *in = d->host[0][a->before == restore_keys16 ? K16 : IN], *in2 = d->host[0][IN2];
+  const uint32_t *in = d->host[0][a->sorted_from], *in2 = d->host[0][IN2];
   uint64_t bad = 0, first = 0, want_print = 0, got_print = 0;
   for (uint64_t i = 0; i < d->n; ++i) {
     if (i && !in_order(d->type, out[i - 1], out[i]) && bad++ == 0) first = i;
@@ -884,7 +915,9 @@ static const algo ALGOS[] = {
     /* u32 keys < 2^16: the passes whose digit is the same for every key are skipped;
      * against CUB told the bit range (cub_sort_keys16) */
     {"vkds_sort16", 2, "cub_sort_keys16", false, run_sort, NO_RESULT, NULL, NULL, verify_sort, true, restore_keys16,
-     true},
+     true, K16},
+    /* two ascending halves merged, out of place (blocking rows too) */
+    {"vkds_merge", 2, "cub_merge_keys", false, run_merge, NO_RESULT, NULL, NULL, verify_sort, false, NULL, true, HALVES},
 };
 #define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
 
@@ -2050,7 +2083,8 @@ static void print_sort_targets(const row_list *rows) {
     const char *algo;
     double target; /* 0: none */
   } t[] = {{"vkds_sort", 0.75},       {"vkds_sort_single", 0.0}, {"vkds_sort_portable", 0.0},
-           {"vkds_sort_by_key", 0.8}, {"vkds_merge_sort", 0.5}, {"vkds_sort16", 0.0}};
+           {"vkds_sort_by_key", 0.8}, {"vkds_merge_sort", 0.5}, {"vkds_sort16", 0.0},
+           {"vkds_merge", 0.0}};
   uint64_t n = 0;
   for (size_t i = 0; i < rows->count; ++i)
     if (rows->v[i].type == VKDS_U32 && rows->v[i].resident == DEVICE && rows->v[i].n > n &&

@@ -44,6 +44,9 @@
 //                         must be told; vkds finds constant digits itself)
 //   cub_sort_pairs        u32 DeviceRadixSort::SortPairs, u32 keys with   4n (keys and values)
 //                         u32 values (each element's index)
+//   cub_merge_keys        u32 DeviceMerge::MergeKeys of two ascending     2n
+//                         halves (random steps of 0..7 from a start
+//                         below 2^16) with a less-than
 //   cub_merge_sort_keys   u32 DeviceMergeSort::SortKeysCopy with a        2n
 //                         less-than (SortKeys's algorithm and dispatch,
 //                         the input left intact for the rotation and the
@@ -198,6 +201,7 @@ enum Aux {
   AUX_RUNS,    // reduce_by_key's keys: runs of random length 1..16, random keys
   AUX_KEYS16,  // sort_keys16's keys: random, < 2^16
   AUX_INDEX,   // sort_pairs's values: each element's index
+  AUX_HALVES,  // merge_keys's inputs: two ascending halves (random steps of 0..7)
 };
 
 // splitmix's finaliser: xor-shifts and odd multiplies, so a bijection of 64 bits.
@@ -319,6 +323,12 @@ uint64_t make_aux(std::vector<uint32_t> &a, Aux aux, size_t n, uint64_t *seed) {
     }
   } else if (aux == AUX_KEYS16) {
     for (uint32_t &x : a) x = (uint32_t)(splitmix(seed) >> 48);
+  } else if (aux == AUX_HALVES) {
+    // each half from a random start below 2^16, steps of 0..7: below 2^31 up to 2^28
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t r = splitmix(seed);
+      a[i] = i == 0 || i == n / 2 ? (uint32_t)(r >> 48) : a[i - 1] + (uint32_t)(r & 7);
+    }
   } else {
     for (size_t i = 0; i < n; ++i) a[i] = (uint32_t)i;
   }
@@ -825,6 +835,14 @@ cudaError_t cub_merge_sort_keys(Data &d, void *temp, size_t &tb, int set, cudaSt
                                             (int)d.n, Less{}, s);
 }
 
+// merge: d_aux's two ascending halves (AUX_HALVES) -> d_out.
+cudaError_t cub_merge_keys(Data &d, void *temp, size_t &tb, int set, cudaStream_t s) {
+  const uint32_t *a = (const uint32_t *)d.d_aux[set];
+  int64_t half = (int64_t)(d.n / 2);
+  return cub::DeviceMerge::MergeKeys(temp, tb, a, half, a + half, (int64_t)d.n - half, (uint32_t *)d.d_out[set], Less{},
+                                     s);
+}
+
 bool check_sorted_input(Data &d, int set, const char *algo) {
   read_words(d.host_out, d.d_out[set], d.n);
   return verify_sorted(algo, d.type, d.host_out.data(), d.n, fingerprint_in(d, set), d.fp_key);
@@ -833,13 +851,15 @@ bool check_sorted_input(Data &d, int set, const char *algo) {
 bool check_sort_keys(Data &d, int set) { return check_sorted_input(d, set, "cub_sort_keys"); }
 bool check_merge_sort_keys(Data &d, int set) { return check_sorted_input(d, set, "cub_merge_sort_keys"); }
 
-bool check_sorted_keys16(Data &d, int set, const char *algo) {
+// d_out sorted, and a permutation of d_aux (the 16-bit keys, or the merge's halves).
+bool check_sorted_aux(Data &d, int set, const char *algo) {
   read_words(d.host_out, d.d_out[set], d.n);
   return verify_sorted(algo, U32, d.host_out.data(), d.n, fingerprint_aux(d, set, false), d.fp_key);
 }
 
-bool check_sort_keys16(Data &d, int set) { return check_sorted_keys16(d, set, "cub_sort_keys16"); }
-bool check_sort_keys16_full(Data &d, int set) { return check_sorted_keys16(d, set, "cub_sort_keys16_full"); }
+bool check_sort_keys16(Data &d, int set) { return check_sorted_aux(d, set, "cub_sort_keys16"); }
+bool check_sort_keys16_full(Data &d, int set) { return check_sorted_aux(d, set, "cub_sort_keys16_full"); }
+bool check_merge_keys(Data &d, int set) { return check_sorted_aux(d, set, "cub_merge_keys"); }
 
 bool check_sort_pairs(Data &d, int set) {
   read_words(d.host_out, d.d_out[set], d.n);
@@ -877,6 +897,8 @@ const Case CASES[] = {
      run_of<cub_sort_keys16_full>, nullptr, check_sort_keys16_full},
     {"cub_sort_pairs", "cub_copy", ONLY_U32, 30, AUX_INDEX, 4, nullptr, true, temp_of<cub_sort_pairs>,
      run_of<cub_sort_pairs>, nullptr, check_sort_pairs},
+    {"cub_merge_keys", "cub_copy", ONLY_U32, 30, AUX_HALVES, 2, nullptr, true, temp_of<cub_merge_keys>,
+     run_of<cub_merge_keys>, nullptr, check_merge_keys},
 };
 
 bool runs_on(const Case &c, const Data &d) { return (c.types >> d.type & 1u) && d.log2n <= c.max_log2; }
