@@ -8,8 +8,9 @@
  *           then merges of runs of 4, 8, ..., 512);
  *   merges  ceil(log2(tiles)) passes, each merging pairs of runs into runs twice as long
  *           (merge path): a partition dispatch finds where each work group's 2048
- *           outputs start (a binary search a group, into the scratch), then every group
- *           loads its parts of both runs into shared memory and merges them there.
+ *           outputs start (a binary search a group, into the scratch; small sorts'
+ *           groups search for themselves), then every group loads its parts of both
+ *           runs into shared memory and merges them there.
  * The data moves between the sequence (S) and a copy of its size in the scratch (A),
  * each pass the other way; the tiles go where an even number of passes ends in S. */
 #include "algorithm_internal.h"
@@ -75,8 +76,8 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
   VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                &(vkds_launch_info){.global = {256 * tiles_of(n)}, .args = p}));
   for (uint32_t k = 1; k <= passes; ++k) {
-    /* the partition first: a thread a group, its searches' latency hidden by the others
-     * (searched by each group itself, they took as long as the merge at 2^28) */
+    /* the partition first (a thread a group, its search's latency hidden by the others'),
+     * unless the pass is short enough for the groups to search themselves */
     barrier(c->res->dev, cmd);
     bool in_group = searches_in_group(n, (uint64_t)TILE << (k - 1));
     if (!in_group) {
