@@ -711,7 +711,14 @@ VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const 
  * transitive, its "neither before the other" transitive too), e.g. "(a & 255u) < (b &
  * 255u)", "abs(a) < abs(b)", "a > b". Stable: elements neither of which comes before the
  * other keep their order. Elements: I32, U32, F32, I64, U64, F64 (the radix sorts order
- * these faster by value; this is for any other order). A merge sort: work groups sort
+ * these faster by value; this is for any other order), or records: a zip (vkds_seq_zip)
+ * of such sequences, 4, 8 or 16 bytes of parts in all, whose tuples the comparator sees
+ * as a.p0, a.p1, ... and which is sorted in place, every part written (e.g. keys and
+ * their payload by "a.p0 < b.p0"); its parts must not overlap, and a tuple's layout
+ * (each part aligned to its size) must fit 2048 times in the device's shared memory
+ * (else VKDS_ERROR_UNSUPPORTED: 2048 tuples of 16 bytes take 32 KiB, as much as lavapipe
+ * has; parts of 4, 8 and 4 bytes lay out as 24, 48 KiB). A zip of more bytes, or of parts
+ * that are not numbers, is VKDS_ERROR_UNSUPPORTED. A merge sort: work groups sort
  * tiles of 1024 in shared memory, then ceil(log2(tiles)) passes merge runs pairwise
  * (merge path: each work group merges 2048 outputs in shared memory, where they start
  * found by a binary search a group), the data moving between the sequence and a copy of
@@ -725,7 +732,8 @@ VKDS_API vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const
 VKDS_API vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less,
                                            vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_merge_sort(const vkds_cmd *c, const vkds_seq *data, const char *less);
-/* Its scratch bytes over `count` elements of `type` (0 for NULL or another type). */
+/* Its scratch bytes over `count` elements of `type`; VKDS_TYPE_COMPOSITE: enough for any
+ * zip it takes. 0 for NULL or another type. */
 VKDS_API uint64_t vkds_merge_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type type);
 
 #ifdef __cplusplus

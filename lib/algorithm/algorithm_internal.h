@@ -174,6 +174,7 @@ typedef struct vkds__gen {
   bool needs_float64, needs_int64;
   uint32_t out_param; /* HISTOGRAM: the parameter of the counts' address when they are a u32 leaf, else 0 */
   bool sort_bits; /* SORT: written leaves are walked as U32/U64 bits (sort.c) */
+  bool zips_writable; /* MSORT: a zip is sorted in place, each part written (codegen.c zip) */
   bool striped_tiles; /* SCAN: whole tiles move through shared memory (scan.c) */
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
@@ -325,6 +326,11 @@ const char *vkds__histogram_template(const vkds__alg *a);
  * A merge sort's description: inputs[0] read and written in place (typed: the comparator
  * sees its elements), glsl the comparator (elem GLSL). */
 uint64_t vkds__msort_scratch_bytes(const vkds__call *c);
+/* The bytes an element takes in the scratch and in shared memory: its type's size, or a
+ * zip's tuple laid out as a std430 struct (msort.glsl's IN0_T). */
+uint32_t vkds__msort_stride(const vkds_seq *data);
+/* VKDS_ERROR_UNSUPPORTED where the device's shared memory cannot hold 2048 elements. */
+vkds_result vkds__msort_check(const vkds__call *c);
 vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
 
 /* ---- sorts (sort.c) ----

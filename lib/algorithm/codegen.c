@@ -500,15 +500,22 @@ static node transform(vkds__gen *g, const vkds_seq *s, vkds_access access, uint3
   return n;
 }
 
+/* A zip: its tuples are a struct vkds_zN of its parts' elements (p0, p1, ...). Read only,
+ * except by the merge sort (zips_writable), which reads and writes tuples in place: a
+ * tuple's store stores each part. */
 static node zip(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
   node n = {.readable = true};
-  if (access != VKDS_ACCESS_READ) {
+  if (access != VKDS_ACCESS_READ && !g->zips_writable) {
     gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a zip view cannot be written");
     return n;
   }
   sig_u32(g, 'Z'), sig_u32(g, s->part_count);
   node parts[16];
-  for (uint32_t k = 0; k < s->part_count && k < 16; ++k) parts[k] = walk(g, &s->parts[k], VKDS_ACCESS_READ, depth + 1);
+  n.writable = access != VKDS_ACCESS_READ;
+  for (uint32_t k = 0; k < s->part_count && k < 16; ++k) {
+    parts[k] = walk(g, &s->parts[k], access, depth + 1);
+    n.writable = n.writable && parts[k].writable;
+  }
   n.id = g->next_node++;
   node_type(&n, VKDS_TYPE_COMPOSITE, n.id);
   if (!g->emit || g->error) return n;
@@ -523,6 +530,12 @@ static node zip(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t de
   put(g->body, "  for (int q = 0; q < 4; ++q) r[q] = vkds_z%u(", n.id);
   for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "%sx%u[q]", k ? ", " : "", k);
   put(g->body, ");\n}\n");
+  if (n.writable) {
+    put(g->body, "void s%u_st(uint64_t i, vkds_z%u v) {", n.id, n.id);
+    for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, " s%u_st(i, v.p%u);", parts[k].id, k);
+    put(g->body, " }\nvoid s%u_vst(uint64_t i, vkds_z%u r[4]) { for (int q = 0; q < 4; ++q) s%u_st(i + uint64_t(q), r[q]); }\n",
+        n.id, n.id, n.id);
+  }
   return n;
 }
 
@@ -750,8 +763,22 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     put(b, "#define IN%u_T %s\n#define in%u s%u\n#define in%u_v s%u_v\n", k, in[k].glsl, k, in[k].id, k, in[k].id);
   const char *args1 = a->input_count == 2 ? "IN0_T a, IN1_T b" : a->input_count == 1 ? "IN0_T x" : "";
   if (a->template_kind == VKDS__TEMPLATE_MSORT) { /* msort.glsl: the store, the comparator */
-    put(b, "#define in0_st s%u_st\n#define VKDS_ELEM_SIZE %u\n#define VKDS_EL_PTR vkds_p_%s\n", in[0].id,
-        vkds_type_size(in[0].type), in[0].glsl);
+    /* the scratch's elements: a pointer to one, its load and store (a zip's tuple member
+     * by member: glslang stores a whole struct into a buffer as a type SPIR-V rejects) */
+    uint32_t stride = vkds__msort_stride(a->inputs[0]), align = stride & (0u - stride);
+    put(b, "#define in0_st s%u_st\n#define VKDS_ELEM_SIZE %u\n", in[0].id, stride);
+    put(b, "layout(buffer_reference, std430, buffer_reference_align = %u) buffer vkds_msort_el { IN0_T v; };\n",
+        align < 16 ? align : 16);
+    const vkds_seq *z = a->inputs[0];
+    if (z->ops == &vkds_seq_zip_ops) {
+      put(b, "IN0_T vkds_el_ld(vkds_msort_el e) { return IN0_T(");
+      for (uint32_t k = 0; k < z->part_count; ++k) put(b, "%se.v.p%u", k ? ", " : "", k);
+      put(b, "); }\nvoid vkds_el_st(vkds_msort_el e, IN0_T x) {");
+      for (uint32_t k = 0; k < z->part_count; ++k) put(b, " e.v.p%u = x.p%u;", k, k);
+      put(b, " }\n");
+    } else {
+      put(b, "IN0_T vkds_el_ld(vkds_msort_el e) { return e.v; }\nvoid vkds_el_st(vkds_msort_el e, IN0_T x) { e.v = x; }\n");
+    }
     put(b, "bool vkds_less(IN0_T a, IN0_T b);\n");
     snippet(g, "comparator", "bool vkds_less(IN0_T a, IN0_T b) { return bool(", a->glsl, "); }");
     return;
@@ -888,6 +915,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                    .descriptors = res->dev->facts.prefers_descriptors && res->dev->enabled.push_descriptor &&
                                   a->template_kind != VKDS__TEMPLATE_SORT,
                    .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT,
+                   .zips_writable = a->template_kind == VKDS__TEMPLATE_MSORT,
                    .striped_tiles = vkds__scan_striped_tiles(a, res)};
   if (emit) {
     const vkds_context *ctx = gen_ctx(g);

@@ -112,15 +112,21 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
 static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
 
 /* Whether an output can be written, as far as the built-in types tell (a user type's
- * device code decides for itself, once a device is picked): NULL when it can, else why. */
-static const char *unwritable(const vkds_seq *s, uint32_t depth) {
+ * device code decides for itself, once a device is picked): NULL when it can, else why.
+ * zip_parts: a zip is written part by part (the merge sort), else never. */
+static const char *unwritable(const vkds_seq *s, uint32_t depth, bool zip_parts) {
   const vkds_seq_ops *o = s->ops;
   if (depth > 32) return NULL;
   if (o == &vkds_seq_host_ops) return s->read_only ? "a read-only host sequence (vkds_seq_host_const)" : NULL;
-  if (o == &vkds_seq_reverse_ops || o == &vkds_seq_permutation_ops) return unwritable(s->base, depth + 1);
+  if (o == &vkds_seq_reverse_ops || o == &vkds_seq_permutation_ops) return unwritable(s->base, depth + 1, zip_parts);
   if (o == &vkds_seq_counting_ops) return "a counting sequence";
   if (o == &vkds_seq_transform_ops) return "a transform view";
-  if (o == &vkds_seq_zip_ops) return "a zip view";
+  if (o == &vkds_seq_zip_ops && !zip_parts) return "a zip view";
+  if (o == &vkds_seq_zip_ops)
+    for (uint32_t k = 0; k < s->part_count; ++k) {
+      const char *why = unwritable(&s->parts[k], depth + 1, zip_parts);
+      if (why) return why;
+    }
   return NULL;
 }
 
@@ -141,11 +147,23 @@ static bool map_grid(vkds__alg_template t) {
  * not overlap. */
 static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
   for (uint32_t k = a->elem == VKDS__ELEM_INDEX ? 1 : 0; k < a->input_count; ++k) { /* argsort reads its keys */
-    const char *why = unwritable(a->inputs[k], 0);
+    const char *why = unwritable(a->inputs[k], 0, a->template_kind == VKDS__TEMPLATE_MSORT);
     if (why)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s are %s, which cannot be written",
                         a->name, k ? (a->elem == VKDS__ELEM_INDEX ? "indices" : "values") : "keys", why);
   }
+  const vkds_seq *z = a->inputs[0];
+  if (a->template_kind == VKDS__TEMPLATE_MSORT && z->ops == &vkds_seq_zip_ops) /* a zip sorted in place */
+    for (uint32_t i = 0; i < z->part_count; ++i)
+      for (uint32_t j = i + 1; j < z->part_count; ++j) {
+        span ps[16], qs[16];
+        uint32_t np = spans_under(&z->parts[i], ps, 0, 16, 0), nq = spans_under(&z->parts[j], qs, 0, 16, 0);
+        for (uint32_t x = 0; x < np; ++x)
+          for (uint32_t y = 0; y < nq; ++y)
+            if (ps[x].base == qs[y].base && ps[x].begin < qs[y].end && qs[y].begin < ps[x].end)
+              return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: parts %u and %u of the zip overlap",
+                                a->name, i, j);
+      }
   if (a->input_count < 2) return VKDS_SUCCESS;
   span ks[16], vs[16];
   uint32_t nk = spans_under(a->inputs[0], ks, 0, 16, 0), nv = spans_under(a->inputs[1], vs, 0, 16, 0);
@@ -188,7 +206,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (o->count != a->count && !compacts && a->template_kind != VKDS__TEMPLATE_HISTOGRAM)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output has %llu elements, the input %llu",
                         name, (unsigned long long)o->count, (unsigned long long)a->count);
-    const char *why = unwritable(o, 0);
+    const char *why = unwritable(o, 0, false);
     if (why) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is %s, which cannot be written", name, why);
     if (!is_numeric(o->type))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output's elements must be numeric", name);
@@ -245,6 +263,7 @@ static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
   if (c->a.template_kind == VKDS__TEMPLATE_SORT) VKDS_CHECK(vkds__sort_choose(c));
   if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) VKDS_CHECK(vkds__histogram_choose(c));
+  if (c->a.template_kind == VKDS__TEMPLATE_MSORT) VKDS_CHECK(vkds__msort_check(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
   c->range64 = map_grid(c->a.template_kind) && (c->a.count + 3) / 4 > UINT32_MAX;

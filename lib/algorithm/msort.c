@@ -38,21 +38,46 @@ static uint32_t merge_passes(uint64_t n) {
   return p;
 }
 
+/* The largest stride of a zip's tuple the merge sort takes: 16 bytes of parts laid out as
+ * a std430 struct, at worst (4, 8, 4 bytes) 24. */
+enum { MAX_STRIDE = 24 };
+
+uint32_t vkds__msort_stride(const vkds_seq *data) {
+  if (data->ops != &vkds_seq_zip_ops) return data->elem_size;
+  uint32_t at = 0, align = 4;
+  for (uint32_t k = 0; k < data->part_count; ++k) {
+    uint32_t size = data->parts[k].elem_size;
+    at = (at + size - 1) / size * size + size; /* std430: a scalar aligned to its size */
+    if (size > align) align = size;
+  }
+  return (at + align - 1) / align * align;
+}
+
 /* A (count elements, to 16 bytes), then the merge passes' partition: a group's first
  * output's place in the left run, 8 bytes a group and one more (msort.glsl
  * vkds_bounds_at: the last group's read of the next one's, not used, stays in range
  * where a compiler evaluates both sides of a select) */
-static uint64_t scratch_bytes(uint64_t count, uint32_t elem_size) {
-  return ((count * elem_size + 15) & ~15ull) + 8 * (merge_groups(count) + 1);
+static uint64_t scratch_bytes(uint64_t count, uint32_t stride) {
+  return ((count * stride + 15) & ~15ull) + 8 * (merge_groups(count) + 1);
 }
 
 uint64_t vkds__msort_scratch_bytes(const vkds__call *c) {
-  return scratch_bytes(c->a.count, c->a.inputs[0]->elem_size);
+  return scratch_bytes(c->a.count, vkds__msort_stride(c->a.inputs[0]));
 }
 
 uint64_t vkds_merge_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type type) {
-  if (!res || type < VKDS_I32 || type > VKDS_F64) return 0;
-  return scratch_bytes(count, vkds_type_size(type));
+  if (!res || !((type >= VKDS_I32 && type <= VKDS_F64) || type == VKDS_TYPE_COMPOSITE)) return 0;
+  return scratch_bytes(count, type == VKDS_TYPE_COMPOSITE ? MAX_STRIDE : vkds_type_size(type));
+}
+
+vkds_result vkds__msort_check(const vkds__call *c) {
+  const vkds__device *dev = c->res->dev;
+  uint32_t need = MERGE_OUT * vkds__msort_stride(c->a.inputs[0]);
+  uint32_t limit = dev->facts.props.properties.limits.maxComputeSharedMemorySize;
+  if (need <= limit) return VKDS_SUCCESS;
+  return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                    "%s: elements of %u bytes (as laid out in shared memory) need %u bytes of shared memory; device %u "
+                    "has %u", c->a.name, vkds__msort_stride(c->a.inputs[0]), need, dev->index, limit);
 }
 
 static void barrier(const vkds__device *dev, VkCommandBuffer cmd) {
@@ -98,10 +123,17 @@ static vkds_result describe(const char *name, const vkds_seq *data, const char *
                    .elem_type = data ? data->type : VKDS_TYPE_BYTES};
   if (!data) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the sequence is NULL", name);
   if (!less) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the comparator is NULL", name);
-  if (data->ops && (data->type < VKDS_I32 || data->type > VKDS_F64))
+  bool zip = data->ops == &vkds_seq_zip_ops, numeric_parts = zip;
+  for (uint32_t k = 0; zip && k < data->part_count && data->parts; ++k)
+    numeric_parts = numeric_parts && data->parts[k].type >= VKDS_I32 && data->parts[k].type <= VKDS_F64;
+  if (zip && (!numeric_parts || (data->elem_size != 4 && data->elem_size != 8 && data->elem_size != 16)))
+    return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: a zip of %u bytes%s; the merge sort takes zips of numeric parts of 4, 8 or 16 bytes in all",
+                      name, data->elem_size, numeric_parts ? "" : " (a part is not numeric)");
+  if (data->ops && !zip && (data->type < VKDS_I32 || data->type > VKDS_F64))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: elements of type %d (%u bytes); the merge sort takes I32, U32, F32, I64, U64 and F64", name,
-                      (int)data->type, data->elem_size);
+                      "%s: elements of type %d (%u bytes); the merge sort takes I32, U32, F32, I64, U64, F64 and zips of "
+                      "them (4, 8 or 16 bytes)", name, (int)data->type, data->elem_size);
   return VKDS_SUCCESS;
 }
 

@@ -3,7 +3,9 @@
 // after the code it generates, which defines:
 //   P(k)                              launch parameter k (uint64_t), below
 //   IN0_T, in0(i), in0_st(i, v)       the sequence, read and written in place
-//   VKDS_ELEM_SIZE, VKDS_EL_PTR       its element's bytes, a pointer type to one
+//   VKDS_ELEM_SIZE                    an element's bytes in the scratch (IN0_T's std430
+//                                     stride: a zip's tuple is a struct)
+//   vkds_msort_el, vkds_el_ld, vkds_el_st   a pointer to a scratch element, its load, store
 //   vkds_less(a, b)                   the comparator: a must come before b
 // Parameters: P(0) elements n, P(2) the scratch's address (A: n elements, 16-byte
 // aligned; then 8 bytes a merge group, vkds_bounds_at), P(4) the stage: 0 the tiles,
@@ -26,11 +28,12 @@ layout(local_size_x = 256) in;
 shared IN0_T vkds_run[2][VKDS_TILE];
 
 bool vkds_from_a() { return (P(4) & 0x100ul) != 0ul; }
-IN0_T vkds_src(uint64_t i) { return vkds_from_a() ? VKDS_EL_PTR(P(2) + i * uint64_t(VKDS_ELEM_SIZE)).v : in0(i); }
+vkds_msort_el vkds_a_at(uint64_t i) { return vkds_msort_el(P(2) + i * uint64_t(VKDS_ELEM_SIZE)); }
+IN0_T vkds_src(uint64_t i) { return vkds_from_a() ? vkds_el_ld(vkds_a_at(i)) : in0(i); }
 void vkds_dst(uint64_t i, IN0_T v) {
   bool to_s = vkds_from_a() || (P(4) & 0x200ul) != 0ul;
   if (to_s) in0_st(i, v);
-  else VKDS_EL_PTR(P(2) + i * uint64_t(VKDS_ELEM_SIZE)).v = v;
+  else vkds_el_st(vkds_a_at(i), v);
 }
 
 // ---- the tiles: sorted in shared memory ----
