@@ -1,0 +1,110 @@
+/* examples/sort_records.c: sorting with vkds (vkds/algorithm.h, "sorting"). Records of a
+ * score (float) and an id (uint32), kept as two host arrays, are sorted three ways:
+ *   - vkds_sort: the scores alone, descending (a radix sort by value);
+ *   - vkds_sort_by_key: the scores with their ids, ascending (the ids follow their score;
+ *     equal scores keep their order: stable);
+ *   - vkds_merge_sort of a zip of both arrays, by a GLSL comparator: by the score's
+ *     magnitude, an order the radix sort does not know. The zip's tuples are (p0, p1) =
+ *     (score, id), and both arrays are written in place.
+ * Host memory is staged: copied to the device and back. Every result is checked on the
+ * host. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vkds/vkds.h>
+
+#define CHECK(call)                                                                            \
+  do {                                                                                         \
+    vkds_result check_r_ = (call);                                                             \
+    if (check_r_ != VKDS_SUCCESS) {                                                            \
+      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, vkds_result_str(check_r_), \
+              vkds_last_error_message());                                                      \
+      goto done;                                                                               \
+    }                                                                                          \
+  } while (0)
+
+/* Validation-layer messages mean a bug: count them and fail (see list_resources.c). */
+static atomic_int validation_messages;
+static void logger(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
+  (void)user;
+  if (source == VKDS_LOG_SOURCE_VALIDATION && level >= VKDS_LOG_WARN) atomic_fetch_add(&validation_messages, 1);
+  fprintf(stderr, "[%s] %s\n", source == VKDS_LOG_SOURCE_VALIDATION ? "validation" : "vkds", message);
+}
+
+enum { N = 100000 };
+static float score[N], original_score[N];
+static uint32_t id[N];
+
+/* Scores in steps of 0.25 between -50 and 50: many ties, so that stability shows. */
+static void make_records(void) {
+  uint32_t x = 12345u;
+  for (uint32_t i = 0; i < N; ++i) {
+    x = x * 1664525u + 1013904223u;
+    score[i] = original_score[i] = (float)((int)(x >> 16) % 401 - 200) * 0.25f;
+    id[i] = i;
+  }
+}
+
+/* Whether each id still carries its own score, and equal keys kept the ids' order. */
+static bool ids_follow_scores(bool by_magnitude) {
+  for (uint32_t i = 0; i < N; ++i) {
+    if (score[i] != original_score[id[i]]) return false;
+    if (i == 0) continue;
+    float a = by_magnitude ? fabsf(score[i - 1]) : score[i - 1], b = by_magnitude ? fabsf(score[i]) : score[i];
+    if (a > b || (a == b && id[i - 1] > id[i])) return false;
+  }
+  return true;
+}
+
+int main(void) {
+  int status = 1;
+  bool ok = true;
+  vkds_context *ctx = NULL;
+  vkds_policy *pol = NULL;
+  CHECK(vkds_context_create(&(vkds_context_info){.log = logger, .log_level = VKDS_LOG_WARN}, &ctx));
+  /* every queue of every device; each call picks one (VKDS_POLICY_DEFAULT: dynamic load) */
+  CHECK(vkds_policy_create(&(vkds_policy_info){.resources = {.context = ctx}}, &pol));
+
+  /* 1. the scores alone, descending */
+  make_records();
+  vkds_seq scores = vkds_seq_host(score, N, VKDS_F32);
+  CHECK(vkds_sort(pol, &scores, VKDS_SORT_DESCENDING));
+  bool descending = true;
+  for (uint32_t i = 1; i < N; ++i) descending &= score[i - 1] >= score[i];
+  printf("vkds_sort, descending:            highest %6.2f, lowest %6.2f  %s\n", score[0], score[N - 1],
+         descending ? "ok" : "WRONG");
+  ok &= descending;
+
+  /* 2. scores with their ids, ascending, stable */
+  make_records();
+  vkds_seq ids = vkds_seq_host(id, N, VKDS_U32);
+  CHECK(vkds_sort_by_key(pol, &scores, &ids, VKDS_SORT_ASCENDING));
+  bool follow = ids_follow_scores(false);
+  printf("vkds_sort_by_key, ascending:      first (%6.2f, id %5u)      %s\n", score[0], id[0], follow ? "ok" : "WRONG");
+  ok &= follow;
+
+  /* 3. the records as one sequence (a zip of both arrays), by the score's magnitude */
+  make_records();
+  vkds_seq parts[2] = {scores, ids};
+  vkds_seq records = vkds_seq_zip(parts, 2);
+  CHECK(vkds_merge_sort(pol, &records, "abs(a.p0) < abs(b.p0)"));
+  follow = ids_follow_scores(true);
+  printf("vkds_merge_sort, by |score|:      first (%6.2f, id %5u)      %s\n", score[0], id[0], follow ? "ok" : "WRONG");
+  ok &= follow;
+
+  if (ok) status = 0;
+
+done:
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+  if (atomic_load(&validation_messages) > 0) {
+    fprintf(stderr, "%d validation message(s)\n", atomic_load(&validation_messages));
+    status = 1;
+  }
+  return status;
+}
