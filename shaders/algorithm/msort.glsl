@@ -166,7 +166,7 @@ void vkds_partition(uint64_t run) {
 void vkds_merge_runs(uint64_t run) {
   uint64_t n = P(0), pair, r0, end;
   uint t = gl_LocalInvocationIndex;
-  // the group's first output: its first thread's index times the items a thread
+  // the group (its first thread's index / 256) and its first output
   uint64_t g = (vkds_global_index() - uint64_t(t)) >> 8, g0 = g * uint64_t(VKDS_MERGE_OUT);
   if (g0 >= n) return; // the whole group
   uint64_t g1 = min(g0 + uint64_t(VKDS_MERGE_OUT), n);
