@@ -3,8 +3,9 @@
  * library's qsort with the same comparator (made stable by the original index), so that
  * stability shows (comparators that see only part of an element); sizes around the tile
  * (1024), a merge group (2048) and the merge passes, both ways a pass finds its groups'
- * starts; host data staged, a reverse view, the three forms; bad
- * input (a comparator that does not compile, NULLs, what cannot be written). */
+ * starts; host data staged, a reverse view, the three forms, data on another VkDevice;
+ * records (zips) sorted in place; bad input (a comparator that does not compile, NULLs,
+ * what cannot be written). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -316,6 +317,56 @@ START_TEST(zips_in_place) {
 }
 END_TEST
 
+/* Data on another VkDevice than the one the policy picks (devices_per_physical = 2): a
+ * buffer of device 1 sorted on device 0 (staged through the host and written back), and
+ * a zip of a part on each device. */
+START_TEST(another_device) {
+  enum { N = 5003 };
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  r0 = vkds_context_resource(ctx, 0);
+  vkds_resource *r1 = NULL;
+  for (uint32_t i = 1; i < vkds_context_resource_count(ctx) && !r1; ++i) {
+    vkds_resource_info ri;
+    ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, i), &ri));
+    if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
+  }
+  ck_assert_ptr_nonnull(r1);
+  void *first[1] = {r0};
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED,
+                                                        .resources = {.context = ctx, .resource_count = 1, .resources = first}},
+                                    &pol));
+  const comparator *c = &COMPARATORS[1]; /* the low nibble: stability shows */
+  uint32_t *in = malloc(N * 4), *got = malloc(N * 4), *ids = malloc(N * 4);
+  for (uint64_t i = 0; i < N; ++i) c->make(in, i), ids[i] = (uint32_t)i;
+  vkds_buffer *b1, *b0;
+  ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = N * 4}, &b1));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &b0));
+  ck_assert_vkds(vkds_upload(r1, vkds_view_of(b1), in, N * 4));
+  vkds_seq s1 = vkds_seq_buffer(vkds_view_of(b1), VKDS_U32);
+  ck_assert(!vkds_seq_is_passed_directly(&s1, r0));
+  ck_assert_vkds(vkds_merge_sort(pol, &s1, c->glsl));
+  ck_assert_vkds(vkds_download(r1, got, vkds_view_of(b1), N * 4));
+  check(c, in, got, N, "another device");
+  /* keys on device 1, their ids on device 0 */
+  ck_assert_vkds(vkds_upload(r1, vkds_view_of(b1), in, N * 4));
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(b0), ids, N * 4));
+  vkds_seq parts[2] = {s1, vkds_seq_buffer(vkds_view_of(b0), VKDS_U32)};
+  vkds_seq z = vkds_seq_zip(parts, 2);
+  ck_assert_vkds(vkds_merge_sort(pol, &z, "(a.p0 & 15u) < (b.p0 & 15u)"));
+  ck_assert_vkds(vkds_download(r1, got, vkds_view_of(b1), N * 4));
+  ck_assert_vkds(vkds_download(r0, ids, vkds_view_of(b0), N * 4));
+  for (uint64_t i = 0; i < N; ++i) {
+    ck_assert_uint_eq(got[i], in[ids[i]]);
+    if (i) ck_assert((got[i - 1] & 15u) < (got[i] & 15u) || ((got[i - 1] & 15u) == (got[i] & 15u) && ids[i - 1] < ids[i]));
+  }
+  vkds_buffer_destroy(b1), vkds_buffer_destroy(b0);
+  free(in), free(got), free(ids);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(bad_input) {
   open_ctx();
   uint32_t a[16];
@@ -354,6 +405,7 @@ int main(void) {
   tcase_add_test(t, sequences_and_forms);
   tcase_add_test(t, partition_passes);
   tcase_add_test(t, zips_in_place);
+  tcase_add_test(t, another_device);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);
