@@ -991,6 +991,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
 #include "algorithm_map.h"
 #include "algorithm_reduce.h"
 #include "algorithm_merge.h"
+#include "algorithm_merge_group.h"
 #include "algorithm_msort.h"
 #include "algorithm_order.h"
 #include "algorithm_search.h"
@@ -1020,9 +1021,9 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   else if (a->template_kind == VKDS__TEMPLATE_SEARCH)
     put(&t, "%s%s", vkds_template_order, vkds_template_search);
   else if (a->template_kind == VKDS__TEMPLATE_MERGE)
-    put(&t, "%s%s", vkds_template_order, vkds_template_merge);
+    put(&t, "%s%s%s", vkds_template_order, vkds_template_merge_group, vkds_template_merge);
   else if (a->template_kind == VKDS__TEMPLATE_MSORT)
-    put(&t, "%s", vkds_template_msort);
+    put(&t, "%s%s", vkds_template_merge_group, vkds_template_msort);
   else
     put(&t, "%s", a->template_kind == VKDS__TEMPLATE_MAP ? vkds_template_map : vkds_template_reduce);
   put(&t, "%s", g->tail->s ? g->tail->s : "");

@@ -1,6 +1,6 @@
 // shaders/algorithm/msort.glsl: the comparison sort, a stable merge sort by the user's
 // comparator (lib/algorithm/msort.c records it). Appended by lib/algorithm/codegen.c
-// after the code it generates, which defines:
+// after the code it generates, which defines what follows, and merge_group.glsl:
 //   P(k)                              launch parameter k (uint64_t), below
 //   IN0_T, in0(i), in0_st(i, v)       the sequence, read and written in place
 //   VKDS_ELEM_SIZE                    an element's bytes in the scratch (IN0_T's std430
@@ -88,21 +88,23 @@ void vkds_sort_tile(uint64_t base, uint valid) {
 
 // ---- the merges of runs across tiles ----
 //
-// Each work group writes VKDS_MERGE_OUT consecutive outputs of one pair of runs (a run
-// holds at least VKDS_TILE elements, so a group's outputs never span two pairs). The
-// partition stage (bit 10), a thread a group, finds where the group's first output comes
-// from (merge path: a binary search on the diagonal, in global memory) and keeps it in
-// the scratch after A; the merge stage's group then loads its parts of both runs into
-// shared memory (consecutive threads, consecutive elements), every thread merges
-// VKDS_MERGE_ITEMS outputs there (a search on its own diagonal, in shared memory) and the
-// group writes them back in order. Global memory is read and written once a pass, in
-// whole lines; only the partition's searches go to it at random, all in parallel.
+// Merge path by work groups (merge_group.glsl, in front of this file): each group writes
+// VKDS_MERGE_OUT consecutive outputs of one pair of runs (a run holds at least VKDS_TILE
+// elements, so a group's outputs never span two pairs). The partition stage (bit 10), a
+// thread a group, finds where the group's first output comes from and keeps it in the
+// scratch after A; with bit 11 the merge's groups search for both their ends themselves
+// instead. Global memory is read and written once a pass, in whole lines; only the
+// searches go to it at random.
 
-#define VKDS_MERGE_ITEMS 8u
-#define VKDS_MERGE_OUT (256u * VKDS_MERGE_ITEMS) // = 2 * VKDS_TILE: all of vkds_run
-
-IN0_T vkds_sh(uint x) { return vkds_run[x / VKDS_TILE][x % VKDS_TILE]; }
+IN0_T vkds_sh(uint x) { return vkds_run[x / VKDS_TILE][x % VKDS_TILE]; } // all of it
 void vkds_sh_st(uint x, IN0_T v) { vkds_run[x / VKDS_TILE][x % VKDS_TILE] = v; }
+
+// the pair of runs being merged: the left run starts at vkds_l0, the right at vkds_r0
+uint64_t vkds_l0, vkds_r0;
+bool vkds_before(IN0_T x, IN0_T y) { return vkds_less(x, y); }
+IN0_T vkds_left(uint64_t i) { return vkds_src(vkds_l0 + i); }
+IN0_T vkds_right(uint64_t i) { return vkds_src(vkds_r0 + i); }
+void vkds_out(uint64_t o, IN0_T v) { vkds_dst(o, v); }
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_msort_u64 { uint64_t v; };
 // the partition: per group, its first output's place in the left run
@@ -110,114 +112,44 @@ uint64_t vkds_bounds_at(uint64_t g) {
   return P(2) + ((P(0) * uint64_t(VKDS_ELEM_SIZE) + 15ul) & ~15ul) + g * 8ul;
 }
 
-// How many of the first k outputs of merging left [l0, l0 + nl) and right [r0, r0 + nr)
-// (in global memory, where the stage reads) come from the left.
-uint64_t vkds_corank(uint64_t k, uint64_t l0, uint64_t nl, uint64_t r0, uint64_t nr) {
-  uint64_t lo = k > nr ? k - nr : 0ul, hi = min(k, nl);
-  for (uint step = 0u; step < 64u && lo < hi; ++step) {
-    uint64_t i = lo + (hi - lo) / 2ul;
-    if (vkds_less(vkds_src(r0 + k - i - 1ul), vkds_src(l0 + i))) hi = i;
-    else lo = i + 1ul;
-  }
-  return lo;
-}
-
-// vkds_corank for k0 and k1 at once, the two searches' loads in flight together: run by
-// every thread of a group on the group's two ends (the same addresses across the group:
-// no shared memory, which an 8-byte element type fills to Vulkan's least 16 KiB, and no
-// barrier). A finished search loads l0 (in range), not past a run.
-void vkds_corank2(uint64_t k0, uint64_t k1, uint64_t l0, uint64_t nl, uint64_t r0, uint64_t nr, out uint64_t i0,
-                  out uint64_t i1) {
-  uint64_t lo0 = k0 > nr ? k0 - nr : 0ul, hi0 = min(k0, nl), lo1 = k1 > nr ? k1 - nr : 0ul, hi1 = min(k1, nl);
-  for (uint step = 0u; step < 64u && (lo0 < hi0 || lo1 < hi1); ++step) {
-    bool on0 = lo0 < hi0, on1 = lo1 < hi1;
-    uint64_t m0 = lo0 + (hi0 - lo0) / 2ul, m1 = lo1 + (hi1 - lo1) / 2ul;
-    bool before0 = vkds_less(vkds_src(on0 ? r0 + k0 - m0 - 1ul : l0), vkds_src(on0 ? l0 + m0 : l0));
-    bool before1 = vkds_less(vkds_src(on1 ? r0 + k1 - m1 - 1ul : l0), vkds_src(on1 ? l0 + m1 : l0));
-    if (on0 && before0) hi0 = m0;
-    else if (on0) lo0 = m0 + 1ul;
-    if (on1 && before1) hi1 = m1;
-    else if (on1) lo1 = m1 + 1ul;
-  }
-  i0 = lo0, i1 = lo1;
-}
-
-// The pair of runs that output o belongs to: its start, where its right run starts, and
-// where it ends.
-void vkds_pair_of(uint64_t o, uint64_t run, out uint64_t pair, out uint64_t r0, out uint64_t end) {
+// The pair of runs that output o belongs to: sets vkds_l0 and vkds_r0, returns its end.
+uint64_t vkds_pair_of(uint64_t o, uint64_t run) {
   uint64_t n = P(0);
   // run is a power of two: the pair's start by a mask, not by a 64-bit division. With
   // `o / (2 * run) * (2 * run)` here, an NVIDIA H100 (driver 580.159.04) merged wrong
   // elements from the first pass (the threads at a pair's start, other than the first
   // pair's, read as if both runs were used up) and from 16,384 elements hung the GPU;
   // with the mask every size sorts right there (bench/RESULTS.md, 2026-11-25).
-  pair = o & ~(2ul * run - 1ul);
-  r0 = min(pair + run, n);
-  end = min(pair + 2ul * run, n);
+  vkds_l0 = o & ~(2ul * run - 1ul);
+  vkds_r0 = min(vkds_l0 + run, n);
+  return min(vkds_l0 + 2ul * run, n);
 }
 
 void vkds_partition(uint64_t run) {
-  uint64_t g = vkds_global_index(), o = g * uint64_t(VKDS_MERGE_OUT), pair, r0, end;
+  uint64_t g = vkds_global_index(), o = g * uint64_t(VKDS_MERGE_OUT);
   if (o >= P(0)) return;
-  vkds_pair_of(o, run, pair, r0, end);
-  vkds_msort_u64(vkds_bounds_at(g)).v = vkds_corank(o - pair, pair, r0 - pair, r0, end - r0);
+  uint64_t end = vkds_pair_of(o, run);
+  vkds_msort_u64(vkds_bounds_at(g)).v = vkds_corank(o - vkds_l0, vkds_r0 - vkds_l0, end - vkds_r0);
 }
 
 void vkds_merge_runs(uint64_t run) {
-  uint64_t n = P(0), pair, r0, end;
+  uint64_t n = P(0);
   uint t = gl_LocalInvocationIndex;
   // the group (its first thread's index / 256) and its first output
   uint64_t g = (vkds_global_index() - uint64_t(t)) >> 8, g0 = g * uint64_t(VKDS_MERGE_OUT);
   if (g0 >= n) return; // the whole group
-  uint64_t g1 = min(g0 + uint64_t(VKDS_MERGE_OUT), n);
-  vkds_pair_of(g0, run, pair, r0, end);
+  uint64_t g1 = min(g0 + uint64_t(VKDS_MERGE_OUT), n), end = vkds_pair_of(g0, run);
+  uint64_t nl = vkds_r0 - vkds_l0, i0, i1;
   // where the group's outputs come from: [i0, i1) of the left run, the rest of the right;
   // a group that ends its pair uses up the left run (the next group's partition is the
   // next pair's)
-  uint64_t l0 = pair, i0, i1;
   if ((P(4) & 0x800ul) != 0ul) { // short runs: the group searches, no partition stage
-    vkds_corank2(g0 - pair, g1 - pair, pair, r0 - pair, r0, end - r0, i0, i1);
+    vkds_corank2(g0 - vkds_l0, g1 - vkds_l0, nl, end - vkds_r0, i0, i1);
   } else {
     i0 = vkds_msort_u64(vkds_bounds_at(g)).v;
-    i1 = g1 == end ? r0 - pair : vkds_msort_u64(vkds_bounds_at(g + 1ul)).v;
+    i1 = g1 == end ? nl : vkds_msort_u64(vkds_bounds_at(g + 1ul)).v;
   }
-  uint64_t j0 = g0 - pair - i0;
-  uint na = uint(i1 - i0), total = uint(g1 - g0), nb = total - na;
-  // the group's parts: left [0, na), right [na, total); all of a thread's loads issued
-  // before the first is waited for (a loop to `total` waited for each in turn)
-  IN0_T r[VKDS_MERGE_ITEMS];
-  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q) {
-    uint x = t + 256u * q;
-    if (x < total) r[q] = vkds_src(x < na ? l0 + i0 + uint64_t(x) : r0 + j0 + uint64_t(x - na));
-  }
-  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
-    if (t + 256u * q < total) vkds_sh_st(t + 256u * q, r[q]);
-  barrier();
-  uint d = t * VKDS_MERGE_ITEMS;
-  if (d < total) {
-    uint lo = d > nb ? d - nb : 0u, hi = min(d, na);
-    for (uint step = 0u; step < 16u && lo < hi; ++step) {
-      uint m = (lo + hi) / 2u;
-      if (vkds_less(vkds_sh(na + d - m - 1u), vkds_sh(m))) hi = m;
-      else lo = m + 1u;
-    }
-    uint i = lo, j = d - lo;
-    // no index past a part, even for a compiler that evaluates both sides of a select
-    for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q) {
-      bool has_l = i < na, has_r = j < nb;
-      IN0_T a = vkds_sh(has_l ? i : 0u), b = vkds_sh(has_r ? na + j : 0u);
-      bool left = has_l && (!has_r || !vkds_less(b, a));
-      r[q] = left ? a : b;
-      if (left) ++i;
-      else ++j;
-    }
-  }
-  barrier();
-  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
-    if (d + q < total) vkds_sh_st(d + q, r[q]);
-  barrier();
-  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
-    if (t + 256u * q < total) vkds_dst(g0 + uint64_t(t + 256u * q), vkds_sh(t + 256u * q));
+  vkds_merge_group(g0, g0 - vkds_l0, i0, i1, uint(g1 - g0));
 }
 
 void main() {

@@ -1,0 +1,104 @@
+// shaders/algorithm/merge_group.glsl: merge path by work groups, shared by the merge
+// (merge.glsl) and the merge sort's passes (msort.glsl); lib/algorithm/codegen.c puts it
+// in front of them. They define what it declares here:
+//   IN0_T                                  the elements
+//   bool vkds_before(IN0_T x, IN0_T y)     x must come before y (equal: neither)
+//   IN0_T vkds_left(uint64_t i), vkds_right(uint64_t i)
+//                                          the two sorted inputs, from each one's start
+//   void vkds_out(uint64_t o, IN0_T v)     output o
+//   IN0_T vkds_sh(uint x), vkds_sh_st(uint x, IN0_T v)
+//                                          VKDS_MERGE_OUT elements of shared memory
+// Stable: the left input's element is taken unless the right's comes before it. A work
+// group writes VKDS_MERGE_OUT consecutive outputs: where they come from is found on the
+// diagonal (how many of the first k outputs come from the left: the smallest i with
+// right[k - i - 1] before left[i]) by a binary search; the group loads those parts of
+// both inputs into shared memory (consecutive threads on consecutive elements, all of a
+// thread's loads in flight together), every thread merges VKDS_MERGE_ITEMS outputs there
+// (a search on its own diagonal) and the group writes them in order. Every loop is
+// bounded (64 steps of search, VKDS_MERGE_ITEMS loads and outputs), no index goes past a
+// part (even for a compiler that evaluates both sides of a select), and no group waits
+// on another.
+
+#define VKDS_MERGE_ITEMS 8u
+#define VKDS_MERGE_OUT (256u * VKDS_MERGE_ITEMS)
+
+bool vkds_before(IN0_T x, IN0_T y);
+IN0_T vkds_left(uint64_t i);
+IN0_T vkds_right(uint64_t i);
+void vkds_out(uint64_t o, IN0_T v);
+IN0_T vkds_sh(uint x);
+void vkds_sh_st(uint x, IN0_T v);
+
+// How many of the first k outputs of merging left [0, nl) and right [0, nr) come from
+// the left.
+uint64_t vkds_corank(uint64_t k, uint64_t nl, uint64_t nr) {
+  uint64_t lo = k > nr ? k - nr : 0ul, hi = min(k, nl);
+  for (uint step = 0u; step < 64u && lo < hi; ++step) {
+    uint64_t m = lo + (hi - lo) / 2ul; // m < hi <= k, so k - m - 1 >= 0; and k - m - 1 < nr
+    if (vkds_before(vkds_right(k - m - 1ul), vkds_left(m))) hi = m;
+    else lo = m + 1ul;
+  }
+  return lo;
+}
+
+// vkds_corank for k0 and k1 at once, the two searches' loads in flight together: run by
+// every thread of a group on the group's two ends (the same addresses across the group:
+// no shared memory, which an 8-byte element type fills to Vulkan's least 16 KiB, and no
+// barrier). A finished search loads index 0 of each input (both are non-empty where it
+// loads at all), not past one.
+void vkds_corank2(uint64_t k0, uint64_t k1, uint64_t nl, uint64_t nr, out uint64_t i0, out uint64_t i1) {
+  uint64_t lo0 = k0 > nr ? k0 - nr : 0ul, hi0 = min(k0, nl), lo1 = k1 > nr ? k1 - nr : 0ul, hi1 = min(k1, nl);
+  for (uint step = 0u; step < 64u && (lo0 < hi0 || lo1 < hi1); ++step) {
+    bool on0 = lo0 < hi0, on1 = lo1 < hi1;
+    uint64_t m0 = lo0 + (hi0 - lo0) / 2ul, m1 = lo1 + (hi1 - lo1) / 2ul;
+    bool before0 = vkds_before(vkds_right(on0 ? k0 - m0 - 1ul : 0ul), vkds_left(on0 ? m0 : 0ul));
+    bool before1 = vkds_before(vkds_right(on1 ? k1 - m1 - 1ul : 0ul), vkds_left(on1 ? m1 : 0ul));
+    if (on0 && before0) hi0 = m0;
+    else if (on0) lo0 = m0 + 1ul;
+    if (on1 && before1) hi1 = m1;
+    else if (on1) lo1 = m1 + 1ul;
+  }
+  i0 = lo0, i1 = lo1;
+}
+
+// The work group's `total` outputs from o0 on, outputs k0 .. k0 + total of its merge:
+// the left input's [i0, i1) and the right's from k0 - i0 on.
+void vkds_merge_group(uint64_t o0, uint64_t k0, uint64_t i0, uint64_t i1, uint total) {
+  uint t = gl_LocalInvocationIndex;
+  uint64_t j0 = k0 - i0;
+  uint na = uint(i1 - i0), nb = total - na;
+  // the parts: the left's [0, na), the right's [na, total)
+  IN0_T r[VKDS_MERGE_ITEMS];
+  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q) {
+    uint x = t + 256u * q;
+    if (x < na) r[q] = vkds_left(i0 + uint64_t(x));
+    else if (x < total) r[q] = vkds_right(j0 + uint64_t(x - na));
+  }
+  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
+    if (t + 256u * q < total) vkds_sh_st(t + 256u * q, r[q]);
+  barrier();
+  uint d = t * VKDS_MERGE_ITEMS;
+  if (d < total) {
+    uint lo = d > nb ? d - nb : 0u, hi = min(d, na);
+    for (uint step = 0u; step < 16u && lo < hi; ++step) {
+      uint m = (lo + hi) / 2u;
+      if (vkds_before(vkds_sh(na + d - m - 1u), vkds_sh(m))) hi = m;
+      else lo = m + 1u;
+    }
+    uint i = lo, j = d - lo;
+    for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q) {
+      bool has_l = i < na, has_r = j < nb;
+      IN0_T a = vkds_sh(has_l ? i : 0u), b = vkds_sh(has_r ? na + j : 0u);
+      bool left = has_l && (!has_r || !vkds_before(b, a));
+      r[q] = left ? a : b;
+      if (left) ++i;
+      else ++j;
+    }
+  }
+  barrier();
+  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
+    if (d + q < total) vkds_sh_st(d + q, r[q]);
+  barrier();
+  for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
+    if (t + 256u * q < total) vkds_out(o0 + uint64_t(t + 256u * q), vkds_sh(t + 256u * q));
+}
