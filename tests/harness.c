@@ -85,6 +85,15 @@ vkds_context *harness_context(void) {
   return ctx;
 }
 
+vkds_resource *harness_device_resource(vkds_context *ctx, uint32_t device_index) {
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx); ++i) {
+    vkds_resource_info ri;
+    ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, i), &ri));
+    if (ri.device_index == device_index) return vkds_context_resource(ctx, i);
+  }
+  return NULL;
+}
+
 int harness_run(Suite *suite) {
   SRunner *sr = srunner_create(suite);
   srunner_run_all(sr, CK_NORMAL);

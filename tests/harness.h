@@ -61,6 +61,10 @@ TCase *harness_tcase(const char *name);
 /* Creates a default (validated) context; fails the test when that is impossible. */
 vkds_context *harness_context(void);
 
+/* The first resource of device `device_index` of `ctx` (e.g. 1: a second VkDevice, made
+ * with devices_per_physical = 2), or NULL when it has none. */
+vkds_resource *harness_device_resource(vkds_context *ctx, uint32_t device_index);
+
 /* Runs a suite; returns the process exit status. */
 int harness_run(Suite *suite);
 

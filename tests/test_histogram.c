@@ -451,12 +451,7 @@ START_TEST(every_sequence_kind) {
   info.staging_chunk_bytes = 256 << 10; /* host data larger than the staging ring */
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   r0 = vkds_context_resource(ctx, 0);
-  vkds_resource *r1 = NULL;
-  for (uint32_t i = 1; i < vkds_context_resource_count(ctx) && !r1; ++i) {
-    vkds_resource_info ri;
-    vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
-    if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
-  }
+  vkds_resource *r1 = harness_device_resource(ctx, 1);
   ck_assert_ptr_nonnull(r1);
   ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
   enum { N = 9003, B = 50, BIG = 3 << 20 };

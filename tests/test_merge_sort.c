@@ -91,24 +91,30 @@ static void check(const comparator *c, const void *in, const void *got, uint64_t
   free(order);
 }
 
+/* Sorts n elements of `in` in a device buffer by c's comparator into `got`, and checks
+ * them (n = 0: an empty host sequence, as a buffer cannot be empty). */
+static void sort_in_buffer(const comparator *c, const void *in, void *got, uint64_t n, const char *what) {
+  uint32_t s = vkds_type_size(c->type);
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = n ? n * s : 16}, &b));
+  if (n) ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), in, n * s));
+  vkds_seq bs = n ? vkds_seq_buffer((vkds_view){b, 0, n * s}, c->type) : vkds_seq_host(got, 0, c->type);
+  ck_assert_vkds(vkds_merge_sort(pol, &bs, c->glsl));
+  if (n) ck_assert_vkds(vkds_download(r0, got, vkds_view_of(b), n * s));
+  check(c, in, got, n, what);
+  vkds_buffer_destroy(b);
+}
+
 START_TEST(every_comparator) {
   const comparator *c = &COMPARATORS[_i];
   open_ctx();
   /* around the tile, a merge group (2048 outputs) and a pair of runs ending a group */
   const uint64_t sizes[] = {0, 1, 2, 3, 5, 1023, 1024, 1025, 2048, 4096, 4097, 8197, 100003};
-  uint32_t s = vkds_type_size(c->type);
   unsigned char *in = malloc(100003 * 8), *got = malloc(100003 * 8);
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
     uint64_t n = sizes[si];
     for (uint64_t i = 0; i < n; ++i) c->make(in, i);
-    vkds_buffer *b;
-    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = n ? n * s : 16}, &b));
-    if (n) ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), in, n * s));
-    vkds_seq bs = n ? vkds_seq_buffer((vkds_view){b, 0, n * s}, c->type) : vkds_seq_host(got, 0, c->type);
-    ck_assert_vkds(vkds_merge_sort(pol, &bs, c->glsl));
-    if (n) ck_assert_vkds(vkds_download(r0, got, vkds_view_of(b), n * s));
-    check(c, in, got, n, "buffer");
-    vkds_buffer_destroy(b);
+    sort_in_buffer(c, in, got, n, "buffer");
   }
   free(in), free(got);
   close_ctx();
@@ -173,14 +179,7 @@ START_TEST(partition_passes) {
   const comparator *c = &COMPARATORS[1]; /* the low nibble */
   uint32_t *in = malloc(N * 4), *got = malloc(N * 4);
   for (uint64_t i = 0; i < N; ++i) c->make(in, i);
-  vkds_buffer *b;
-  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &b));
-  ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), in, N * 4));
-  vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_U32);
-  ck_assert_vkds(vkds_merge_sort(pol, &bs, c->glsl));
-  ck_assert_vkds(vkds_download(r0, got, vkds_view_of(b), N * 4));
-  check(c, in, got, N, "partitioned");
-  vkds_buffer_destroy(b);
+  sort_in_buffer(c, in, got, N, "partitioned");
   free(in), free(got);
   close_ctx();
 }
@@ -326,12 +325,7 @@ START_TEST(another_device) {
   info.devices_per_physical = 2;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   r0 = vkds_context_resource(ctx, 0);
-  vkds_resource *r1 = NULL;
-  for (uint32_t i = 1; i < vkds_context_resource_count(ctx) && !r1; ++i) {
-    vkds_resource_info ri;
-    ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, i), &ri));
-    if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
-  }
+  vkds_resource *r1 = harness_device_resource(ctx, 1);
   ck_assert_ptr_nonnull(r1);
   void *first[1] = {r0};
   ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED,

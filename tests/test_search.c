@@ -146,12 +146,7 @@ END_TEST
 START_TEST(sequence_kinds_and_forms) {
   enum { N = 5000, M = 3001 };
   open_ctx(2);
-  vkds_resource *r1 = NULL;
-  for (uint32_t i = 1; i < vkds_context_resource_count(ctx) && !r1; ++i) {
-    vkds_resource_info ri;
-    vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
-    if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
-  }
+  vkds_resource *r1 = harness_device_resource(ctx, 1);
   ck_assert_ptr_nonnull(r1);
   uint32_t *sorted = malloc(N * 4), *rsorted = malloc(N * 4), *needles = malloc(M * 4);
   uint64_t *got = malloc(M * 8);

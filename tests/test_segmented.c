@@ -442,12 +442,7 @@ START_TEST(keys_and_sequence_kinds) {
     info.scan_path = PATHS[k];
     ck_assert_vkds(vkds_context_create(&info, &ctx));
     r0 = vkds_context_resource(ctx, 0);
-    vkds_resource *r1 = NULL;
-    for (uint32_t i = 1; i < vkds_context_resource_count(ctx) && !r1; ++i) {
-      vkds_resource_info ri;
-      vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
-      if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
-    }
+    vkds_resource *r1 = harness_device_resource(ctx, 1);
     ck_assert_ptr_nonnull(r1);
     ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
     const char *what = path_name(PATHS[k]);
