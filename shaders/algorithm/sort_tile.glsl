@@ -357,8 +357,8 @@ uint vkds_pos(uint j) {
 // The ordered bits of this thread's items of the tile at `base` (`valid` keys there);
 // slots past them hold all ones (digit 255 in every pass: they rank last). A whole tile
 // is read 16 bytes at a time in memory order and handed round through shared memory;
-// with VKDS_SORT_DIRECT_LOADS (sort.c: VKDS_SORT_LOADS=direct) each thread loads its own
-// items, as a partial tile's are.
+// with VKDS_SORT_DIRECT_LOADS (sort.c: CPU devices, or VKDS_SORT_LOADS=direct) each
+// thread loads its own items, as a partial tile's are.
 void vkds_load_tile(bool from_a, uint64_t base, uint valid, out KW_T k[VKDS_ITEMS]) {
   uint t = vkds_tid();
   if (VKDS_SORT_DIRECT_LOADS == 0 && valid == VKDS_TILE) {
