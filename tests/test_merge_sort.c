@@ -3,9 +3,9 @@
  * library's qsort with the same comparator (made stable by the original index), so that
  * stability shows (comparators that see only part of an element); sizes around the tile
  * (1024), a merge group (2048) and the merge passes, both ways a pass finds its groups'
- * starts; host data staged, a reverse view, the three forms, data on another VkDevice;
- * records (zips) sorted in place; bad input (a comparator that does not compile, NULLs,
- * what cannot be written). */
+ * starts; host data staged, mapped memory, a reverse view, the three forms, data on
+ * another VkDevice; records (zips) sorted in place; bad input (a comparator that does not
+ * compile, NULLs, what cannot be written). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -132,6 +132,14 @@ START_TEST(sequences_and_forms) {
   vkds_seq hs = vkds_seq_host(got, N, VKDS_U32);
   ck_assert_vkds(vkds_merge_sort(pol, &hs, c->glsl));
   check(c, in, got, N, "host");
+  /* mapped memory (host-visible, passed directly) */
+  vkds_buffer *mapped;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &mapped));
+  memcpy(vkds_buffer_map(mapped), in, N * 4);
+  vkds_seq ms = vkds_seq_mapped(vkds_view_of(mapped), VKDS_U32);
+  ck_assert_vkds(vkds_merge_sort(pol, &ms, c->glsl));
+  check(c, in, vkds_buffer_map(mapped), N, "mapped");
+  vkds_buffer_destroy(mapped);
   /* a reverse view of a buffer, asynchronous */
   vkds_buffer *b;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &b));
