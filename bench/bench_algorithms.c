@@ -61,6 +61,11 @@
  *                      passes of vkds's portable path (group totals, their scan, the scan),
  *                      recorded like vkds's rows and GPU-timed the same way; its output is
  *                      checked as vkds_inclusive_scan's; no blocking or host rows
+ *   plain_scan1        bench/scan1.comp: the same scan as the textbook single pass (chained
+ *                      scan, decoupled look-back, tile numbers from a counter), recorded
+ *                      and checked the same way; VKDS_BENCH_SCAN1=rows|direct[,k] picks
+ *                      its loads (subgroup rows or per-thread runs, k uvec4 a thread);
+ *                      GPUs only (its spins are unbounded, see bench/scan1.comp)
  *   vkds_upload        the host rows' baseline: host -> device buffer; wall time
  *   rt_plain, rt_plain_recorded, rt_vkds_reduce: at 2^10 u32, the round trip of one
  *                      plain dispatch of the copy shader (pre-recorded, or recorded
@@ -619,6 +624,13 @@ static vkds_result run_plain_scan(call *c) {
   return VKDS_SUCCESS;
 }
 
+/* plain_scan1: bench/scan1.comp, the textbook single pass without vkds (recorded only). */
+static vkds_result run_plain_scan1(call *c) {
+  if (!c->rec || !c->pscan) return VKDS_ERROR_UNSUPPORTED;
+  plain_scan1_record(c->pscan, c->rec->cmd, c->set, c->d->type == VKDS_F32, c->d->n);
+  return VKDS_SUCCESS;
+}
+
 /* reduce_by_key (plus), as cub_reduce_by_key: the KEYS array's runs, the values the
  * input; the unique keys into the output's first half, the runs' sums into its second. */
 static vkds_result run_reduce_by_key(call *c) {
@@ -907,6 +919,7 @@ static const algo ALGOS[] = {
     {"vkds_reduce_by_key", 0, "cub_reduce_by_key", false, run_reduce_by_key, COUNT, check_runs, NULL,
      verify_reduce_by_key},
     {"plain_scan", 2, NULL, false, run_plain_scan, LAST, check_inclusive_last, NULL, verify_inclusive, true},
+    {"plain_scan1", 2, NULL, false, run_plain_scan1, LAST, check_inclusive_last, NULL, verify_inclusive, true},
     {"vkds_sort", 2, "cub_sort_keys", true, run_sort, NO_RESULT, NULL, NULL, verify_sort, true, restore_keys},
     {"vkds_sort_by_key", 4, "cub_sort_pairs", false, run_sort_by_key, NO_RESULT, NULL, NULL, verify_sort_by_key, true,
      restore_pairs},
@@ -1908,7 +1921,9 @@ static int bench_size(run_state *st, run_state *paths, uint32_t path_count, vkds
   if (copy && !row_add(&st->rows, "plain_copy", type, n, DEVICE)) goto done;
   size_t sel[ALGO_COUNT], nsel = 0; /* the algorithms measured (--only) */
   for (size_t k = 0; k < ALGO_COUNT; ++k)
-    if (algo_wanted(st, &ALGOS[k]) && !(ALGOS[k].u32_only && type != VKDS_U32)) sel[nsel++] = k;
+    if (algo_wanted(st, &ALGOS[k]) && !(ALGOS[k].u32_only && type != VKDS_U32) &&
+        !(ALGOS[k].run == run_plain_scan1 && !st->pscan.single_pass))
+      sel[nsel++] = k;
   for (size_t i = 0; i < nsel; ++i)
     if (!(r = row_add(&st->rows, ALGOS[sel[i]].name, type, n, DEVICE)))
       goto done;

@@ -1,11 +1,49 @@
 /* bench/plain_scan.c: see plain_scan.h. */
 #include "plain_scan.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "scan1.comp.h"
 #include "scan3.comp.h"
 
 enum { TILE_WORDS = 4096, MAX_GROUPS = 1024 };
+/* scan1's state: the tile counter and a status word per tile, for up to 2^28 words in
+ * tiles of 1,024 (one uvec4 a thread) or more */
+#define STATE_BYTES (8u + 8u * ((1u << 28) / 1024u))
+#define PART_BYTES (STATE_BYTES > 4u * MAX_GROUPS ? STATE_BYTES : 4u * MAX_GROUPS)
+
+/* scan1's shape: VKDS_BENCH_SCAN1=rows|direct[,uvec4 per thread] (default rows,4), a knob
+ * for trying shapes on a device without rebuilding. */
+static void scan1_shape(uint32_t *items4, VkBool32 *rows) {
+  *items4 = 4, *rows = VK_TRUE;
+  const char *v = getenv("VKDS_BENCH_SCAN1");
+  if (!v) return;
+  *rows = strncmp(v, "direct", 6) != 0;
+  const char *comma = strchr(v, ',');
+  if (comma) {
+    long k = strtol(comma + 1, NULL, 10);
+    if (k >= 1 && k <= 8) *items4 = (uint32_t)k;
+  }
+}
+
+static VkResult make_pipeline(plain_scan *s, VkShaderModule module, VkBool32 is_float, uint32_t items4, VkBool32 rows,
+                              VkPipeline *out) {
+  struct {
+    VkBool32 is_float;
+    uint32_t items4;
+    VkBool32 rows;
+  } data = {is_float, items4, rows};
+  VkSpecializationMapEntry e[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
+  VkSpecializationInfo spec = {.mapEntryCount = 3, .pMapEntries = e, .dataSize = sizeof data, .pData = &data};
+  VkComputePipelineCreateInfo cpci = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = module, .pName = "main", .pSpecializationInfo = &spec},
+      .layout = s->layout};
+  return vkCreateComputePipelines(s->dev, VK_NULL_HANDLE, 1, &cpci, NULL, out);
+}
 
 typedef struct params {
   uint32_t count4, per, pass;
@@ -13,7 +51,13 @@ typedef struct params {
 
 int plain_scan_open(plain_scan *s, vkds_resource *res) {
   *s = (plain_scan){0};
-  vkds_resource_vk_handles(res, NULL, &s->dev, NULL);
+  VkPhysicalDevice phys;
+  vkds_resource_vk_handles(res, &phys, &s->dev, NULL);
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(phys, &props);
+  s->max_groups = props.limits.maxComputeWorkGroupCount[0];
+  s->single_pass = props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  scan1_shape(&s->items4, &s->rows);
   VkDescriptorSetLayoutBinding b[3];
   for (uint32_t i = 0; i < 3; ++i)
     b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
@@ -25,23 +69,18 @@ int plain_scan_open(plain_scan *s, vkds_resource *res) {
                                     .pSetLayouts = &s->set_layout, .pushConstantRangeCount = 1,
                                     .pPushConstantRanges = &pr};
   VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                  .codeSize = sizeof vkds_spirv_scan3, .pCode = vkds_spirv_scan3};
+                                  .codeSize = sizeof vkds_spirv_scan3, .pCode = vkds_spirv_scan3},
+                           mci1 = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = sizeof vkds_spirv_scan1, .pCode = vkds_spirv_scan1};
   if (vkCreateDescriptorSetLayout(s->dev, &dci, NULL, &s->set_layout) != VK_SUCCESS ||
       vkCreatePipelineLayout(s->dev, &lci, NULL, &s->layout) != VK_SUCCESS ||
-      vkCreateShaderModule(s->dev, &mci, NULL, &s->module) != VK_SUCCESS)
+      vkCreateShaderModule(s->dev, &mci, NULL, &s->module) != VK_SUCCESS ||
+      vkCreateShaderModule(s->dev, &mci1, NULL, &s->module1) != VK_SUCCESS)
     goto fail;
-  for (uint32_t f = 0; f < 2; ++f) {
-    VkBool32 is_float = f;
-    VkSpecializationMapEntry e = {.constantID = 0, .offset = 0, .size = sizeof is_float};
-    VkSpecializationInfo spec = {.mapEntryCount = 1, .pMapEntries = &e, .dataSize = sizeof is_float,
-                                 .pData = &is_float};
-    VkComputePipelineCreateInfo cpci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = s->module, .pName = "main", .pSpecializationInfo = &spec},
-        .layout = s->layout};
-    if (vkCreateComputePipelines(s->dev, VK_NULL_HANDLE, 1, &cpci, NULL, &s->pipeline[f]) != VK_SUCCESS) goto fail;
-  }
+  for (uint32_t f = 0; f < 2; ++f)
+    if (make_pipeline(s, s->module, f, 0, 0, &s->pipeline[f]) != VK_SUCCESS ||
+        make_pipeline(s, s->module1, f, s->items4, s->rows, &s->pipeline1[f]) != VK_SUCCESS)
+      goto fail;
   VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 3 * PLAIN_SCAN_SETS};
   VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                      .maxSets = PLAIN_SCAN_SETS, .poolSizeCount = 1, .pPoolSizes = &ps};
@@ -52,7 +91,7 @@ int plain_scan_open(plain_scan *s, vkds_resource *res) {
   if (vkCreateDescriptorPool(s->dev, &dpci, NULL, &s->pool) != VK_SUCCESS) goto fail;
   dsai.descriptorPool = s->pool;
   if (vkAllocateDescriptorSets(s->dev, &dsai, s->sets) != VK_SUCCESS ||
-      bench_vk_buffer_create(res, 4 * MAX_GROUPS, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+      bench_vk_buffer_create(res, PART_BYTES, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, &s->part) != 0)
     goto fail;
   return 0;
@@ -65,9 +104,12 @@ void plain_scan_close(plain_scan *s) {
   if (!s->dev) return;
   bench_vk_buffer_destroy(&s->part);
   if (s->pool) vkDestroyDescriptorPool(s->dev, s->pool, NULL);
-  for (uint32_t f = 0; f < 2; ++f)
+  for (uint32_t f = 0; f < 2; ++f) {
     if (s->pipeline[f]) vkDestroyPipeline(s->dev, s->pipeline[f], NULL);
+    if (s->pipeline1[f]) vkDestroyPipeline(s->dev, s->pipeline1[f], NULL);
+  }
   if (s->module) vkDestroyShaderModule(s->dev, s->module, NULL);
+  if (s->module1) vkDestroyShaderModule(s->dev, s->module1, NULL);
   if (s->layout) vkDestroyPipelineLayout(s->dev, s->layout, NULL);
   if (s->set_layout) vkDestroyDescriptorSetLayout(s->dev, s->set_layout, NULL);
   *s = (plain_scan){0};
@@ -77,7 +119,7 @@ void plain_scan_bind(plain_scan *s, uint32_t set, VkBuffer in, VkDeviceSize in_o
                      VkDeviceSize out_offset, VkDeviceSize bytes) {
   VkDescriptorBufferInfo dbi[3] = {{.buffer = in, .offset = in_offset, .range = bytes},
                                    {.buffer = out, .offset = out_offset, .range = bytes},
-                                   {.buffer = s->part.buffer, .offset = 0, .range = 4 * MAX_GROUPS}};
+                                   {.buffer = s->part.buffer, .offset = 0, .range = PART_BYTES}};
   VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = s->sets[set],
                             .descriptorCount = 3, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                             .pBufferInfo = dbi};
@@ -100,4 +142,22 @@ void plain_scan_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, b
     vkCmdDispatch(cmd, pass == 1 ? 1 : (uint32_t)(groups ? groups : 1), 1, 1);
   }
   bench_global_barrier(cmd, shader, any | VK_PIPELINE_STAGE_HOST_BIT);
+}
+
+void plain_scan1_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words) {
+  const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                             transfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  uint64_t tile_words = 1024u * s->items4, tiles = (words + tile_words - 1) / tile_words;
+  uint64_t groups = tiles < s->max_groups ? tiles : s->max_groups;
+  struct {
+    uint32_t count4, tiles;
+  } pc = {(uint32_t)(words / 4), (uint32_t)tiles};
+  bench_global_barrier(cmd, shader | transfer, transfer); /* the last scan's reads of the state are done */
+  vkCmdFillBuffer(cmd, s->part.buffer, 0, (8 + 8 * tiles + 3) & ~(VkDeviceSize)3, 0);
+  bench_global_barrier(cmd, shader | transfer, shader);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline1[is_float]);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &s->sets[set], 0, NULL);
+  vkCmdPushConstants(cmd, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+  vkCmdDispatch(cmd, (uint32_t)(groups ? groups : 1), 1, 1);
+  bench_global_barrier(cmd, shader, shader | transfer | VK_PIPELINE_STAGE_HOST_BIT);
 }

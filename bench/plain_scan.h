@@ -1,6 +1,7 @@
-/* bench/plain_scan.h: the plain-Vulkan reduce-then-scan baseline of --algorithms
- * (bench/scan3.comp): what vkds's portable scan path does, written without vkds, so that
- * the path's cost can be told from the algorithm's. */
+/* bench/plain_scan.h: the plain-Vulkan scan baselines of --algorithms: reduce-then-scan
+ * (bench/scan3.comp, what vkds's portable scan path does) and the textbook single pass
+ * with decoupled look-back (bench/scan1.comp), written without vkds, so that a path's
+ * cost can be told from the algorithm's. */
 #ifndef VKDS_BENCH_PLAIN_SCAN_H
 #define VKDS_BENCH_PLAIN_SCAN_H
 
@@ -18,9 +19,16 @@ typedef struct plain_scan {
   VkPipelineLayout layout;
   VkShaderModule module;
   VkPipeline pipeline[2]; /* u32, f32 (the shader's IS_FLOAT) */
+  VkShaderModule module1; /* scan1 */
+  VkPipeline pipeline1[2];
+  uint32_t items4;        /* scan1's shape (VKDS_BENCH_SCAN1) */
+  VkBool32 rows;
+  uint32_t max_groups;    /* the device's group count in x */
+  bool single_pass;       /* scan1 runs here: not on CPU devices, where its unbounded spins
+                             meet lavapipe's silent cut of loops after 65,535 iterations */
   VkDescriptorPool pool;
   VkDescriptorSet sets[PLAIN_SCAN_SETS];
-  bench_vk_buffer part; /* the groups' totals and carries (4 KiB) */
+  bench_vk_buffer part; /* scan3: the groups' totals and carries; scan1: its state */
 } plain_scan;
 
 /* Creates the pipelines and the sets on the device of `res`. Returns 0, or 1 (every
@@ -36,5 +44,9 @@ void plain_scan_bind(plain_scan *s, uint32_t set, VkBuffer in, VkDeviceSize in_o
  * three dispatches, a global barrier before each (earlier shader and transfer writes) and
  * after the last (later shaders, transfers and the host see the output). */
 void plain_scan_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words);
+
+/* Records the single-pass scan of the same: the state zeroed, one dispatch, barriers as
+ * above. VKDS_BENCH_SCAN1=rows|direct[,k] picks its shape (k uvec4 a thread). */
+void plain_scan1_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words);
 
 #endif

@@ -1,0 +1,159 @@
+#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_atomic_int64 : require
+// bench/scan1.comp: the plain-Vulkan single-pass baseline of --algorithms (plain_scan1):
+// an inclusive plus scan of u32 (wrapping) or f32 words as the textbook chained scan with
+// decoupled look-back (Merrill and Garland), written as a Vulkan programmer would without
+// vkds, to tell what the single pass can reach on a device apart from what vkds's general
+// kernel costs. Not repeatable for floats (the look-back stops wherever it finds an
+// inclusive prefix), which is why vkds's own single pass is built differently.
+//
+// Tiles of 256 threads x ITEMS4 uvec4. The tile number comes from an atomic counter, so
+// a group only ever waits for tiles taken by groups that already run; a group takes
+// tiles until none is left (the dispatch may be capped at the device's group count).
+// ROWS: each subgroup owns S * ITEMS4 consecutive uvec4 and lane l loads row k's uvec4
+// k * S + l (consecutive lanes, consecutive 16 bytes: coalesced, no shared memory); else
+// each thread owns ITEMS4 consecutive uvec4 (the layout of vkds's direct loads).
+// Look-back: subgroup 0, lane l reading tile (top - l)'s status word (64 bits: flag in
+// the high half, 1 aggregate and 2 inclusive prefix, the value in the low half, so one
+// relaxed atomic carries both and no ordering is needed); it adds the aggregates down to
+// the nearest inclusive prefix, a window of S tiles a memory round trip. The spin is not
+// bounded: like CUB's, this scan relies on groups that run making progress (NVIDIA, and
+// lavapipe's threads), which is the assumption vkds's portable path avoids.
+// state: word 0 the tile counter, then from byte 8 one status word per tile, zeroed by
+// the host before every scan.
+layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const bool IS_FLOAT = false;
+layout(constant_id = 1) const uint ITEMS4 = 4u;
+layout(constant_id = 2) const bool ROWS = true;
+
+layout(std430, set = 0, binding = 0) readonly buffer Src { uvec4 src[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Dst { uvec4 dst[]; };
+layout(std430, set = 0, binding = 2) buffer State {
+  uint counter;
+  uint pad;
+  uint64_t status[];
+};
+
+layout(push_constant) uniform Params {
+  uint count4; // uvec4 elements
+  uint tiles;
+};
+
+const uint64_t AGGREGATE = 1ul << 32, PREFIX = 2ul << 32;
+
+shared uint sh_tile;
+shared uint sh_sum[256]; // subgroup totals (256: any subgroup size)
+shared uint sh_prefix;   // everything before the tile
+
+uint add(uint a, uint b) { return IS_FLOAT ? floatBitsToUint(uintBitsToFloat(a) + uintBitsToFloat(b)) : a + b; }
+uint sg_incl(uint x) {
+  return IS_FLOAT ? floatBitsToUint(subgroupInclusiveAdd(uintBitsToFloat(x))) : subgroupInclusiveAdd(x);
+}
+uint sg_sum(uint x) { return IS_FLOAT ? floatBitsToUint(subgroupAdd(uintBitsToFloat(x))) : subgroupAdd(x); }
+uvec4 add4(uint p, uvec4 v) { return uvec4(add(p, v.x), add(p, v.y), add(p, v.z), add(p, v.w)); }
+
+uint64_t status_load(uint t) {
+  return atomicLoad(status[t], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+}
+void status_store(uint t, uint64_t w) {
+  atomicStore(status[t], w, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+}
+
+// Subgroup 0: the sum of every tile before `tile` (which is not 0).
+uint look_back(uint tile) {
+  uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, acc = 0u;
+  int top = int(tile) - 1;
+  for (;;) {
+    int t = top - int(lane);
+    uint64_t w = t >= 0 ? status_load(uint(t)) : 0ul;
+    uint flag = uint(w >> 32);
+    uvec4 pb = subgroupBallot(flag == 2u), nb = subgroupBallot(flag == 0u);
+    uint lp = subgroupBallotBitCount(pb) > 0u ? subgroupBallotFindLSB(pb) : S;
+    uint miss = subgroupBallotBitCount(nb) > 0u ? subgroupBallotFindLSB(nb) : S;
+    // a tile above the prefix (or, with none in the window, any) not there yet: again.
+    // (Lanes below tile 0 read nothing, but tile 0 only ever publishes a prefix.)
+    if (miss < lp) continue;
+    // lanes 0..lp (top down to the prefix), in index order: lane lp first
+    uint v = lane <= lp ? uint(w) : (IS_FLOAT ? floatBitsToUint(0.0) : 0u);
+    acc = add(sg_sum(v), acc);
+    if (lp < S) return acc;
+    top -= int(S);
+  }
+  return acc;
+}
+
+void main() {
+  uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+  for (;;) {
+    if (t == 0u) sh_tile = atomicAdd(counter, 1u);
+    barrier();
+    uint tile = sh_tile;
+    if (tile >= tiles) return;
+    uint base = tile * 256u * ITEMS4;
+    uvec4 v[ITEMS4];
+    uint run = 0u; // ROWS: the subgroup's running total over its rows; else the thread's
+    uint thread_prefix = 0u;
+    if (ROWS) {
+      uint seg = base + sg * S * ITEMS4;
+      for (uint k = 0u; k < ITEMS4; ++k) {
+        uint i = seg + k * S + lane;
+        uvec4 x = i < count4 ? src[i] : uvec4(0u);
+        x.y = add(x.x, x.y), x.z = add(x.y, x.z), x.w = add(x.z, x.w);
+        uint incl = sg_incl(x.w);
+        uint before = add(run, subgroupShuffle(incl, lane > 0u ? lane - 1u : 0u));
+        v[k] = add4(lane > 0u ? before : run, x);
+        run = add(run, subgroupShuffle(incl, S - 1u));
+      }
+      if (lane == 0u) sh_sum[sg] = run;
+    } else {
+      uint first = base + t * ITEMS4;
+      for (uint k = 0u; k < ITEMS4; ++k) {
+        uvec4 x = first + k < count4 ? src[first + k] : uvec4(0u);
+        x.y = add(x.x, x.y), x.z = add(x.y, x.z), x.w = add(x.z, x.w);
+        v[k] = add4(run, x);
+        run = add(run, x.w);
+      }
+      uint incl = sg_incl(run);
+      thread_prefix = subgroupShuffle(incl, lane > 0u ? lane - 1u : 0u);
+      if (lane == 0u) thread_prefix = IS_FLOAT ? floatBitsToUint(0.0) : 0u;
+      if (lane == S - 1u) sh_sum[sg] = incl;
+    }
+    barrier();
+    uint before = IS_FLOAT ? floatBitsToUint(0.0) : 0u, total = before;
+    for (uint g = 0u; g < gl_NumSubgroups; ++g) {
+      if (g == sg) before = total;
+      total = add(total, sh_sum[g]);
+    }
+    if (sg == 0u) {
+      uint prefix = IS_FLOAT ? floatBitsToUint(0.0) : 0u;
+      if (tile == 0u) {
+        if (lane == 0u) status_store(0u, PREFIX | uint64_t(total));
+      } else {
+        if (lane == 0u) status_store(tile, AGGREGATE | uint64_t(total));
+        prefix = look_back(tile);
+        if (lane == 0u) status_store(tile, PREFIX | uint64_t(add(prefix, total)));
+      }
+      if (lane == 0u) sh_prefix = prefix;
+    }
+    barrier();
+    uint p = add(sh_prefix, add(before, thread_prefix));
+    if (ROWS) {
+      uint seg = base + sg * S * ITEMS4;
+      for (uint k = 0u; k < ITEMS4; ++k) {
+        uint i = seg + k * S + lane;
+        if (i < count4) dst[i] = add4(p, v[k]);
+      }
+    } else {
+      uint first = base + t * ITEMS4;
+      for (uint k = 0u; k < ITEMS4; ++k)
+        if (first + k < count4) dst[first + k] = add4(p, v[k]);
+    }
+  }
+}
