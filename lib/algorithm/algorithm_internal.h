@@ -176,6 +176,7 @@ typedef struct vkds__gen {
   bool sort_bits; /* SORT: written leaves are walked as U32/U64 bits (sort.c) */
   bool zips_writable; /* MSORT: a zip is sorted in place, each part written (codegen.c zip) */
   bool striped_tiles; /* SCAN: whole tiles move through shared memory (scan.c) */
+  bool merge_ballot;  /* MERGE, MSORT: groups search where they start by subgroup ballots (merge_group.glsl) */
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
 

@@ -907,6 +907,15 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
   }
 }
 
+/* Whether the merges' group searches run by subgroup ballots on the device of `res`
+ * (merge_group.glsl, VKDS_MERGE_BALLOT): it has them in compute shaders. */
+static bool merge_ballot(const vkds__alg *a, const vkds_resource *res) {
+  const VkPhysicalDeviceVulkan11Properties *p = &res->dev->facts.props11;
+  const VkSubgroupFeatureFlags ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
+  return (a->template_kind == VKDS__TEMPLATE_MERGE || a->template_kind == VKDS__TEMPLATE_MSORT) &&
+         (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
+}
+
 vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit, uint32_t aligned) {
   *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true, .aligned = aligned,
                    /* not for sorts yet: their stage kernels leave some leaves unused (the
@@ -916,7 +925,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                                   a->template_kind != VKDS__TEMPLATE_SORT,
                    .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT,
                    .zips_writable = a->template_kind == VKDS__TEMPLATE_MSORT,
-                   .striped_tiles = vkds__scan_striped_tiles(a, res)};
+                   .striped_tiles = vkds__scan_striped_tiles(a, res),
+                   .merge_ballot = merge_ballot(a, res)};
   if (emit) {
     const vkds_context *ctx = gen_ctx(g);
     g->head = vkds__alloc(ctx, sizeof *g->head);
@@ -927,7 +937,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   }
   sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
   sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result), sig_u32(g, a->variant);
-  sig_u32(g, g->striped_tiles);
+  sig_u32(g, g->striped_tiles), sig_u32(g, g->merge_ballot);
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
@@ -1001,7 +1011,11 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
   struct vkds__text t = {.ctx = gen_ctx(g)};
   const char *preamble = a->template_kind == VKDS__TEMPLATE_SCAN ? vkds__scan_preamble(a, g->striped_tiles)
                          : a->template_kind == VKDS__TEMPLATE_HISTOGRAM ? vkds__histogram_preamble(a)
-                         : a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_preamble(a) : "";
+                         : a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_preamble(a)
+                         : g->merge_ballot ? "#extension GL_KHR_shader_subgroup_basic : require\n"
+                                             "#extension GL_KHR_shader_subgroup_ballot : require\n"
+                                             "#define VKDS_MERGE_BALLOT 1\n"
+                                           : "";
   put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", preamble);
   put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
   put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
