@@ -100,7 +100,11 @@ static val val_bits(vkds_type t, uint64_t b) {
 
 /* ---- operators, with the host's version of each ---- */
 
-enum { USER_MAX = 100, USER_RIGHT = 101 }; /* user GLSL operators: max(a, b); b (not commutative) */
+/* user GLSL operators: max(a, b); b (not commutative); on unsigned types, the affine maps
+ * x -> m x + c of the type's halves (m high, c low, modulo the half) composed, a then b:
+ * associative, not commutative, and unlike b every element's value depends on every
+ * combine before it and on their order */
+enum { USER_MAX = 100, USER_RIGHT = 101, USER_AFFINE = 102 };
 
 typedef struct test_op {
   int kind; /* a vkds_op_kind or USER_* */
@@ -122,6 +126,15 @@ static test_op make_op(int kind, vkds_type t) {
   test_op o = {.kind = kind, .op = {.kind = (vkds_op_kind)kind}};
   if (kind == USER_MAX) o.op = (vkds_op){VKDS_OP_GLSL, "max(a, b)", lowest_glsl(t)};
   if (kind == USER_RIGHT) o.op = (vkds_op){VKDS_OP_GLSL, "b", "0"};
+  if (kind == USER_AFFINE && t == VKDS_U32)
+    o.op = (vkds_op){VKDS_OP_GLSL,
+                     "(((b >> 16u) * (a >> 16u)) << 16u) | (((b >> 16u) * (a & 0xffffu) + (b & 0xffffu)) & 0xffffu)",
+                     "0x10000u"};
+  if (kind == USER_AFFINE && t == VKDS_U64)
+    o.op = (vkds_op){VKDS_OP_GLSL,
+                     "(((b >> 32ul) * (a >> 32ul)) << 32ul) | "
+                     "(((b >> 32ul) * (a & 0xfffffffful) + (b & 0xfffffffful)) & 0xfffffffful)",
+                     "0x100000000ul"};
   return o;
 }
 
@@ -139,6 +152,12 @@ static uint64_t int_op(vkds_type t, int op, uint64_t a, uint64_t b) {
   case VKDS_OP_LOGICAL_AND: r = (ua != 0 && ub != 0) ? 1 : 0; break;
   case VKDS_OP_LOGICAL_OR: r = (ua != 0 || ub != 0) ? 1 : 0; break;
   case USER_RIGHT: r = b; break;
+  case USER_AFFINE: {
+    unsigned half = size_of(t) * 4;
+    uint64_t hm = (1ull << half) - 1, ma = (ua >> half) & hm, ca = ua & hm, mb = (ub >> half) & hm, cb = ub & hm;
+    r = (((mb * ma) & hm) << half) | ((mb * ca + cb) & hm);
+    break;
+  }
   default: r = a + b; break;
   }
   return r & type_mask(t);
@@ -168,6 +187,7 @@ static val identity_of(vkds_type t, int op) {
   case VKDS_OP_BIT_AND: return val_bits(t, ~0ull);
   case VKDS_OP_MIN: return val_bits(t, is_signed(t) ? type_mask(t) >> 1 : ~0ull);
   case VKDS_OP_MAX: case USER_MAX: return val_bits(t, is_signed(t) ? (type_mask(t) >> 1) + 1 : 0);
+  case USER_AFFINE: return val_bits(t, 1ull << (size_of(t) * 4));
   default: return val_bits(t, 0);
   }
 }
@@ -270,11 +290,12 @@ static void every_operator(vkds_type t) {
   const uint64_t sizes[] = {0, 1, 7, sg - 1, sg + 1, 255, 257, 256 * sg + 1, tile - 1, tile + 1, 2 * tile + 3, 100003};
   const uint64_t most = 100003;
   const int ops[] = {VKDS_OP_PLUS, VKDS_OP_MULTIPLIES, VKDS_OP_MIN, VKDS_OP_MAX, VKDS_OP_BIT_AND, VKDS_OP_BIT_OR,
-                     VKDS_OP_BIT_XOR, VKDS_OP_LOGICAL_AND, VKDS_OP_LOGICAL_OR, USER_MAX, USER_RIGHT};
+                     VKDS_OP_BIT_XOR, VKDS_OP_LOGICAL_AND, VKDS_OP_LOGICAL_OR, USER_MAX, USER_RIGHT, USER_AFFINE};
   unsigned char *out = malloc(most * 8);
   for (size_t oi = 0; oi < sizeof ops / sizeof *ops; ++oi) {
     int opk = ops[oi];
     if (is_float(t) && opk >= VKDS_OP_BIT_AND && opk <= VKDS_OP_BIT_XOR) continue;
+    if (opk == USER_AFFINE && t != VKDS_U32 && t != VKDS_U64) continue;
     test_op o = make_op(opk, t);
     void *data = random_data(t, most, opk);
     for (int k = 0; k < 2; ++k) {
@@ -370,6 +391,39 @@ START_TEST(float_bits_repeat) {
     close_ctx();
   }
   free(data), free(first), free(again);
+}
+END_TEST
+
+/* A non-commutative operator over the portable path's grid (tiles, groups, several tiles a
+ * group): on GPUs integer tiles go by rows (scan_portable.glsl), whose prefixes must still
+ * combine in index order. Run in the shared_tiles tcase, which gives lavapipe that path. */
+START_TEST(non_commutative_over_groups) {
+  open_path(VKDS_SCAN_PATH_PORTABLE);
+  const vkds_type types[] = {VKDS_U32, VKDS_U64};
+  for (size_t ti = 0; ti < 2; ++ti) {
+    vkds_type t = types[ti];
+    uint64_t tile = tile_of(t);
+    /* one group; six groups of a tile; 1,024 groups of 2 tiles and a part */
+    const uint64_t sizes[] = {3 * tile + 5, 6 * tile - 1, 2048 * tile + 77};
+    const uint64_t most = 2048 * tile + 77;
+    test_op o = make_op(USER_AFFINE, t);
+    void *data = random_data(t, most, USER_AFFINE), *out = malloc(most * size_of(t));
+    vkds_buffer *in = device_copy(r0, data, most * size_of(t)), *ob = device_copy(r0, NULL, most * size_of(t));
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si)
+      for (int ex = 0; ex < 2; ++ex) {
+        uint64_t n = sizes[si];
+        vkds_seq is = vkds_seq_buffer((vkds_view){in, 0, n * size_of(t)}, t);
+        vkds_seq os = vkds_seq_buffer((vkds_view){ob, 0, n * size_of(t)}, t);
+        val init = init_for(t, USER_AFFINE);
+        const val *ip = ex ? &init : NULL;
+        ck_assert_vkds(scan(pol, &is, &os, ex, NULL, &o.op, ip ? ip->b : NULL));
+        ck_assert_vkds(vkds_download(r0, out, (vkds_view){ob, 0, n * size_of(t)}, n * size_of(t)));
+        check_scan(t, USER_AFFINE, data, n, ex, ip, out, "portable path");
+      }
+    vkds_buffer_destroy(in), vkds_buffer_destroy(ob);
+    free(data), free(out);
+  }
+  close_ctx();
 }
 END_TEST
 
@@ -1001,6 +1055,7 @@ int main(void) {
   tcase_add_test(t, tails_and_unaligned); /* 4- and 8-byte values, whole and partial tiles */
   tcase_add_test(t, transform_scans);
   tcase_add_test(t, every_sequence_kind); /* views, host, mapped, the second device */
+  tcase_add_test(t, non_commutative_over_groups);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, asynchronous_form);

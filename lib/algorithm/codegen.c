@@ -895,6 +895,9 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     put(b, "; }\nACC_T vkds_identity() { return ");
     builtin_identity(b, a->op.kind, a->elem_type);
     put(b, "; }\n");
+    /* every built-in operator is commutative: the scans may then fold exact types in
+     * any order (scan_portable.glsl) */
+    put(b, "#define VKDS_OP_COMMUTATIVE 1\n");
   }
   if (located) put(b, "ACC_T vkds_init() { return vkds_identity(); }\n");
   else put(b, "ACC_T vkds_init() { return "), from_bits(b, a->elem_type, "P(1)"), put(b, "; }\n");
