@@ -338,8 +338,8 @@ static vkds_result unbind_leaves(call *c, bool write_back) {
   return first;
 }
 
-static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
-                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+void vkds__cmd_barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src,
+                       VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access) {
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
   dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
@@ -354,7 +354,7 @@ static vkds_result record_reduction(call *c, VkCommandBuffer cmd, uint64_t flags
   VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                &(vkds_launch_info){.global = {256ull * groups}, .args = &c->gen.args}));
   if (groups > 1) {
-    barrier(c->res->dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+    vkds__cmd_barrier(c->res->dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     p[VKDS__P_FLAGS] = flags | VKDS__FLAG_SECOND_PASS;
     VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
@@ -368,7 +368,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   const VkAccessFlags writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   if (!c->queue_lead)
-    barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    vkds__cmd_barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   uint64_t *p = c->gen.args.p;
   uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) {
@@ -379,10 +379,12 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(vkds__sort_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_MSORT) {
     VKDS_CHECK(vkds__msort_record(c, cmd));
+  } else if (c->a.template_kind == VKDS__TEMPLATE_MERGE) {
+    VKDS_CHECK(vkds__merge_record(c, cmd));
   } else if (map_grid(c->a.template_kind)) {
-    /* 4 elements a thread; the merge: 2048 outputs a group of 256 (merge.glsl) */
+    /* 4 elements a thread */
     uint64_t n = p[VKDS__P_COUNT];
-    uint64_t threads = c->a.template_kind == VKDS__TEMPLATE_MERGE ? (n + 2047) / 2048 * 256 : (n + 3) / 4;
+    uint64_t threads = (n + 3) / 4;
     if (n)
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {threads}, .args = &c->gen.args}));
   } else if (part == VKDS__PART_WHOLE) {
@@ -397,7 +399,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     p[VKDS__P_PARTIALS] = partials;
     VKDS_CHECK(record_reduction(c, cmd, VKDS__FLAG_TO_ACCUMULATOR));
     if (part == VKDS__PART_LAST_CHUNK) {
-      barrier(dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+      vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
       p[VKDS__P_RESULT] = result;
       p[VKDS__P_PARTIALS] = totals;
@@ -408,7 +410,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   }
   /* vkds's full barrier (vkds__slot.ends_full): everything recorded before it, compute
    * or transfer, before whatever comes next on the queue, and the host */
-  barrier(dev, cmd, work, writes, work | VK_PIPELINE_STAGE_HOST_BIT,
+  vkds__cmd_barrier(dev, cmd, work, writes, work | VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
               VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
   return VKDS_SUCCESS;
@@ -575,6 +577,13 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
       r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 4};
   }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_MERGE && vkds__merge_scratch_bytes(c)) {
+    /* the groups' starts (device memory, a power of two for reuse) */
+    uint64_t need = vkds__merge_scratch_bytes(c), size = 4096;
+    while (size < need) size *= 2;
+    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
+    if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
+  }
   if (r == VKDS_SUCCESS && sorts_in_place(a->template_kind) && a->count) {
     uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(c) : vkds__msort_scratch_bytes(c);
     r = vkds_buffer_create(c->res, &(vkds_buffer_info){.size = need, .memory = VKDS_MEMORY_DEVICE}, &c->scratch);
@@ -678,6 +687,15 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
                     : a->template_kind == VKDS__TEMPLATE_MSORT ? vkds__msort_scratch_bytes(&c)
                                                                : vkds__scan_scratch_bytes(&c);
     r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
+    if (r == VKDS_SUCCESS && scratch_at % 16)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
+                     a->name);
+    c.scan_scratch = cmd->scratch;
+  }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_MERGE && cmd->scratch.buffer &&
+      vkds__merge_scratch_bytes(&c)) {
+    /* optional here: without one the groups search where they start themselves */
+    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds__merge_scratch_bytes(&c), &scratch_at);
     if (r == VKDS_SUCCESS && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);

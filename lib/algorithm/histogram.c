@@ -97,12 +97,6 @@ vkds_result vkds__histogram_choose(vkds__call *c) {
 
 /* ---- recording ---- */
 
-static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
-                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
-  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
-}
-
 /* Work groups for `items` at `per` items per thread and round: enough for the device
  * (few on a CPU device, where lavapipe spends about half a millisecond starting each),
  * never so few that a thread runs more than `rounds` rounds. */
@@ -146,20 +140,20 @@ vkds_result vkds__histogram_record(vkds__call *c, VkCommandBuffer cmd) {
    * Even bins have no status to keep (histogram.glsl): no fill and no two barriers
    * (which cost nothing measurable on the H100: 372.4-372.9 us at 2^28 either way). */
   if (c->a.input_count == 2) {
-    barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+    vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
             VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset, 4, 0xffffffffu);
-    barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+    vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
   }
   p[4] = flags | 0;
   VKDS_CHECK(dispatch(c, cmd, groups_for(dev, bins, 1, MAX_ROUNDS)));
-  barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+  vkds__cmd_barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
   if (c->a.count) {
     p[4] = flags | 1;
     VKDS_CHECK(dispatch(c, cmd, groups_for(dev, c->a.count, 16, MAX_COUNT_ROUNDS)));
   }
   if (direct) return VKDS_SUCCESS;
-  barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+  vkds__cmd_barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
   p[4] = flags | 2;
   return dispatch(c, cmd, groups_for(dev, (bins + 3) / 4, 1, MAX_ROUNDS));
 }

@@ -199,12 +199,6 @@ const char *vkds__scan_template(const vkds__alg *a, uint32_t part) {
 
 /* ---- recording ---- */
 
-static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
-                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
-  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
-}
-
 /* The single pass's spins (in all, per group) before it reduces the tiles it waits for
  * itself: VKDS_SCAN_SPINS, a knob for tests and tuning (0: fall back at the first flag
  * not there; -1: also, every tile reduces its predecessor once whatever it finds there,
@@ -231,10 +225,10 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
   const vkds_view *r = &c->scan_result_view;
   if (compacts) p[3] = vkds_buffer_address(r->buffer) + r->offset; /* the count (the last element's thread writes it) */
   if (n == 0 && compacts) { /* nothing kept: the count is 0 */
-    barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+    vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
             VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->vk.vkCmdFillBuffer(cmd, r->buffer->vk, r->buffer->offset + r->offset, 8, 0);
-    barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+    vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
             compute | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
             rw | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
   }
@@ -256,11 +250,11 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
   if (c->a.variant == VKDS_SCAN_PATH_SINGLE) {
     /* tile counter, fallback count and states start at zero (after whatever used the
      * scratch before: an earlier chunk, an earlier recorded algorithm) */
-    barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+    vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
             VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset + 32,
                             HEADER_BYTES - 32 + state_bytes(&c->a) * tiles, 0);
-    barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+    vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
     p[5] = spins(&flags);
     p[4] = flags;
     return dispatch(c, cmd, tiles);
@@ -270,10 +264,10 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
   if (groups > 1) {
     p[4] = flags | 0; /* each group's total */
     VKDS_CHECK(dispatch(c, cmd, groups));
-    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    vkds__cmd_barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = flags | 1; /* the totals become carries */
     VKDS_CHECK(dispatch(c, cmd, 1));
-    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    vkds__cmd_barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
   }
   p[4] = flags | 2; /* the scan */
   return dispatch(c, cmd, groups);

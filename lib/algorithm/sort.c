@@ -228,12 +228,6 @@ static vkds_result stage_kernel(vkds__call *c, uint32_t which, vkds_kernel **out
 
 /* ---- recording ---- */
 
-static void barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
-                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
-  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
-}
-
 /* Onesweep's spins (in all, per thread) before its group counts a tile it waits for
  * itself: VKDS_SORT_SPINS, a knob for tests and tuning (0: fall back at the first word
  * not there; -1: also, every tile counts its predecessor once whatever it finds there,
@@ -282,11 +276,11 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   /* counters and histograms (and onesweep's states) start at zero, after whatever used
    * the scratch before */
-  barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+  vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
           VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
   dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset,
                           HEADER_BYTES + (onesweep ? 2 * tiles * ROW_BYTES : 0), 0);
-  barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
+  vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
   p[4] = STAGE_UPSWEEP | flags;
   p[5] = tiles < UPSWEEP_GROUPS ? tiles : UPSWEEP_GROUPS;
   if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && p[5] > CPU_GROUPS) {
@@ -294,7 +288,7 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
     p[5] = few > CPU_GROUPS ? few : CPU_GROUPS;
   }
   VKDS_CHECK(dispatch(c, cmd, up, p[5]));
-  barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+  vkds__cmd_barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
   p[4] = STAGE_PLAN | flags;
   VKDS_CHECK(dispatch(c, cmd, up, 1));
   uint32_t spin = spins(dev, &flags);
@@ -305,7 +299,7 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
     while (digits < 256 && 2 * digits * rounds <= 1024) digits *= 2;
   for (uint32_t pass = 0; pass < 4 * key_words(key); ++pass) {
-    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    vkds__cmd_barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     if (onesweep) {
       p[4] = STAGE_ONESWEEP | pass << 8 | flags;
       p[5] = spin;
@@ -316,12 +310,12 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
     p[4] = STAGE_COUNT | pass << 8 | flags;
     p[5] = per;
     VKDS_CHECK(dispatch(c, cmd, count, groups));
-    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    vkds__cmd_barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = STAGE_SPINE | pass << 8 | flags;
     p[5] = digits;
     p[6] = digits == 256 && tiles <= SERIAL_SPINE; /* one group: each thread its digit */
     VKDS_CHECK(dispatch(c, cmd, count, (256 + digits - 1) / digits));
-    barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
+    vkds__cmd_barrier(dev, cmd, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, rw);
     p[4] = STAGE_SCATTER | pass << 8 | flags;
     p[5] = per;
     VKDS_CHECK(dispatch(c, cmd, scatter, groups));
