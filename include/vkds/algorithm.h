@@ -352,11 +352,9 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  *     group's carry (init and the group totals before it, scanned by the same tree, 4
  *     per thread) op the totals of the group's tiles before this one, left to right.
  * The two paths may differ in the last bits of a float sum; integers are exact on both.
- * Integer scans, being exact whatever the grouping, take faster shapes on GPUs: a tile's
- * elements go by rows of 256 runs of 4 (still combined in index order only, so a user
- * operator need not commute), and with a built-in operator (all commute) the portable
- * path's group totals are folded as a reduction's are (each thread its runs of 4 a row
- * apart, then the group's threads).
+ * Integer scans with a built-in operator (all commute), exact whatever the grouping,
+ * fold the portable path's group totals faster on GPUs: as a reduction does (each thread
+ * its runs of 4, 1024 elements apart, then the group's threads).
  *
  * Errors as for every algorithm, and VKDS_ERROR_UNSUPPORTED on a device without
  * subgroup shuffles in compute shaders, or past what one scan takes (the portable path:
