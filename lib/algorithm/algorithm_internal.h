@@ -177,7 +177,6 @@ typedef struct vkds__gen {
   bool zips_writable; /* MSORT: a zip is sorted in place, each part written (codegen.c zip) */
   bool striped_tiles; /* SCAN: whole tiles move through shared memory (scan.c) */
   bool merge_ballot;  /* MERGE, MSORT: groups search where they start by subgroup ballots (merge_group.glsl) */
-  bool merge_pad;     /* MERGE: its shared memory padded against bank conflicts (merge.glsl) */
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
 

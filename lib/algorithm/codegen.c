@@ -919,15 +919,6 @@ static bool merge_ballot(const vkds__alg *a, const vkds_resource *res) {
          (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
 }
 
-/* Whether vkds_merge's shared memory gets a pad slot per 32 elements (merge.glsl,
- * VKDS_MERGE_PAD): where the device has the room (2048 elements and 64 more; 8-byte
- * elements then need more than Vulkan's least 16 KiB). */
-static bool merge_pad(const vkds__alg *a, const vkds_resource *res) {
-  uint64_t need = (2048 + 64) * (uint64_t)vkds_type_size(a->elem_type);
-  return a->template_kind == VKDS__TEMPLATE_MERGE &&
-         need <= res->dev->facts.props.properties.limits.maxComputeSharedMemorySize;
-}
-
 vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit, uint32_t aligned) {
   *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true, .aligned = aligned,
                    /* not for sorts yet: their stage kernels leave some leaves unused (the
@@ -938,8 +929,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                    .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT,
                    .zips_writable = a->template_kind == VKDS__TEMPLATE_MSORT,
                    .striped_tiles = vkds__scan_striped_tiles(a, res),
-                   .merge_ballot = merge_ballot(a, res),
-                   .merge_pad = merge_pad(a, res)};
+                   .merge_ballot = merge_ballot(a, res)};
   if (emit) {
     const vkds_context *ctx = gen_ctx(g);
     g->head = vkds__alloc(ctx, sizeof *g->head);
@@ -950,7 +940,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   }
   sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
   sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result), sig_u32(g, a->variant);
-  sig_u32(g, g->striped_tiles), sig_u32(g, g->merge_ballot), sig_u32(g, g->merge_pad);
+  sig_u32(g, g->striped_tiles), sig_u32(g, g->merge_ballot);
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
@@ -1029,9 +1019,7 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
                                              "#extension GL_KHR_shader_subgroup_ballot : require\n"
                                              "#define VKDS_MERGE_BALLOT 1\n"
                                            : "";
-  put(&t, "#version 460\n%s", preamble);
-  if (g->merge_pad) put(&t, "#define VKDS_MERGE_PAD 1\n");
-  put(&t, "#include \"vkds.glsl\"\n");
+  put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", preamble);
   put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
   put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
   for (vkds_type ty = VKDS_I32; ty <= VKDS_F64; ++ty)

@@ -19,23 +19,14 @@
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_merge_u64 { uint64_t v; };
 
-// With VKDS_MERGE_PAD (where the device has the room: codegen.c) one unused slot follows
-// every 32 elements: a thread's 8 outputs written to consecutive slots put the lanes of
-// a subgroup 8 slots apart, 8 to a bank without it, each on its own bank with it.
-#ifdef VKDS_MERGE_PAD
-shared IN0_T vkds_m[VKDS_MERGE_OUT + VKDS_MERGE_OUT / 32u];
-uint vkds_slot(uint x) { return x + (x >> 5); }
-#else
 shared IN0_T vkds_m[VKDS_MERGE_OUT];
-uint vkds_slot(uint x) { return x; }
-#endif
 
 bool vkds_before(IN0_T x, IN0_T y) { return vkds_ord(x) < vkds_ord(y); }
 IN0_T vkds_left(uint64_t i) { return in0(i); }
 IN0_T vkds_right(uint64_t i) { return IN0_T(in1(i)); }
 void vkds_out(uint64_t o, IN0_T v) { out_st(o, OUT_T(v)); }
-IN0_T vkds_sh(uint x) { return vkds_m[vkds_slot(x)]; }
-void vkds_sh_st(uint x, IN0_T v) { vkds_m[vkds_slot(x)] = v; }
+IN0_T vkds_sh(uint x) { return vkds_m[x]; }
+void vkds_sh_st(uint x, IN0_T v) { vkds_m[x] = v; }
 
 void main() {
   uint64_t n = P(0), na = P(1) & VKDS_MERGE_COUNT, nb = n - na;
