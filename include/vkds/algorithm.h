@@ -696,15 +696,11 @@ VKDS_API vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, v
  * out sorted the same way, stable (where elements are equal in the order, a's come
  * before b's, and each keeps its own order). a, b and out are of one element type, and
  * out has a.count + b.count elements; it must not overlap them. Merge path: each work
- * group merges 2048 outputs in shared memory, from the parts of a and b found on the
- * diagonal by a search: above 2^21 outputs one dispatch of its own finds every group's
- * start first (8 bytes a group of scratch), below each group searches itself (by
- * subgroup ballots where the device has them: a k-ary search, S/2 places a round). Both
- * inputs are read at random, so those not passed directly are staged whole. Errors as
- * for every algorithm. The vkds_cmd_ form takes an optional scratch (vkds_cmd.scratch,
- * 16-byte aligned; vkds_algorithm_scratch_bytes(resource, count) is enough, 8 * (count /
- * 2048 + 2) bytes suffice): without one ({0}) the groups always search themselves, which
- * is slower for large merges; one given too small is VKDS_ERROR_INVALID_ARGUMENT. */
+ * group finds where its 2048 outputs come from by searches on the diagonal (k-ary, by
+ * subgroup ballots, where the device has them: log_(S/2) of the inputs' length rounds;
+ * binary elsewhere), loads those parts of a and b into shared memory and merges them
+ * there; both inputs are read at random, so those not passed directly are staged whole.
+ * Errors as for every algorithm. */
 VKDS_API vkds_result vkds_merge(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                                 vkds_sort_order order);
 VKDS_API vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,

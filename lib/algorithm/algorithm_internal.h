@@ -338,10 +338,6 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
  * dispatches). */
 void vkds__cmd_barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src,
                        VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access);
-/* The merge (merge.c): the scratch a call takes (its groups' starts, found by a dispatch
- * of their own; 0 where the groups search themselves) and its dispatches. */
-uint64_t vkds__merge_scratch_bytes(const vkds__call *c);
-vkds_result vkds__merge_record(vkds__call *c, VkCommandBuffer cmd);
 
 /* ---- sorts (sort.c) ----
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both

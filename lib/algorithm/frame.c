@@ -379,12 +379,10 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(vkds__sort_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_MSORT) {
     VKDS_CHECK(vkds__msort_record(c, cmd));
-  } else if (c->a.template_kind == VKDS__TEMPLATE_MERGE) {
-    VKDS_CHECK(vkds__merge_record(c, cmd));
   } else if (map_grid(c->a.template_kind)) {
-    /* 4 elements a thread */
+    /* 4 elements a thread; the merge: 2048 outputs a group of 256 (merge.glsl) */
     uint64_t n = p[VKDS__P_COUNT];
-    uint64_t threads = (n + 3) / 4;
+    uint64_t threads = c->a.template_kind == VKDS__TEMPLATE_MERGE ? (n + 2047) / 2048 * 256 : (n + 3) / 4;
     if (n)
       VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {threads}, .args = &c->gen.args}));
   } else if (part == VKDS__PART_WHOLE) {
@@ -577,13 +575,6 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
       r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 4};
   }
-  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_MERGE && vkds__merge_scratch_bytes(c)) {
-    /* the groups' starts (device memory, a power of two for reuse) */
-    uint64_t need = vkds__merge_scratch_bytes(c), size = 4096;
-    while (size < need) size *= 2;
-    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
-    if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
-  }
   if (r == VKDS_SUCCESS && sorts_in_place(a->template_kind) && a->count) {
     uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(c) : vkds__msort_scratch_bytes(c);
     r = vkds_buffer_create(c->res, &(vkds_buffer_info){.size = need, .memory = VKDS_MEMORY_DEVICE}, &c->scratch);
@@ -687,15 +678,6 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
                     : a->template_kind == VKDS__TEMPLATE_MSORT ? vkds__msort_scratch_bytes(&c)
                                                                : vkds__scan_scratch_bytes(&c);
     r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
-    if (r == VKDS_SUCCESS && scratch_at % 16)
-      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
-                     a->name);
-    c.scan_scratch = cmd->scratch;
-  }
-  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_MERGE && cmd->scratch.buffer &&
-      vkds__merge_scratch_bytes(&c)) {
-    /* optional here: without one the groups search where they start themselves */
-    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds__merge_scratch_bytes(&c), &scratch_at);
     if (r == VKDS_SUCCESS && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);

@@ -5,43 +5,6 @@
  * when they are not passed directly). */
 #include "algorithm_internal.h"
 
-enum { MERGE_OUT = 2048 }; /* outputs a work group (merge_group.glsl VKDS_MERGE_OUT) */
-/* merge.glsl's P(4) */
-#define STAGE_PARTITION 1u /* a thread a group writes the group's start into the scratch */
-#define STAGE_BOUNDS 2u    /* the groups read their starts there */
-
-/* From how many outputs on a dispatch finds every group's start first (a thread a group,
- * a binary search each, their latencies overlapped), instead of each group searching
- * before it can load (a k-ary search by subgroups, log_16 of the inputs' length in memory
- * round trips). On an H200 (2026-11-25) the groups' own searches held vkds_merge at
- * 0.91x CUB's merge at 2^22 and 0.47x at 2^24. */
-#define PARTITION_FROM (1ull << 21)
-
-static uint64_t merge_groups(uint64_t n) { return (n + MERGE_OUT - 1) / MERGE_OUT; }
-
-uint64_t vkds__merge_scratch_bytes(const vkds__call *c) {
-  return c->a.count > PARTITION_FROM ? 8 * (merge_groups(c->a.count) + 1) : 0;
-}
-
-vkds_result vkds__merge_record(vkds__call *c, VkCommandBuffer cmd) {
-  uint64_t *p = c->gen.args.p;
-  uint64_t n = p[VKDS__P_COUNT], need = vkds__merge_scratch_bytes(c);
-  if (!n) return VKDS_SUCCESS;
-  const vkds_view *s = &c->scan_scratch;
-  p[4] = 0;
-  if (need && s->buffer && s->bytes >= need) { /* (the recording form may have been given none) */
-    p[2] = vkds_buffer_address(s->buffer) + s->offset;
-    p[4] = STAGE_PARTITION;
-    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
-                                 &(vkds_launch_info){.global = {merge_groups(n)}, .args = &c->gen.args}));
-    vkds__cmd_barrier(c->res->dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-    p[4] = STAGE_BOUNDS;
-  }
-  return vkds_cmd_dispatch(cmd, c->res, c->kernel,
-                           &(vkds_launch_info){.global = {256 * merge_groups(n)}, .args = &c->gen.args});
-}
-
 static vkds_result describe(const char *name, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                             vkds_sort_order order, vkds__alg *d) {
   *d = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_MERGE, .input_count = 2, .inputs = {a, b},
