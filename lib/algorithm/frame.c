@@ -355,7 +355,7 @@ static vkds_result record_reduction(call *c, VkCommandBuffer cmd, uint64_t flags
                                &(vkds_launch_info){.global = {256ull * groups}, .args = &c->gen.args}));
   if (groups > 1) {
     vkds__cmd_barrier(c->res->dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     p[VKDS__P_FLAGS] = flags | VKDS__FLAG_SECOND_PASS;
     VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
   }
@@ -398,7 +398,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(record_reduction(c, cmd, VKDS__FLAG_TO_ACCUMULATOR));
     if (part == VKDS__PART_LAST_CHUNK) {
       vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
       p[VKDS__P_RESULT] = result;
       p[VKDS__P_PARTIALS] = totals;
       p[VKDS__P_GROUPS] = chunk + 1;
@@ -409,8 +409,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   /* vkds's full barrier (vkds__slot.ends_full): everything recorded before it, compute
    * or transfer, before whatever comes next on the queue, and the host */
   vkds__cmd_barrier(dev, cmd, work, writes, work | VK_PIPELINE_STAGE_HOST_BIT,
-          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-              VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
   return VKDS_SUCCESS;
 }
 

@@ -141,7 +141,7 @@ vkds_result vkds__histogram_record(vkds__call *c, VkCommandBuffer cmd) {
    * (which cost nothing measurable on the H100: 372.4-372.9 us at 2^28 either way). */
   if (c->a.input_count == 2) {
     vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
-            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset, 4, 0xffffffffu);
     vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
   }

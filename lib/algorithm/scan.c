@@ -226,11 +226,11 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
   if (compacts) p[3] = vkds_buffer_address(r->buffer) + r->offset; /* the count (the last element's thread writes it) */
   if (n == 0 && compacts) { /* nothing kept: the count is 0 */
     vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
-            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->vk.vkCmdFillBuffer(cmd, r->buffer->vk, r->buffer->offset + r->offset, 8, 0);
     vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-            compute | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-            rw | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+                      compute | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                      rw | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
   }
   if (n == 0) return VKDS_SUCCESS;
   /* a streamed chunk starts from the carry the one before left in one slot and leaves
@@ -251,7 +251,7 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
     /* tile counter, fallback count and states start at zero (after whatever used the
      * scratch before: an earlier chunk, an earlier recorded algorithm) */
     vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
-            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset + 32,
                             HEADER_BYTES - 32 + state_bytes(&c->a) * tiles, 0);
     vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);

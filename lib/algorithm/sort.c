@@ -277,7 +277,7 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   /* counters and histograms (and onesweep's states) start at zero, after whatever used
    * the scratch before */
   vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
-          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+                    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
   dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset,
                           HEADER_BYTES + (onesweep ? 2 * tiles * ROW_BYTES : 0), 0);
   vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
