@@ -63,9 +63,9 @@
  *                      checked as vkds_inclusive_scan's; no blocking or host rows
  *   plain_scan1        bench/scan1.comp: the same scan as the textbook single pass (chained
  *                      scan, decoupled look-back, tile numbers from a counter), recorded
- *                      and checked the same way; VKDS_BENCH_SCAN1=rows|direct[,k] picks
- *                      its loads (subgroup rows or per-thread runs, k uvec4 a thread);
- *                      GPUs only (its spins are unbounded, see bench/scan1.comp)
+ *                      and checked the same way; VKDS_BENCH_SCAN1 picks its shape
+ *                      (loads, uvec4 a thread, group size, tile order, no look-back:
+ *                      bench/plain_scan.c); GPUs only (its spins are unbounded)
  *   vkds_upload        the host rows' baseline: host -> device buffer; wall time
  *   rt_plain, rt_plain_recorded, rt_vkds_reduce: at 2^10 u32, the round trip of one
  *                      plain dispatch of the copy shader (pre-recorded, or recorded

@@ -10,33 +10,36 @@
 
 enum { TILE_WORDS = 4096, MAX_GROUPS = 1024 };
 /* scan1's state: the tile counter and a status word per tile, for up to 2^28 words in
- * tiles of 1,024 (one uvec4 a thread) or more */
-#define STATE_BYTES (8u + 8u * ((1u << 28) / 1024u))
+ * tiles of 256 (64 threads, one uvec4 each) or more */
+#define STATE_BYTES (8u + 8u * ((1u << 28) / 256u))
 #define PART_BYTES (STATE_BYTES > 4u * MAX_GROUPS ? STATE_BYTES : 4u * MAX_GROUPS)
 
-/* scan1's shape: VKDS_BENCH_SCAN1=rows|direct[,uvec4 per thread] (default rows,4), a knob
- * for trying shapes on a device without rebuilding. */
-static void scan1_shape(uint32_t *items4, VkBool32 *rows) {
-  *items4 = 4, *rows = VK_TRUE;
+/* scan1's shape: VKDS_BENCH_SCAN1, comma-separated words, a knob for trying shapes on a
+ * device without rebuilding: rows|direct (the loads), a number 1..8 (uvec4 a thread),
+ * g64|g128|g256|g512 (threads a group), id (tiles by group id, not a counter), nolb (no
+ * look-back: wrong output, the kernel's own time). Default: rows,4,g256. */
+static void scan1_shape(plain_scan *s) {
+  s->items4 = 4, s->rows = VK_TRUE, s->group = 256, s->by_id = VK_FALSE, s->look_back = VK_TRUE;
   const char *v = getenv("VKDS_BENCH_SCAN1");
-  if (!v) return;
-  *rows = strncmp(v, "direct", 6) != 0;
-  const char *comma = strchr(v, ',');
-  if (comma) {
-    long k = strtol(comma + 1, NULL, 10);
-    if (k >= 1 && k <= 8) *items4 = (uint32_t)k;
+  for (const char *w = v; w && *w;) {
+    size_t len = strcspn(w, ",");
+    long k = strtol(w + (*w == 'g'), NULL, 10);
+    if (len && !strncmp(w, "rows", len)) s->rows = VK_TRUE;
+    else if (len && !strncmp(w, "direct", len)) s->rows = VK_FALSE;
+    else if (len && !strncmp(w, "id", len)) s->by_id = VK_TRUE;
+    else if (len && !strncmp(w, "nolb", len)) s->look_back = VK_FALSE;
+    else if (*w == 'g' && (k == 64 || k == 128 || k == 256 || k == 512)) s->group = (uint32_t)k;
+    else if (k >= 1 && k <= 8) s->items4 = (uint32_t)k;
+    w += len + (w[len] == ',');
   }
 }
 
-static VkResult make_pipeline(plain_scan *s, VkShaderModule module, VkBool32 is_float, uint32_t items4, VkBool32 rows,
-                              VkPipeline *out) {
-  struct {
-    VkBool32 is_float;
-    uint32_t items4;
-    VkBool32 rows;
-  } data = {is_float, items4, rows};
-  VkSpecializationMapEntry e[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
-  VkSpecializationInfo spec = {.mapEntryCount = 3, .pMapEntries = e, .dataSize = sizeof data, .pData = &data};
+/* scan3 reads constant 0 only; scan1 all six. */
+static VkResult make_pipeline(plain_scan *s, VkShaderModule module, VkBool32 is_float, VkPipeline *out) {
+  uint32_t data[6] = {is_float, s->items4, s->rows, s->group, s->by_id, s->look_back};
+  VkSpecializationMapEntry e[6];
+  for (uint32_t i = 0; i < 6; ++i) e[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
+  VkSpecializationInfo spec = {.mapEntryCount = 6, .pMapEntries = e, .dataSize = sizeof data, .pData = data};
   VkComputePipelineCreateInfo cpci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
@@ -57,7 +60,7 @@ int plain_scan_open(plain_scan *s, vkds_resource *res) {
   vkGetPhysicalDeviceProperties(phys, &props);
   s->max_groups = props.limits.maxComputeWorkGroupCount[0];
   s->single_pass = props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-  scan1_shape(&s->items4, &s->rows);
+  scan1_shape(s);
   VkDescriptorSetLayoutBinding b[3];
   for (uint32_t i = 0; i < 3; ++i)
     b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
@@ -78,8 +81,8 @@ int plain_scan_open(plain_scan *s, vkds_resource *res) {
       vkCreateShaderModule(s->dev, &mci1, NULL, &s->module1) != VK_SUCCESS)
     goto fail;
   for (uint32_t f = 0; f < 2; ++f)
-    if (make_pipeline(s, s->module, f, 0, 0, &s->pipeline[f]) != VK_SUCCESS ||
-        make_pipeline(s, s->module1, f, s->items4, s->rows, &s->pipeline1[f]) != VK_SUCCESS)
+    if (make_pipeline(s, s->module, f, &s->pipeline[f]) != VK_SUCCESS ||
+        make_pipeline(s, s->module1, f, &s->pipeline1[f]) != VK_SUCCESS)
       goto fail;
   VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 3 * PLAIN_SCAN_SETS};
   VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
@@ -147,7 +150,9 @@ void plain_scan_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, b
 void plain_scan1_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words) {
   const VkPipelineStageFlags shader = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                              transfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  uint64_t tile_words = 1024u * s->items4, tiles = (words + tile_words - 1) / tile_words;
+  uint64_t tile_words = 4u * s->group * s->items4, tiles = (words + tile_words - 1) / tile_words;
+  /* by id: a group a tile (where the device takes that many; the bench's sizes fit on
+   * GPUs); else as many as it takes, each taking tiles until none is left */
   uint64_t groups = tiles < s->max_groups ? tiles : s->max_groups;
   struct {
     uint32_t count4, tiles;

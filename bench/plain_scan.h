@@ -21,8 +21,8 @@ typedef struct plain_scan {
   VkPipeline pipeline[2]; /* u32, f32 (the shader's IS_FLOAT) */
   VkShaderModule module1; /* scan1 */
   VkPipeline pipeline1[2];
-  uint32_t items4;        /* scan1's shape (VKDS_BENCH_SCAN1) */
-  VkBool32 rows;
+  uint32_t items4, group; /* scan1's shape (VKDS_BENCH_SCAN1): uvec4 a thread, threads a group */
+  VkBool32 rows, by_id, look_back;
   uint32_t max_groups;    /* the device's group count in x */
   bool single_pass;       /* scan1 runs here: not on CPU devices, where its unbounded spins
                              meet lavapipe's silent cut of loops after 65,535 iterations */
@@ -46,7 +46,7 @@ void plain_scan_bind(plain_scan *s, uint32_t set, VkBuffer in, VkDeviceSize in_o
 void plain_scan_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words);
 
 /* Records the single-pass scan of the same: the state zeroed, one dispatch, barriers as
- * above. VKDS_BENCH_SCAN1=rows|direct[,k] picks its shape (k uvec4 a thread). */
+ * above. VKDS_BENCH_SCAN1 picks its shape (plain_scan.c scan1_shape). */
 void plain_scan1_record(const plain_scan *s, VkCommandBuffer cmd, uint32_t set, bool is_float, uint64_t words);
 
 #endif

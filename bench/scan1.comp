@@ -13,9 +13,11 @@
 // kernel costs. Not repeatable for floats (the look-back stops wherever it finds an
 // inclusive prefix), which is why vkds's own single pass is built differently.
 //
-// Tiles of 256 threads x ITEMS4 uvec4. The tile number comes from an atomic counter, so
-// a group only ever waits for tiles taken by groups that already run; a group takes
-// tiles until none is left (the dispatch may be capped at the device's group count).
+// Tiles of GROUP threads (256 by default) x ITEMS4 uvec4. The tile number comes from an
+// atomic counter, so a group only ever waits for tiles taken by groups that already run;
+// a group takes tiles until none is left (the dispatch may be capped at the device's
+// group count). TILE_BY_ID instead takes the group's id (one tile a group), as CUB does
+// on NVIDIA, which dispatches groups in order in practice.
 // ROWS: each subgroup owns S * ITEMS4 consecutive uvec4 and lane l loads row k's uvec4
 // k * S + l (consecutive lanes, consecutive 16 bytes: coalesced, no shared memory); else
 // each thread owns ITEMS4 consecutive uvec4 (the layout of vkds's direct loads).
@@ -24,14 +26,19 @@
 // relaxed atomic carries both and no ordering is needed); it adds the aggregates down to
 // the nearest inclusive prefix, a window of S tiles a memory round trip. The spin is not
 // bounded: like CUB's, this scan relies on groups that run making progress (NVIDIA, and
-// lavapipe's threads), which is the assumption vkds's portable path avoids.
+// lavapipe's threads), which is the assumption vkds's portable path avoids. LOOK_BACK
+// false skips it (every tile starts from 0: wrong output past the first tile; the bench
+// says FAILED) to time the kernel's own bound.
 // state: word 0 the tile counter, then from byte 8 one status word per tile, zeroed by
 // the host before every scan.
-layout(local_size_x = 256) in;
+layout(local_size_x_id = 3) in;
 
 layout(constant_id = 0) const bool IS_FLOAT = false;
 layout(constant_id = 1) const uint ITEMS4 = 4u;
 layout(constant_id = 2) const bool ROWS = true;
+layout(constant_id = 3) const uint GROUP = 256u; // (the local size: local_size_x_id above)
+layout(constant_id = 4) const bool TILE_BY_ID = false;
+layout(constant_id = 5) const bool LOOK_BACK = true;
 
 layout(std430, set = 0, binding = 0) readonly buffer Src { uvec4 src[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { uvec4 dst[]; };
@@ -92,11 +99,11 @@ uint look_back(uint tile) {
 void main() {
   uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
   for (;;) {
-    if (t == 0u) sh_tile = atomicAdd(counter, 1u);
+    if (t == 0u) sh_tile = TILE_BY_ID ? gl_WorkGroupID.x : atomicAdd(counter, 1u);
     barrier();
     uint tile = sh_tile;
     if (tile >= tiles) return;
-    uint base = tile * 256u * ITEMS4;
+    uint base = tile * GROUP * ITEMS4;
     uvec4 v[ITEMS4];
     uint run = 0u; // ROWS: the subgroup's running total over its rows; else the thread's
     uint thread_prefix = 0u;
@@ -137,7 +144,7 @@ void main() {
         if (lane == 0u) status_store(0u, PREFIX | uint64_t(total));
       } else {
         if (lane == 0u) status_store(tile, AGGREGATE | uint64_t(total));
-        prefix = look_back(tile);
+        if (LOOK_BACK) prefix = look_back(tile);
         if (lane == 0u) status_store(tile, PREFIX | uint64_t(add(prefix, total)));
       }
       if (lane == 0u) sh_prefix = prefix;
@@ -155,5 +162,6 @@ void main() {
       for (uint k = 0u; k < ITEMS4; ++k)
         if (first + k < count4) dst[first + k] = add4(p, v[k]);
     }
+    if (TILE_BY_ID) return; // one tile a group
   }
 }
