@@ -53,7 +53,9 @@ uint64_t vkds_corank(uint64_t k, uint64_t nl, uint64_t nr) {
 // false are the first c, and the answer lies after probe c - 1 and at or before probe c.
 // Against a binary search in every thread (as below) this takes log_h instead of log_2
 // of the range in memory round trips: 7 rounds instead of 28 at 2^27 on a subgroup of
-// 32, where the searches had paced vkds_merge at 0.18x CUB's merge on an H200.
+// 32. On an H200 that took vkds_merge from 0.18x to 0.275x CUB's merge at 2^28 and from
+// 0.30x to 0.47x at 2^24 (bench/RESULTS.md, session 14); a dispatch that found every
+// group's start first gained nothing more, so the searches no longer set the pace.
 uint64_t vkds_probe(uint64_t lo, uint64_t hi, uint p, uint hlog) {
   uint64_t range = hi - lo; // p < 2^hlog, so neither product overflows
   return lo + (range >> hlog) * uint64_t(p) + (((range & ((1ul << hlog) - 1ul)) * uint64_t(p)) >> hlog);
