@@ -360,37 +360,46 @@ START_TEST(merge_every_type) {
 }
 END_TEST
 
-/* A merge whose groups search long inputs (2.2 million outputs: the k-ary search by
- * subgroups runs several rounds), blocking and recorded; both inputs' lengths off the
- * groups' 2048, duplicates across the inputs. */
+/* Merges whose groups search long inputs (2.2 million outputs: the k-ary search by
+ * subgroups runs several rounds), blocking and recorded: both inputs long, their lengths
+ * off the groups' 2048, duplicates across them; then one input of 3 elements against a
+ * long one, each way round (every group's range is then clamped at one end). */
 START_TEST(merge_long_inputs) {
-  enum { NA = 1300007, NB = 900001 };
+  enum { LONG = 2200001, MOST = 2200008 }; /* the longest output: 1300007 + 900001 */
+  const uint32_t shapes[][2] = {{1300007, 900001}, {3, LONG}, {LONG, 3}};
   open_ctx(1);
-  uint32_t *a = malloc(NA * 4), *b = malloc(NB * 4), *want = malloc((NA + NB) * 4), *got = malloc((NA + NB) * 4);
-  for (uint32_t i = 0; i < NA; ++i) a[i] = (uint32_t)(rnd() % 1000000);
-  for (uint32_t i = 0; i < NB; ++i) b[i] = (uint32_t)(rnd() % 1000000);
-  ref_t = VKDS_U32, ref_desc = false;
-  qsort(a, NA, 4, cmp_ord);
-  qsort(b, NB, 4, cmp_ord);
-  host_merge(VKDS_U32, a, NA, b, NB, want, false);
-  vkds_buffer *ab = device_copy(r0, a, NA * 4), *bb = device_copy(r0, b, NB * 4), *ob = device_copy(r0, NULL, (NA + NB) * 4);
-  vkds_seq as = vkds_seq_buffer(vkds_view_of(ab), VKDS_U32), bs = vkds_seq_buffer(vkds_view_of(bb), VKDS_U32);
-  vkds_seq os = vkds_seq_buffer(vkds_view_of(ob), VKDS_U32);
-  for (int form = 0; form < 2; ++form) {
-    ck_assert_vkds(vkds_fill(pol, &os, &(uint32_t){0xdeadbeefu}));
-    if (form == 0) {
-      ck_assert_vkds(vkds_merge(pol, &as, &bs, &os, VKDS_SORT_ASCENDING));
-    } else {
-      app_cmd c = {0};
-      app_cmd_begin(&c, r0);
-      vkds_cmd rc = {.cmd = c.cmd, .resource = r0};
-      ck_assert_vkds(vkds_cmd_merge(&rc, &as, &bs, &os, VKDS_SORT_ASCENDING));
-      app_cmd_submit(&c, 60);
-      app_cmd_destroy(&c);
+  uint32_t *a = malloc(MOST * 4), *b = malloc(MOST * 4), *want = malloc(MOST * 4), *got = malloc(MOST * 4);
+  vkds_buffer *ab = device_copy(r0, NULL, MOST * 4), *bb = device_copy(r0, NULL, MOST * 4), *ob = device_copy(r0, NULL, MOST * 4);
+  for (size_t si = 0; si < sizeof shapes / sizeof *shapes; ++si) {
+    uint32_t na = shapes[si][0], nb = shapes[si][1];
+    for (uint32_t i = 0; i < na; ++i) a[i] = (uint32_t)(rnd() % 1000000);
+    for (uint32_t i = 0; i < nb; ++i) b[i] = (uint32_t)(rnd() % 1000000);
+    ref_t = VKDS_U32, ref_desc = false;
+    qsort(a, na, 4, cmp_ord);
+    qsort(b, nb, 4, cmp_ord);
+    host_merge(VKDS_U32, a, na, b, nb, want, false);
+    ck_assert_vkds(vkds_upload(r0, (vkds_view){ab, 0, na * 4}, a, na * 4));
+    ck_assert_vkds(vkds_upload(r0, (vkds_view){bb, 0, nb * 4}, b, nb * 4));
+    vkds_seq as = vkds_seq_buffer((vkds_view){ab, 0, na * 4}, VKDS_U32);
+    vkds_seq bs = vkds_seq_buffer((vkds_view){bb, 0, nb * 4}, VKDS_U32);
+    vkds_seq os = vkds_seq_buffer((vkds_view){ob, 0, (na + nb) * 4}, VKDS_U32);
+    for (int form = 0; form < 2; ++form) {
+      ck_assert_vkds(vkds_fill(pol, &os, &(uint32_t){0xdeadbeefu}));
+      if (form == 0) {
+        ck_assert_vkds(vkds_merge(pol, &as, &bs, &os, VKDS_SORT_ASCENDING));
+      } else {
+        app_cmd c = {0};
+        app_cmd_begin(&c, r0);
+        vkds_cmd rc = {.cmd = c.cmd, .resource = r0};
+        ck_assert_vkds(vkds_cmd_merge(&rc, &as, &bs, &os, VKDS_SORT_ASCENDING));
+        app_cmd_submit(&c, 60);
+        app_cmd_destroy(&c);
+      }
+      ck_assert_vkds(vkds_download(r0, got, (vkds_view){ob, 0, (na + nb) * 4}, (na + nb) * 4));
+      for (uint32_t k = 0; k < na + nb; ++k)
+        if (got[k] != want[k])
+          ck_abort_msg("merge %u + %u, form %d: [%u] got %u want %u", na, nb, form, k, got[k], want[k]);
     }
-    ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), (NA + NB) * 4));
-    for (uint32_t k = 0; k < NA + NB; ++k)
-      if (got[k] != want[k]) ck_abort_msg("merge, form %d: [%u] got %u want %u", form, k, got[k], want[k]);
   }
   vkds_buffer_destroy(ab), vkds_buffer_destroy(bb), vkds_buffer_destroy(ob);
   free(a), free(b), free(want), free(got);
