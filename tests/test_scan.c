@@ -395,8 +395,10 @@ START_TEST(float_bits_repeat) {
 END_TEST
 
 /* A non-commutative operator over the portable path's grid (tiles, groups, several tiles a
- * group): on GPUs integer tiles go by rows (scan_portable.glsl), whose prefixes must still
- * combine in index order. Run in the shared_tiles tcase, which gives lavapipe that path. */
+ * group), as GPUs run it (the tiles through shared memory: the shared_tiles tcase gives
+ * lavapipe that path): every prefix, in a tile, a group's carry and across groups, must
+ * combine in index order. (A built-in operator, all commuting, takes the fast group
+ * totals instead: the plus scans of the same tcase cover those.) */
 START_TEST(non_commutative_over_groups) {
   open_path(VKDS_SCAN_PATH_PORTABLE);
   const vkds_type types[] = {VKDS_U32, VKDS_U64};
