@@ -443,6 +443,8 @@ struct vkds_context {
   pthread_mutex_t alg_lock;
   struct vkds__alg_kernel *alg_kernels;
   struct vkds__alg_spare *alg_spares;
+  void *alg_spare_call; /* one call's state kept for the next (frame.c): a blocking call's
+                           allocation and free of ~6 KB were a sixth of its host work */
   vkds_scan_path scan_path; /* from the info, else VKDS_SCAN_PATH; DEFAULT: each device's rule */
 
   /* memory (lib/memory/memory.c, lib/memory/staging.c, lib/memory/host_copy.c), resolved from the info */

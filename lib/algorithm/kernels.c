@@ -192,6 +192,8 @@ void vkds__algorithm_state_free(vkds_context *ctx) {
     vkds__free(ctx, s);
   }
   ctx->alg_spares = NULL;
+  vkds__free(ctx, ctx->alg_spare_call);
+  ctx->alg_spare_call = NULL;
 }
 
 /* A CPU device's groups: two per thread it runs groups on (lavapipe: LP_NUM_THREADS, by
