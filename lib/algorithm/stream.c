@@ -223,6 +223,7 @@ vkds_result vkds__stream_finish(vkds__call *c, bool done) {
 }
 
 void vkds__stream_free(vkds__call *c) {
+  if (!c->streaming) return; /* (only vkds__stream_run takes stage buffers) */
   for (uint32_t k = 0; k < VKDS__GEN_MAX_LEAVES; ++k)
     for (uint32_t s = 0; s < VKDS__STREAM_SLOTS; ++s) {
       vkds__alg_buffer_put(c->stage[k][s]);
