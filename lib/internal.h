@@ -443,6 +443,7 @@ struct vkds_context {
   pthread_mutex_t alg_lock;
   struct vkds__alg_kernel *alg_kernels;
   struct vkds__alg_spare *alg_spares;
+  struct vkds__alg_spare *alg_spare_nodes; /* emptied list nodes, for the next put */
   void *alg_spare_call; /* one call's state kept for the next (frame.c): a blocking call's
                            allocation and free of ~6 KB were a sixth of its host work */
   vkds_scan_path scan_path; /* from the info, else VKDS_SCAN_PATH; DEFAULT: each device's rule */

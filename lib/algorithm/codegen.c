@@ -161,15 +161,21 @@ static vkds_result gen_fail(vkds__gen *g, vkds_result r, const char *fmt, ...) {
   return g->error;
 }
 
+/* The signature's bytes go into g->sig_inline first, onto the heap only past it: every
+ * call builds one, and its malloc and free were a few percent of a blocking call's host
+ * work. */
 static void sig_bytes(vkds__gen *g, const void *p, size_t n) {
+  if (!g->sig) g->sig = g->sig_inline, g->sig_cap = sizeof g->sig_inline;
   if (g->sig_len + n > g->sig_cap) {
-    size_t cap = g->sig_cap ? g->sig_cap * 2 : 256;
+    size_t cap = g->sig_cap * 2;
     while (cap < g->sig_len + n) cap *= 2;
-    unsigned char *s = vkds__realloc(gen_ctx(g), g->sig, cap);
+    bool inline_now = g->sig == g->sig_inline;
+    unsigned char *s = vkds__realloc(gen_ctx(g), inline_now ? NULL : g->sig, cap);
     if (!s) {
       gen_fail(g, VKDS_ERROR_OUT_OF_HOST_MEMORY, "algorithm signature");
       return;
     }
+    if (inline_now) memcpy(s, g->sig_inline, g->sig_len);
     g->sig = s, g->sig_cap = cap;
   }
   memcpy(g->sig + g->sig_len, p, n);
@@ -1058,7 +1064,7 @@ void vkds__gen_aligned(vkds__gen *g, uint32_t aligned) {
 
 void vkds__gen_free(vkds__gen *g) {
   const vkds_context *ctx = gen_ctx(g);
-  vkds__free(ctx, g->sig);
+  if (g->sig != g->sig_inline) vkds__free(ctx, g->sig);
   text_free(ctx, g->head);
   text_free(ctx, g->body);
   text_free(ctx, g->tail);

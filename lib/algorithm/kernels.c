@@ -153,21 +153,26 @@ vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint
   while (*at && ((*at)->buffer->dev != res->dev || (*at)->buffer->kind != kind || (*at)->buffer->size != size))
     at = &(*at)->next;
   struct vkds__alg_spare *s = *at;
-  if (s) *at = s->next;
-  pthread_mutex_unlock(&ctx->alg_lock);
-  if (s) {
+  if (s) { /* the node is kept for the next put: no allocation on a call's way */
+    *at = s->next;
     *out = s->buffer;
-    vkds__free(ctx, s);
-    return VKDS_SUCCESS;
+    s->buffer = NULL;
+    s->next = ctx->alg_spare_nodes;
+    ctx->alg_spare_nodes = s;
   }
+  pthread_mutex_unlock(&ctx->alg_lock);
+  if (s) return VKDS_SUCCESS;
   return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
 }
 
 void vkds__alg_buffer_put(vkds_buffer *buf) {
   if (!buf) return;
   vkds_context *ctx = buf->dev->ctx;
-  struct vkds__alg_spare *s = vkds__alloc(ctx, sizeof *s);
-  if (!s) { /* keep nothing rather than fail */
+  pthread_mutex_lock(&ctx->alg_lock);
+  struct vkds__alg_spare *s = ctx->alg_spare_nodes;
+  if (s) ctx->alg_spare_nodes = s->next;
+  pthread_mutex_unlock(&ctx->alg_lock);
+  if (!s && !(s = vkds__alloc(ctx, sizeof *s))) { /* keep nothing rather than fail */
     vkds_buffer_destroy(buf);
     return;
   }
@@ -192,6 +197,11 @@ void vkds__algorithm_state_free(vkds_context *ctx) {
     vkds__free(ctx, s);
   }
   ctx->alg_spares = NULL;
+  for (struct vkds__alg_spare *s = ctx->alg_spare_nodes, *next; s; s = next) {
+    next = s->next;
+    vkds__free(ctx, s);
+  }
+  ctx->alg_spare_nodes = NULL;
   vkds__free(ctx, ctx->alg_spare_call);
   ctx->alg_spare_call = NULL;
 }
