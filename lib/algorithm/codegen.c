@@ -181,7 +181,14 @@ static void sig_bytes(vkds__gen *g, const void *p, size_t n) {
   memcpy(g->sig + g->sig_len, p, n);
   g->sig_len += n;
 }
-static void sig_u32(vkds__gen *g, uint32_t v) { sig_bytes(g, &v, sizeof v); }
+static void sig_u32(vkds__gen *g, uint32_t v) {
+  if (g->sig && g->sig_len + sizeof v <= g->sig_cap) { /* most of a signature: a word that fits */
+    memcpy(g->sig + g->sig_len, &v, sizeof v);
+    g->sig_len += sizeof v;
+    return;
+  }
+  sig_bytes(g, &v, sizeof v);
+}
 static void sig_str(vkds__gen *g, const char *s) {
   uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
   sig_u32(g, n);
