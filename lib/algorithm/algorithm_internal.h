@@ -148,7 +148,7 @@ typedef struct vkds__gen {
   /* the signature: everything the code depends on, as bytes (the kernel cache's key) */
   unsigned char *sig; /* sig_inline until it outgrows it (a call's is ~100-200 bytes) */
   size_t sig_len, sig_cap;
-  unsigned char sig_inline[256]; /* (so a vkds__gen is never copied once built) */
+  unsigned char sig_inline[256]; /* (sig may point here: a built vkds__gen must not be copied) */
   /* the source, when asked for (on a cache miss) */
   bool emit;
   struct vkds__text *head, *body, *tail;
