@@ -334,6 +334,8 @@ uint32_t vkds__msort_stride(const vkds_seq *data);
 /* VKDS_ERROR_UNSUPPORTED where the device's shared memory cannot hold 2048 elements. */
 vkds_result vkds__msort_check(const vkds__call *c);
 vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
+/* Whether compute shaders on `dev` have every subgroup operation of `ops` (frame.c). */
+bool vkds__subgroup_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops);
 /* Records one global memory barrier: `src` stages' `src_access` made available and
  * visible to `dst` stages' `dst_access` (what every family records between its
  * dispatches). */

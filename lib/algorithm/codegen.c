@@ -926,10 +926,8 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
 /* Whether the merges' group searches run by subgroup ballots on the device of `res`
  * (merge_group.glsl, VKDS_MERGE_BALLOT): it has them in compute shaders. */
 static bool merge_ballot(const vkds__alg *a, const vkds_resource *res) {
-  const VkPhysicalDeviceVulkan11Properties *p = &res->dev->facts.props11;
-  const VkSubgroupFeatureFlags ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
   return (a->template_kind == VKDS__TEMPLATE_MERGE || a->template_kind == VKDS__TEMPLATE_MSORT) &&
-         (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
+         vkds__subgroup_ops(res->dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT);
 }
 
 vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit, uint32_t aligned) {

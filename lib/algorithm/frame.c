@@ -338,6 +338,11 @@ static vkds_result unbind_leaves(call *c, bool write_back) {
   return first;
 }
 
+bool vkds__subgroup_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops) {
+  const VkPhysicalDeviceVulkan11Properties *p = &dev->facts.props11;
+  return (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
+}
+
 void vkds__cmd_barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src,
                        VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access) {
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};

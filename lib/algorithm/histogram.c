@@ -87,9 +87,7 @@ vkds_result vkds__histogram_choose(vkds__call *c) {
       break;
     }
   }
-  const VkPhysicalDeviceVulkan11Properties *p11 = &dev->facts.props11;
-  bool vote = (p11->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-              (p11->subgroupSupportedOperations & VK_SUBGROUP_FEATURE_VOTE_BIT);
+  bool vote = vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_VOTE_BIT);
   if (dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && vote) variant += CPU_VARIANTS;
   c->a.variant = variant;
   return VKDS_SUCCESS;

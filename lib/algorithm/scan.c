@@ -50,16 +50,11 @@ enum {
 
 /* ---- the rule ---- */
 
-static bool has_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops) {
-  const VkPhysicalDeviceVulkan11Properties *p = &dev->facts.props11;
-  return (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
-}
-
 /* Whether the device can run the single pass at all: the look-back takes ballots, and
  * tiles publish through 64-bit atomics. */
 static bool can_single(const vkds__device *dev) {
   return dev->enabled.int64_atomics &&
-         has_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+         vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 
 /* The rule: the portable path on every device. The single pass moves a third less
@@ -136,7 +131,7 @@ uint64_t vkds__scan_scratch_bound(uint64_t count) {
 
 vkds_result vkds__scan_choose(vkds__call *c) {
   const vkds__device *dev = c->res->dev;
-  if (!has_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
+  if (!vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: scans need subgroup shuffles in compute shaders, which device %u (%s) does not have",
                       c->a.name, dev->index, dev->facts.props.properties.deviceName);

@@ -89,11 +89,6 @@ static vkds_type value_type(const vkds__alg *a) { return a->input_count == 2 ? a
 
 /* ---- choosing the path ---- */
 
-static bool has_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops) {
-  const VkPhysicalDeviceVulkan11Properties *p = &dev->facts.props11;
-  return (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
-}
-
 /* The most subgroups a work group of 256 can have: sized for subgroups of 8 (no smaller
  * on the devices that vary it, such as Intel's), or the device's own when smaller. */
 static uint32_t max_subgroups(const vkds__device *dev) {
@@ -118,7 +113,7 @@ static vkds_scan_path path_for(const vkds_resource *res, uint64_t n) {
 vkds_result vkds__sort_choose(vkds__call *c) {
   const vkds__device *dev = c->res->dev;
   const char *name = dev->facts.props.properties.deviceName;
-  if (!has_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
+  if (!vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: sorts need subgroup ballots and shuffles in compute shaders, which device %u (%s) does not "
                       "have", c->a.name, dev->index, name);
