@@ -60,6 +60,13 @@ uint64_t vkds_probe(uint64_t lo, uint64_t hi, uint p, uint hlog) {
   uint64_t range = hi - lo; // p < 2^hlog, so neither product overflows
   return lo + (range >> hlog) * uint64_t(p) + (((range & ((1ul << hlog) - 1ul)) * uint64_t(p)) >> hlog);
 }
+// One end's range after a round whose first c of 2^hlog probes saw "not yet".
+void vkds_narrow(inout uint64_t lo, inout uint64_t hi, uint c, uint hlog) {
+  if (lo >= hi) return;
+  uint64_t l = lo, u = hi;
+  if (c > 0u) lo = vkds_probe(l, u, c - 1u, hlog) + 1ul;
+  if (c < (1u << hlog)) hi = vkds_probe(l, u, c, hlog);
+}
 void vkds_corank2_ballot(uint64_t k0, uint64_t k1, uint64_t nl, uint64_t nr, out uint64_t i0, out uint64_t i1) {
   uint h = gl_SubgroupSize / 2u, hlog = uint(findMSB(h)), lane = gl_SubgroupInvocationID;
   bool second = lane >= h;
@@ -71,18 +78,8 @@ void vkds_corank2_ballot(uint64_t k0, uint64_t k1, uint64_t nl, uint64_t nr, out
     bool on = lo < hi;
     uint64_t m = on ? vkds_probe(lo, hi, p, hlog) : 0ul; // m < hi <= k, and k - m - 1 < nr
     bool not_yet = on && !vkds_before(vkds_right(on ? k - m - 1ul : 0ul), vkds_left(m));
-    uint c0 = subgroupBallotBitCount(subgroupBallot(not_yet && !second));
-    uint c1 = subgroupBallotBitCount(subgroupBallot(not_yet && second));
-    if (lo0 < hi0) {
-      uint64_t l = lo0, u = hi0;
-      if (c0 > 0u) lo0 = vkds_probe(l, u, c0 - 1u, hlog) + 1ul;
-      if (c0 < h) hi0 = vkds_probe(l, u, c0, hlog);
-    }
-    if (lo1 < hi1) {
-      uint64_t l = lo1, u = hi1;
-      if (c1 > 0u) lo1 = vkds_probe(l, u, c1 - 1u, hlog) + 1ul;
-      if (c1 < h) hi1 = vkds_probe(l, u, c1, hlog);
-    }
+    vkds_narrow(lo0, hi0, subgroupBallotBitCount(subgroupBallot(not_yet && !second)), hlog);
+    vkds_narrow(lo1, hi1, subgroupBallotBitCount(subgroupBallot(not_yet && second)), hlog);
   }
   i0 = lo0, i1 = lo1;
 }
