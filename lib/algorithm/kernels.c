@@ -169,15 +169,18 @@ void vkds__alg_buffer_put(vkds_buffer *buf) {
   if (!buf) return;
   vkds_context *ctx = buf->dev->ctx;
   pthread_mutex_lock(&ctx->alg_lock);
-  struct vkds__alg_spare *s = ctx->alg_spare_nodes;
-  if (s) ctx->alg_spare_nodes = s->next;
-  pthread_mutex_unlock(&ctx->alg_lock);
-  if (!s && !(s = vkds__alloc(ctx, sizeof *s))) { /* keep nothing rather than fail */
-    vkds_buffer_destroy(buf);
-    return;
+  struct vkds__alg_spare *s = ctx->alg_spare_nodes; /* a kept node: one critical section */
+  if (s) {
+    ctx->alg_spare_nodes = s->next;
+  } else {
+    pthread_mutex_unlock(&ctx->alg_lock);
+    if (!(s = vkds__alloc(ctx, sizeof *s))) { /* keep nothing rather than fail */
+      vkds_buffer_destroy(buf);
+      return;
+    }
+    pthread_mutex_lock(&ctx->alg_lock);
   }
   s->buffer = buf;
-  pthread_mutex_lock(&ctx->alg_lock);
   s->next = ctx->alg_spares;
   ctx->alg_spares = s;
   pthread_mutex_unlock(&ctx->alg_lock);
