@@ -407,6 +407,37 @@ START_TEST(merge_long_inputs) {
 }
 END_TEST
 
+/* The merge's remaining sequence kinds: a buffer of the second VkDevice (staged to the
+ * device the policy picks) merged with a mapped buffer into a mapped buffer, lengths off
+ * the vector width and the group's 2048. */
+START_TEST(merge_mapped_and_another_device) {
+  enum { NA = 3001, NB = 2050 };
+  open_ctx(2);
+  vkds_resource *r1 = harness_device_resource(ctx, 1);
+  ck_assert_ptr_nonnull(r1);
+  uint32_t *a = malloc(NA * 4), *b = malloc(NB * 4), *want = malloc((NA + NB) * 4), *got = malloc((NA + NB) * 4);
+  for (uint32_t i = 0; i < NA; ++i) a[i] = (uint32_t)(rnd() % 3000);
+  for (uint32_t i = 0; i < NB; ++i) b[i] = (uint32_t)(rnd() % 3000);
+  ref_t = VKDS_U32, ref_desc = false;
+  qsort(a, NA, 4, cmp_ord);
+  qsort(b, NB, 4, cmp_ord);
+  host_merge(VKDS_U32, a, NA, b, NB, want, false);
+  vkds_buffer *ab = device_copy(r1, a, NA * 4), *bb, *ob;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = NB * 4, .memory = VKDS_MEMORY_MAPPED}, &bb));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = (NA + NB) * 4, .memory = VKDS_MEMORY_MAPPED}, &ob));
+  memcpy(vkds_buffer_map(bb), b, NB * 4);
+  vkds_seq as = vkds_seq_buffer(vkds_view_of(ab), VKDS_U32), bs = vkds_seq_buffer(vkds_view_of(bb), VKDS_U32);
+  vkds_seq os = vkds_seq_buffer(vkds_view_of(ob), VKDS_U32);
+  ck_assert_vkds(vkds_merge(pol, &as, &bs, &os, VKDS_SORT_ASCENDING));
+  ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), (NA + NB) * 4));
+  for (uint32_t k = 0; k < NA + NB; ++k)
+    if (got[k] != want[k]) ck_abort_msg("merge, device 1 + mapped: [%u] got %u want %u", k, got[k], want[k]);
+  vkds_buffer_destroy(ab), vkds_buffer_destroy(bb), vkds_buffer_destroy(ob);
+  free(a), free(b), free(want), free(got);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(merge_views_forms_errors) {
   enum { NA = 3000, NB = 5001 };
   open_ctx(1);
@@ -465,6 +496,7 @@ int main(void) {
   tcase_add_loop_test(t, merge_every_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
   tcase_add_test(t, merge_views_forms_errors);
   tcase_add_test(t, merge_long_inputs);
+  tcase_add_test(t, merge_mapped_and_another_device);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);
