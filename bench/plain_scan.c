@@ -16,30 +16,44 @@ enum { TILE_WORDS = 4096, MAX_GROUPS = 1024 };
 
 /* scan1's shape: VKDS_BENCH_SCAN1, comma-separated words, a knob for trying shapes on a
  * device without rebuilding: rows|direct (the loads), a number 1..8 (uvec4 a thread),
- * g64|g128|g256|g512 (threads a group), id (tiles by group id, not a counter), nolb (no
- * look-back: wrong output, the kernel's own time). Default: rows,4,g256. */
+ * g64..g1024 (threads a group), id (tiles by group id, not a counter), nolb (no
+ * look-back: wrong output, the kernel's own time), w1..w4 (status words a lane reads a
+ * look-back round), d<N> (N ALU steps between polls), nowait (the look-back reads the
+ * window once and never waits: wrong output), vol (status words by plain coherent
+ * volatile loads and stores, not atomics), sh (rows: the scanned tile waits out the
+ * look-back in shared memory), i<N> (N ALU steps before the look-back's first poll).
+ * Default: rows,5,g1024,w1,d0,i0 (the fastest measured on an H100: 0.95x CUB for u32 at
+ * 2^28; bench/RESULTS.md, 2026-11-26). */
 static void scan1_shape(plain_scan *s) {
-  s->items4 = 4, s->rows = VK_TRUE, s->group = 256, s->by_id = VK_FALSE, s->look_back = VK_TRUE;
+  s->items4 = 5, s->rows = VK_TRUE, s->group = 1024, s->by_id = VK_FALSE, s->look_back = VK_TRUE;
+  s->lb_words = 1, s->lb_delay = 0, s->lb_mode = 0, s->stash = VK_FALSE, s->lb_init = 0;
   const char *v = getenv("VKDS_BENCH_SCAN1");
   for (const char *w = v; w && *w;) {
     size_t len = strcspn(w, ",");
-    long k = strtol(w + (*w == 'g'), NULL, 10);
+    long k = strtol(w + (*w == 'g' || *w == 'w' || *w == 'd' || *w == 'i'), NULL, 10);
     if (len && !strncmp(w, "rows", len)) s->rows = VK_TRUE;
     else if (len && !strncmp(w, "direct", len)) s->rows = VK_FALSE;
     else if (len && !strncmp(w, "id", len)) s->by_id = VK_TRUE;
     else if (len && !strncmp(w, "nolb", len)) s->look_back = VK_FALSE;
-    else if (*w == 'g' && (k == 64 || k == 128 || k == 256 || k == 512)) s->group = (uint32_t)k;
+    else if (len && !strncmp(w, "nowait", len)) s->lb_mode = 1;
+    else if (len && !strncmp(w, "vol", len)) s->lb_mode = 2;
+    else if (len && !strncmp(w, "sh", len)) s->stash = VK_TRUE;
+    else if (*w == 'g' && (k == 64 || k == 128 || k == 256 || k == 512 || k == 1024)) s->group = (uint32_t)k;
+    else if (*w == 'w' && k >= 1 && k <= 4) s->lb_words = (uint32_t)k;
+    else if (*w == 'd' && k >= 0 && k <= 100000) s->lb_delay = (uint32_t)k;
+    else if (*w == 'i' && len > 1 && k >= 0 && k <= 100000) s->lb_init = (uint32_t)k;
     else if (k >= 1 && k <= 8) s->items4 = (uint32_t)k;
     w += len + (w[len] == ',');
   }
 }
 
-/* scan3 reads constant 0 only; scan1 all six. */
+/* scan3 reads constant 0 only; scan1 all eleven. */
 static VkResult make_pipeline(plain_scan *s, VkShaderModule module, VkBool32 is_float, VkPipeline *out) {
-  uint32_t data[6] = {is_float, s->items4, s->rows, s->group, s->by_id, s->look_back};
-  VkSpecializationMapEntry e[6];
-  for (uint32_t i = 0; i < 6; ++i) e[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
-  VkSpecializationInfo spec = {.mapEntryCount = 6, .pMapEntries = e, .dataSize = sizeof data, .pData = data};
+  uint32_t data[11] = {is_float,  s->items4,   s->rows,     s->group,   s->by_id,           s->look_back,
+                       s->lb_words, s->lb_delay, s->lb_mode, s->stash && s->rows, s->lb_init};
+  VkSpecializationMapEntry e[11];
+  for (uint32_t i = 0; i < 11; ++i) e[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
+  VkSpecializationInfo spec = {.mapEntryCount = 11, .pMapEntries = e, .dataSize = sizeof data, .pData = data};
   VkComputePipelineCreateInfo cpci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
@@ -61,6 +75,9 @@ int plain_scan_open(plain_scan *s, vkds_resource *res) {
   s->max_groups = props.limits.maxComputeWorkGroupCount[0];
   s->single_pass = props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
   scan1_shape(s);
+  while (s->group > 64 && (s->group > props.limits.maxComputeWorkGroupSize[0] ||
+                           s->group > props.limits.maxComputeWorkGroupInvocations))
+    s->group /= 2; /* the default's 1024 threads where the device takes them */
   VkDescriptorSetLayoutBinding b[3];
   for (uint32_t i = 0; i < 3; ++i)
     b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,

@@ -22,7 +22,10 @@ typedef struct plain_scan {
   VkShaderModule module1; /* scan1 */
   VkPipeline pipeline1[2];
   uint32_t items4, group; /* scan1's shape (VKDS_BENCH_SCAN1): uvec4 a thread, threads a group */
-  VkBool32 rows, by_id, look_back;
+  VkBool32 rows, by_id, look_back, stash;
+  uint32_t lb_words, lb_delay, lb_mode; /* look-back: status words a lane reads a round; ALU
+                                           steps between polls; 0, 1 no waiting, 2 volatile */
+  uint32_t lb_init;                     /* ALU steps before the look-back's first poll */
   uint32_t max_groups;    /* the device's group count in x */
   bool single_pass;       /* scan1 runs here: not on CPU devices, where its unbounded spins
                              meet lavapipe's silent cut of loops after 65,535 iterations */

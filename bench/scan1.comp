@@ -13,7 +13,7 @@
 // kernel costs. Not repeatable for floats (the look-back stops wherever it finds an
 // inclusive prefix), which is why vkds's own single pass is built differently.
 //
-// Tiles of GROUP threads (256 by default) x ITEMS4 uvec4. The tile number comes from an
+// Tiles of GROUP threads x ITEMS4 uvec4 (the host's default: 1024 x 5). The tile number comes from an
 // atomic counter, so a group only ever waits for tiles taken by groups that already run;
 // a group takes tiles until none is left (the dispatch may be capped at the device's
 // group count). TILE_BY_ID instead takes the group's id (one tile a group), as CUB does
@@ -39,6 +39,19 @@ layout(constant_id = 2) const bool ROWS = true;
 layout(constant_id = 3) const uint GROUP = 256u; // (the local size: local_size_x_id above)
 layout(constant_id = 4) const bool TILE_BY_ID = false;
 layout(constant_id = 5) const bool LOOK_BACK = true;
+layout(constant_id = 6) const uint LB_WORDS = 1u; // status words a lane reads a round (1..4)
+layout(constant_id = 7) const uint LB_DELAY = 0u; // ALU steps between polls (0: none)
+// 0: as described; 1: one look at the window, no waiting (wrong output: the reads' own
+// cost without the chain's waits); 2: the status words through a coherent volatile view
+// (plain loads and stores) instead of atomics
+layout(constant_id = 8) const uint LB_MODE = 0u;
+// ROWS only: the tile's locally scanned words wait out the look-back in shared memory, not
+// in registers (fewer registers live across the look-back, more groups an SM)
+layout(constant_id = 9) const bool STASH = false;
+// ALU steps between publishing the aggregate and the look-back's first poll: CUB's
+// "L2 write latency" wait (__nanosleep(1245 ns) for 4-byte sums on sm90), which GLSL has
+// no sleep for; this delay keeps the issue slot busy instead
+layout(constant_id = 10) const uint LB_INIT_DELAY = 0u;
 
 layout(std430, set = 0, binding = 0) readonly buffer Src { uvec4 src[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Dst { uvec4 dst[]; };
@@ -46,6 +59,12 @@ layout(std430, set = 0, binding = 2) buffer State {
   uint counter;
   uint pad;
   uint64_t status[];
+};
+
+layout(std430, set = 0, binding = 2) coherent volatile buffer StateV {
+  uint vcounter;
+  uint vpad;
+  uint64_t vstatus[];
 };
 
 layout(push_constant) uniform Params {
@@ -58,6 +77,7 @@ const uint64_t AGGREGATE = 1ul << 32, PREFIX = 2ul << 32;
 shared uint sh_tile;
 shared uint sh_sum[256]; // subgroup totals (256: any subgroup size)
 shared uint sh_prefix;   // everything before the tile
+shared uvec4 sh_stash[STASH ? GROUP * ITEMS4 : 1];
 
 uint add(uint a, uint b) { return IS_FLOAT ? floatBitsToUint(uintBitsToFloat(a) + uintBitsToFloat(b)) : a + b; }
 uint sg_incl(uint x) {
@@ -67,31 +87,58 @@ uint sg_sum(uint x) { return IS_FLOAT ? floatBitsToUint(subgroupAdd(uintBitsToFl
 uvec4 add4(uint p, uvec4 v) { return uvec4(add(p, v.x), add(p, v.y), add(p, v.z), add(p, v.w)); }
 
 uint64_t status_load(uint t) {
+  if (LB_MODE == 2u) return vstatus[t];
   return atomicLoad(status[t], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
 void status_store(uint t, uint64_t w) {
+  if (LB_MODE == 2u) {
+    vstatus[t] = w;
+    return;
+  }
   atomicStore(status[t], w, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
 
-// Subgroup 0: the sum of every tile before `tile` (which is not 0).
+// Subgroup 0: the sum of every tile before `tile` (which is not 0). A round reads a
+// window of LB_WORDS * S tiles, lane l's word j tile top - (j * S + l): position j * S + l,
+// 0 the newest. It adds the aggregates down to the newest inclusive prefix in the window
+// (all of them where there is none, and goes on below); where a tile above that prefix has
+// published nothing yet it polls again, after LB_DELAY dependent ALU steps (a backoff that
+// keeps the spinning groups off the memory system, as CUB's delay constructors do).
+shared uint sh_sink;
+uint spin(uint steps) {
+  uint x = gl_SubgroupInvocationID;
+  for (uint i = 0u; i < steps; ++i) x = x * (x | 1u) + 1013904223u; // (no closed form to fold)
+  return x;
+}
+
 uint look_back(uint tile) {
   uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, acc = 0u;
   int top = int(tile) - 1;
+  if (LB_INIT_DELAY > 0u && spin(LB_INIT_DELAY) == 0x9e3779b9u) sh_sink = 1u; // (keeps the loop)
   for (;;) {
-    int t = top - int(lane);
-    uint64_t w = t >= 0 ? status_load(uint(t)) : 0ul;
-    uint flag = uint(w >> 32);
-    uvec4 pb = subgroupBallot(flag == 2u), nb = subgroupBallot(flag == 0u);
-    uint lp = subgroupBallotBitCount(pb) > 0u ? subgroupBallotFindLSB(pb) : S;
-    uint miss = subgroupBallotBitCount(nb) > 0u ? subgroupBallotFindLSB(nb) : S;
+    uint64_t w[4];
+    uint lp = 4u * S, miss = 4u * S; // newest prefix, newest missing tile (positions)
+    for (uint j = 0u; j < LB_WORDS; ++j) {
+      int t = top - int(j * S + lane);
+      w[j] = t >= 0 ? status_load(uint(t)) : 0ul;
+    }
+    for (uint j = 0u; j < LB_WORDS; ++j) {
+      uint flag = uint(w[j] >> 32);
+      uvec4 pb = subgroupBallot(flag == 2u), nb = subgroupBallot(flag == 0u && top - int(j * S + lane) >= 0);
+      if (lp == 4u * S && subgroupBallotBitCount(pb) > 0u) lp = j * S + subgroupBallotFindLSB(pb);
+      if (miss == 4u * S && subgroupBallotBitCount(nb) > 0u) miss = j * S + subgroupBallotFindLSB(nb);
+    }
     // a tile above the prefix (or, with none in the window, any) not there yet: again.
-    // (Lanes below tile 0 read nothing, but tile 0 only ever publishes a prefix.)
-    if (miss < lp) continue;
-    // lanes 0..lp (top down to the prefix), in index order: lane lp first
-    uint v = lane <= lp ? uint(w) : (IS_FLOAT ? floatBitsToUint(0.0) : 0u);
+    if (miss < lp && LB_MODE != 1u) {
+      if (LB_DELAY > 0u && spin(LB_DELAY) == 0x9e3779b9u) sh_sink = 1u; // (keeps the loop)
+      continue;
+    }
+    uint v = IS_FLOAT ? floatBitsToUint(0.0) : 0u;
+    for (uint j = 0u; j < LB_WORDS; ++j)
+      if (j * S + lane <= lp) v = add(v, uint(w[j]));
     acc = add(sg_sum(v), acc);
-    if (lp < S) return acc;
-    top -= int(S);
+    top -= int(LB_WORDS * S);
+    if (lp < 4u * S || top < 0) return acc; // (top < 0 only without waiting: tile 0 is a prefix)
   }
   return acc;
 }
@@ -119,6 +166,8 @@ void main() {
         run = add(run, subgroupShuffle(incl, S - 1u));
       }
       if (lane == 0u) sh_sum[sg] = run;
+      if (STASH)
+        for (uint k = 0u; k < ITEMS4; ++k) sh_stash[sg * S * ITEMS4 + k * S + lane] = v[k];
     } else {
       uint first = base + t * ITEMS4;
       for (uint k = 0u; k < ITEMS4; ++k) {
@@ -155,7 +204,7 @@ void main() {
       uint seg = base + sg * S * ITEMS4;
       for (uint k = 0u; k < ITEMS4; ++k) {
         uint i = seg + k * S + lane;
-        if (i < count4) dst[i] = add4(p, v[k]);
+        if (i < count4) dst[i] = add4(p, STASH ? sh_stash[sg * S * ITEMS4 + k * S + lane] : v[k]);
       }
     } else {
       uint first = base + t * ITEMS4;
