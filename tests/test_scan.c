@@ -767,6 +767,13 @@ START_TEST(asynchronous_form) {
 }
 END_TEST
 
+/* The single pass's tile for u32 plus: scan_chained.glsl's 20,480 elements, or
+ * scan_single.glsl's 4,096 with VKDS_SCAN_CHAINED=off. */
+static uint64_t u32_single_tile(void) {
+  const char *v = getenv("VKDS_SCAN_CHAINED");
+  return v && strcmp(v, "off") == 0 ? 4096 : 20480;
+}
+
 /* The single pass's fallbacks counted in a scan's scratch (scan_tile.glsl's layout). */
 static uint32_t fallbacks(const vkds_buffer *scratch, uint64_t offset) {
   uint32_t f;
@@ -809,7 +816,7 @@ START_TEST(recording_form) {
     ck_assert_vkds(vkds_download(r0, got, vkds_view_of(out2), N * 4));
     ck_assert(memcmp(got, want2, N * 4) == 0);
     if (PATHS[k] == VKDS_SCAN_PATH_SINGLE) /* the second scan's: one per tile after the first */
-      ck_assert_uint_eq(fallbacks(scratch, 0), (N + 4095) / 4096 - 1);
+      ck_assert_uint_eq(fallbacks(scratch, 0), (N + u32_single_tile() - 1) / u32_single_tile() - 1);
     app_cmd_destroy(&a);
     vkds_buffer_destroy(in), vkds_buffer_destroy(out), vkds_buffer_destroy(out2), vkds_buffer_destroy(scratch);
     free(host), free(got), free(want2);
@@ -819,11 +826,13 @@ START_TEST(recording_form) {
 END_TEST
 
 /* 10,000 single-pass scans on lavapipe (no forward progress between groups): recorded
- * 100 to a command buffer, each with its own scratch and output, spins of 0, 1024 and
- * the forced fallback in turn; every element checked, every wait bounded. */
+ * 100 to a command buffer, each with its own scratch and output, spins of 0, the default
+ * and the forced fallback in turn, and the two shapes in turn (the chained tiles of
+ * 20,480 elements, up to 3 a scan; scan_single.glsl's of 4,096, up to 11); every element
+ * checked, every wait bounded. */
 START_TEST(ten_thousand_single_pass_scans) {
   open_path(VKDS_SCAN_PATH_SINGLE);
-  enum { PER = 100, ROUNDS = 100, MOST = 5 * 4096 + 77 };
+  enum { PER = 100, ROUNDS = 100, MOST = 2 * 20480 + 77 };
   uint32_t *host = random_data(VKDS_U32, MOST + PER, VKDS_OP_PLUS), *got = malloc((size_t)PER * MOST * 4);
   uint32_t *want = malloc((MOST + PER) * 4);
   vkds_buffer *in = device_copy(r0, host, (MOST + PER) * 4), *out = device_copy(r0, NULL, (uint64_t)PER * MOST * 4);
@@ -835,10 +844,13 @@ START_TEST(ten_thousand_single_pass_scans) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   harness_setenv("VKDS_SCAN_SPINS", NULL); /* the fixture puts it back as it was */
+  harness_setenv("VKDS_SCAN_CHAINED", NULL);
   for (int round = 0; round < ROUNDS; ++round) {
     const char *spins = round % 3 == 0 ? "0" : round % 3 == 1 ? "-1" : NULL;
     if (spins) setenv("VKDS_SCAN_SPINS", spins, 1);
     else unsetenv("VKDS_SCAN_SPINS");
+    if (round % 2) setenv("VKDS_SCAN_CHAINED", "off", 1);
+    else unsetenv("VKDS_SCAN_CHAINED");
     app_cmd_begin(&a, r0);
     for (int s = 0; s < PER; ++s) {
       sizes[s] = 1 + rnd() % MOST;
@@ -859,7 +871,8 @@ START_TEST(ten_thousand_single_pass_scans) {
                        got[(size_t)s * MOST + i], acc);
       }
       uint32_t f = fallbacks(scratch, s * slot);
-      if (round % 3 == 1) ck_assert_uint_eq(f, (sizes[s] + 4095) / 4096 - 1); /* forced: one per tile after the first */
+      if (round % 3 == 1) /* forced: one per tile after the first */
+        ck_assert_uint_eq(f, (sizes[s] + u32_single_tile() - 1) / u32_single_tile() - 1);
       total_fallbacks += f;
     }
   }

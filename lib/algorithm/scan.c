@@ -8,6 +8,9 @@
  *   single pass  shaders/algorithm/scan_single.glsl: one dispatch, a chained scan with
  *                decoupled look-back that falls back to reducing a stalled tile itself
  *                (it needs subgroup ballots and 64-bit buffer atomics);
+ *                For 4-byte integers under a built-in operator, where any grouping
+ *                gives the same bits, the single pass is the textbook chained scan
+ *                in larger tiles instead (shaders/algorithm/scan_chained.glsl);
  *   portable     shaders/algorithm/scan_portable.glsl: reduce-then-scan, three
  *                dispatches (one when the data fits one group's share).
  * Both share the tile (scan_tile.glsl) and are repeatable for floats; algorithm.h says
@@ -19,6 +22,7 @@
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
+#include "algorithm_scan_chained.h"
 #include "algorithm_scan_portable.h"
 #include "algorithm_scan_single.h"
 #include "algorithm_scan_tile.h"
@@ -38,6 +42,35 @@ enum {
   DEFAULT_SPINS = 4096,  /* single: spins in all, waiting for tiles, before reducing them itself */
   MAX_SPINS = 16384,
 };
+
+/* The single pass in scan_chained.glsl's shape: `variant`'s values for it, beside the
+ * public vkds_scan_path values (the kernel differs, so the signature must): VARIANT_CHAINED
+ * plus the shape's index below. Its state: one 64-bit word a tile. */
+#define VARIANT_CHAINED 0x100u
+/* What codegen puts after #version for the single pass: the extensions its templates use.
+ * Its atomics are all relaxed (its 64-bit words carry their own flags: scan_single.glsl). */
+#define SINGLE_EXTENSIONS                                                                                        \
+  "#extension GL_EXT_shader_atomic_int64 : require\n"                                                            \
+  "#extension GL_KHR_memory_scope_semantics : require\n"                                                         \
+  "#extension GL_KHR_shader_subgroup_basic : require\n"                                                          \
+  "#extension GL_KHR_shader_subgroup_ballot : require\n"                                                         \
+  "#extension GL_KHR_shader_subgroup_shuffle : require\n"
+#define CHAINED_STATE_BYTES 8ull
+typedef struct chained_shape {
+  const char *name;     /* VKDS_SCAN_CHAINED's value */
+  uint32_t threads;     /* a group */
+  uint32_t runs;        /* runs of 4 elements a thread */
+  const char *preamble; /* what codegen puts after #version: the extensions, the defines */
+} chained_shape;
+#define SHAPE(t, r)                                                                                              \
+  {#t "x" #r, t, r,                                                                                              \
+   SINGLE_EXTENSIONS "#define VKDS_SCAN_CHAINED\n#define VKDS_CH_THREADS " #t "\n#define VKDS_CH_RUNS " #r "u\n"}
+static const chained_shape SHAPES[] = {SHAPE(1024, 5), SHAPE(1024, 4), SHAPE(512, 5), SHAPE(512, 4), SHAPE(256, 4)};
+#undef SHAPE
+#define SHAPE_COUNT (sizeof SHAPES / sizeof SHAPES[0])
+static bool is_chained(uint32_t variant) { return variant >= VARIANT_CHAINED && variant < VARIANT_CHAINED + SHAPE_COUNT; }
+static const chained_shape *shape_of(uint32_t variant) { return &SHAPES[variant - VARIANT_CHAINED]; }
+static uint64_t chained_tile(uint32_t variant) { return 4ull * shape_of(variant)->threads * shape_of(variant)->runs; }
 
 /* P(4) flags (scan_tile.glsl) */
 #define FLAG_HAS_INIT 4u
@@ -114,6 +147,10 @@ static uint64_t tiles_per_group(uint64_t tiles) {
 static uint64_t elements_of_call(const vkds__call *c) { return c->streaming ? c->chunk_elems : c->a.count; }
 
 uint64_t vkds__scan_scratch_bytes(const vkds__call *c) {
+  if (is_chained(c->a.variant)) {
+    uint64_t tile = chained_tile(c->a.variant);
+    return HEADER_BYTES + CHAINED_STATE_BYTES * ((elements_of_call(c) + tile - 1) / tile);
+  }
   uint64_t tiles = (elements_of_call(c) + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
   if (c->a.variant == VKDS_SCAN_PATH_SINGLE) return HEADER_BYTES + state_bytes(&c->a) * tiles;
   uint64_t per = tiles_per_group(tiles);
@@ -129,6 +166,28 @@ uint64_t vkds__scan_scratch_bound(uint64_t count) {
 
 /* ---- choosing the path for a call ---- */
 
+/* Whether a single-pass call takes the chained shape: a plain scan (not compaction, not
+ * by key) of 4-byte integers under plus, multiplies, min, max or a bitwise operator, whose
+ * result is the same bits whatever the grouping, so the look-back may combine wherever
+ * it finds prefixes. (Not the logical operators: their identity is not neutral, 0 || x
+ * is 1 for x = 3, and an element with nothing before it must come out as itself.) On an
+ * H100 that shape scanned 2^28 u32 at 0.95x CUB in plain Vulkan where 4,096-element tiles
+ * (this file's other single pass) reached 0.59-0.79x (bench/RESULTS.md, 2026-11-26).
+ * Returns the variant: VARIANT_CHAINED plus the shape, or `path`. VKDS_SCAN_CHAINED=off
+ * keeps the A/B/R single pass for them too (A/B measurements, and tests of that path on
+ * integers); =1024x4 (a SHAPES name) picks another shape, for measurements. */
+static uint32_t chained(const vkds__alg *a, vkds_scan_path path) {
+  const char *v = vkds__getenv("VKDS_SCAN_CHAINED");
+  uint32_t shape = 0;
+  for (uint32_t i = 0; v && i < SHAPE_COUNT; ++i)
+    if (strcmp(v, SHAPES[i].name) == 0) shape = i;
+  bool fits = path == VKDS_SCAN_PATH_SINGLE && !(v && strcmp(v, "off") == 0) &&
+         a->result != VKDS__RESULT_COUNT && a->elem != VKDS__ELEM_BY_KEY && a->combine == VKDS__COMBINE_OP &&
+         a->op.kind >= VKDS_OP_PLUS && a->op.kind <= VKDS_OP_BIT_XOR &&
+         (a->elem_type == VKDS_I32 || a->elem_type == VKDS_U32);
+  return fits ? VARIANT_CHAINED + shape : (uint32_t)path;
+}
+
 vkds_result vkds__scan_choose(vkds__call *c) {
   const vkds__device *dev = c->res->dev;
   if (!vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
@@ -139,7 +198,7 @@ vkds_result vkds__scan_choose(vkds__call *c) {
   /* the single pass's fallback re-reads a stalled tile's input, which in place its
    * owner may have overwritten already */
   if (in_place(&c->a)) path = VKDS_SCAN_PATH_PORTABLE;
-  c->a.variant = path;
+  c->a.variant = chained(&c->a, path);
   uint64_t tiles = (c->a.count + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
   if (path == VKDS_SCAN_PATH_PORTABLE && tiles_per_group(tiles) > MAX_TILES_PER_GROUP)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
@@ -178,16 +237,14 @@ bool vkds__scan_striped_tiles(const vkds__alg *a, const vkds_resource *res) {
 const char *vkds__scan_preamble(const vkds__alg *a, bool striped_tiles) {
   static const char portable[] = PORTABLE_EXTENSIONS;
   static const char striped[] = PORTABLE_EXTENSIONS "#define VKDS_STRIPED_TILES\n";
-  static const char single[] = "#extension GL_EXT_shader_atomic_int64 : require\n"
-                               "#extension GL_KHR_memory_scope_semantics : require\n"
-                               "#extension GL_KHR_shader_subgroup_basic : require\n"
-                               "#extension GL_KHR_shader_subgroup_ballot : require\n"
-                               "#extension GL_KHR_shader_subgroup_shuffle : require\n";
+  static const char single[] = SINGLE_EXTENSIONS;
+  if (is_chained(a->variant)) return shape_of(a->variant)->preamble;
   return a->variant == VKDS_SCAN_PATH_SINGLE ? single : striped_tiles ? striped : portable;
 }
 
 const char *vkds__scan_template(const vkds__alg *a, uint32_t part) {
   if (part == 0) return vkds_template_scan_tile;
+  if (part == 1 && is_chained(a->variant)) return vkds_template_scan_chained;
   if (part == 1) return a->variant == VKDS_SCAN_PATH_SINGLE ? vkds_template_scan_single : vkds_template_scan_portable;
   return NULL;
 }
@@ -207,7 +264,9 @@ static uint32_t spins(uint64_t *flags) {
 }
 
 static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups) {
-  return vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = &c->gen.args});
+  uint64_t threads = is_chained(c->a.variant) ? shape_of(c->a.variant)->threads : 256; /* the local size */
+  return vkds_cmd_dispatch(cmd, c->res, c->kernel,
+                           &(vkds_launch_info){.global = {threads * groups}, .args = &c->gen.args});
 }
 
 vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part part, uint64_t chunk) {
@@ -241,14 +300,15 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
   }
   const vkds_view *s = &c->scan_scratch;
   p[2] = vkds_buffer_address(s->buffer) + s->offset;
-  uint64_t tiles = (n + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
-  if (c->a.variant == VKDS_SCAN_PATH_SINGLE) {
+  bool chain = is_chained(c->a.variant);
+  uint64_t tile = chain ? chained_tile(c->a.variant) : tile_elems(c->a.elem_type), tiles = (n + tile - 1) / tile;
+  if (c->a.variant == VKDS_SCAN_PATH_SINGLE || chain) {
     /* tile counter, fallback count and states start at zero (after whatever used the
      * scratch before: an earlier chunk, an earlier recorded algorithm) */
     vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->vk.vkCmdFillBuffer(cmd, s->buffer->vk, s->buffer->offset + s->offset + 32,
-                            HEADER_BYTES - 32 + state_bytes(&c->a) * tiles, 0);
+                            HEADER_BYTES - 32 + (chain ? CHAINED_STATE_BYTES : state_bytes(&c->a)) * tiles, 0);
     vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
     p[5] = spins(&flags);
     p[4] = flags;

@@ -43,7 +43,9 @@
 // (sa, a) then (sb, b) = (sa | sb, sb != 0 ? b : a op b), so a start drops everything
 // before it, and a segment's values are folded in the order above restricted to it.
 // Reduce by key counts the starts (sa + sb) instead: the count is the segment's index.
+#ifndef VKDS_SCAN_CHAINED // (scan_chained.glsl's groups are larger)
 layout(local_size_x = 256) in;
+#endif
 
 #if VKDS_ACC_TYPE >= 4
 #define VKDS_ITEMS 8

@@ -1,0 +1,235 @@
+// shaders/algorithm/scan_chained.glsl: the single pass for scans whose result does not
+// depend on how the elements are grouped: 4-byte integers under a built-in operator
+// (scan.c, `chained`). After scan_tile.glsl, which leaves the local size to this file
+// (VKDS_SCAN_CHAINED); the preamble adds the 64-bit atomics, GL_KHR_memory_scope_semantics
+// and the ballots. One dispatch; 2n words move.
+//
+// The textbook chained scan with decoupled look-back (Merrill and Garland), in the shape
+// that measured fastest in plain Vulkan on an H100 (bench/scan1.comp, bench/RESULTS.md
+// 2026-11-26: 0.95x CUB's InclusiveSum for u32 at 2^28, where 256-thread tiles of 4,096
+// elements reached 0.79x: fewer, larger tiles wait less in all):
+// - tiles of 1024 threads x 5 runs of 4 elements (20,480 elements; scan.c may pick
+//   another shape), numbered by an atomic
+//   counter, never by gl_WorkGroupID: a group only waits for tiles taken by groups that
+//   already run;
+// - lane l of subgroup g owns runs r = 0..4 at 4-element index (g * 5 + r) * S + l of the
+//   tile: consecutive lanes load consecutive 16 bytes, and the tile stays in registers
+//   (no shared memory);
+// - each tile publishes one 64-bit word: flag 1 (its aggregate A) or 2 (its inclusive
+//   prefix P, everything up to its end, init included) in the high half, the value in
+//   the low half; one relaxed atomic carries both, so no ordering is needed;
+// - subgroup 0 looks back over S tiles at a time, combining the aggregates down to the
+//   nearest inclusive prefix, and publishes its own P.
+// The combines of the look-back fall wherever the prefixes happen to be, so the result is
+// the same bits only because every grouping of these operators gives the same value:
+// floats and user operators keep scan_single.glsl's fixed order.
+//
+// Every spin is bounded (P(5) polls in all, lavapipe's loop budget: scan_single.glsl);
+// after that the group reduces a tile that has published nothing itself and publishes its
+// aggregate (the decoupled fallback), so nothing waits on a group that is not running.
+// The fallback reads the tile's input: never in place (scan.c).
+
+// The shape (scan.c puts it in the preamble): VKDS_CH_THREADS threads a group, each
+// holding VKDS_CH_RUNS runs of 4 elements.
+#ifndef VKDS_CH_THREADS
+#define VKDS_CH_THREADS 1024
+#define VKDS_CH_RUNS 5u
+#endif
+#define VKDS_CH_TILE (4ul * uint64_t(VKDS_CH_THREADS) * uint64_t(VKDS_CH_RUNS))
+layout(local_size_x = VKDS_CH_THREADS) in;
+
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_dword { uint64_t v; };
+
+#define VKDS_SCAN_TEST_FALLBACK 128ul // scan.c's VKDS_SCAN_SPINS=-1
+#define VKDS_CH_A 1u
+#define VKDS_CH_P 2u
+
+// Tile k's word, at P(2) + 64 + 8k.
+uint64_t vkds_ch_load(uint64_t k) {
+  return atomicLoad(vkds_dword(P(2) + 64ul + 8ul * k).v, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                    gl_SemanticsRelaxed);
+}
+uint64_t vkds_ch_word(uint flag, ACC_T v) { return uint64_t(flag) << 32 | uint64_t(vkds_value_bits(v).x); }
+void vkds_ch_publish(uint64_t k, uint flag, ACC_T v) {
+  atomicStore(vkds_dword(P(2) + 64ul + 8ul * k).v, vkds_ch_word(flag, v), gl_ScopeDevice,
+              gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+}
+// A fallback's aggregate goes only where the tile has published nothing (never over a P).
+void vkds_ch_publish_fallback(uint64_t k, ACC_T v) {
+  atomicCompSwap(vkds_dword(P(2) + 64ul + 8ul * k).v, 0ul, vkds_ch_word(VKDS_CH_A, v), gl_ScopeDevice,
+                 gl_StorageSemanticsBuffer, gl_SemanticsRelaxed, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+  atomicAdd(vkds_word(P(2) + 36ul).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+}
+
+// The first element of the thread's run r in the tile at `base`.
+uint64_t vkds_ch_at(uint64_t base, uint r) {
+  return base + 4ul * uint64_t((gl_SubgroupID * VKDS_CH_RUNS + r) * gl_SubgroupSize + gl_SubgroupInvocationID);
+}
+
+// The 4 mapped elements at i (the identity past the end).
+void vkds_ch_load_run(uint64_t i, uint64_t n, out ACC_T x[4]) {
+  if (i + 4ul <= n) {
+    IN0_T a[4];
+    in0_v(i, a);
+    for (uint k = 0u; k < 4u; ++k) x[k] = vkds_map(i + uint64_t(k) + P(6), a[k]);
+  } else {
+    for (uint k = 0u; k < 4u; ++k) x[k] = i + uint64_t(k) < n ? vkds_map(i + uint64_t(k) + P(6), in0(i + uint64_t(k))) : vkds_identity();
+  }
+}
+
+// A subgroup's total, on every lane.
+ACC_T vkds_ch_subgroup_total(ACC_T x) { return vkds_shuffle(vkds_subgroup_scan(x), gl_SubgroupSize - 1u); }
+
+shared ACC_T vkds_ch_sums[256];   // subgroup totals (VKDS_CH_THREADS / S of them)
+shared ACC_T vkds_ch_red[256];    // a fallback's subgroup totals
+shared uint vkds_ch_tile_sh;
+shared uint vkds_ch_next_lo, vkds_ch_next_hi; // after a look-back round: ~0ul found, else a tile to reduce
+shared ACC_T vkds_ch_prefix_sh;
+
+// Tile m's aggregate (every thread calls it).
+ACC_T vkds_ch_reduce(uint64_t m) {
+  uint64_t base = m * VKDS_CH_TILE;
+  ACC_T acc = vkds_identity();
+  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
+    ACC_T x[4];
+    vkds_ch_load_run(vkds_ch_at(base, r), P(0), x);
+    acc = vkds_combine(acc, vkds_combine(vkds_combine(x[0], x[1]), vkds_combine(x[2], x[3])));
+  }
+  ACC_T s = vkds_ch_subgroup_total(acc);
+  if (gl_SubgroupInvocationID == 0u) vkds_ch_red[gl_SubgroupID] = s;
+  barrier();
+  ACC_T total = vkds_identity();
+  for (uint g = 0u; g < gl_NumSubgroups; ++g) total = vkds_combine(total, vkds_ch_red[g]);
+  barrier(); // vkds_ch_red is read out before the next fallback writes it
+  return total;
+}
+
+// Subgroup 0: everything before tile k (start, then tiles 0..k-1), looking back S tiles
+// a round trip. True with it; false with `reduce`, a tile that published nothing within
+// the spins (the group reduces it and looks again). Below tile 0 lies `start`, as a
+// prefix: what a tile 0 that only a fallback reduced leaves to find.
+bool vkds_ch_look_back(uint64_t k, inout uint spins, ACC_T start, out ACC_T prefix, out uint64_t reduce) {
+  uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+  ACC_T acc = vkds_identity();
+  int64_t top = int64_t(k) - 1l;
+  prefix = acc;
+  reduce = ~0ul;
+  // each pass spends a spin or moves S tiles down: at most P(5) + k / S + 1 passes
+  for (;;) {
+    int64_t t = top - int64_t(lane);
+    uint64_t w = t >= 0l ? vkds_ch_load(uint64_t(t)) : vkds_ch_word(VKDS_CH_P, start);
+    uint flag = uint(w >> 32);
+    uvec4 pb = subgroupBallot(flag == VKDS_CH_P), nb = subgroupBallot(flag == 0u);
+    uint lp = subgroupBallotBitCount(pb) > 0u ? subgroupBallotFindLSB(pb) : S;
+    uint miss = subgroupBallotBitCount(nb) > 0u ? subgroupBallotFindLSB(nb) : S;
+    if (miss < lp) { // a tile above the nearest prefix has published nothing yet
+      if (spins == 0u) {
+        reduce = uint64_t(top - int64_t(miss));
+        return false;
+      }
+      --spins;
+      continue;
+    }
+    ACC_T v = lane <= lp ? vkds_value_from_bits(uvec2(uint(w), 0u)) : vkds_identity();
+    acc = vkds_combine(acc, vkds_ch_subgroup_total(v));
+    if (lp < S) {
+      prefix = acc;
+      return true;
+    }
+    top -= int64_t(S);
+  }
+  return false; // (never)
+}
+
+void main() {
+  uint t = vkds_rank(), sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+  if (t == 0u)
+    vkds_ch_tile_sh = atomicAdd(vkds_word(P(2) + 32ul).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                                gl_SemanticsRelaxed);
+  barrier();
+  uint64_t tile = uint64_t(vkds_ch_tile_sh), n = P(0), base = tile * VKDS_CH_TILE;
+  bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
+
+  // Each run scanned, and each subgroup's runs chained: v holds what precedes each element
+  // inside the subgroup's part of the tile (exclusive) or that and the element (inclusive).
+  ACC_T v[VKDS_CH_RUNS * 4u];
+  ACC_T run = vkds_identity(); // the subgroup's runs so far
+  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
+    ACC_T x[4];
+    vkds_ch_load_run(vkds_ch_at(base, r), n, x);
+    ACC_T s1 = vkds_combine(x[0], x[1]), s2 = vkds_combine(s1, x[2]), s3 = vkds_combine(s2, x[3]);
+    ACC_T incl = vkds_subgroup_scan(s3);
+    ACC_T left = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
+    ACC_T pre = lane > 0u ? vkds_combine(run, left) : run;
+    if (exclusive) {
+      v[4u * r] = pre, v[4u * r + 1u] = vkds_combine(pre, x[0]);
+      v[4u * r + 2u] = vkds_combine(pre, s1), v[4u * r + 3u] = vkds_combine(pre, s2);
+    } else {
+      v[4u * r] = vkds_combine(pre, x[0]), v[4u * r + 1u] = vkds_combine(pre, s1);
+      v[4u * r + 2u] = vkds_combine(pre, s2), v[4u * r + 3u] = vkds_combine(pre, s3);
+    }
+    run = vkds_combine(run, vkds_shuffle(incl, S - 1u));
+  }
+  if (lane == 0u) vkds_ch_sums[sg] = run;
+  barrier();
+  ACC_T before = vkds_identity(), total = vkds_identity(); // the subgroups before this one; the tile
+  for (uint g = 0u; g < gl_NumSubgroups; ++g) {
+    if (g == sg) before = total;
+    total = vkds_combine(total, vkds_ch_sums[g]);
+  }
+
+  bool hs;
+  ACC_T start = vkds_scan_start(hs);
+  if (!hs) start = vkds_identity();
+  if (tile == 0ul) {
+    if (t == 0u) {
+      vkds_ch_publish(0ul, VKDS_CH_P, vkds_combine(start, total));
+      vkds_ch_prefix_sh = start;
+    }
+  } else {
+    if (t == 0u) vkds_ch_publish(tile, VKDS_CH_A, total);
+    // the test hook: as if the predecessor stalled, every tile reduces it once
+    if ((P(4) & VKDS_SCAN_TEST_FALLBACK) != 0ul) {
+      ACC_T m = vkds_ch_reduce(tile - 1ul);
+      if (t == 0u) vkds_ch_publish_fallback(tile - 1ul, m);
+    }
+    uint spins = uint(P(5));
+    // a round finds the prefix or has one more tile reduced: tile + 1 rounds suffice
+    for (uint64_t round = 0ul; round <= tile; ++round) {
+      if (sg == 0u) {
+        ACC_T prefix;
+        uint64_t reduce;
+        bool found = vkds_ch_look_back(tile, spins, start, prefix, reduce);
+        if (lane == 0u) {
+          if (found) {
+            vkds_ch_publish(tile, VKDS_CH_P, vkds_combine(prefix, total));
+            vkds_ch_prefix_sh = prefix;
+          }
+          uint64_t next = found ? ~0ul : reduce;
+          vkds_ch_next_lo = uint(next), vkds_ch_next_hi = uint(next >> 32);
+        }
+      }
+      barrier();
+      uint64_t next = uint64_t(vkds_ch_next_hi) << 32 | uint64_t(vkds_ch_next_lo);
+      if (next == ~0ul) break;
+      ACC_T m = vkds_ch_reduce(next);
+      if (t == 0u) vkds_ch_publish_fallback(next, m);
+    }
+  }
+  barrier();
+  ACC_T prefix = vkds_ch_prefix_sh;
+  // a streamed chunk's carry: everything up to its last element (past the end, identities)
+  if (t == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && base + VKDS_CH_TILE >= n)
+    vkds_carry_out(vkds_combine(prefix, total));
+  ACC_T p = vkds_combine(prefix, before);
+  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
+    uint64_t i = vkds_ch_at(base, r);
+    OUT_T o[4];
+    for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(vkds_combine(p, v[4u * r + k]));
+    if (i + 4ul <= n) {
+      out_vst(i, o);
+    } else {
+      for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) out_st(i + uint64_t(k), o[k]);
+    }
+  }
+}
