@@ -320,12 +320,18 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  *     (decoupled fallback: a silent predecessor's tile reduced, which costs reading it
  *     twice, or a block's or superblock's value from the ones below it). Needs subgroup
  *     ballots and shuffles and 64-bit buffer atomics (shaderBufferInt64Atomics).
+ *     For I32 and U32 under PLUS, MULTIPLIES, MIN, MAX and the bitwise operators (where
+ *     every grouping gives the same bits) the tiles are larger (1024 threads, 20,480
+ *     elements) and each publishes its total and then its inclusive prefix, which the
+ *     next tiles' subgroup adds up back to the nearest prefix (the textbook chained scan;
+ *     shaders/algorithm/scan_chained.glsl); the same bounded spins and fallback.
  *   VKDS_SCAN_PATH_PORTABLE: reduce-then-scan, three dispatches (one for up to 4
  *     tiles): group totals, their scan, the scan itself. Reads n twice, writes n; no
  *     group ever waits for another, on any device.
  * The rule: PORTABLE on every device, because it was the faster path at every size
  * measured on an H100 (2^16 to 2^28 u32; bench/RESULTS.md, 2026-11-23): SINGLE still
- * loses there to its look-back's waits. SINGLE runs where it is asked for and the
+ * loses there to its look-back's waits (for u32 plus, 0.74x CUB's InclusiveSum at 2^28
+ * against PORTABLE's 0.75x; faster than PORTABLE only from 2^23 to 2^25, 2026-11-26). SINGLE runs where it is asked for and the
  * device can run it. vkds_context_info.scan_path, else the
  * environment variable VKDS_SCAN_PATH=single|portable, overrides the rule for every
  * device of a context (a device that cannot run SINGLE runs PORTABLE). A scan in place
