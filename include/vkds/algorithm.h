@@ -331,10 +331,11 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * The rule: PORTABLE on every device, because it was the faster path at every size
  * measured on an H100 (2^16 to 2^28 u32; bench/RESULTS.md, 2026-11-23): SINGLE still
  * loses there to its look-back's waits (for u32 plus, 0.74x CUB's InclusiveSum at 2^28
- * against PORTABLE's 0.75x; faster than PORTABLE only from 2^23 to 2^25, 2026-11-26). SINGLE runs where it is asked for and the
- * device can run it. vkds_context_info.scan_path, else the
- * environment variable VKDS_SCAN_PATH=single|portable, overrides the rule for every
- * device of a context (a device that cannot run SINGLE runs PORTABLE). A scan in place
+ * against PORTABLE's 0.75x; faster than PORTABLE only from 2^23 to 2^25, 2026-11-26).
+ * SINGLE runs where it is asked for and the device can run it. vkds_context_info.
+ * scan_path, else the environment variable VKDS_SCAN_PATH=single|portable, overrides the
+ * rule for every device of a context (a device that cannot run SINGLE runs PORTABLE),
+ * and VKDS_SCAN_CHAINED=off keeps integer scans on the general single pass. A scan in place
  * always runs PORTABLE: the fallback re-reads a stalled tile's input, which its owner
  * may already have overwritten.
  *

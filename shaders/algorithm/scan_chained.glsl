@@ -9,12 +9,11 @@
 // 2026-11-26: 0.95x CUB's InclusiveSum for u32 at 2^28, where 256-thread tiles of 4,096
 // elements reached 0.79x: fewer, larger tiles wait less in all):
 // - tiles of 1024 threads x 5 runs of 4 elements (20,480 elements; scan.c may pick
-//   another shape), numbered by an atomic
-//   counter, never by gl_WorkGroupID: a group only waits for tiles taken by groups that
-//   already run;
-// - lane l of subgroup g owns runs r = 0..4 at 4-element index (g * 5 + r) * S + l of the
-//   tile: consecutive lanes load consecutive 16 bytes, and the tile stays in registers
-//   (no shared memory);
+//   another shape for measurements), numbered by an atomic counter, never by
+//   gl_WorkGroupID: a group only waits for tiles taken by groups that already run;
+// - lane l of subgroup g owns runs r = 0..RUNS-1 at 4-element index (g * RUNS + r) * S + l
+//   of the tile: consecutive lanes load consecutive 16 bytes, and the tile stays in
+//   registers (no shared memory);
 // - each tile publishes one 64-bit word: flag 1 (its aggregate A) or 2 (its inclusive
 //   prefix P, everything up to its end, init included) in the high half, the value in
 //   the low half; one relaxed atomic carries both, so no ordering is needed;
@@ -73,15 +72,16 @@ void vkds_ch_load_run(uint64_t i, uint64_t n, out ACC_T x[4]) {
     in0_v(i, a);
     for (uint k = 0u; k < 4u; ++k) x[k] = vkds_map(i + uint64_t(k) + P(6), a[k]);
   } else {
-    for (uint k = 0u; k < 4u; ++k) x[k] = i + uint64_t(k) < n ? vkds_map(i + uint64_t(k) + P(6), in0(i + uint64_t(k))) : vkds_identity();
+    for (uint k = 0u; k < 4u; ++k)
+      x[k] = i + uint64_t(k) < n ? vkds_map(i + uint64_t(k) + P(6), in0(i + uint64_t(k))) : vkds_identity();
   }
 }
 
 // A subgroup's total, on every lane.
 ACC_T vkds_ch_subgroup_total(ACC_T x) { return vkds_shuffle(vkds_subgroup_scan(x), gl_SubgroupSize - 1u); }
 
-shared ACC_T vkds_ch_sums[256];   // subgroup totals (VKDS_CH_THREADS / S of them)
-shared ACC_T vkds_ch_red[256];    // a fallback's subgroup totals
+shared ACC_T vkds_ch_sums[VKDS_CH_THREADS]; // subgroup totals (VKDS_CH_THREADS / S of them)
+shared ACC_T vkds_ch_red[VKDS_CH_THREADS];  // a fallback's subgroup totals
 shared uint vkds_ch_tile_sh;
 shared uint vkds_ch_next_lo, vkds_ch_next_hi; // after a look-back round: ~0ul found, else a tile to reduce
 shared ACC_T vkds_ch_prefix_sh;
