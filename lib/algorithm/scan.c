@@ -65,6 +65,7 @@ typedef struct chained_shape {
 #define SHAPE(t, r)                                                                                              \
   {#t "x" #r, t, r,                                                                                              \
    SINGLE_EXTENSIONS "#define VKDS_SCAN_CHAINED\n#define VKDS_CH_THREADS " #t "\n#define VKDS_CH_RUNS " #r "u\n"}
+/* largest groups first: the first the device takes is the default (chained()) */
 static const chained_shape SHAPES[] = {SHAPE(1024, 5), SHAPE(1024, 4), SHAPE(512, 5), SHAPE(512, 4), SHAPE(256, 4)};
 #undef SHAPE
 #define SHAPE_COUNT (sizeof SHAPES / sizeof SHAPES[0])
@@ -176,11 +177,17 @@ uint64_t vkds__scan_scratch_bound(uint64_t count) {
  * Returns the variant: VARIANT_CHAINED plus the shape, or `path`. VKDS_SCAN_CHAINED=off
  * keeps the A/B/R single pass for them too (A/B measurements, and tests of that path on
  * integers); =1024x4 (a SHAPES name) picks another shape, for measurements. */
-static uint32_t chained(const vkds__alg *a, vkds_scan_path path) {
+static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_path path) {
   const char *v = vkds__getenv("VKDS_SCAN_CHAINED");
   uint32_t shape = 0;
   for (uint32_t i = 0; v && i < SHAPE_COUNT; ++i)
     if (strcmp(v, SHAPES[i].name) == 0) shape = i;
+  /* a group the device takes (Vulkan promises only 128 threads; vkds's other scans take
+   * 256, the last shape's) */
+  const VkPhysicalDeviceLimits *lim = &dev->facts.props.properties.limits;
+  while (shape + 1 < SHAPE_COUNT && (SHAPES[shape].threads > lim->maxComputeWorkGroupInvocations ||
+                                     SHAPES[shape].threads > lim->maxComputeWorkGroupSize[0]))
+    ++shape;
   bool fits = path == VKDS_SCAN_PATH_SINGLE && !(v && strcmp(v, "off") == 0) &&
          a->result != VKDS__RESULT_COUNT && a->elem != VKDS__ELEM_BY_KEY && a->combine == VKDS__COMBINE_OP &&
          a->op.kind >= VKDS_OP_PLUS && a->op.kind <= VKDS_OP_BIT_XOR &&
@@ -198,7 +205,7 @@ vkds_result vkds__scan_choose(vkds__call *c) {
   /* the single pass's fallback re-reads a stalled tile's input, which in place its
    * owner may have overwritten already */
   if (in_place(&c->a)) path = VKDS_SCAN_PATH_PORTABLE;
-  c->a.variant = chained(&c->a, path);
+  c->a.variant = chained(&c->a, dev, path);
   uint64_t tiles = (c->a.count + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
   if (path == VKDS_SCAN_PATH_PORTABLE && tiles_per_group(tiles) > MAX_TILES_PER_GROUP)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
