@@ -8,9 +8,10 @@
  *   single pass  shaders/algorithm/scan_single.glsl: one dispatch, a chained scan with
  *                decoupled look-back that falls back to reducing a stalled tile itself
  *                (it needs subgroup ballots and 64-bit buffer atomics);
- *                For 4-byte integers under a built-in operator, where any grouping
- *                gives the same bits, the single pass is the textbook chained scan
- *                in larger tiles instead (shaders/algorithm/scan_chained.glsl);
+ *                For 4-byte integers under plus, multiplies, min, max or a bitwise
+ *                operator, where any grouping gives the same bits, the single pass
+ *                is the textbook chained scan in larger tiles instead
+ *                (shaders/algorithm/scan_chained.glsl);
  *   portable     shaders/algorithm/scan_portable.glsl: reduce-then-scan, three
  *                dispatches (one when the data fits one group's share).
  * Both share the tile (scan_tile.glsl) and are repeatable for floats; algorithm.h says

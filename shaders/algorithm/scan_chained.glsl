@@ -1,6 +1,6 @@
 // shaders/algorithm/scan_chained.glsl: the single pass for scans whose result does not
-// depend on how the elements are grouped: 4-byte integers under a built-in operator
-// (scan.c, `chained`). After scan_tile.glsl, which leaves the local size to this file
+// depend on how the elements are grouped: 4-byte integers under plus, multiplies, min,
+// max or a bitwise operator (scan.c, `chained`). After scan_tile.glsl, which leaves the local size to this file
 // (VKDS_SCAN_CHAINED); the preamble adds the 64-bit atomics, GL_KHR_memory_scope_semantics
 // and the ballots. One dispatch; 2n words move.
 //
