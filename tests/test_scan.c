@@ -886,6 +886,39 @@ START_TEST(ten_thousand_single_pass_scans) {
 }
 END_TEST
 
+/* Every shape of the chained single pass (scan.c SHAPES: the default where a device
+ * takes 1024 threads a group, the smaller ones where it takes fewer), i32 and u32 under
+ * each operator it takes, inclusive and exclusive with init, sizes around its tiles, with
+ * the forced fallback (every tile also reduces its predecessor) and without. */
+START_TEST(chained_shapes) {
+  static const char *shapes[] = {"1024x5", "1024x4", "512x5", "512x4", "256x4"};
+  static const uint64_t sizes[] = {1, 4097, 20480, 40963};
+  static const int ops[] = {VKDS_OP_PLUS, VKDS_OP_MULTIPLIES, VKDS_OP_MIN, VKDS_OP_MAX, VKDS_OP_BIT_XOR};
+  open_path(VKDS_SCAN_PATH_SINGLE);
+  for (size_t h = 0; h < sizeof shapes / sizeof shapes[0]; ++h) {
+    harness_setenv("VKDS_SCAN_CHAINED", shapes[h]);
+    harness_setenv("VKDS_SCAN_SPINS", h % 2 ? "-1" : NULL);
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; ++z) {
+      vkds_type t = z % 2 ? VKDS_I32 : VKDS_U32;
+      int op = ops[(h + z) % (sizeof ops / sizeof ops[0])];
+      uint64_t n = sizes[z];
+      void *host = random_data(t, n, op), *got = malloc(n * 4);
+      vkds_buffer *in = device_copy(r0, host, n * 4), *out = device_copy(r0, NULL, n * 4);
+      vkds_seq is = vkds_seq_buffer(vkds_view_of(in), t), os = vkds_seq_buffer(vkds_view_of(out), t);
+      val init = init_for(t, op);
+      for (int ex = 0; ex < 2; ++ex) {
+        ck_assert_vkds(scan(pol, &is, &os, ex, NULL, &(vkds_op){.kind = op}, ex ? init.b : NULL));
+        ck_assert_vkds(vkds_download(r0, got, vkds_view_of(out), n * 4));
+        check_scan(t, op, host, n, ex, ex ? &init : NULL, got, shapes[h]);
+      }
+      vkds_buffer_destroy(in), vkds_buffer_destroy(out);
+      free(host), free(got);
+    }
+  }
+  close_ctx();
+}
+END_TEST
+
 /* ---- the rule, the query, the overrides ---- */
 
 /* The path a context created with `info` gives resource 0. */
@@ -1078,6 +1111,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("single_pass");
   tcase_add_test(t, ten_thousand_single_pass_scans);
+  tcase_add_test(t, chained_shapes);
   tcase_add_test(t, path_rule_and_overrides);
   suite_add_tcase(s, t);
   t = harness_tcase("threads");
