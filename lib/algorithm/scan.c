@@ -70,7 +70,9 @@ typedef struct chained_shape {
 static const chained_shape SHAPES[] = {SHAPE(1024, 5), SHAPE(1024, 4), SHAPE(512, 5), SHAPE(512, 4), SHAPE(256, 4)};
 #undef SHAPE
 #define SHAPE_COUNT (sizeof SHAPES / sizeof SHAPES[0])
-static bool is_chained(uint32_t variant) { return variant >= VARIANT_CHAINED && variant < VARIANT_CHAINED + SHAPE_COUNT; }
+static bool is_chained(uint32_t variant) {
+  return variant >= VARIANT_CHAINED && variant < VARIANT_CHAINED + SHAPE_COUNT;
+}
 static const chained_shape *shape_of(uint32_t variant) { return &SHAPES[variant - VARIANT_CHAINED]; }
 static uint64_t chained_tile(uint32_t variant) { return 4ull * shape_of(variant)->threads * shape_of(variant)->runs; }
 

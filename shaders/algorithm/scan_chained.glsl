@@ -1,16 +1,17 @@
 // shaders/algorithm/scan_chained.glsl: the single pass for scans whose result does not
 // depend on how the elements are grouped: 4-byte integers under plus, multiplies, min,
-// max or a bitwise operator (scan.c, `chained`). After scan_tile.glsl, which leaves the local size to this file
-// (VKDS_SCAN_CHAINED); the preamble adds the 64-bit atomics, GL_KHR_memory_scope_semantics
-// and the ballots. One dispatch; 2n words move.
+// max or a bitwise operator (scan.c, `chained`). After scan_tile.glsl, which leaves the
+// local size to this file (VKDS_SCAN_CHAINED); the preamble adds the 64-bit atomics,
+// GL_KHR_memory_scope_semantics and the ballots. One dispatch; 2n words move.
 //
 // The textbook chained scan with decoupled look-back (Merrill and Garland), in the shape
 // that measured fastest in plain Vulkan on an H100 (bench/scan1.comp, bench/RESULTS.md
 // 2026-11-26: 0.95x CUB's InclusiveSum for u32 at 2^28, where 256-thread tiles of 4,096
 // elements reached 0.79x: fewer, larger tiles wait less in all):
-// - tiles of 1024 threads x 5 runs of 4 elements (20,480 elements; scan.c may pick
-//   another shape for measurements), numbered by an atomic counter, never by
-//   gl_WorkGroupID: a group only waits for tiles taken by groups that already run;
+// - tiles of 1024 threads x 5 runs of 4 elements (20,480 elements; scan.c picks a
+//   smaller shape where a device takes fewer threads a group, or VKDS_SCAN_CHAINED asks),
+//   numbered by an atomic counter, never by gl_WorkGroupID: a group only waits for tiles
+//   taken by groups that already run;
 // - lane l of subgroup g owns runs r = 0..RUNS-1 at 4-element index (g * RUNS + r) * S + l
 //   of the tile: consecutive lanes load consecutive 16 bytes, and the tile stays in
 //   registers (no shared memory);
