@@ -1,0 +1,33 @@
+#!/bin/bash
+# Measures the chained single pass (shaders/algorithm/scan_chained.glsl) in each of its
+# shapes (lib/algorithm/scan.c SHAPES) against CUB's InclusiveSum and the portable path,
+# with the driver's register and spill counts, in one `device` call:
+#   carry [".gl", "build-device", "build-cub"],
+#   command: bash scripts/device-chained-shapes.sh [SHAPE ...]
+# Needs what scripts/device-algorithms.sh needs. Writes $OUT/cub.json and
+# $OUT/shape-<SHAPE>.txt (vkds-bench's output with VKDS_PIPELINE_STATS lines); prints one
+# table last: u32 GPU us and x CUB at 2^24 and 2^28 for the forced single pass in each
+# shape, the portable path beside it, and the scan kernels' statistics as the driver
+# names them.
+for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json VKDS_DEVICES=gpu
+OUT=${OUT:-.}
+mkdir -p "$OUT"
+B=build-device/bench/vkds-bench
+shapes=("$@")
+[ ${#shapes[@]} -eq 0 ] && shapes=(1024x5 1024x4 512x5 512x4 256x4 off)
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+build-cub/cub_bench --min-log2 24 --max-log2 28 >"$OUT/cub.json" 2>"$OUT/cub.err" || echo "cub_bench failed"
+grep '^{' "$OUT/cub.json" >"$OUT/cub.lines"
+for sh in "${shapes[@]}"; do
+  VKDS_PIPELINE_STATS=1 VKDS_SCAN_CHAINED=$sh timeout 90 $B --algorithms --cub "$OUT/cub.lines" --min-log2 24 \
+    --max-log2 28 --only inclusive_scan >"$OUT/shape-$sh.txt" 2>&1
+done
+for sh in "${shapes[@]}"; do
+  echo "== VKDS_SCAN_CHAINED=$sh"
+  grep -E "^2\^2[48]  u32  device   vkds_inclusive_scan_(single|portable) " "$OUT/shape-$sh.txt" |
+    awk '{print "  " $1, $4, $5 " us", $(NF-1), $NF}'
+  grep -i "pipeline" "$OUT/shape-$sh.txt" | grep -i "scan" | tr ',' '\n' | grep -i -E "regist|spill|local" |
+    sed 's/^ */  /' | sort | uniq -c | head -6
+done
