@@ -28,6 +28,8 @@ for sh in "${shapes[@]}"; do
   echo "== VKDS_SCAN_CHAINED=$sh"
   grep -E "^2\^2[48]  u32  device   vkds_inclusive_scan_(single|portable) " "$OUT/shape-$sh.txt" |
     awk '{print "  " $1, $4, $5 " us", $(NF-1), $NF}'
-  grep -i "pipeline" "$OUT/shape-$sh.txt" | grep -i "scan" | tr ',' '\n' | grep -i -E "regist|spill|local" |
-    sed 's/^ */  /' | sort | uniq -c | head -6
+  # "vkds: pipeline NAME on DEVICE, EXECUTABLE: stat=value, ...": the scan kernels' registers and spills
+  grep "^vkds: pipeline .*scan" "$OUT/shape-$sh.txt" |
+    awk -F', ' '{o = "  " $1; for (i = 2; i <= NF; ++i) if (tolower($i) ~ /regist|spill|local/) o = o ", " $i; print o}' |
+    sed 's/ on [^,]*//' | sort | uniq -c | head -6
 done
