@@ -219,12 +219,17 @@ void main() {
   }
   barrier();
   ACC_T prefix = vkds_ch_prefix_sh;
+  // The tile's place again, read from shared memory: the compiler cannot prove it equal
+  // to `base`, so it does not keep the loads' 64-bit addresses alive across the look-back
+  // for the stores (two registers a run, where 1024-thread groups get 64 in all).
+  // (Not yet measured on a GPU: bench/RESULTS.md, 2026-11-26.)
+  uint64_t at = uint64_t(vkds_ch_tile_sh) * VKDS_CH_TILE;
   // a streamed chunk's carry: everything up to its last element (past the end, identities)
-  if (t == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && base + VKDS_CH_TILE >= n)
+  if (t == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && at + VKDS_CH_TILE >= n)
     vkds_carry_out(vkds_combine(prefix, total));
   ACC_T p = vkds_combine(prefix, before);
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
-    uint64_t i = vkds_ch_at(base, r);
+    uint64_t i = vkds_ch_at(at, r);
     OUT_T o[4];
     for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(vkds_combine(p, v[4u * r + k]));
     if (i + 4ul <= n) {
