@@ -5,7 +5,8 @@
 #   carry [".gl", "build-device", "build-cub"],
 #   command: bash scripts/device-chained-shapes.sh [SHAPE ...]
 # Needs what scripts/device-algorithms.sh needs. Writes $OUT/cub.json and
-# $OUT/shape-<SHAPE>.txt (vkds-bench's output with VKDS_PIPELINE_STATS lines); prints one
+# $OUT/shape-<SHAPE>.txt (vkds-bench's output, then the VKDS_PIPELINE_STATS lines of a
+# separate run at 2^16); prints one
 # table last: u32 GPU us and x CUB at 2^24 and 2^28 for the forced single pass in each
 # shape, the portable path beside it, and the scan kernels' statistics as the driver
 # names them.
@@ -21,8 +22,11 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 build-cub/cub_bench --min-log2 24 --max-log2 28 >"$OUT/cub.json" 2>"$OUT/cub.err" || echo "cub_bench failed"
 grep '^{' "$OUT/cub.json" >"$OUT/cub.lines"
 for sh in "${shapes[@]}"; do
-  VKDS_PIPELINE_STATS=1 VKDS_SCAN_CHAINED=$sh timeout 90 $B --algorithms --cub "$OUT/cub.lines" --min-log2 24 \
-    --max-log2 28 --only inclusive_scan >"$OUT/shape-$sh.txt" 2>&1
+  VKDS_SCAN_CHAINED=$sh timeout 90 $B --algorithms --cub "$OUT/cub.lines" --min-log2 24 --max-log2 28 \
+    --only inclusive_scan >"$OUT/shape-$sh.txt" 2>&1
+  # the statistics in a run of their own (timings taken with them on are not comparable)
+  VKDS_PIPELINE_STATS=1 VKDS_SCAN_CHAINED=$sh timeout 60 $B --algorithms --min-log2 16 --max-log2 16 \
+    --only inclusive_scan 2>&1 | grep "^vkds: pipeline" >>"$OUT/shape-$sh.txt"
 done
 for sh in "${shapes[@]}"; do
   echo "== VKDS_SCAN_CHAINED=$sh"
