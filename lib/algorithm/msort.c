@@ -15,6 +15,8 @@
  * each pass the other way; the tiles go where an even number of passes ends in S. */
 #include "algorithm_internal.h"
 
+#include <stdlib.h>
+
 enum { TILE = 1024, MERGE_OUT = 2048 /* outputs a work group of a merge pass (msort.glsl) */ };
 #define STAGE_FROM_A 0x100u
 #define STAGE_IN_PLACE 0x200u
@@ -100,7 +102,15 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
   p[4] = in_a ? 0 : STAGE_IN_PLACE;
   VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
                                &(vkds_launch_info){.global = {256 * tiles_of(n)}, .args = p}));
-  for (uint32_t k = 1; k <= passes; ++k) {
+  /* VKDS_MSORT_PASSES=k records only the first k merge passes (a measuring aid: the
+   * differences of such runs time one pass alone; the output is then not sorted) */
+  uint32_t recorded = passes;
+  const char *v = vkds__getenv("VKDS_MSORT_PASSES");
+  if (v && *v) {
+    long k = strtol(v, NULL, 10);
+    if (k >= 0 && (uint32_t)k < passes) recorded = (uint32_t)k;
+  }
+  for (uint32_t k = 1; k <= recorded; ++k) {
     /* the partition first (a thread a group, its search's latency hidden by the others'),
      * unless the pass is short enough for the groups to search themselves */
     barrier(c->res->dev, cmd);
