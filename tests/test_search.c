@@ -324,6 +324,15 @@ static void host_merge(vkds_type t, const void *a, uint64_t na, const void *b, u
   }
 }
 
+/* Sorts a (na elements of type t) and b (nb) in the order asked, and writes their host
+ * merge to want. */
+static void sort_and_merge(vkds_type t, void *a, uint64_t na, void *b, uint64_t nb, bool desc, void *want) {
+  ref_t = t, ref_desc = desc;
+  qsort(a, na, size_of(t), cmp_ord);
+  qsort(b, nb, size_of(t), cmp_ord);
+  host_merge(t, a, na, b, nb, want, desc);
+}
+
 START_TEST(merge_every_type) {
   vkds_type t = TYPES[_i];
   open_ctx(1);
@@ -338,10 +347,7 @@ START_TEST(merge_every_type) {
       uint64_t na = sizes[si][0], nb = sizes[si][1];
       for (uint64_t i = 0; i < na; ++i) put_raw(t, a, i, value(t));
       for (uint64_t i = 0; i < nb; ++i) put_raw(t, b, i, value(t));
-      ref_t = t, ref_desc = d;
-      qsort(a, na, size_of(t), cmp_ord);
-      qsort(b, nb, size_of(t), cmp_ord);
-      host_merge(t, a, na, b, nb, want, d);
+      sort_and_merge(t, a, na, b, nb, d, want);
       vkds_buffer *ab = device_copy(r0, a, na * size_of(t)), *ob = device_copy(r0, NULL, (na + nb) * size_of(t));
       vkds_seq as = na ? vkds_seq_buffer((vkds_view){ab, 0, na * size_of(t)}, t) : vkds_seq_host(a, 0, t);
       vkds_seq bs = vkds_seq_host_const(b, nb, t); /* staged */
@@ -374,10 +380,7 @@ START_TEST(merge_long_inputs) {
     uint32_t na = shapes[si][0], nb = shapes[si][1];
     for (uint32_t i = 0; i < na; ++i) a[i] = (uint32_t)(rnd() % 1000000);
     for (uint32_t i = 0; i < nb; ++i) b[i] = (uint32_t)(rnd() % 1000000);
-    ref_t = VKDS_U32, ref_desc = false;
-    qsort(a, na, 4, cmp_ord);
-    qsort(b, nb, 4, cmp_ord);
-    host_merge(VKDS_U32, a, na, b, nb, want, false);
+    sort_and_merge(VKDS_U32, a, na, b, nb, false, want);
     ck_assert_vkds(vkds_upload(r0, (vkds_view){ab, 0, na * 4}, a, na * 4));
     ck_assert_vkds(vkds_upload(r0, (vkds_view){bb, 0, nb * 4}, b, nb * 4));
     vkds_seq as = vkds_seq_buffer((vkds_view){ab, 0, na * 4}, VKDS_U32);
@@ -418,10 +421,7 @@ START_TEST(merge_mapped_and_another_device) {
   uint32_t *a = malloc(NA * 4), *b = malloc(NB * 4), *want = malloc((NA + NB) * 4), *got = malloc((NA + NB) * 4);
   for (uint32_t i = 0; i < NA; ++i) a[i] = (uint32_t)(rnd() % 3000);
   for (uint32_t i = 0; i < NB; ++i) b[i] = (uint32_t)(rnd() % 3000);
-  ref_t = VKDS_U32, ref_desc = false;
-  qsort(a, NA, 4, cmp_ord);
-  qsort(b, NB, 4, cmp_ord);
-  host_merge(VKDS_U32, a, NA, b, NB, want, false);
+  sort_and_merge(VKDS_U32, a, NA, b, NB, false, want);
   vkds_buffer *ab = device_copy(r1, a, NA * 4), *bb, *ob;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = NB * 4, .memory = VKDS_MEMORY_MAPPED}, &bb));
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = (NA + NB) * 4, .memory = VKDS_MEMORY_MAPPED}, &ob));
