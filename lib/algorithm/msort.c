@@ -108,7 +108,7 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
   const char *v = vkds__getenv("VKDS_MSORT_PASSES");
   if (v && *v) {
     long k = strtol(v, NULL, 10);
-    if (k >= 0 && (uint32_t)k < passes) recorded = (uint32_t)k;
+    if (k >= 0 && k < (long)passes) recorded = (uint32_t)k;
   }
   for (uint32_t k = 1; k <= recorded; ++k) {
     /* the partition first (a thread a group, its search's latency hidden by the others'),
