@@ -47,6 +47,25 @@ static void scan1_shape(plain_scan *s) {
   }
 }
 
+/* VKDS_PIPELINE_STATS (which makes vkds enable VK_KHR_pipeline_executable_properties on
+ * its devices): the plain kernels' statistics on stderr as vkds prints its own
+ * (lib/kernel/kernel.c), to compare registers with vkds's kernel of the same shape. */
+static void print_statistics(VkDevice dev, VkPipeline pipeline, uint32_t items4, uint32_t group,
+                             PFN_vkGetPipelineExecutableStatisticsKHR get) {
+  VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipeline};
+  VkPipelineExecutableStatisticKHR st[32];
+  uint32_t m = 32;
+  for (uint32_t i = 0; i < m; ++i) st[i] = (VkPipelineExecutableStatisticKHR){
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+  VkResult r = get(dev, &ei, &m, st);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE) return;
+  fprintf(stderr, "vkds: pipeline plain_scan (%u x %u uvec4):", group, items4);
+  for (uint32_t i = 0; i < m; ++i)
+    if (st[i].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR)
+      fprintf(stderr, " %s=%llu%s", st[i].name, (unsigned long long)st[i].value.u64, i + 1 < m ? "," : "");
+  fputc('\n', stderr);
+}
+
 /* scan3 reads constant 0 only; scan1 all eleven. */
 static VkResult make_pipeline(plain_scan *s, VkShaderModule module, VkBool32 is_float, VkPipeline *out) {
   uint32_t data[11] = {is_float,  s->items4,   s->rows,     s->group,   s->by_id,           s->look_back,
@@ -59,7 +78,16 @@ static VkResult make_pipeline(plain_scan *s, VkShaderModule module, VkBool32 is_
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = module, .pName = "main", .pSpecializationInfo = &spec},
       .layout = s->layout};
-  return vkCreateComputePipelines(s->dev, VK_NULL_HANDLE, 1, &cpci, NULL, out);
+  const char *stats = getenv("VKDS_PIPELINE_STATS");
+  /* (NULL where vkds did not enable the extension: no such device, or no such wish) */
+  PFN_vkGetPipelineExecutableStatisticsKHR get =
+      stats && *stats && strcmp(stats, "0") != 0
+          ? (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(s->dev, "vkGetPipelineExecutableStatisticsKHR")
+          : NULL;
+  if (get) cpci.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+  VkResult r = vkCreateComputePipelines(s->dev, VK_NULL_HANDLE, 1, &cpci, NULL, out);
+  if (r == VK_SUCCESS && get) print_statistics(s->dev, *out, s->items4, s->group, get);
+  return r;
 }
 
 typedef struct params {

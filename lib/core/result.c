@@ -30,11 +30,18 @@ static void emit(const vkds_context *ctx, vkds_log_level level, const char *text
 void vkds__log(const vkds_context *ctx, vkds_log_level level, const char *fmt, ...) {
   if (!ctx || !ctx->log || level < ctx->log_level) return;
   char text[1024];
-  va_list ap;
+  va_list ap, again;
   va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
+  va_copy(again, ap);
+  int n = vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  emit(ctx, level, text);
+  /* a longer message (a generated kernel's source under VKDS_DUMP_ALGORITHMS) whole, from
+   * the heap; where that fails, the first 1,023 bytes */
+  char *whole = n >= (int)sizeof text ? malloc((size_t)n + 1) : NULL;
+  if (whole) vsnprintf(whole, (size_t)n + 1, fmt, again);
+  va_end(again);
+  emit(ctx, level, whole ? whole : text);
+  free(whole);
 }
 
 vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
