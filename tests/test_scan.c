@@ -767,11 +767,13 @@ START_TEST(asynchronous_form) {
 }
 END_TEST
 
-/* The single pass's tile for u32 plus: scan_chained.glsl's 20,480 elements, or
- * scan_single.glsl's 4,096 with VKDS_SCAN_CHAINED=off. */
+/* The single pass's tile for u32 plus below 2^24 elements: scan_chained.glsl's shape
+ * VKDS_SCAN_CHAINED=TxR (4 T R elements), by default 256 x 4 (4,096); scan_single.glsl's
+ * 4,096 with =off. */
 static uint64_t u32_single_tile(void) {
   const char *v = getenv("VKDS_SCAN_CHAINED");
-  return v && strcmp(v, "off") == 0 ? 4096 : 20480;
+  unsigned threads, runs;
+  return v && sscanf(v, "%ux%u", &threads, &runs) == 2 ? 4ull * threads * runs : 4096;
 }
 
 /* The single pass's fallbacks counted in a scan's scratch (scan_tile.glsl's layout). */
@@ -827,9 +829,9 @@ END_TEST
 
 /* 10,000 single-pass scans on lavapipe (no forward progress between groups): recorded
  * 100 to a command buffer, each with its own scratch and output, spins of 0, the default
- * and the forced fallback in turn, and the two shapes in turn (the chained tiles of
- * 20,480 elements, up to 3 a scan; scan_single.glsl's of 4,096, up to 11); every element
- * checked, every wait bounded. */
+ * and the forced fallback in turn, and three shapes in turn (the chained tiles of 20,480
+ * elements, up to 3 a scan, and of 4,096, up to 11; scan_single.glsl's of 4,096); every
+ * element checked, every wait bounded. */
 START_TEST(ten_thousand_single_pass_scans) {
   open_path(VKDS_SCAN_PATH_SINGLE);
   enum { PER = 100, ROUNDS = 100, MOST = 2 * 20480 + 77 };
@@ -850,7 +852,8 @@ START_TEST(ten_thousand_single_pass_scans) {
     if (spins) setenv("VKDS_SCAN_SPINS", spins, 1);
     else unsetenv("VKDS_SCAN_SPINS");
     if (round % 2) setenv("VKDS_SCAN_CHAINED", "off", 1);
-    else unsetenv("VKDS_SCAN_CHAINED");
+    else if (round % 4 == 0) setenv("VKDS_SCAN_CHAINED", "1024x5", 1);
+    else unsetenv("VKDS_SCAN_CHAINED"); /* the chained default at these sizes: 256 x 4 */
     app_cmd_begin(&a, r0);
     for (int s = 0; s < PER; ++s) {
       sizes[s] = 1 + rnd() % MOST;

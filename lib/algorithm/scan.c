@@ -99,9 +99,10 @@ static bool can_single(const vkds__device *dev) {
  * of recorded calls, u32, the same run: bench/RESULTS.md) the portable path was faster
  * at every size: 12.2 against 17.5 us at 2^16, 94.6 against 113.0 at 2^24, 1,216
  * against 1,493 at 2^28 (0.73x and 0.59x CUB's InclusiveSum); the radix sorts built on
- * the same rule likewise (portable 20.9 G keys/s, Onesweep 9.7, at 2^28). Until the
- * single pass wins a measurement on a device, it runs where it is asked for
- * (vkds_context_info.scan_path, VKDS_SCAN_PATH) and the device can run it. */
+ * the same rule likewise (portable 20.9 G keys/s, Onesweep 9.7, at 2^28). Only the
+ * chained shape of the single pass has since won a measurement, for the integer scans it
+ * takes, on NVIDIA: rule_takes_chained(), per call. Otherwise the single pass runs where
+ * it is asked for (vkds_context_info.scan_path, VKDS_SCAN_PATH) and the device can run it. */
 static vkds_scan_path rule(const vkds__device *dev) {
   (void)dev; /* the place for a device's own rule, once one is measured */
   return VKDS_SCAN_PATH_PORTABLE;
@@ -177,12 +178,16 @@ uint64_t vkds__scan_scratch_bound(uint64_t count) {
  * is 1 for x = 3, and an element with nothing before it must come out as itself.) On an
  * H100 that shape scanned 2^28 u32 at 0.95x CUB in plain Vulkan where 4,096-element tiles
  * (this file's other single pass) reached 0.59-0.79x (bench/RESULTS.md, 2026-11-26).
- * Returns the variant: VARIANT_CHAINED plus the shape, or `path`. VKDS_SCAN_CHAINED=off
- * keeps the A/B/R single pass for them too (A/B measurements, and tests of that path on
- * integers); =1024x4 (a SHAPES name) picks another shape, for measurements. */
+ * Returns the variant: VARIANT_CHAINED plus the shape (by the count, below), or `path`.
+ * VKDS_SCAN_CHAINED=off keeps the A/B/R single pass for them too (A/B measurements, and
+ * tests of that path on integers); =1024x4 (a SHAPES name) picks the shape, for
+ * measurements and tests. */
 static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_path path) {
   const char *v = vkds__getenv("VKDS_SCAN_CHAINED");
-  uint32_t shape = 0;
+  /* by size: 256 x 4 (4,096 elements) below 2^24, where the large tiles leave SMs idle,
+   * 1024 x 5 above (measured equal from 2^24 up on the H100, 2026-11-26; the plain kernel
+   * gains most from large tiles there) */
+  uint32_t shape = a->count < (1ull << 24) ? SHAPE_COUNT - 1 : 0;
   for (uint32_t i = 0; v && i < SHAPE_COUNT; ++i)
     if (strcmp(v, SHAPES[i].name) == 0) shape = i;
   /* a group the device takes (Vulkan promises only 128 threads; vkds's other scans take
@@ -198,6 +203,20 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
   return fits ? VARIANT_CHAINED + shape : (uint32_t)path;
 }
 
+/* The rule's refinement for one call: on NVIDIA GPUs, whose running work groups make
+ * progress in practice, a scan the chained shape takes (chained()) of at least 2^21
+ * elements runs the chained single pass, unless a path is forced (context or
+ * environment). Measured on an H100 (2026-11-26, bench/RESULTS.md), u32 plus, GPU us,
+ * chained against portable: 2^21 19.4 / 21.0, 2^22 29.7 / 31.0, 2^23 47.2 / 53.6, 2^24
+ * 81.7 / 91.6, 2^28 1,136 / 1,165; below 2^21 the portable path is faster (2^20 18.7 /
+ * 16.0: a few large tiles leave the GPU idle while they wait). */
+#define NVIDIA_VENDOR_ID 0x10deu
+#define CHAINED_RULE_MIN (1ull << 21)
+static bool rule_takes_chained(const vkds__alg *a, const vkds__device *dev) {
+  return dev->ctx->scan_path == VKDS_SCAN_PATH_DEFAULT && dev->facts.props.properties.vendorID == NVIDIA_VENDOR_ID &&
+         a->count >= CHAINED_RULE_MIN && can_single(dev) && !in_place(a);
+}
+
 vkds_result vkds__scan_choose(vkds__call *c) {
   const vkds__device *dev = c->res->dev;
   if (!vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
@@ -209,6 +228,10 @@ vkds_result vkds__scan_choose(vkds__call *c) {
    * owner may have overwritten already */
   if (in_place(&c->a)) path = VKDS_SCAN_PATH_PORTABLE;
   c->a.variant = chained(&c->a, dev, path);
+  if (!is_chained(c->a.variant) && rule_takes_chained(&c->a, dev)) {
+    uint32_t v = chained(&c->a, dev, VKDS_SCAN_PATH_SINGLE);
+    if (is_chained(v)) c->a.variant = v, path = VKDS_SCAN_PATH_SINGLE;
+  }
   uint64_t tiles = (c->a.count + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
   if (path == VKDS_SCAN_PATH_PORTABLE && tiles_per_group(tiles) > MAX_TILES_PER_GROUP)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
