@@ -189,6 +189,18 @@ typedef struct vkds__buffer {
   uint32_t type_index;
 } vkds__buffer;
 
+/* A task on its way to a queue's vkQueueSubmit (lib/backend/queue.c, coalesced
+ * submission): on its thread's stack while the thread waits for it to be submitted, in
+ * its slot (vkds__slot.deferred) when the thread went on without waiting. */
+typedef struct vkds__submit_req {
+  struct vkds__submit_req *next;
+  struct vkds__slot *slot;
+  uint64_t value;   /* the timeline value its submit signals (given when it is queued) */
+  bool deferred;    /* nobody waits for it: whoever submits it must not touch it after */
+  VkResult vk;      /* the call's result (stack requests) */
+  atomic_bool done; /* set (release) by the thread that submitted it, under the queue lock */
+} vkds__submit_req;
+
 /* One unit of in-flight work on a queue: the command pool and buffer it was recorded
  * with, timestamp queries, and whom to report its completion to. Slots are recycled. */
 typedef struct vkds__slot {
@@ -200,7 +212,6 @@ typedef struct vkds__slot {
   bool time_known;        /* time_ns holds the task's time (read when it finished) */
   uint64_t time_ns;
   uint64_t value;         /* the timeline value its submit signals */
-  bool recording;         /* counted in its queue's `recording` (vkds__queue_acquire_slot) */
   vkds_selection *report_to; /* retained when completion or time must be reported */
   uint64_t key;
   /* What its command buffer holds, for a replay (vkds_task_info.replay_key): the task's
@@ -216,6 +227,7 @@ typedef struct vkds__slot {
   bool needs_lead, ends_full;
   vkds__buffer scratch;       /* per-launch data that must live until the work is done */
   VkDeviceAddress scratch_address;
+  vkds__submit_req deferred;  /* its request while it waits for a deferred submit */
 } vkds__slot;
 
 struct vkds_resource {
@@ -241,8 +253,15 @@ struct vkds_resource {
   pthread_mutex_t pending_lock;
   struct vkds__submit_req *pending_head, *pending_tail;
   uint32_t pending_count;      /* (pending_lock) */
-  _Atomic uint32_t recording;  /* threads recording a task for this queue: submits on their way */
-  _Atomic uint32_t last_batch; /* how many tasks the last vkQueueSubmit carried */
+  _Atomic uint64_t assigned;   /* the last value given to a request (set under pending_lock) */
+  /* Deferred submission: the queue's flusher thread (started on the first deferral;
+   * waits on flusher_cv with pending_lock), and the VkResult of a failed vkQueueSubmit
+   * that carried deferred tasks (0: none), after which the queue takes no more work. */
+  pthread_t flusher;
+  bool flusher_started, flusher_stop; /* (pending_lock) */
+  pthread_cond_t flusher_cv;
+  _Atomic int deferred_error;
+  _Atomic uint64_t deferred_tasks; /* tasks whose thread went on before their submit */
   _Atomic uint64_t submit_calls, submitted_tasks; /* vkds_resource_submit_counts */
   _Atomic uint64_t replayed_tasks; /* submissions of a kept recording (vkds_task_info.replay_key) */
   /* Ordering between submissions (queue.c, vkds__queue_lead_ready): whether the last
@@ -292,10 +311,7 @@ vkds_result vkds__queue_init(vkds_resource *r);
 /* The device must be idle. */
 void vkds__queue_destroy(vkds_resource *r);
 /* A slot whose command buffer is not pending (vkBeginCommandBuffer resets it: its pool
- * has RESET_COMMAND_BUFFER_BIT). recording: a task is recorded into it for
- * vkds__queue_submit, and counts as on its way to r until it is submitted or the slot
- * released (a thread submitting while the GPU is backed up waits for such tasks to
- * join it). */
+ * has RESET_COMMAND_BUFFER_BIT). */
 /* `replay` (NULL: none) asks for a free slot that holds this recording (see
  * vkds__slot.replay_key); such a slot comes back with `replayed` set, its command buffer
  * ready to submit again. Any other slot comes back with its recording forgotten. */
@@ -304,7 +320,7 @@ typedef struct vkds__replay {
   bool timed;
   const char *label;
 } vkds__replay;
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, const vkds__replay *replay, vkds__slot **out);
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, const vkds__replay *replay, vkds__slot **out);
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
 /* Appends a submitted slot; call with queue_lock held so slots stay in value order. */
 void vkds__queue_track(vkds_resource *r, vkds__slot *slot);
@@ -313,10 +329,18 @@ void vkds__queue_track(vkds_resource *r, vkds__slot *slot);
  * concurrent reclaim may recycle it, so read nothing from it afterwards. Submissions
  * from several threads at once are coalesced: whoever holds the queue submits every
  * request waiting then, in one vkQueueSubmit (queue.c says how). */
-vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value);
+/* may_defer: while the GPU is backed up the request may be queued for a later
+ * vkQueueSubmit (queue.c: deferred submission) and the call return at once with the
+ * value it will signal; waits for that value submit it first. */
+vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, bool may_defer, uint64_t *value);
 /* Submits the waiting requests; call with the queue locked (before a submission of
  * one's own, so that it comes after them). */
 void vkds__queue_flush_pending(vkds_resource *r);
+/* Takes the queue, submits the waiting requests, gives the queue back. */
+void vkds__queue_flush(vkds_resource *r);
+/* With the queue locked: submits the waiting requests and gives the caller the next
+ * timeline value, which nothing else signals (a task that submits by itself). */
+uint64_t vkds__queue_reserve_value(vkds_resource *r);
 /* Recycles finished slots, delivering their completion and time reports. */
 vkds_result vkds__queue_reclaim(vkds_resource *r);
 /* The same, up to the last value read from the timeline (no driver call). */

@@ -359,6 +359,76 @@ START_TEST(self_submitting_task) {
 }
 END_TEST
 
+/* ---- deferred submission: one thread that does not wait ---- */
+
+static void count_report(void *user, const vkds_report *r) {
+  atomic_int *counts = user; /* [0] completions, [1] times */
+  atomic_fetch_add(&counts[r->what == VKDS_REPORT_TIME], 1);
+}
+
+/* One thread submits tiny tasks without waiting, faster than the GPU runs them: while
+ * the queue is backed up they are deferred and go several to a vkQueueSubmit (fewer
+ * calls than tasks, which one thread cannot reach by combining). Tasks that submit by
+ * themselves in between keep the timeline in order (the validation layer checks every
+ * signal); a wait for a deferred task submits it; every task runs once and reports its
+ * completion and time once. */
+START_TEST(tasks_of_one_thread_are_deferred_and_coalesced) {
+  enum { TASKS = 1200 };
+  atomic_int counts[2] = {0, 0};
+  fixture f;
+  fixture_open(&f, VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME,
+               &(vkds_report_sink){.report = count_report, .user = counts});
+  self_submit m = {.counter = &f.counter};
+  vkds_resource *res = vkds_context_resource(f.ctx, 0);
+  vkds_resource_info ri;
+  ck_assert_vkds(vkds_resource_get_info(res, &ri));
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                 .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                 .queueFamilyIndex = ri.queue_family};
+  ck_assert_int_eq(vkCreateCommandPool(f.counter.dev, &pci, NULL, &m.pool), VK_SUCCESS);
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = m.pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  ck_assert_int_eq(vkAllocateCommandBuffers(f.counter.dev, &ai, &m.cmd), VK_SUCCESS);
+  uint64_t calls0, tasks0, calls1, tasks1;
+  vkds_resource_submit_counts(res, &calls0, &tasks0);
+  /* a task the GPU takes longer over than the host takes to submit it */
+  add_task t = {.counter = &f.counter, .add = 1, .groups = 16, .iterations = 20000};
+  uint32_t self_submits = 0;
+  for (int i = 0; i < TASKS; ++i) {
+    vkds_submission *s = NULL;
+    bool keep = i % 200 == 199;
+    ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &t}, keep ? &s : NULL));
+    if (!keep) continue;
+    vkds_result p = vkds_submission_poll(s);
+    ck_assert_msg(p == VKDS_SUCCESS || p == VKDS_ERROR_WOULD_BLOCK, "poll: %s", vkds_result_str(p));
+    if (i % 400 == 399) { /* (waiting for the last submitted: it may be deferred) */
+      ck_assert_vkds(vkds_submission_wait(s));
+    } else { /* one that submits by itself, behind deferred ones */
+      vkds_submission *own;
+      ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = submit_myself, .user = &m,
+                                                          .mode = VKDS_TASK_SELF_SUBMIT}, &own));
+      ck_assert_vkds(vkds_submission_wait(own));
+      ck_assert_vkds(vkds_submission_wait(s)); /* before it, so done */
+      vkds_submission_release(own);
+      ++self_submits;
+    }
+    vkds_submission_release(s);
+  }
+  ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+  vkds_resource_submit_counts(res, &calls1, &tasks1);
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), TASKS + 7 * self_submits);
+  ck_assert_uint_eq(tasks1 - tasks0, TASKS + self_submits);
+  fprintf(stderr, "test_backend: %d tasks from one thread without waiting: %llu vkQueueSubmit calls\n", TASKS,
+          (unsigned long long)(calls1 - calls0));
+  ck_assert_msg(calls1 - calls0 < (uint64_t)TASKS / 2, "%llu calls for %d tasks: not deferred",
+                (unsigned long long)(calls1 - calls0), TASKS);
+  vkds_backend_lazy_report(f.b); /* (reports of work that finished after the last wait) */
+  ck_assert_int_eq(atomic_load(&counts[0]), TASKS + (int)self_submits);
+  vkDestroyCommandPool(f.counter.dev, m.pool, NULL);
+  fixture_close(&f);
+}
+END_TEST
+
 /* ---- resources, memory, threads ---- */
 
 START_TEST(backend_reports_its_resources_in_order) {
@@ -754,6 +824,7 @@ int main(void) {
   tcase_add_test(tc, hooks_run_in_order_and_see_every_submission);
   tcase_add_test(tc, a_failing_task_submits_nothing);
   tcase_add_test(tc, self_submitting_task);
+  tcase_add_test(tc, tasks_of_one_thread_are_deferred_and_coalesced);
   tcase_add_test(tc, backend_reports_its_resources_in_order);
   tcase_add_test(tc, hundred_thousand_submissions_keep_memory_flat);
   tcase_add_test(tc, submissions_from_four_threads_run_once_each);

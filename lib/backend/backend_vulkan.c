@@ -56,7 +56,7 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
   vkds__slot *s;
   bool record = info->mode == VKDS_TASK_RECORD, timed = vkds_selection_reports(sel) & VKDS_REPORT_TIME;
   vkds__replay replay = {.key = info->replay_key, .timed = timed, .label = info->label};
-  VKDS_CHECK(vkds__queue_acquire_slot(r, record, record && info->replay_key ? &replay : NULL, &s));
+  VKDS_CHECK(vkds__queue_acquire_slot(r, record && info->replay_key ? &replay : NULL, &s));
   s->key = info->key;
   if (vkds_selection_reports(sel) & (VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME)) {
     vkds_selection_retain(sel);
@@ -66,10 +66,9 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
   if (info->mode == VKDS_TASK_SELF_SUBMIT) {
     /* the value must be signalled in submission order: hold the queue until after */
     vkds_resource_lock_queue(r);
-    vkds__queue_flush_pending(r); /* requests queued before this one go first */
     task->queue = r->queue;
     task->signal_semaphore = r->timeline;
-    task->signal_value = atomic_load(&r->submitted) + 1;
+    task->signal_value = vkds__queue_reserve_value(r); /* after the requests queued before it */
   } else if (s->replayed) {
     task->cmd = s->cmd; /* recorded, timestamps and label included: submitted again */
     task->replayed = true;
@@ -114,7 +113,7 @@ static void vulkan_abandon(vkds_backend *b, vkds_selection *sel, vkds_task *task
  * next timeline value. */
 static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_task_info *info, uint64_t *value) {
   vkds__device *dev = r->dev;
-  if (s->replayed) return vkds__queue_submit(r, s, value);
+  if (s->replayed) return vkds__queue_submit(r, s, true, value);
   if (s->timed) dev->vk.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->timestamps, 1);
   if (info->label && dev->ctx->debug_utils && dev->ctx->fn.CmdEndDebugUtilsLabelEXT)
     dev->ctx->fn.CmdEndDebugUtilsLabelEXT(s->cmd);
@@ -125,7 +124,7 @@ static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_t
     s->replay_timed = s->timed;
     s->replay_label = info->label;
   }
-  return vkds__queue_submit(r, s, value);
+  return vkds__queue_submit(r, s, true, value);
 }
 
 static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
@@ -179,6 +178,7 @@ static vkds_result vulkan_wait_all(vkds_backend *b, uint64_t timeout_ns) {
   vkds_result first = VKDS_SUCCESS; /* a lost device fails its queues; the others are still waited for */
   for (uint32_t i = 0; i < b->resource_count; ++i) {
     vkds_resource *r = res_of(b, i);
+    vkds__queue_flush(r); /* deferred tasks are submitted, not left behind */
     uint64_t target = atomic_load(&r->submitted);
     uint64_t spent = vkds__now_ns() - start;
     uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : (spent < timeout_ns ? timeout_ns - spent : 0);

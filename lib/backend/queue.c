@@ -36,9 +36,12 @@ static void slot_free(vkds__device *dev, vkds__slot *s) {
   vkds__free(dev->ctx, s);
 }
 
+static void stop_flusher(vkds_resource *r);
+
 void vkds__queue_destroy(vkds_resource *r) {
   vkds__device *dev = r->dev;
   if (!r->timeline) return;
+  stop_flusher(r); /* (nothing is pending: the context waited for everything) */
   if (r->lead_pool) dev->vk.vkDestroyCommandPool(dev->device, r->lead_pool, vkds__vk_allocator(dev->ctx));
   r->lead_pool = VK_NULL_HANDLE;
   for (vkds__slot *lists[2] = {r->free_slots, r->inflight_head}, **l = lists; l < lists + 2; ++l)
@@ -172,9 +175,7 @@ static vkds__slot *pop_free(vkds_resource *r, bool count_new, const vkds__replay
 
 static vkds_result reclaim_upto(vkds_resource *r, uint64_t done);
 
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, const vkds__replay *replay, vkds__slot **out) {
-  /* counted from here: the combining thread waits for a submit that is on its way */
-  if (recording) atomic_fetch_add_explicit(&r->recording, 1, memory_order_relaxed);
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, const vkds__replay *replay, vkds__slot **out) {
   /* Reclaim first, so that a slot just finished is the one reused and slots never pile
    * up behind finished work: what the last read of the timeline says is finished (no
    * driver call), and only when that frees no slot, a new read of the timeline (driver
@@ -197,30 +198,18 @@ vkds_result vkds__queue_acquire_slot(vkds_resource *r, bool recording, const vkd
       pthread_mutex_unlock(&r->track_lock);
     }
   }
-  if (res != VKDS_SUCCESS) {
-    if (recording) atomic_fetch_sub_explicit(&r->recording, 1, memory_order_release);
-    return res;
-  }
+  if (res != VKDS_SUCCESS) return res;
   s->next = NULL;
   s->replayed = replayed;
   if (!replayed) s->replay_key = 0, s->needs_lead = s->ends_full = false; /* whatever it held is recorded over */
   s->timed = replayed && s->replay_timed;
-  s->recording = recording;
   s->value = 0;
   s->report_to = NULL;
   *out = s;
   return VKDS_SUCCESS;
 }
 
-/* The slot's task is no longer on its way to the queue (submitted or given up). */
-static void done_recording(vkds_resource *r, vkds__slot *s) {
-  if (!s->recording) return;
-  s->recording = false;
-  atomic_fetch_sub_explicit(&r->recording, 1, memory_order_release);
-}
-
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *s) {
-  done_recording(r, s);
   vkds_selection_release(s->report_to);
   s->report_to = NULL;
   pthread_mutex_lock(&r->track_lock);
@@ -331,9 +320,12 @@ vkds_result vkds__queue_reclaim_known(vkds_resource *r) {
   return reclaim_upto(r, atomic_load_explicit(&r->completed, memory_order_acquire));
 }
 
+static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block);
+
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value) {
   if (atomic_load_explicit(&r->completed, memory_order_acquire) >= value) return VKDS_SUCCESS;
   VKDS_CHECK(vkds__device_check_lost(r->dev, "waiting for a submission"));
+  VKDS_CHECK(submit_for(r, value, false));
   uint64_t now;
   VKDS_CHECK(read_counter(r, &now));
   return now >= value ? VKDS_SUCCESS : VKDS_ERROR_WOULD_BLOCK;
@@ -343,6 +335,7 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
   if (atomic_load_explicit(&r->completed, memory_order_acquire) >= value) return VKDS_SUCCESS;
   /* work that had not finished when the device was lost never will */
   VKDS_CHECK(vkds__device_check_lost(r->dev, "waiting for a submission"));
+  VKDS_CHECK(submit_for(r, value, true));
   /* Spin first: sleeping in the driver costs tens of microseconds of wake-up on some
    * GPUs (bench/RESULTS.md has the numbers), more than short tasks take. */
   uint64_t start = vkds__now_ns(), elapsed = 0;
@@ -375,43 +368,71 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  *
  * One vkQueueSubmit costs the GPU's front end about as much as the tiny task it
  * carries, and several tasks in one call cost less each (H100: 9.4-14.6 us per
- * dispatch one call each, 6.3 us each in one call with a signal each, bench/RESULTS.md).
- * So threads that submit to one queue at once share submits (flat combining): a thread
- * puts its request on the queue's pending list, then takes the queue; if its request is
- * still there, it submits every pending request (its own and those of threads that
- * queued meanwhile) in one call, each with its own VkSubmitInfo and timeline value, in
- * the order they were queued, and marks them done. While another thread holds the
- * queue, a thread watches its request instead of queueing up for the lock (for at most
- * QUEUE_SPIN_NS, then it blocks): threads blocked on the lock would each have to take it
- * in turn only to find their requests done, and that convoy left every new holder
- * almost nothing to combine (H100, 16 threads: 1.08 tasks per call).
+ * dispatch one call each, 5.5-6.3 us each in one call, bench/RESULTS.md). Two ways put
+ * several tasks in one call.
  *
- * Threads rarely meet by chance: the host side of a submit is shorter than the GPU's
- * share of it, so each call would carry one task while the GPU falls behind. So while
- * the GPU is backed up (more than COALESCE_BACKLOG of this queue's tasks not finished)
- * and other threads submit to this queue, the thread that holds it waits for the backlog
- * to come down, and for the tasks that arrive meanwhile to join (at most
- * COALESCE_WAIT_NS, or until MAX_COALESCED wait). That costs no task any time on the
- * GPU, which has the backlog to run meanwhile; a lone task, or one reaching an idle or
- * nearly idle queue, is submitted at once, at the price of two uncontended lock
- * operations. The wait is bounded because a task function may take long (or a queue
- * may be stalled behind a task that waits for the host).
+ * Flat combining: threads that submit to one queue at once share submits. A thread puts
+ * its request on the queue's pending list (which gives it its timeline value, in list
+ * order), then takes the queue; if its request is still there, it submits every pending
+ * request (its own and those of threads that queued meanwhile) in one call, each with
+ * its own VkSubmitInfo and value, in list order, and marks them done. While another
+ * thread holds the queue, a thread watches its request instead of queueing up for the
+ * lock (for at most QUEUE_SPIN_NS, then it blocks): threads blocked on the lock would
+ * each have to take it in turn only to find their requests done, and that convoy left
+ * every new holder almost nothing to combine (H100, 16 threads: 1.08 tasks per call).
  *
- * A failed call fails every request in it (each thread reports the VkResult itself, so
- * its own last-error message says it). Requests live on their threads' stacks: a thread
- * returns only after its request was submitted or failed. */
-enum { COALESCE_BACKLOG = 4 };
-#define COALESCE_WAIT_NS 20000u
+ * Deferred submission: flat combining alone gives a call at most one task a thread (a
+ * thread waits for its request), so one thread that does not wait for its tasks paid a
+ * call each, and 16 threads reached 2.2-4.2 tasks a call (bench/RESULTS.md, session 12).
+ * So while the GPU is backed up (DEFER_BACKLOG or more of this queue's submits not
+ * finished), a task that may be deferred (the backend's tasks; not staging, which waits
+ * at once) is put on the pending list with its value and its thread goes on. The
+ * queue's flusher thread (started on the first deferral) waits for the GPU, not for a
+ * timer: when all but the last submit finished, everything pending goes in one call
+ * (the GPU still has the last one to run meanwhile). Anyone who waits for a value not
+ * yet submitted submits the pending requests first, and so does anyone who submits
+ * without deferring: nothing waits behind a deferred task. A lone task, or one reaching
+ * an idle or nearly idle queue, is submitted at once, at the price of two uncontended
+ * lock operations.
+ *
+ * A failed call fails every request in it. A thread that waits for its request reports
+ * the VkResult itself (its own last-error message says it); deferred tasks report
+ * completion (so that policies stop counting them), and the queue keeps the VkResult:
+ * every later wait for a value not submitted, and every later submit, fails with it
+ * (values after a lost one would otherwise make it look finished). Stack requests live
+ * until their thread saw them done; deferred ones live in their slots, which belong to
+ * the queue once tracked. */
+enum { DEFER_BACKLOG = 2 };
 #define QUEUE_SPIN_NS 50000u
+#define FLUSHER_SPIN_NS 20000u
+#define FLUSHER_SLICE_NS 10000000u /* a stalled GPU: how often the flusher looks for stop */
 #define MAX_COALESCED 64
 
-typedef struct vkds__submit_req {
-  struct vkds__submit_req *next;
-  vkds__slot *slot;
-  uint64_t value;   /* the timeline value its submit signals */
-  VkResult vk;      /* the call's result */
-  atomic_bool done; /* set (release) by the thread that submitted it, under the queue lock */
-} vkds__submit_req;
+/* Puts a request on the pending list and gives it the next value, which it returns
+ * (read nothing from a deferred request afterwards: it may be submitted and its slot
+ * reused at once). */
+static uint64_t enqueue(vkds_resource *r, vkds__submit_req *req) {
+  req->next = NULL;
+  pthread_mutex_lock(&r->pending_lock);
+  req->value = atomic_load_explicit(&r->assigned, memory_order_relaxed) + 1;
+  atomic_store_explicit(&r->assigned, req->value, memory_order_relaxed);
+  if (r->pending_tail) r->pending_tail->next = req;
+  else r->pending_head = req;
+  r->pending_tail = req;
+  ++r->pending_count;
+  uint64_t value = req->value;
+  if (req->deferred && r->flusher_started) pthread_cond_signal(&r->flusher_cv);
+  pthread_mutex_unlock(&r->pending_lock);
+  return value;
+}
+
+/* A deferred task whose call failed: it never runs; its completion is reported (it is
+ * no longer in flight for a policy) and its slot freed. */
+static void drop_deferred(vkds_resource *r, vkds__slot *s) {
+  s->time_known = false;
+  report_finished(s);
+  vkds__queue_release_slot(r, s);
+}
 
 /* Submits up to MAX_COALESCED requests (linked) in one call; returns what follows them.
  * Each request is its own VkSubmitInfo with its own signal, so each task completes when
@@ -422,17 +443,15 @@ typedef struct vkds__submit_req {
 static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first) {
   vkds__device *dev = r->dev;
   vkds__submit_req *reqs[MAX_COALESCED];
-  uint64_t values[MAX_COALESCED];
   VkTimelineSemaphoreSubmitInfo ts[MAX_COALESCED];
   VkSubmitInfo si[MAX_COALESCED];
   VkCommandBuffer cmds[MAX_COALESCED][2];
-  uint32_t n = 0;
-  uint64_t next = atomic_load(&r->submitted) + 1;
+  uint32_t n = 0, deferred = 0;
   bool tail_full = r->tail_full; /* the queue is held: this is the order the GPU sees */
   vkds__submit_req *q = first;
   for (; q && n < MAX_COALESCED; q = q->next, ++n) {
     reqs[n] = q;
-    values[n] = next + n;
+    deferred += q->deferred;
     uint32_t c = 0;
     if (q->slot->needs_lead && !tail_full) { /* (made: see needs_lead) */
       cmds[n][c++] = r->lead_cmd;
@@ -442,7 +461,7 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
     tail_full = q->slot->ends_full;
     ts[n] = (VkTimelineSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                              .signalSemaphoreValueCount = 1,
-                                             .pSignalSemaphoreValues = &values[n]};
+                                             .pSignalSemaphoreValues = &q->value};
     si[n] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                            .pNext = &ts[n],
                            .commandBufferCount = c,
@@ -451,22 +470,39 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
                            .pSignalSemaphores = &r->timeline};
   }
   if (!n) return q; /* (first is never NULL) */
-  /* a device lost meanwhile (by another queue's thread) takes nothing more */
-  VkResult vr = atomic_load(&dev->lost) ? VK_ERROR_DEVICE_LOST : dev->vk.vkQueueSubmit(r->queue, n, si, VK_NULL_HANDLE);
+  /* a device lost meanwhile (by another queue's thread), or a queue that lost deferred
+   * tasks, takes nothing more */
+  int lost_before = atomic_load(&r->deferred_error);
+  VkResult vr = atomic_load(&dev->lost) ? VK_ERROR_DEVICE_LOST
+                : lost_before          ? (VkResult)lost_before
+                                       : dev->vk.vkQueueSubmit(r->queue, n, si, VK_NULL_HANDLE);
   r->tail_full = vr == VK_SUCCESS && tail_full;
   if (vr == VK_SUCCESS) {
-    atomic_store(&r->submitted, values[n - 1]);
+    atomic_store(&r->submitted, reqs[n - 1]->value);
     atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->submitted_tasks, n, memory_order_relaxed);
-    atomic_store_explicit(&r->last_batch, n, memory_order_relaxed);
+  } else if (deferred) {
+    int none = 0;
+    atomic_compare_exchange_strong(&r->deferred_error, &none, (int)vr);
   }
   for (uint32_t k = 0; k < n; ++k) {
-    reqs[k]->vk = vr;
-    if (vr == VK_SUCCESS) {
-      reqs[k]->value = reqs[k]->slot->value = values[k];
-      vkds__queue_track(r, reqs[k]->slot); /* from here on another thread may reclaim and reuse it */
+    vkds__submit_req *req = reqs[k];
+    vkds__slot *slot = req->slot;
+    if (req->deferred) { /* its slot's last use here: once tracked, another thread may reuse it */
+      if (vr != VK_SUCCESS) {
+        drop_deferred(r, slot);
+        continue;
+      }
+      slot->value = req->value;
+      vkds__queue_track(r, slot);
+      continue;
     }
-    atomic_store_explicit(&reqs[k]->done, true, memory_order_release); /* the owner may return now */
+    req->vk = vr;
+    if (vr == VK_SUCCESS) {
+      slot->value = req->value;
+      vkds__queue_track(r, slot); /* from here on another thread may reclaim and reuse it */
+    }
+    atomic_store_explicit(&req->done, true, memory_order_release); /* the owner may return now */
   }
   return q;
 }
@@ -483,47 +519,131 @@ void vkds__queue_flush_pending(vkds_resource *r) {
   }
 }
 
-/* With the queue held: while the GPU is backed up (more than COALESCE_BACKLOG of this
- * queue's tasks not finished), and other threads submit to this queue (tasks being
- * recorded for it, or the last call carried more than one task), waits (bounded) for
- * the backlog to come down, gathering the tasks that join the pending requests
- * meanwhile. (Waiting only while tasks were being recorded left the calls 1.3-1.4 tasks
- * each when tasks replay a kept recording, vkds_task_info.replay_key: those take a few
- * microseconds from selection to the queue, and a holder rarely saw one on its way.) */
-static void wait_for_company(vkds_resource *r) {
-  if (atomic_load_explicit(&r->recording, memory_order_acquire) == 0 &&
-      atomic_load_explicit(&r->last_batch, memory_order_relaxed) < 2)
-    return; /* a lone thread: nobody to wait for */
-  const uint64_t start = vkds__now_ns();
-  for (uint32_t round = 0;; ++round) {
-    if ((round & 31) == 0) { /* the timeline read is a driver call: now and then */
-      uint64_t done;
-      if (read_counter(r, &done) != VKDS_SUCCESS) return; /* the submit will say what went wrong */
-      uint64_t submitted = atomic_load(&r->submitted);
-      if (done >= submitted || submitted - done <= COALESCE_BACKLOG) return; /* the GPU would soon idle */
-      pthread_mutex_lock(&r->pending_lock);
-      uint32_t pending = r->pending_count;
+/* The queue's failure of deferred work, as the caller's error (VKDS_SUCCESS: none). */
+static vkds_result deferred_failure(vkds_resource *r, const char *what) {
+  int vk = atomic_load(&r->deferred_error);
+  return vk ? vkds__device_vk_fail(r->dev, (VkResult)vk, what) : VKDS_SUCCESS;
+}
+
+/* Before waiting for `value`: submits the pending requests when it is one of them
+ * (block: taking the queue even when another thread holds it; else only if it is free,
+ * and the flusher will submit it). An error when the call that carried it failed. */
+static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block) {
+  if (atomic_load(&r->submitted) >= value) return VKDS_SUCCESS;
+  if (block) vkds__queue_flush(r);
+  else if (vkds__resource_try_lock_queue(r)) {
+    vkds__queue_flush_pending(r);
+    vkds__resource_unlock_queue_own(r);
+  }
+  if (atomic_load(&r->submitted) >= value) return VKDS_SUCCESS;
+  return deferred_failure(r, "vkQueueSubmit (of deferred tasks)");
+}
+
+void vkds__queue_flush(vkds_resource *r) {
+  pthread_mutex_lock(&r->pending_lock);
+  bool none = !r->pending_head;
+  pthread_mutex_unlock(&r->pending_lock);
+  if (none) return; /* (no lock taken: a caller that holds the queue, a task that submits by itself, may wait) */
+  vkds_resource_lock_queue(r);
+  vkds__queue_flush_pending(r);
+  vkds__resource_unlock_queue_own(r);
+}
+
+uint64_t vkds__queue_reserve_value(vkds_resource *r) {
+  for (;;) {
+    vkds__queue_flush_pending(r);
+    pthread_mutex_lock(&r->pending_lock);
+    if (!r->pending_head) { /* nothing queued before it: the next value is the next signalled */
+      uint64_t v = atomic_load_explicit(&r->assigned, memory_order_relaxed) + 1;
+      atomic_store_explicit(&r->assigned, v, memory_order_relaxed);
       pthread_mutex_unlock(&r->pending_lock);
-      if (pending >= MAX_COALESCED || vkds__now_ns() - start >= COALESCE_WAIT_NS) return;
+      return v;
     }
-    vkds__cpu_relax();
+    pthread_mutex_unlock(&r->pending_lock);
   }
 }
 
-vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value_out) {
+/* Whether the GPU is backed up: DEFER_BACKLOG or more of the queue's submits unfinished
+ * (the timeline is read only when the last value read says so). */
+static bool backed_up(vkds_resource *r) {
+  uint64_t submitted = atomic_load(&r->submitted);
+  if (submitted - atomic_load_explicit(&r->completed, memory_order_acquire) < DEFER_BACKLOG) return false;
+  uint64_t done;
+  if (read_counter(r, &done) != VKDS_SUCCESS) return false; /* the submit will say what is wrong */
+  return done < submitted && submitted - done >= DEFER_BACKLOG;
+}
+
+/* Waits until the queue's timeline reaches `value` or FLUSHER_SLICE_NS passed (spinning
+ * FLUSHER_SPIN_NS first): the flusher's wait, which logs nothing (errors surface in the
+ * submit that follows it). */
+static void flusher_wait(vkds_resource *r, uint64_t value) {
+  uint64_t start = vkds__now_ns(), done;
+  do {
+    if (read_counter(r, &done) != VKDS_SUCCESS || done >= value) return;
+  } while (vkds__now_ns() - start < FLUSHER_SPIN_NS);
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                            .pSemaphores = &r->timeline, .pValues = &value};
+  if (r->dev->vk.vkWaitSemaphores(r->dev->device, &wi, FLUSHER_SLICE_NS) == VK_SUCCESS) note_completed(r, value);
+}
+
+static void *flusher_main(void *arg) {
+  vkds_resource *r = arg;
+  pthread_mutex_lock(&r->pending_lock);
+  for (;;) {
+    while (!r->flusher_stop && !r->pending_head) pthread_cond_wait(&r->flusher_cv, &r->pending_lock);
+    if (!r->pending_head) break; /* stopped, nothing left */
+    bool stop = r->flusher_stop;
+    pthread_mutex_unlock(&r->pending_lock);
+    /* let the GPU come down to its last submit: then everything pending goes in one call,
+     * while the GPU runs that one (a stop, or a lost device, submits at once) */
+    uint64_t submitted = atomic_load(&r->submitted);
+    if (!stop && submitted > 1 && !atomic_load(&r->dev->lost)) flusher_wait(r, submitted - 1);
+    vkds__queue_flush(r);
+    pthread_mutex_lock(&r->pending_lock);
+  }
+  pthread_mutex_unlock(&r->pending_lock);
+  return NULL;
+}
+
+/* Starts the queue's flusher if it is not running; false if it cannot be started. */
+static bool flusher_running(vkds_resource *r) {
+  pthread_mutex_lock(&r->pending_lock);
+  if (!r->flusher_started && !r->flusher_stop) {
+    pthread_cond_init(&r->flusher_cv, NULL);
+    r->flusher_started = pthread_create(&r->flusher, NULL, flusher_main, r) == 0;
+    if (!r->flusher_started) pthread_cond_destroy(&r->flusher_cv);
+  }
+  bool running = r->flusher_started;
+  pthread_mutex_unlock(&r->pending_lock);
+  return running;
+}
+
+static void stop_flusher(vkds_resource *r) {
+  pthread_mutex_lock(&r->pending_lock);
+  r->flusher_stop = true;
+  bool started = r->flusher_started;
+  if (started) pthread_cond_signal(&r->flusher_cv);
+  pthread_mutex_unlock(&r->pending_lock);
+  if (!started) return;
+  pthread_join(r->flusher, NULL); /* it submits what is still pending first */
+  pthread_cond_destroy(&r->flusher_cv);
+  r->flusher_started = false;
+}
+
+vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, bool may_defer, uint64_t *value_out) {
   vkds__device *dev = r->dev;
   VKDS_CHECK(vkds__device_check_lost(dev, "vkQueueSubmit"));
+  VKDS_CHECK(deferred_failure(r, "vkQueueSubmit (of deferred tasks, earlier)"));
+  if (may_defer && backed_up(r) && flusher_running(r)) {
+    vkds__submit_req *req = &s->deferred;
+    *req = (vkds__submit_req){.slot = s, .deferred = true};
+    *value_out = enqueue(r, req);
+    atomic_fetch_add_explicit(&r->deferred_tasks, 1, memory_order_relaxed);
+    return VKDS_SUCCESS;
+  }
   vkds__submit_req req = {.slot = s};
   atomic_init(&req.done, false);
-  /* before it is queued: once queued, another thread may submit it, and the slot may
-   * be reclaimed and reused */
-  done_recording(r, s);
-  pthread_mutex_lock(&r->pending_lock);
-  if (r->pending_tail) r->pending_tail->next = &req;
-  else r->pending_head = &req;
-  r->pending_tail = &req;
-  ++r->pending_count;
-  pthread_mutex_unlock(&r->pending_lock);
+  enqueue(r, &req);
   /* Until the request is done, take the queue if it is free and submit what is pending;
    * while another thread holds it (and may take this request along), watch the request
    * (see above). After QUEUE_SPIN_NS, block. */
@@ -543,10 +663,7 @@ vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, uint64_t *value_
       continue;
     }
     /* still pending: nobody who held the queue since took it, so this thread submits */
-    if (!atomic_load_explicit(&req.done, memory_order_acquire)) {
-      wait_for_company(r);
-      vkds__queue_flush_pending(r);
-    }
+    if (!atomic_load_explicit(&req.done, memory_order_acquire)) vkds__queue_flush_pending(r);
     vkds__resource_unlock_queue_own(r);
     break;
   }

@@ -303,6 +303,7 @@ static bool wait_for_work(vkds_context *ctx) {
   const uint64_t limit = ctx->destroy_timeout_ns, start = vkds__now_ns();
   for (uint32_t i = 0; i < ctx->resource_count; ++i) {
     vkds_resource *r = &ctx->resources[i];
+    if (r->timeline) vkds__queue_flush(r); /* deferred tasks too */
     uint64_t target = r->timeline ? atomic_load(&r->submitted) : 0, spent = vkds__now_ns() - start;
     if (!target) continue;
     uint64_t left = limit == UINT64_MAX ? UINT64_MAX : spent < limit ? limit - spent : 0;

@@ -79,7 +79,7 @@ static vkds_result staging_get(vkds__device *dev, vkds__staging **out) {
 /* Starts recording GPU copies on `r`. */
 static vkds_result copies_begin(vkds_resource *r, vkds__slot **out) {
   vkds__slot *s = NULL;
-  VKDS_CHECK(vkds__queue_acquire_slot(r, false, NULL, &s));
+  VKDS_CHECK(vkds__queue_acquire_slot(r, NULL, &s));
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   VkResult vr = r->dev->vk.vkBeginCommandBuffer(s->cmd, &bi);
@@ -108,7 +108,7 @@ static vkds_result copies_submit(vkds_resource *r, vkds__slot *s, bool to_host, 
     vkds__queue_release_slot(r, s);
     return vkds__vk_fail(dev->ctx, vr, "recording a staging copy");
   }
-  vkds_result res = vkds__queue_submit(r, s, value);
+  vkds_result res = vkds__queue_submit(r, s, false, value); /* (waited for soon: never deferred) */
   if (res != VKDS_SUCCESS) vkds__queue_release_slot(r, s);
   return res;
 }
