@@ -230,6 +230,7 @@ typedef struct vkds__slot {
   vkds__submit_req deferred;  /* its request while it waits for a deferred submit */
 } vkds__slot;
 
+enum { VKDS__SIGNAL_RING = 1024 };
 struct vkds_resource {
   vkds__device *dev;
   uint32_t index; /* in the context */
@@ -262,6 +263,11 @@ struct vkds_resource {
   pthread_cond_t flusher_cv;
   _Atomic int deferred_error;
   _Atomic uint64_t deferred_tasks; /* tasks whose thread went on before their submit */
+  /* The value whose signal reaches value v, at v % VKDS__SIGNAL_RING: v, or the last of
+   * its group of deferred tasks; and the value signalled before the last call's last
+   * signal (queue.c, signal_point and the flusher). */
+  _Atomic uint64_t signal_points[VKDS__SIGNAL_RING];
+  _Atomic uint64_t before_last_signal;
   _Atomic uint64_t submit_calls, submitted_tasks; /* vkds_resource_submit_counts */
   _Atomic uint64_t replayed_tasks; /* submissions of a kept recording (vkds_task_info.replay_key) */
   /* Ordering between submissions (queue.c, vkds__queue_lead_ready): whether the last
@@ -341,6 +347,8 @@ void vkds__queue_flush(vkds_resource *r);
 /* With the queue locked: submits the waiting requests and gives the caller the next
  * timeline value, which nothing else signals (a task that submits by itself). */
 uint64_t vkds__queue_reserve_value(vkds_resource *r);
+/* With the queue locked: the task that submitted by itself signalled `value`. */
+void vkds__queue_self_submitted(vkds_resource *r, uint64_t value);
 /* Recycles finished slots, delivering their completion and time reports. */
 vkds_result vkds__queue_reclaim(vkds_resource *r);
 /* The same, up to the last value read from the timeline (no driver call). */

@@ -288,7 +288,11 @@ VKDS_API void vkds_selection_report(vkds_selection *sel, vkds_report_bits what, 
  * out NULL the submission is not returned (fire and forget: vkds_backend_wait_all still
  * covers it). VKDS_ERROR_INVALID_ARGUMENT for a NULL argument or a policy's selection
  * submitted before; else the backend's or the task function's error (nothing ran then,
- * and a policy's selection may be submitted again). */
+ * and a policy's selection may be submitted again). The Vulkan backend may return before
+ * the task reaches vkQueueSubmit, while its queue is backed up (README, "share
+ * vkQueueSubmit calls"): it is submitted with the next tasks, by a wait for it, or by
+ * the queue's flusher thread; if that call fails, the task's waits return the error
+ * and the queue takes no more work (its device is usually lost then). */
 VKDS_API vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *info, vkds_submission **out);
 
 /* Waits for a submission (no limit). */

@@ -282,7 +282,9 @@ VKDS_API vkds_result vkds_resource_vk_handles(const vkds_resource *res,
                                               VkDevice *device, VkQueue *queue);
 
 /* Lock and unlock the resource's VkQueue (Vulkan queues are externally synchronized);
- * for applications that submit to a vkds-created queue themselves. After an unlock vkds
+ * for applications that submit to a vkds-created queue themselves. The lock first puts
+ * on the queue every vkds task submitted before it (vkds_submit may defer tasks while
+ * the queue is backed up), so what the holder submits runs after them. After an unlock vkds
  * assumes the application submitted work of its own, and orders its next algorithm call
  * after that work with a full barrier (between vkds's own calls the barrier at the end
  * of one call orders it before the next). */

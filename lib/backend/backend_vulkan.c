@@ -136,9 +136,7 @@ static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
   if (task->mode == VKDS_TASK_SELF_SUBMIT) {
     /* the function submitted (signalling task->signal_value) with the queue held */
     value = s->value = task->signal_value;
-    atomic_store(&r->submitted, value);
-    atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&r->submitted_tasks, 1, memory_order_relaxed);
+    vkds__queue_self_submitted(r, value);
     vkds__queue_track(r, s);
     vkds_resource_unlock_queue(r);
   } else {

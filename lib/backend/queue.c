@@ -7,6 +7,18 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* Deferred tasks next to each other in a call share a VkSubmitInfo and one signal, the
+ * group's last value, this many at most. Each keeps its own value: the timeline passes
+ * it when the group is done, and a wait for it waits for the group's signal
+ * (signal_point: waiting for a value that only a larger signal reaches makes the
+ * validation layer of Debian bookworm time out, a layer bug fixed in 2024). Each keeps
+ * its reports and GPU time (timestamps). A signal costs the GPU about 0.7 us a task
+ * (H100: 6.1 against 5.4 us a tiny task, bench/RESULTS.md); tiny tasks on one queue
+ * reached 0.78-0.89x plain Vulkan's all-in-one submit with a signal each, 0.88-0.94x in
+ * groups of 8 and 0.87-0.97x of 64 (issue 15, session 16). 8 bounds what a task can
+ * wait for behind it: seven tasks queued after it. */
+#define SIGNAL_GROUP 8
+
 uint64_t vkds__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -322,6 +334,16 @@ vkds_result vkds__queue_reclaim_known(vkds_resource *r) {
 
 static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block);
 
+/* The value whose signal tells that submitted value v is reached: v, or the last value
+ * of v's group of deferred tasks (submit_batch). An entry a later value took over (or a
+ * value that was never signalled) gives the last value submitted, which is signalled
+ * and at least v. */
+static uint64_t signal_point(vkds_resource *r, uint64_t v) {
+  uint64_t submitted = atomic_load(&r->submitted); /* (before the entry: its store published it) */
+  uint64_t p = atomic_load_explicit(&r->signal_points[v % VKDS__SIGNAL_RING], memory_order_relaxed);
+  return p >= v && p - v < SIGNAL_GROUP && p <= submitted ? p : submitted;
+}
+
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value) {
   if (atomic_load_explicit(&r->completed, memory_order_acquire) >= value) return VKDS_SUCCESS;
   VKDS_CHECK(vkds__device_check_lost(r->dev, "waiting for a submission"));
@@ -350,17 +372,18 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
   if (elapsed >= timeout_ns)
     return vkds__fail(r->dev->ctx, VKDS_ERROR_TIMEOUT, VK_TIMEOUT, "queue %u: not done after %llu ns",
                       r->index, (unsigned long long)timeout_ns);
+  uint64_t point = signal_point(r, value);
   VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                             .semaphoreCount = 1,
                             .pSemaphores = &r->timeline,
-                            .pValues = &value};
+                            .pValues = &point};
   uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : timeout_ns - elapsed;
   VkResult vr = r->dev->vk.vkWaitSemaphores(r->dev->device, &wi, left);
   if (vr == VK_TIMEOUT)
     return vkds__fail(r->dev->ctx, VKDS_ERROR_TIMEOUT, vr, "queue %u: not done after %llu ns", r->index,
                       (unsigned long long)timeout_ns);
   if (vr != VK_SUCCESS) return vkds__device_vk_fail(r->dev, vr, "vkWaitSemaphores");
-  note_completed(r, value);
+  note_completed(r, point);
   return VKDS_SUCCESS;
 }
 
@@ -389,9 +412,11 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  * at once) is put on the pending list with its value and its thread goes on. The
  * queue's flusher thread (started on the first deferral) waits for the GPU, not for a
  * timer: when all but the last submit finished, everything pending goes in one call
- * (the GPU still has the last one to run meanwhile). Anyone who waits for a value not
- * yet submitted submits the pending requests first, and so does anyone who submits
- * without deferring: nothing waits behind a deferred task. A lone task, or one reaching
+ * (the GPU still has the last one to run meanwhile); deferred tasks queued one after
+ * another share a value and its signal, up to SIGNAL_GROUP of them. Anyone who waits
+ * for a value not yet submitted submits the pending requests first, and so do anyone
+ * who submits without deferring and vkds_resource_lock_queue: nothing waits behind a
+ * deferred task, and an application's own submits come after the tasks before them. A lone task, or one reaching
  * an idle or nearly idle queue, is submitted at once, at the price of two uncontended
  * lock operations.
  *
@@ -435,39 +460,47 @@ static void drop_deferred(vkds_resource *r, vkds__slot *s) {
 }
 
 /* Submits up to MAX_COALESCED requests (linked) in one call; returns what follows them.
- * Each request is its own VkSubmitInfo with its own signal, so each task completes when
- * it is done, not when the last task of its call is: a short task that shares a call
- * with a long one is not held back by it. (One VkSubmitInfo with one signal for the
- * whole call was tried: 4-15% more tiny tasks a second at 16 threads on the H100, within
- * the runs' spread at 4 threads; bench/RESULTS.md, issue 15, session 12.) */
+ * A request whose thread waits for it is its own VkSubmitInfo with its own signal, so
+ * it completes when it is done, not when the last task of its call is (one signal for a
+ * whole call measured 4-15% more tiny tasks a second at 16 threads on the H100, before
+ * deferral: bench/RESULTS.md, issue 15, session 12); deferred ones, whose threads went
+ * on, share one in the groups enqueue() made (one value each). */
 static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first) {
   vkds__device *dev = r->dev;
   vkds__submit_req *reqs[MAX_COALESCED];
   VkTimelineSemaphoreSubmitInfo ts[MAX_COALESCED];
   VkSubmitInfo si[MAX_COALESCED];
-  VkCommandBuffer cmds[MAX_COALESCED][2];
-  uint32_t n = 0, deferred = 0;
+  VkCommandBuffer cmds[2 * MAX_COALESCED];
+  uint32_t info_of[MAX_COALESCED];
+  uint32_t n = 0, infos = 0, c = 0, deferred = 0, grouped = 0;
   bool tail_full = r->tail_full; /* the queue is held: this is the order the GPU sees */
   vkds__submit_req *q = first;
   for (; q && n < MAX_COALESCED; q = q->next, ++n) {
     reqs[n] = q;
     deferred += q->deferred;
-    uint32_t c = 0;
+    /* a deferred task joins the deferred one before it, SIGNAL_GROUP at most a signal */
+    if (!(q->deferred && n && reqs[n - 1]->deferred && grouped < SIGNAL_GROUP)) {
+      ts[infos] = (VkTimelineSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                                   .signalSemaphoreValueCount = 1};
+      si[infos] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                 .pNext = &ts[infos],
+                                 .pCommandBuffers = &cmds[c],
+                                 .signalSemaphoreCount = 1,
+                                 .pSignalSemaphores = &r->timeline};
+      ++infos;
+      grouped = 0;
+    }
     if (q->slot->needs_lead && !tail_full) { /* (made: see needs_lead) */
-      cmds[n][c++] = r->lead_cmd;
+      cmds[c++] = r->lead_cmd;
+      si[infos - 1].commandBufferCount++;
       atomic_fetch_add_explicit(&r->lead_barriers, 1, memory_order_relaxed);
     }
-    cmds[n][c++] = q->slot->cmd;
+    cmds[c++] = q->slot->cmd;
+    si[infos - 1].commandBufferCount++;
+    ts[infos - 1].pSignalSemaphoreValues = &q->value; /* the group's last */
+    info_of[n] = infos - 1;
+    ++grouped;
     tail_full = q->slot->ends_full;
-    ts[n] = (VkTimelineSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                             .signalSemaphoreValueCount = 1,
-                                             .pSignalSemaphoreValues = &q->value};
-    si[n] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .pNext = &ts[n],
-                           .commandBufferCount = c,
-                           .pCommandBuffers = cmds[n],
-                           .signalSemaphoreCount = 1,
-                           .pSignalSemaphores = &r->timeline};
   }
   if (!n) return q; /* (first is never NULL) */
   /* a device lost meanwhile (by another queue's thread), or a queue that lost deferred
@@ -475,9 +508,16 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
   int lost_before = atomic_load(&r->deferred_error);
   VkResult vr = atomic_load(&dev->lost) ? VK_ERROR_DEVICE_LOST
                 : lost_before          ? (VkResult)lost_before
-                                       : dev->vk.vkQueueSubmit(r->queue, n, si, VK_NULL_HANDLE);
+                                       : dev->vk.vkQueueSubmit(r->queue, infos, si, VK_NULL_HANDLE);
   r->tail_full = vr == VK_SUCCESS && tail_full;
   if (vr == VK_SUCCESS) {
+    /* where each value's signal is, then (publishing them) the last value submitted */
+    for (uint32_t k = 0; k < n; ++k)
+      atomic_store_explicit(&r->signal_points[reqs[k]->value % VKDS__SIGNAL_RING],
+                            *ts[info_of[k]].pSignalSemaphoreValues, memory_order_relaxed);
+    atomic_store_explicit(&r->before_last_signal,
+                          infos > 1 ? *ts[infos - 2].pSignalSemaphoreValues : atomic_load(&r->submitted),
+                          memory_order_relaxed);
     atomic_store(&r->submitted, reqs[n - 1]->value);
     atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->submitted_tasks, n, memory_order_relaxed);
@@ -539,6 +579,14 @@ static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block) {
   return deferred_failure(r, "vkQueueSubmit (of deferred tasks)");
 }
 
+void vkds__queue_self_submitted(vkds_resource *r, uint64_t value) {
+  atomic_store_explicit(&r->signal_points[value % VKDS__SIGNAL_RING], value, memory_order_relaxed);
+  atomic_store_explicit(&r->before_last_signal, atomic_load(&r->submitted), memory_order_relaxed);
+  atomic_store(&r->submitted, value);
+  atomic_fetch_add_explicit(&r->submit_calls, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&r->submitted_tasks, 1, memory_order_relaxed);
+}
+
 void vkds__queue_flush(vkds_resource *r) {
   pthread_mutex_lock(&r->pending_lock);
   bool none = !r->pending_head;
@@ -596,8 +644,8 @@ static void *flusher_main(void *arg) {
     pthread_mutex_unlock(&r->pending_lock);
     /* let the GPU come down to its last submit: then everything pending goes in one call,
      * while the GPU runs that one (a stop, or a lost device, submits at once) */
-    uint64_t submitted = atomic_load(&r->submitted);
-    if (!stop && submitted > 1 && !atomic_load(&r->dev->lost)) flusher_wait(r, submitted - 1);
+    uint64_t before_last = atomic_load_explicit(&r->before_last_signal, memory_order_relaxed);
+    if (!stop && before_last && !atomic_load(&r->dev->lost)) flusher_wait(r, before_last);
     vkds__queue_flush(r);
     pthread_mutex_lock(&r->pending_lock);
   }

@@ -90,6 +90,9 @@ void vkds_resource_lock_queue(vkds_resource *res) {
   if (!res) return;
   pthread_mutex_lock(&res->queue_lock);
   if (res->dev->queue_lock) res->dev->queue_lock(res->dev->queue_lock_user, res->queue);
+  /* tasks vkds_submit deferred go first: what the holder submits comes after every task
+   * submitted before the lock, as if none had been deferred */
+  if (res->timeline) vkds__queue_flush_pending(res);
 }
 
 bool vkds__resource_try_lock_queue(vkds_resource *res) {
