@@ -340,6 +340,7 @@ static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block);
  * and at least v. */
 static uint64_t signal_point(vkds_resource *r, uint64_t v) {
   uint64_t submitted = atomic_load(&r->submitted); /* (before the entry: its store published it) */
+  if (v > submitted) return v; /* (not submitted yet: a task that submits by itself, say) */
   uint64_t p = atomic_load_explicit(&r->signal_points[v % VKDS__SIGNAL_RING], memory_order_relaxed);
   return p >= v && p - v < SIGNAL_GROUP && p <= submitted ? p : submitted;
 }
@@ -412,13 +413,13 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  * at once) is put on the pending list with its value and its thread goes on. The
  * queue's flusher thread (started on the first deferral) waits for the GPU, not for a
  * timer: when all but the last submit finished, everything pending goes in one call
- * (the GPU still has the last one to run meanwhile); deferred tasks queued one after
- * another share a value and its signal, up to SIGNAL_GROUP of them. Anyone who waits
- * for a value not yet submitted submits the pending requests first, and so do anyone
- * who submits without deferring and vkds_resource_lock_queue: nothing waits behind a
- * deferred task, and an application's own submits come after the tasks before them. A lone task, or one reaching
- * an idle or nearly idle queue, is submitted at once, at the price of two uncontended
- * lock operations.
+ * (the GPU still has the last one to run meanwhile); deferred tasks next to each other
+ * in it share a signal, up to SIGNAL_GROUP of them. Anyone who waits for a value not
+ * yet submitted submits the pending requests first, and so do anyone who submits
+ * without deferring and vkds_resource_lock_queue: nothing waits behind a deferred task,
+ * and an application's own submits come after the tasks before them. A lone task, or
+ * one reaching an idle or nearly idle queue, is submitted at once, at the price of two
+ * uncontended lock operations.
  *
  * A failed call fails every request in it. A thread that waits for its request reports
  * the VkResult itself (its own last-error message says it); deferred tasks report
@@ -463,8 +464,9 @@ static void drop_deferred(vkds_resource *r, vkds__slot *s) {
  * A request whose thread waits for it is its own VkSubmitInfo with its own signal, so
  * it completes when it is done, not when the last task of its call is (one signal for a
  * whole call measured 4-15% more tiny tasks a second at 16 threads on the H100, before
- * deferral: bench/RESULTS.md, issue 15, session 12); deferred ones, whose threads went
- * on, share one in the groups enqueue() made (one value each). */
+ * deferral: bench/RESULTS.md, issue 15, session 12); deferred ones next to each other,
+ * whose threads went on, share one VkSubmitInfo and its signal (their last value), up
+ * to SIGNAL_GROUP of them. */
 static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first) {
   vkds__device *dev = r->dev;
   vkds__submit_req *reqs[MAX_COALESCED];
