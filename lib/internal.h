@@ -262,7 +262,6 @@ struct vkds_resource {
   bool flusher_started, flusher_stop; /* (pending_lock) */
   pthread_cond_t flusher_cv;
   _Atomic int deferred_error;
-  _Atomic uint64_t deferred_tasks; /* tasks whose thread went on before their submit */
   /* The value whose signal reaches value v, at v % VKDS__SIGNAL_RING: v, or the last of
    * its group of deferred tasks; and the value signalled before the last call's last
    * signal (queue.c, signal_point and the flusher). */

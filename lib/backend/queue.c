@@ -688,7 +688,6 @@ vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, bool may_defer, 
     vkds__submit_req *req = &s->deferred;
     *req = (vkds__submit_req){.slot = s, .deferred = true};
     *value_out = enqueue(r, req);
-    atomic_fetch_add_explicit(&r->deferred_tasks, 1, memory_order_relaxed);
     return VKDS_SUCCESS;
   }
   vkds__submit_req req = {.slot = s};
