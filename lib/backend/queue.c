@@ -1,6 +1,7 @@
 /* lib/backend/queue.c: what vkds tracks per VkQueue: a timeline semaphore that every vkds
- * submit signals, recycled slots (command pool, buffer, timestamp queries), and the
- * in-flight list that completion reports come from. */
+ * submit signals, recycled slots (command pool, buffer, timestamp queries), the
+ * in-flight list that completion reports come from, and the pending list that
+ * coalesced and deferred submits go through (with the queue's flusher thread). */
 #include "internal.h"
 #include "queue_test.h"
 
@@ -15,7 +16,8 @@
  * its reports and GPU time (timestamps). A signal costs the GPU about 0.7 us a task
  * (H100: 6.1 against 5.4 us a tiny task, bench/RESULTS.md); tiny tasks on one queue
  * reached 0.78-0.89x plain Vulkan's all-in-one submit with a signal each, 0.88-0.94x in
- * groups of 8 and 0.87-0.97x of 64 (issue 15, session 16). 8 bounds what a task can
+ * groups of 8 and 0.87-0.97x of 64 (one thread, 0.90-0.97x with this code; issue 15,
+ * session 16). 8 bounds what a task can
  * wait for behind it: seven tasks queued after it. */
 #define SIGNAL_GROUP 8
 
@@ -415,9 +417,9 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
  * timer: when all but the last submit finished, everything pending goes in one call
  * (the GPU still has the last one to run meanwhile); deferred tasks next to each other
  * in it share a signal, up to SIGNAL_GROUP of them. Anyone who waits for a value not
- * yet submitted submits the pending requests first, and so do anyone who submits
- * without deferring and vkds_resource_lock_queue: nothing waits behind a deferred task,
- * and an application's own submits come after the tasks before them. A lone task, or
+ * yet submitted submits the pending requests first, as do a submit that is not
+ * deferred and vkds_resource_lock_queue: nothing waits behind a deferred task, and an
+ * application's own submits come after the tasks before them. A lone task, or
  * one reaching an idle or nearly idle queue, is submitted at once, at the price of two
  * uncontended lock operations.
  *
