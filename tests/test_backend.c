@@ -329,19 +329,25 @@ static vkds_result submit_myself(void *user, const vkds_task *task, void **wait_
   return VKDS_SUCCESS;
 }
 
-START_TEST(self_submitting_task) {
-  fixture f;
-  fixture_open(&f, 0, NULL);
-  self_submit m = {.counter = &f.counter};
+/* A self-submitting task's command buffer, from a pool on resource 0's queue family. */
+static self_submit self_submit_open(const fixture *f) {
+  self_submit m = {.counter = &f->counter};
   vkds_resource_info ri;
-  ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(f.ctx, 0), &ri));
+  ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(f->ctx, 0), &ri));
   VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                  .queueFamilyIndex = ri.queue_family};
-  ck_assert_int_eq(vkCreateCommandPool(f.counter.dev, &pci, NULL, &m.pool), VK_SUCCESS);
+  ck_assert_int_eq(vkCreateCommandPool(f->counter.dev, &pci, NULL, &m.pool), VK_SUCCESS);
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = m.pool,
                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-  ck_assert_int_eq(vkAllocateCommandBuffers(f.counter.dev, &ai, &m.cmd), VK_SUCCESS);
+  ck_assert_int_eq(vkAllocateCommandBuffers(f->counter.dev, &ai, &m.cmd), VK_SUCCESS);
+  return m;
+}
+
+START_TEST(self_submitting_task) {
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  self_submit m = self_submit_open(&f);
   ck_assert_vkds(submit_add(&f, 1, NULL)); /* mixed with recorded ones */
   for (int i = 0; i < 3; ++i) {
     vkds_submission *s;
@@ -378,17 +384,8 @@ START_TEST(tasks_of_one_thread_are_deferred_and_coalesced) {
   fixture f;
   fixture_open(&f, VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME,
                &(vkds_report_sink){.report = count_report, .user = counts});
-  self_submit m = {.counter = &f.counter};
+  self_submit m = self_submit_open(&f);
   vkds_resource *res = vkds_context_resource(f.ctx, 0);
-  vkds_resource_info ri;
-  ck_assert_vkds(vkds_resource_get_info(res, &ri));
-  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                 .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                 .queueFamilyIndex = ri.queue_family};
-  ck_assert_int_eq(vkCreateCommandPool(f.counter.dev, &pci, NULL, &m.pool), VK_SUCCESS);
-  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = m.pool,
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-  ck_assert_int_eq(vkAllocateCommandBuffers(f.counter.dev, &ai, &m.cmd), VK_SUCCESS);
   uint64_t calls0, tasks0, calls1, tasks1;
   vkds_resource_submit_counts(res, &calls0, &tasks0);
   /* a task the GPU takes longer over than the host takes to submit it */
