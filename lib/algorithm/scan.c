@@ -66,7 +66,8 @@ typedef struct chained_shape {
 #define SHAPE(t, r)                                                                                              \
   {#t "x" #r, t, r,                                                                                              \
    SINGLE_EXTENSIONS "#define VKDS_SCAN_CHAINED\n#define VKDS_CH_THREADS " #t "\n#define VKDS_CH_RUNS " #r "u\n"}
-/* largest groups first: the first the device takes is the default (chained()) */
+/* largest groups first: chained() picks one by the count and walks down from it to one
+ * the device takes */
 static const chained_shape SHAPES[] = {SHAPE(1024, 5), SHAPE(1024, 4), SHAPE(512, 5), SHAPE(512, 4), SHAPE(256, 4)};
 #undef SHAPE
 #define SHAPE_COUNT (sizeof SHAPES / sizeof SHAPES[0])
@@ -227,11 +228,10 @@ vkds_result vkds__scan_choose(vkds__call *c) {
   /* the single pass's fallback re-reads a stalled tile's input, which in place its
    * owner may have overwritten already */
   if (in_place(&c->a)) path = VKDS_SCAN_PATH_PORTABLE;
-  c->a.variant = chained(&c->a, dev, path);
-  if (!is_chained(c->a.variant) && rule_takes_chained(&c->a, dev)) {
-    uint32_t v = chained(&c->a, dev, VKDS_SCAN_PATH_SINGLE);
-    if (is_chained(v)) c->a.variant = v, path = VKDS_SCAN_PATH_SINGLE;
-  }
+  /* the chained tiles where the path or the rule's refinement asks for them; else `path` */
+  uint32_t v = chained(&c->a, dev, rule_takes_chained(&c->a, dev) ? VKDS_SCAN_PATH_SINGLE : path);
+  if (is_chained(v)) path = VKDS_SCAN_PATH_SINGLE;
+  c->a.variant = is_chained(v) ? v : (uint32_t)path;
   uint64_t tiles = (c->a.count + tile_elems(c->a.elem_type) - 1) / tile_elems(c->a.elem_type);
   if (path == VKDS_SCAN_PATH_PORTABLE && tiles_per_group(tiles) > MAX_TILES_PER_GROUP)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
