@@ -17,8 +17,7 @@
  * (H100: 6.1 against 5.4 us a tiny task, bench/RESULTS.md); tiny tasks on one queue
  * reached 0.78-0.89x plain Vulkan's all-in-one submit with a signal each, 0.88-0.94x in
  * groups of 8 and 0.87-0.97x of 64 (one thread, 0.90-0.97x with this code; issue 15,
- * session 16). 8 bounds what a task can
- * wait for behind it: seven tasks queued after it. */
+ * session 16). 8 bounds what a task can wait for behind it: seven tasks queued after it. */
 #define SIGNAL_GROUP 8
 
 uint64_t vkds__now_ns(void) {
@@ -433,7 +432,9 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
 enum { DEFER_BACKLOG = 2 };
 #define QUEUE_SPIN_NS 50000u
 #define FLUSHER_SPIN_NS 20000u
-#define FLUSHER_SLICE_NS 10000000u /* a stalled GPU: how often the flusher looks for stop */
+/* the longest the flusher holds tasks back for a GPU that makes no progress (a queue
+ * stalled behind a task that waits for the host): then it submits them anyway */
+#define FLUSHER_SLICE_NS 10000000u
 #define MAX_COALESCED 64
 
 /* Puts a request on the pending list and gives it the next value, which it returns
@@ -626,8 +627,8 @@ static bool backed_up(vkds_resource *r) {
 }
 
 /* Waits until the queue's timeline reaches `value` or FLUSHER_SLICE_NS passed (spinning
- * FLUSHER_SPIN_NS first): the flusher's wait, which logs nothing (errors surface in the
- * submit that follows it). */
+ * FLUSHER_SPIN_NS first): the flusher's wait. Not vkds__queue_wait, which logs a
+ * timeout as an error; errors here surface in the submit that follows. */
 static void flusher_wait(vkds_resource *r, uint64_t value) {
   uint64_t start = vkds__now_ns(), done;
   do {
