@@ -890,9 +890,10 @@ START_TEST(ten_thousand_single_pass_scans) {
 END_TEST
 
 /* Every shape of the chained single pass (scan.c SHAPES: the default where a device
- * takes 1024 threads a group, the smaller ones where it takes fewer), i32 and u32 under
- * each operator it takes, inclusive and exclusive with init, sizes around its tiles, with
- * the forced fallback (every tile also reduces its predecessor) and without. */
+ * takes 1024 threads a group, the smaller ones where it takes fewer; the tile kept in
+ * registers (256x4) or read again by the stores (the others)), i32 and u32 under each
+ * operator it takes, inclusive and exclusive with init, sizes around its tiles, with the
+ * forced fallback (every tile also reduces its predecessor) and without. */
 START_TEST(chained_shapes) {
   static const char *shapes[] = {"1024x5", "1024x4", "512x5", "512x4", "256x4"};
   static const uint64_t sizes[] = {1, 4097, 20480, 40963};

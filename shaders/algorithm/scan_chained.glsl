@@ -2,7 +2,8 @@
 // depend on how the elements are grouped: 4-byte integers under plus, multiplies, min,
 // max or a bitwise operator (scan.c, `chained`). After scan_tile.glsl, which leaves the
 // local size to this file (VKDS_SCAN_CHAINED); the preamble adds the 64-bit atomics,
-// GL_KHR_memory_scope_semantics and the ballots. One dispatch; 2n words move.
+// GL_KHR_memory_scope_semantics and the ballots. One dispatch; 2n words move (3n with
+// VKDS_CH_REREAD, the third from L2 for the most part).
 //
 // The textbook chained scan with decoupled look-back (Merrill and Garland), in the shape
 // that measured fastest in plain Vulkan on an H100 (bench/scan1.comp, bench/RESULTS.md
@@ -13,8 +14,14 @@
 //   numbered by an atomic counter, never by gl_WorkGroupID: a group only waits for tiles
 //   taken by groups that already run;
 // - lane l of subgroup g owns runs r = 0..RUNS-1 at 4-element index (g * RUNS + r) * S + l
-//   of the tile: consecutive lanes load consecutive 16 bytes, and the tile stays in
-//   registers (no shared memory);
+//   of the tile: consecutive lanes load consecutive 16 bytes; the tile's scanned values
+//   wait out the look-back in registers, or, with VKDS_CH_REREAD (scan.c sets it for
+//   groups of 512 threads and more), only the subgroups' totals do and the stores read
+//   the tile again. Why: the kept tile takes ~60 registers a thread, so one 1024-thread
+//   group fits an SM on an H100 and nothing hides its look-back's waits; re-reading
+//   takes ~32, two groups fit, and 2^28 u32 scanned in 1,095 us instead of 1,135 (2^24:
+//   78.5 against 81.3 us), where the same re-read in 256-thread tiles was slower below
+//   2^24 (2^21 25.8 against 19.6 us: bench/RESULTS.md, 2026-11-26, session 17);
 // - each tile publishes one 64-bit word: flag 1 (its aggregate A) or 2 (its inclusive
 //   prefix P, everything up to its end, init included) in the high half, the value in
 //   the low half; one relaxed atomic carries both, so no ordering is needed;
@@ -30,7 +37,7 @@
 // The fallback reads the tile's input: never in place (scan.c).
 
 // The shape (scan.c puts it in the preamble): VKDS_CH_THREADS threads a group, each
-// holding VKDS_CH_RUNS runs of 4 elements.
+// holding VKDS_CH_RUNS runs of 4 elements; VKDS_CH_REREAD as above.
 #ifndef VKDS_CH_THREADS
 #define VKDS_CH_THREADS 1024
 #define VKDS_CH_RUNS 5u
@@ -87,16 +94,41 @@ shared uint vkds_ch_tile_sh;
 shared uint vkds_ch_next_lo, vkds_ch_next_hi; // after a look-back round: ~0ul found, else a tile to reduce
 shared ACC_T vkds_ch_prefix_sh;
 
-// Tile m's aggregate (every thread calls it).
-ACC_T vkds_ch_reduce(uint64_t m) {
-  uint64_t base = m * VKDS_CH_TILE;
+// The thread's runs of the tile at `base`, combined (in any order: these operators'
+// results do not depend on it).
+ACC_T vkds_ch_thread_total(uint64_t base) {
   ACC_T acc = vkds_identity();
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     ACC_T x[4];
     vkds_ch_load_run(vkds_ch_at(base, r), P(0), x);
     acc = vkds_combine(acc, vkds_combine(vkds_combine(x[0], x[1]), vkds_combine(x[2], x[3])));
   }
-  ACC_T s = vkds_ch_subgroup_total(acc);
+  return acc;
+}
+
+// The run at i scanned across the subgroup: y[k] is what precedes element k inside the
+// subgroup's part of the tile, `run` included (exclusive), or that and the element
+// (inclusive); `run` moves past the subgroup's run.
+void vkds_ch_scan_run(uint64_t i, bool exclusive, inout ACC_T run, out ACC_T y[4]) {
+  uint lane = gl_SubgroupInvocationID;
+  ACC_T x[4];
+  vkds_ch_load_run(i, P(0), x);
+  ACC_T s1 = vkds_combine(x[0], x[1]), s2 = vkds_combine(s1, x[2]), s3 = vkds_combine(s2, x[3]);
+  ACC_T incl = vkds_subgroup_scan(s3);
+  ACC_T left = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
+  ACC_T pre = lane > 0u ? vkds_combine(run, left) : run;
+  if (exclusive) {
+    y[0] = pre, y[1] = vkds_combine(pre, x[0]), y[2] = vkds_combine(pre, s1), y[3] = vkds_combine(pre, s2);
+  } else {
+    y[0] = vkds_combine(pre, x[0]), y[1] = vkds_combine(pre, s1);
+    y[2] = vkds_combine(pre, s2), y[3] = vkds_combine(pre, s3);
+  }
+  run = vkds_combine(run, vkds_shuffle(incl, gl_SubgroupSize - 1u));
+}
+
+// Tile m's aggregate (every thread calls it).
+ACC_T vkds_ch_reduce(uint64_t m) {
+  ACC_T s = vkds_ch_subgroup_total(vkds_ch_thread_total(m * VKDS_CH_TILE));
   if (gl_SubgroupInvocationID == 0u) vkds_ch_red[gl_SubgroupID] = s;
   barrier();
   ACC_T total = vkds_identity();
@@ -151,26 +183,20 @@ void main() {
   uint64_t tile = uint64_t(vkds_ch_tile_sh), n = P(0), base = tile * VKDS_CH_TILE;
   bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
 
-  // Each run scanned, and each subgroup's runs chained: v holds what precedes each element
-  // inside the subgroup's part of the tile (exclusive) or that and the element (inclusive).
+#ifdef VKDS_CH_REREAD
+  // The subgroup's part of the tile, reduced; the stores read the tile again (below).
+  ACC_T run = vkds_ch_subgroup_total(vkds_ch_thread_total(base));
+#else
+  // Each run scanned, and each subgroup's runs chained: v[4r + k] is run r's y[k]
+  // (vkds_ch_scan_run), kept in registers across the look-back.
   ACC_T v[VKDS_CH_RUNS * 4u];
   ACC_T run = vkds_identity(); // the subgroup's runs so far
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
-    ACC_T x[4];
-    vkds_ch_load_run(vkds_ch_at(base, r), n, x);
-    ACC_T s1 = vkds_combine(x[0], x[1]), s2 = vkds_combine(s1, x[2]), s3 = vkds_combine(s2, x[3]);
-    ACC_T incl = vkds_subgroup_scan(s3);
-    ACC_T left = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
-    ACC_T pre = lane > 0u ? vkds_combine(run, left) : run;
-    if (exclusive) {
-      v[4u * r] = pre, v[4u * r + 1u] = vkds_combine(pre, x[0]);
-      v[4u * r + 2u] = vkds_combine(pre, s1), v[4u * r + 3u] = vkds_combine(pre, s2);
-    } else {
-      v[4u * r] = vkds_combine(pre, x[0]), v[4u * r + 1u] = vkds_combine(pre, s1);
-      v[4u * r + 2u] = vkds_combine(pre, s2), v[4u * r + 3u] = vkds_combine(pre, s3);
-    }
-    run = vkds_combine(run, vkds_shuffle(incl, S - 1u));
+    ACC_T y[4];
+    vkds_ch_scan_run(vkds_ch_at(base, r), exclusive, run, y);
+    for (uint k = 0u; k < 4u; ++k) v[4u * r + k] = y[k];
   }
+#endif
   if (lane == 0u) vkds_ch_sums[sg] = run;
   barrier();
   ACC_T before = vkds_identity(), total = vkds_identity(); // the subgroups before this one; the tile
@@ -231,7 +257,13 @@ void main() {
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     uint64_t i = vkds_ch_at(at, r);
     OUT_T o[4];
+#ifdef VKDS_CH_REREAD
+    ACC_T y[4];
+    vkds_ch_scan_run(i, exclusive, p, y); // p moves along the subgroup's runs
+    for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(y[k]);
+#else
     for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(vkds_combine(p, v[4u * r + k]));
+#endif
     if (i + 4ul <= n) {
       out_vst(i, o);
     } else {
