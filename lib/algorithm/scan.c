@@ -214,8 +214,9 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
  * elements runs the chained single pass, unless a path is forced (context or
  * environment). Measured on an H100 (2026-11-26, bench/RESULTS.md), u32 plus, GPU us,
  * chained against portable: 2^21 19.4 / 21.0, 2^22 29.7 / 31.0, 2^23 47.2 / 53.6, 2^24
- * 81.7 / 91.6, 2^28 1,136 / 1,165; below 2^21 the portable path is faster (2^20 18.7 /
- * 16.0: a few large tiles leave the GPU idle while they wait). */
+ * 77.9 / 91.4, 2^28 1,092 / 1,166 (the large tiles re-read, session 17); below 2^21 the
+ * portable path is faster (2^20 18.7 / 16.0: a few large tiles leave the GPU idle while
+ * they wait). */
 #define NVIDIA_VENDOR_ID 0x10deu
 #define CHAINED_RULE_MIN (1ull << 21)
 static bool rule_takes_chained(const vkds__alg *a, const vkds__device *dev) {
