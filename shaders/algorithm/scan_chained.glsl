@@ -175,7 +175,7 @@ bool vkds_ch_look_back(uint64_t k, inout uint spins, ACC_T start, out ACC_T pref
 }
 
 void main() {
-  uint t = vkds_rank(), sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+  uint t = vkds_rank(), sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   if (t == 0u)
     vkds_ch_tile_sh = atomicAdd(vkds_word(P(2) + 32ul).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
                                 gl_SemanticsRelaxed);
