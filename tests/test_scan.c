@@ -767,7 +767,7 @@ START_TEST(asynchronous_form) {
 }
 END_TEST
 
-/* The single pass's tile for u32 plus below 2^24 elements: scan_chained.glsl's shape
+/* The single pass's tile for u32 plus below 2^22 elements: scan_chained.glsl's shape
  * VKDS_SCAN_CHAINED=TxR (4 T R elements), by default 256 x 4 (4,096); scan_single.glsl's
  * 4,096 with =off. */
 static uint64_t u32_single_tile(void) {
@@ -889,9 +889,9 @@ START_TEST(ten_thousand_single_pass_scans) {
 }
 END_TEST
 
-/* Every shape of the chained single pass (scan.c SHAPES: the default where a device
- * takes 1024 threads a group, the smaller ones where it takes fewer; the tile kept in
- * registers (256x4) or read again by the stores (the others)), i32 and u32 under each
+/* Every shape of the chained single pass (scan.c SHAPES: the two defaults, 256x4 and
+ * 512x4, and the larger ones VKDS_SCAN_CHAINED asks for; the tile kept in registers
+ * (256x4) or read again by the stores (the others)), i32 and u32 under each
  * operator it takes, inclusive and exclusive with init, sizes around its tiles, with the
  * forced fallback (every tile also reduces its predecessor) and without. */
 START_TEST(chained_shapes) {

@@ -335,7 +335,7 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * against PORTABLE's 0.75x). One refinement, per call: on NVIDIA GPUs (vendor 0x10de,
  * whose running groups make progress in practice) a scan that the chained tiles above
  * take, of at least 2^21 elements, runs SINGLE in them, measured faster there (H100,
- * u32 plus, 2026-11-26: 0.81x CUB at 2^28 against 0.76x, 0.91x at 2^24 against 0.78x;
+ * u32 plus, 2026-11-26: 0.84x CUB at 2^28 against 0.76x, 0.87x at 2^24 against 0.78x;
  * PORTABLE stays faster below 2^21). vkds_resource_scan_path() answers for the other
  * scans. SINGLE runs where it is asked for and the device can run it. vkds_context_info.
  * scan_path, else the environment variable VKDS_SCAN_PATH=single|portable, overrides the

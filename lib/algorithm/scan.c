@@ -69,8 +69,9 @@ typedef struct chained_shape {
   {#t "x" #r, t, r,                                                                                              \
    SINGLE_EXTENSIONS "#define VKDS_SCAN_CHAINED\n#define VKDS_CH_THREADS " #t "\n#define VKDS_CH_RUNS " #r "u\n" extra}
 #define REREAD "#define VKDS_CH_REREAD\n"
-/* largest groups first: chained() picks one by the count and walks down from it to one
- * the device takes */
+/* largest groups first: chained() picks one by the count (the last two: 256x4 for small
+ * scans, 512x4 for the rest) and walks down from it to one the device takes; the larger
+ * ones only where VKDS_SCAN_CHAINED asks */
 static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(1024, 4, REREAD), SHAPE(512, 5, REREAD),
                                        SHAPE(512, 4, REREAD), SHAPE(256, 4, "")};
 #undef REREAD
@@ -182,18 +183,21 @@ uint64_t vkds__scan_scratch_bound(uint64_t count) {
  * result is the same bits whatever the grouping, so the look-back may combine wherever
  * it finds prefixes. (Not the logical operators: their identity is not neutral, 0 || x
  * is 1 for x = 3, and an element with nothing before it must come out as itself.) On an
- * H100 that shape scanned 2^28 u32 at 0.95x CUB in plain Vulkan where 4,096-element tiles
- * (this file's other single pass) reached 0.59-0.79x (bench/RESULTS.md, 2026-11-26).
+ * H100 the textbook chained scan scanned 2^28 u32 at 0.95x CUB in plain Vulkan where this
+ * file's other single pass reached 0.59x (bench/RESULTS.md, 2026-11-26); vkds's reaches
+ * 0.84x in 512 x 4 tiles that read their input again after the look-back.
  * Returns the variant: VARIANT_CHAINED plus the shape (by the count, below), or `path`.
  * VKDS_SCAN_CHAINED=off keeps the A/B/R single pass for them too (A/B measurements, and
  * tests of that path on integers); =1024x4 (a SHAPES name) picks the shape, for
  * measurements and tests. */
 static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_path path) {
   const char *v = vkds__getenv("VKDS_SCAN_CHAINED");
-  /* by size: 256 x 4 (4,096 elements) below 2^24, where the large tiles leave SMs idle,
-   * 1024 x 5 above (measured equal from 2^24 up on the H100, 2026-11-26; the plain kernel
-   * gains most from large tiles there) */
-  uint32_t shape = a->count < (1ull << 24) ? SHAPE_COUNT - 1 : 0;
+  /* by size: 256 x 4 (4,096 elements, the tile in registers) below 2^22, where larger
+   * tiles leave SMs idle; 512 x 4 (8,192, read again) from there. Measured on an H100
+   * (2026-11-26, session 17), u32 plus, GPU us, 256x4 / 512x4 / 1024x5: 2^21 19.4 / 21.5
+   * / 21.8, 2^22 29.7 / 25.3 / 28.6, 2^24 81.9 / 76.9 / 77.1, 2^26 - / 271.4 / 281.1,
+   * 2^28 - / 1,056 / 1,094 (1,137 for 256x4 in an earlier call) */
+  uint32_t shape = a->count < (1ull << 22) ? SHAPE_COUNT - 1 : SHAPE_COUNT - 2;
   for (uint32_t i = 0; v && i < SHAPE_COUNT; ++i)
     if (strcmp(v, SHAPES[i].name) == 0) shape = i;
   /* a group the device takes (Vulkan promises only 128 threads; vkds's other scans take
@@ -213,8 +217,8 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
  * progress in practice, a scan the chained shape takes (chained()) of at least 2^21
  * elements runs the chained single pass, unless a path is forced (context or
  * environment). Measured on an H100 (2026-11-26, bench/RESULTS.md), u32 plus, GPU us,
- * chained against portable: 2^21 19.4 / 21.0, 2^22 29.7 / 31.0, 2^23 47.2 / 53.6, 2^24
- * 77.9 / 91.4, 2^28 1,092 / 1,166 (the large tiles re-read, session 17); below 2^21 the
+ * chained against portable: 2^21 19.4 / 21.0, 2^22 25.3 / 31.0, 2^23 42.6 / 53.6, 2^24
+ * 76.9 / 91.4, 2^28 1,056 / 1,166 (the shapes of chained(), session 17); below 2^21 the
  * portable path is faster (2^20 18.7 / 16.0: a few large tiles leave the GPU idle while
  * they wait). */
 #define NVIDIA_VENDOR_ID 0x10deu

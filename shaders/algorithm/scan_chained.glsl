@@ -5,14 +5,14 @@
 // GL_KHR_memory_scope_semantics and the ballots. One dispatch; 2n words move (3n with
 // VKDS_CH_REREAD, the third from L2 for the most part).
 //
-// The textbook chained scan with decoupled look-back (Merrill and Garland), in the shape
-// that measured fastest in plain Vulkan on an H100 (bench/scan1.comp, bench/RESULTS.md
-// 2026-11-26: 0.95x CUB's InclusiveSum for u32 at 2^28, where 256-thread tiles of 4,096
-// elements reached 0.79x: fewer, larger tiles wait less in all):
-// - tiles of 1024 threads x 5 runs of 4 elements (20,480 elements; scan.c picks a
-//   smaller shape where a device takes fewer threads a group, or VKDS_SCAN_CHAINED asks),
-//   numbered by an atomic counter, never by gl_WorkGroupID: a group only waits for tiles
-//   taken by groups that already run;
+// The textbook chained scan with decoupled look-back (Merrill and Garland), after the
+// shape that measured fastest in plain Vulkan on an H100 (bench/scan1.comp,
+// bench/RESULTS.md 2026-11-26: 0.95x CUB's InclusiveSum for u32 at 2^28 in 1024 x 5
+// tiles, where 256-thread tiles of 4,096 elements reached 0.79x):
+// - tiles of VKDS_CH_THREADS threads x VKDS_CH_RUNS runs of 4 elements (scan.c: 256 x 4
+//   for small scans, 512 x 4 from 2^22 elements, the fastest here once they re-read,
+//   below), numbered by an atomic counter, never by gl_WorkGroupID: a group only waits
+//   for tiles taken by groups that already run;
 // - lane l of subgroup g owns runs r = 0..RUNS-1 at 4-element index (g * RUNS + r) * S + l
 //   of the tile: consecutive lanes load consecutive 16 bytes; the tile's scanned values
 //   wait out the look-back in registers, or, with VKDS_CH_REREAD (scan.c sets it for
@@ -20,8 +20,9 @@
 //   the tile again. Why: the kept tile takes ~60 registers a thread, so one 1024-thread
 //   group fits an SM on an H100 and nothing hides its look-back's waits; re-reading
 //   takes ~32, two groups fit, and 2^28 u32 scanned in 1,095 us instead of 1,135 (2^24:
-//   78.5 against 81.3 us), where the same re-read in 256-thread tiles was slower below
-//   2^24 (2^21 25.8 against 19.6 us: bench/RESULTS.md, 2026-11-26, session 17);
+//   78.5 against 81.3 us; 512 x 4 re-reading: 1,056), where the same re-read in
+//   256-thread tiles was slower below 2^24 (2^21 25.8 against 19.6 us: bench/RESULTS.md,
+//   2026-11-26, session 17);
 // - each tile publishes one 64-bit word: flag 1 (its aggregate A) or 2 (its inclusive
 //   prefix P, everything up to its end, init included) in the high half, the value in
 //   the low half; one relaxed atomic carries both, so no ordering is needed;
