@@ -373,6 +373,21 @@ END_TEST
 static void shared_tiles_on(void) { harness_setenv("VKDS_SCAN_TILES", "shared"); }
 static void shared_tiles_off(void) { harness_setenv("VKDS_SCAN_TILES", NULL); }
 
+/* The single pass's two compactions: by default (open_path(SINGLE) above) the chained
+ * tiles in their small shape (256x4, tiles of 4,096); these tcases force the large shape
+ * (512x4, which reads its tile again) with every tile also reducing its predecessor (the
+ * fallback), and the A/B/R single pass (scan_single.glsl) that compaction ran in before. */
+static void chained_large_on(void) {
+  harness_setenv("VKDS_SCAN_CHAINED", "512x4");
+  harness_setenv("VKDS_SCAN_SPINS", "-1");
+}
+static void chained_large_off(void) {
+  harness_setenv("VKDS_SCAN_CHAINED", NULL);
+  harness_setenv("VKDS_SCAN_SPINS", NULL);
+}
+static void abr_single_on(void) { harness_setenv("VKDS_SCAN_CHAINED", "off"); }
+static void abr_single_off(void) { harness_setenv("VKDS_SCAN_CHAINED", NULL); }
+
 int main(void) {
   Suite *s = suite_create("compact");
   TCase *t = harness_tcase("reference");
@@ -384,6 +399,16 @@ int main(void) {
   tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
   tcase_add_loop_test(t, every_type_mask_and_size, 0, 3); /* the 4-byte types: staged */
   tcase_add_test(t, outputs_and_views);
+  suite_add_tcase(s, t);
+  t = harness_tcase("chained_large");
+  tcase_add_checked_fixture(t, chained_large_on, chained_large_off);
+  tcase_add_loop_test(t, every_type_mask_and_size, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  tcase_add_test(t, outputs_and_views);
+  suite_add_tcase(s, t);
+  t = harness_tcase("abr_single");
+  tcase_add_checked_fixture(t, abr_single_on, abr_single_off);
+  tcase_add_loop_test(t, every_type_mask_and_size, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  tcase_add_test(t, big);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, forms_and_nan);

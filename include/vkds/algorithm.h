@@ -321,11 +321,13 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  *     twice, or a block's or superblock's value from the ones below it). Needs subgroup
  *     ballots and shuffles and 64-bit buffer atomics (shaderBufferInt64Atomics).
  *     For I32 and U32 under PLUS, MULTIPLIES, MIN, MAX and the bitwise operators (where
- *     every grouping gives the same bits) each tile publishes its total and then its
- *     inclusive prefix, which the next tiles' subgroup adds up back to the nearest
- *     prefix (the textbook chained scan; shaders/algorithm/scan_chained.glsl), in tiles
- *     of 256 threads x 16 elements below 2^24 elements and 1024 x 20 from there (fewer
- *     where the device takes fewer threads a group); the same bounded spins and fallback.
+ *     every grouping gives the same bits), and for compaction's flags, each tile
+ *     publishes its total and then its inclusive prefix, which the next tiles' subgroup
+ *     adds up back to the nearest prefix (the textbook chained scan;
+ *     shaders/algorithm/scan_chained.glsl), in tiles of 256 threads x 16 elements below
+ *     2^22 elements and 512 x 16 from there (fewer where the device takes fewer threads a
+ *     group; the larger tiles, and compaction's, read their input again after the
+ *     look-back); the same bounded spins and fallback.
  *   VKDS_SCAN_PATH_PORTABLE: reduce-then-scan, three dispatches (one for up to 4
  *     tiles): group totals, their scan, the scan itself. Reads n twice, writes n; no
  *     group ever waits for another, on any device.
@@ -334,9 +336,9 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * SINGLE pass loses there to its look-back's waits (0.59x CUB's InclusiveSum at 2^28
  * against PORTABLE's 0.75x). One refinement, per call: on NVIDIA GPUs (vendor 0x10de,
  * whose running groups make progress in practice) a scan that the chained tiles above
- * take, of at least 2^21 elements, runs SINGLE in them, measured faster there (H100,
- * u32 plus, 2026-11-26: 0.84x CUB at 2^28 against 0.76x, 0.87x at 2^24 against 0.78x;
- * PORTABLE stays faster below 2^21). vkds_resource_scan_path() answers for the other
+ * take (compaction not yet: unmeasured), of at least 2^21 elements, runs SINGLE in
+ * them, measured faster there (H100, u32 plus, 2026-11-26: 0.84x CUB at 2^28 against
+ * 0.76x, 0.87x at 2^24 against 0.78x; PORTABLE stays faster below 2^21). vkds_resource_scan_path() answers for the other
  * scans. SINGLE runs where it is asked for and the device can run it. vkds_context_info.
  * scan_path, else the environment variable VKDS_SCAN_PATH=single|portable, overrides the
  * rule (refinement included) for every device of a context (a device that cannot run

@@ -178,10 +178,10 @@ uint64_t vkds__scan_scratch_bound(uint64_t count) {
 
 /* ---- choosing the path for a call ---- */
 
-/* Whether a single-pass call takes the chained shape: a plain scan (not compaction, not
- * by key) of 4-byte integers under plus, multiplies, min, max or a bitwise operator, whose
- * result is the same bits whatever the grouping, so the look-back may combine wherever
- * it finds prefixes. (Not the logical operators: their identity is not neutral, 0 || x
+/* Whether a single-pass call takes the chained shape: a scan (not by key) of 4-byte
+ * integers under plus, multiplies, min, max or a bitwise operator, whose result is the
+ * same bits whatever the grouping, so the look-back may combine wherever it finds
+ * prefixes; compaction's flags, counted by an integer plus, included. (Not the logical operators: their identity is not neutral, 0 || x
  * is 1 for x = 3, and an element with nothing before it must come out as itself.) On an
  * H100 the textbook chained scan scanned 2^28 u32 at 0.95x CUB in plain Vulkan where this
  * file's other single pass reached 0.59x (bench/RESULTS.md, 2026-11-26); vkds's reaches
@@ -207,7 +207,7 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
                                      SHAPES[shape].threads > lim->maxComputeWorkGroupSize[0]))
     ++shape;
   bool fits = path == VKDS_SCAN_PATH_SINGLE && !(v && strcmp(v, "off") == 0) &&
-         a->result != VKDS__RESULT_COUNT && a->elem != VKDS__ELEM_BY_KEY && a->combine == VKDS__COMBINE_OP &&
+         a->elem != VKDS__ELEM_BY_KEY && a->combine == VKDS__COMBINE_OP &&
          a->op.kind >= VKDS_OP_PLUS && a->op.kind <= VKDS_OP_BIT_XOR &&
          (a->elem_type == VKDS_I32 || a->elem_type == VKDS_U32);
   return fits ? VARIANT_CHAINED + shape : (uint32_t)path;
@@ -222,10 +222,15 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
  * portable path is faster (2^20 18.7 / 16.0: a few large tiles leave the GPU idle while
  * they wait). */
 #define NVIDIA_VENDOR_ID 0x10deu
+/* Compaction in the chained tiles (copy_if, remove_if, partition, unique: their flags'
+ * count is an integer plus) runs where SINGLE is asked for; the rule leaves it on the
+ * portable path until an H100 says which is faster (built in session 17 without device
+ * time left to measure it). */
+static bool compaction_unmeasured(const vkds__alg *a) { return a->result == VKDS__RESULT_COUNT; }
 #define CHAINED_RULE_MIN (1ull << 21)
 static bool rule_takes_chained(const vkds__alg *a, const vkds__device *dev) {
   return dev->ctx->scan_path == VKDS_SCAN_PATH_DEFAULT && dev->facts.props.properties.vendorID == NVIDIA_VENDOR_ID &&
-         a->count >= CHAINED_RULE_MIN && can_single(dev) && !in_place(a);
+         a->count >= CHAINED_RULE_MIN && can_single(dev) && !in_place(a) && !compaction_unmeasured(a);
 }
 
 vkds_result vkds__scan_choose(vkds__call *c) {

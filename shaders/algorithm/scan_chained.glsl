@@ -127,6 +127,48 @@ void vkds_ch_scan_run(uint64_t i, bool exclusive, inout ACC_T run, out ACC_T y[4
   run = vkds_combine(run, vkds_shuffle(incl, gl_SubgroupSize - 1u));
 }
 
+#ifdef VKDS_COMPACT
+// A compaction's step for the run at i (vkds_ch_scan_run's shape): the elements whose
+// flag is 1 go to out[the flags before them, `run` included], a partition's others to
+// out2[their index - that count]; what lands past an output's count is not written.
+// `run` moves past the subgroup's run. The writes of a subgroup fall in the 4 S
+// elements' span of the output its run fills: no shared memory stage.
+void vkds_ch_compact_run(uint64_t i, inout ACC_T run) {
+  uint lane = gl_SubgroupInvocationID;
+  uint64_t n = P(0);
+  IN0_T a[4];
+  ACC_T f[4];
+  if (i + 4ul <= n) {
+    in0_v(i, a);
+    for (uint k = 0u; k < 4u; ++k) f[k] = vkds_map(i + uint64_t(k) + P(6), a[k]);
+  } else {
+    for (uint k = 0u; k < 4u; ++k) {
+      f[k] = vkds_identity();
+      if (i + uint64_t(k) < n) {
+        a[k] = in0(i + uint64_t(k));
+        f[k] = vkds_map(i + uint64_t(k) + P(6), a[k]);
+      }
+    }
+  }
+  ACC_T s3 = f[0] + f[1] + f[2] + f[3];
+  ACC_T incl = vkds_subgroup_scan(s3);
+  ACC_T left = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
+  uint64_t kept = uint64_t(lane > 0u ? run + left : run); // the flags before element k
+  for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) {
+    if (f[k] != 0u) {
+      if (kept < VKDS_OUT_COUNT) out_st(kept, OUT_T(a[k]));
+      ++kept;
+    } else {
+#ifdef VKDS_PARTITION
+      uint64_t at = i + uint64_t(k) - kept;
+      if (at < VKDS_OUT2_COUNT) out2_st(at, OUT2_T(a[k]));
+#endif
+    }
+  }
+  run += vkds_shuffle(incl, gl_SubgroupSize - 1u);
+}
+#endif
+
 // Tile m's aggregate (every thread calls it).
 ACC_T vkds_ch_reduce(uint64_t m) {
   ACC_T s = vkds_ch_subgroup_total(vkds_ch_thread_total(m * VKDS_CH_TILE));
@@ -184,7 +226,7 @@ void main() {
   uint64_t tile = uint64_t(vkds_ch_tile_sh), n = P(0), base = tile * VKDS_CH_TILE;
   bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
 
-#ifdef VKDS_CH_REREAD
+#if defined(VKDS_CH_REREAD) || defined(VKDS_COMPACT)
   // The subgroup's part of the tile, reduced; the stores read the tile again (below).
   ACC_T run = vkds_ch_subgroup_total(vkds_ch_thread_total(base));
 #else
@@ -248,13 +290,18 @@ void main() {
   ACC_T prefix = vkds_ch_prefix_sh;
   // The tile's place again, read from shared memory: the compiler cannot prove it equal
   // to `base`, so it does not keep the loads' 64-bit addresses alive across the look-back
-  // for the stores (two registers a run, where 1024-thread groups get 64 in all).
-  // (Not yet measured on a GPU: bench/RESULTS.md, 2026-11-26.)
+  // for the stores (two registers a run, where 1024-thread groups get 64 in all; 2^28
+  // u32 1,189 -> 1,136 us on an H100 before the re-read: bench/RESULTS.md, session 16).
   uint64_t at = uint64_t(vkds_ch_tile_sh) * VKDS_CH_TILE;
   // a streamed chunk's carry: everything up to its last element (past the end, identities)
   if (t == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && at + VKDS_CH_TILE >= n)
     vkds_carry_out(vkds_combine(prefix, total));
   ACC_T p = vkds_combine(prefix, before);
+#ifdef VKDS_COMPACT
+  // the count of kept elements, by the tile that holds the last one
+  if (t == 0u && at < n && n - at <= VKDS_CH_TILE) vkds_u64(P(3)).v = uint64_t(vkds_combine(prefix, total));
+  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) vkds_ch_compact_run(vkds_ch_at(at, r), p);
+#else
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     uint64_t i = vkds_ch_at(at, r);
     OUT_T o[4];
@@ -271,4 +318,5 @@ void main() {
       for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) out_st(i + uint64_t(k), o[k]);
     }
   }
+#endif
 }
