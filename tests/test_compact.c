@@ -264,6 +264,51 @@ START_TEST(big) {
 }
 END_TEST
 
+/* Host data past the staging ring (two chunks of 256 KiB): compaction stages it whole
+ * (its outputs' places depend on every chunk before: algorithm.h), on both paths; every
+ * algorithm, random mask (unique: the data's runs), and the asynchronous form. */
+START_TEST(host_larger_than_staging_ring) {
+  enum { N = (1 << 20) + 3 };
+  void *data = mask_data(VKDS_U32, N, RANDOM);
+  uint32_t *got = malloc(N * 4), *got2 = malloc(N * 4);
+  double *yes = malloc(N * 8), *no = malloc(N * 8);
+  for (int k = 0; k < 2; ++k) {
+    vkds_context_info info = harness_info();
+    info.staging_chunks = 2;
+    info.staging_chunk_bytes = 256 << 10;
+    info.scan_path = PATHS[k];
+    ck_assert_vkds(vkds_context_create(&info, &ctx));
+    r0 = vkds_context_resource(ctx, 0);
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+    for (algo a = COPY_IF; a <= UNIQUE; ++a) {
+      for (uint64_t i = 0; i < N; ++i) got[i] = got2[i] = 77;
+      vkds_seq is = vkds_seq_host_const(data, N, VKDS_U32), os = vkds_seq_host(got, N, VKDS_U32),
+               os2 = vkds_seq_host(got2, N, VKDS_U32);
+      uint64_t count = 12345, no_count;
+      ck_assert_vkds(run(a, pol, &is, &os, &os2, mask_pred(VKDS_U32, RANDOM), &count));
+      uint64_t want = host_compact(a, VKDS_U32, data, N, RANDOM, yes, no, &no_count);
+      char what[64];
+      snprintf(what, sizeof what, "%s %s, streamed", path_name(PATHS[k]), algo_name(a));
+      ck_assert_msg(count == want, "%s: count %llu want %llu", what, (unsigned long long)count, (unsigned long long)want);
+      check_out(VKDS_U32, got, yes, want, N, what);
+      if (a == PARTITION) check_out(VKDS_U32, got2, no, no_count, N, what);
+    }
+    for (uint64_t i = 0; i < N; ++i) got[i] = 77;
+    vkds_seq is = vkds_seq_host_const(data, N, VKDS_U32), os = vkds_seq_host(got, N, VKDS_U32);
+    uint64_t count = 0;
+    vkds_submission *sub;
+    ck_assert_vkds(vkds_copy_if_async(pol, &is, &os, mask_pred(VKDS_U32, RANDOM), &count, &sub));
+    ck_assert_vkds(vkds_submission_wait(sub));
+    vkds_submission_release(sub);
+    uint64_t want = host_compact(COPY_IF, VKDS_U32, data, N, RANDOM, yes, no, NULL);
+    ck_assert_uint_eq(count, want);
+    check_out(VKDS_U32, got, yes, want, N, "async, staged whole");
+    close_ctx();
+  }
+  free(data), free(got), free(got2), free(yes), free(no);
+}
+END_TEST
+
 /* ---- the forms, NaN ---- */
 
 START_TEST(forms_and_nan) {
@@ -394,6 +439,7 @@ int main(void) {
   tcase_add_loop_test(t, every_type_mask_and_size, 0, (int)(sizeof TYPES / sizeof *TYPES));
   tcase_add_test(t, outputs_and_views);
   tcase_add_test(t, big);
+  tcase_add_test(t, host_larger_than_staging_ring);
   suite_add_tcase(s, t);
   t = harness_tcase("shared_tiles");
   tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
