@@ -288,7 +288,7 @@ START_TEST(host_larger_than_staging_ring) {
       ck_assert_vkds(run(a, pol, &is, &os, &os2, mask_pred(VKDS_U32, RANDOM), &count));
       uint64_t want = host_compact(a, VKDS_U32, data, N, RANDOM, yes, no, &no_count);
       char what[64];
-      snprintf(what, sizeof what, "%s %s, streamed", path_name(PATHS[k]), algo_name(a));
+      snprintf(what, sizeof what, "%s %s, past the ring", path_name(PATHS[k]), algo_name(a));
       ck_assert_msg(count == want, "%s: count %llu want %llu", what, (unsigned long long)count, (unsigned long long)want);
       check_out(VKDS_U32, got, yes, want, N, what);
       if (a == PARTITION) check_out(VKDS_U32, got2, no, no_count, N, what);

@@ -128,11 +128,18 @@ void vkds_ch_scan_run(uint64_t i, bool exclusive, inout ACC_T run, out ACC_T y[4
 }
 
 #ifdef VKDS_COMPACT
+#if VKDS_OUT_SIZE == 4
+// Each subgroup's kept elements of a run, in order, staged so that its lanes write them
+// out as consecutive words (scattered 4-byte stores cost the portable path's compaction
+// half its speed on an H100: scan_tile.glsl). Larger elements are written directly.
+#define VKDS_CH_STAGED 1
+shared OUT_T vkds_ch_stage[VKDS_CH_THREADS * 4];
+#endif
+
 // A compaction's step for the run at i (vkds_ch_scan_run's shape): the elements whose
 // flag is 1 go to out[the flags before them, `run` included], a partition's others to
 // out2[their index - that count]; what lands past an output's count is not written.
-// `run` moves past the subgroup's run. The writes of a subgroup fall in the 4 S
-// elements' span of the output its run fills: no shared memory stage.
+// `run` moves past the subgroup's run.
 void vkds_ch_compact_run(uint64_t i, inout ACC_T run) {
   uint lane = gl_SubgroupInvocationID;
   uint64_t n = P(0);
@@ -154,9 +161,16 @@ void vkds_ch_compact_run(uint64_t i, inout ACC_T run) {
   ACC_T incl = vkds_subgroup_scan(s3);
   ACC_T left = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
   uint64_t kept = uint64_t(lane > 0u ? run + left : run); // the flags before element k
+#ifdef VKDS_CH_STAGED
+  uint stage = gl_SubgroupID * gl_SubgroupSize * 4u; // the subgroup's part of the stage
+#endif
   for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) {
     if (f[k] != 0u) {
+#ifdef VKDS_CH_STAGED
+      vkds_ch_stage[stage + uint(kept - uint64_t(run))] = OUT_T(a[k]);
+#else
       if (kept < VKDS_OUT_COUNT) out_st(kept, OUT_T(a[k]));
+#endif
       ++kept;
     } else {
 #ifdef VKDS_PARTITION
@@ -165,7 +179,15 @@ void vkds_ch_compact_run(uint64_t i, inout ACC_T run) {
 #endif
     }
   }
-  run += vkds_shuffle(incl, gl_SubgroupSize - 1u);
+  ACC_T all = vkds_shuffle(incl, gl_SubgroupSize - 1u); // the subgroup's kept elements of the run
+#ifdef VKDS_CH_STAGED
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  for (uint j = lane; j < all; j += gl_SubgroupSize)
+    if (uint64_t(run) + uint64_t(j) < VKDS_OUT_COUNT) out_st(uint64_t(run) + uint64_t(j), vkds_ch_stage[stage + j]);
+  subgroupBarrier(); // read out before the next run writes the stage again
+#endif
+  run += all;
 }
 #endif
 
