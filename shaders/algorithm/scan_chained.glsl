@@ -74,16 +74,25 @@ uint64_t vkds_ch_at(uint64_t base, uint r) {
   return base + 4ul * uint64_t((gl_SubgroupID * VKDS_CH_RUNS + r) * gl_SubgroupSize + gl_SubgroupInvocationID);
 }
 
-// The 4 mapped elements at i (the identity past the end).
-void vkds_ch_load_run(uint64_t i, uint64_t n, out ACC_T x[4]) {
+// The 4 elements at i (a; past the end: not set) and their mapped values (x; past the
+// end: the identity).
+void vkds_ch_load_elems(uint64_t i, uint64_t n, out IN0_T a[4], out ACC_T x[4]) {
   if (i + 4ul <= n) {
-    IN0_T a[4];
     in0_v(i, a);
     for (uint k = 0u; k < 4u; ++k) x[k] = vkds_map(i + uint64_t(k) + P(6), a[k]);
   } else {
-    for (uint k = 0u; k < 4u; ++k)
-      x[k] = i + uint64_t(k) < n ? vkds_map(i + uint64_t(k) + P(6), in0(i + uint64_t(k))) : vkds_identity();
+    for (uint k = 0u; k < 4u; ++k) {
+      x[k] = vkds_identity();
+      if (i + uint64_t(k) < n) {
+        a[k] = in0(i + uint64_t(k));
+        x[k] = vkds_map(i + uint64_t(k) + P(6), a[k]);
+      }
+    }
   }
+}
+void vkds_ch_load_run(uint64_t i, uint64_t n, out ACC_T x[4]) {
+  IN0_T a[4];
+  vkds_ch_load_elems(i, n, a, x);
 }
 
 // A subgroup's total, on every lane.
@@ -144,19 +153,8 @@ void vkds_ch_compact_run(uint64_t i, inout ACC_T run) {
   uint lane = gl_SubgroupInvocationID;
   uint64_t n = P(0);
   IN0_T a[4];
-  ACC_T f[4];
-  if (i + 4ul <= n) {
-    in0_v(i, a);
-    for (uint k = 0u; k < 4u; ++k) f[k] = vkds_map(i + uint64_t(k) + P(6), a[k]);
-  } else {
-    for (uint k = 0u; k < 4u; ++k) {
-      f[k] = vkds_identity();
-      if (i + uint64_t(k) < n) {
-        a[k] = in0(i + uint64_t(k));
-        f[k] = vkds_map(i + uint64_t(k) + P(6), a[k]);
-      }
-    }
-  }
+  ACC_T f[4]; // the flags
+  vkds_ch_load_elems(i, n, a, f);
   ACC_T s3 = f[0] + f[1] + f[2] + f[3];
   ACC_T incl = vkds_subgroup_scan(s3);
   ACC_T left = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
