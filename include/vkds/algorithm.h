@@ -419,9 +419,11 @@ VKDS_API vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const 
  * at the 8-byte aligned device view `count`. The outputs may have any number of
  * elements: what does not fit is not written (the count still says how many were kept),
  * so an output as long as `in` always takes everything, and elements past the kept
- * ones keep their values (a host output is staged both ways for that). Elements are converted to the
- * output's type. They run on the scans (same paths, same rules; scans of 32-bit counts,
- * so at most 2^32 - 1 elements) in one pass over `in` on the single path. Outputs must
+ * ones keep their values (a host output is staged both ways for that). Elements are
+ * converted to the output's type. They run on the scans (same paths; scans of 32-bit
+ * counts, so at most 2^32 - 1 elements): on the single path in the chained tiles, one
+ * dispatch (each tile reads its part of `in` again after its look-back, mostly from the
+ * GPU's cache); the rule gives them PORTABLE everywhere for now (unmeasured). Outputs must
  * not overlap `in` or each other (no in place: these are oneDPL's copy_if,
  * remove_copy_if, partition_copy and unique_copy). `in` must hold numbers (a zip's
  * tuples cannot be written out). Host data is staged whole, not streamed: where an
