@@ -1,6 +1,8 @@
 // shaders/algorithm/scan_chained.glsl: the single pass for scans whose result does not
 // depend on how the elements are grouped: 4-byte integers under plus, multiplies, min,
-// max or a bitwise operator (scan.c, `chained`). After scan_tile.glsl, which leaves the
+// max or a bitwise operator, and compaction's 1-or-0 flags under plus (VKDS_COMPACT:
+// every shape reads the tile again, and the stores write the kept elements where the
+// count puts them; scan.c, `chained`). After scan_tile.glsl, which leaves the
 // local size to this file (VKDS_SCAN_CHAINED); the preamble adds the 64-bit atomics,
 // GL_KHR_memory_scope_semantics and the ballots. One dispatch; 2n words move (3n with
 // VKDS_CH_REREAD, the third from L2 for the most part).
