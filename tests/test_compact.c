@@ -282,7 +282,8 @@ START_TEST(host_larger_than_staging_ring) {
     info.scan_path = PATHS[k];
     ck_assert_vkds(vkds_context_create(&info, &ctx));
     r0 = vkds_context_resource(ctx, 0);
-    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+    vkds_policy_info pi = {.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}};
+    ck_assert_vkds(vkds_policy_create(&pi, &pol));
     for (algo a = COPY_IF; a <= UNIQUE; ++a) {
       for (uint64_t i = 0; i < N; ++i) got[i] = got2[i] = 77;
       vkds_seq is = vkds_seq_host_const(data, N, VKDS_U32), os = vkds_seq_host(got, N, VKDS_U32),
@@ -292,7 +293,8 @@ START_TEST(host_larger_than_staging_ring) {
       uint64_t want = host_compact(a, VKDS_U32, data, N, RANDOM, yes, no, &no_count);
       char what[64];
       snprintf(what, sizeof what, "%s %s, past the ring", path_name(PATHS[k]), algo_name(a));
-      ck_assert_msg(count == want, "%s: count %llu want %llu", what, (unsigned long long)count, (unsigned long long)want);
+      ck_assert_msg(count == want, "%s: count %llu want %llu", what, (unsigned long long)count,
+                    (unsigned long long)want);
       check_out(VKDS_U32, got, yes, want, N, what);
       if (a == PARTITION) check_out(VKDS_U32, got2, no, no_count, N, what);
     }

@@ -338,13 +338,14 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * whose running groups make progress in practice) a scan that the chained tiles above
  * take (compaction not yet: unmeasured), of at least 2^21 elements, runs SINGLE in
  * them, measured faster there (H100, u32 plus, 2026-11-26: 0.84x CUB at 2^28 against
- * 0.76x, 0.87x at 2^24 against 0.78x; PORTABLE stays faster below 2^21). vkds_resource_scan_path() answers for the other
- * scans. SINGLE runs where it is asked for and the device can run it. vkds_context_info.
- * scan_path, else the environment variable VKDS_SCAN_PATH=single|portable, overrides the
- * rule (refinement included) for every device of a context (a device that cannot run
- * SINGLE runs PORTABLE), and VKDS_SCAN_CHAINED=off keeps integer scans on the general
- * single pass. A scan in place always runs PORTABLE: the fallback re-reads a stalled
- * tile's input, which its owner may already have overwritten.
+ * 0.76x, 0.87x at 2^24 against 0.78x; PORTABLE stays faster below 2^21).
+ * vkds_resource_scan_path() answers for the other scans. SINGLE runs where it is asked
+ * for and the device can run it. vkds_context_info.scan_path, else the environment
+ * variable VKDS_SCAN_PATH=single|portable, overrides the rule (refinement included)
+ * for every device of a context (a device that cannot run SINGLE runs PORTABLE), and
+ * VKDS_SCAN_CHAINED=off keeps integer scans on the general single pass. A scan in place
+ * always runs PORTABLE: the fallback re-reads a stalled tile's input, which its owner
+ * may already have overwritten.
  *
  * Floats are repeatable bit for bit: the order depends only on the device (its subgroup
  * size), the count, the output type and the path (and, for streamed host data, on the

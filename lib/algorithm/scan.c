@@ -181,11 +181,12 @@ uint64_t vkds__scan_scratch_bound(uint64_t count) {
 /* Whether a single-pass call takes the chained shape: a scan (not by key) of 4-byte
  * integers under plus, multiplies, min, max or a bitwise operator, whose result is the
  * same bits whatever the grouping, so the look-back may combine wherever it finds
- * prefixes; compaction's flags, counted by an integer plus, included. (Not the logical operators: their identity is not neutral, 0 || x
- * is 1 for x = 3, and an element with nothing before it must come out as itself.) On an
- * H100 the textbook chained scan scanned 2^28 u32 at 0.95x CUB in plain Vulkan where this
- * file's other single pass reached 0.59x (bench/RESULTS.md, 2026-11-26); vkds's reaches
- * 0.84x in 512 x 4 tiles that read their input again after the look-back.
+ * prefixes; compaction's flags, counted by an integer plus, included. (Not the logical
+ * operators: their identity is not neutral, 0 || x is 1 for x = 3, and an element with
+ * nothing before it must come out as itself.) On an H100 the textbook chained scan
+ * scanned 2^28 u32 at 0.95x CUB in plain Vulkan where this file's other single pass
+ * reached 0.59x (bench/RESULTS.md, 2026-11-26); vkds's reaches 0.84x in 512 x 4 tiles
+ * that read their input again after the look-back.
  * Returns the variant: VARIANT_CHAINED plus the shape (by the count, below), or `path`.
  * VKDS_SCAN_CHAINED=off keeps the A/B/R single pass for them too (A/B measurements, and
  * tests of that path on integers); =1024x4 (a SHAPES name) picks the shape, for
