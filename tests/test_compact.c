@@ -26,12 +26,16 @@ static vkds_context *ctx;
 static vkds_resource *r0;
 static vkds_policy *pol;
 
+/* ctx, r0 and a fixed policy on it, for a context made with `info`. */
+static void open_info(const vkds_context_info *info) {
+  ck_assert_vkds(vkds_context_create(info, &ctx));
+  r0 = vkds_context_resource(ctx, 0);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+}
 static void open_path(vkds_scan_path path) {
   vkds_context_info info = harness_info();
   info.scan_path = path;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
-  r0 = vkds_context_resource(ctx, 0);
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  open_info(&info);
 }
 static void close_ctx(void) {
   vkds_policy_release(pol);
@@ -280,10 +284,7 @@ START_TEST(host_larger_than_staging_ring) {
     info.staging_chunks = 2;
     info.staging_chunk_bytes = 256 << 10;
     info.scan_path = PATHS[k];
-    ck_assert_vkds(vkds_context_create(&info, &ctx));
-    r0 = vkds_context_resource(ctx, 0);
-    vkds_policy_info pi = {.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}};
-    ck_assert_vkds(vkds_policy_create(&pi, &pol));
+    open_info(&info);
     for (algo a = COPY_IF; a <= UNIQUE; ++a) {
       for (uint64_t i = 0; i < N; ++i) got[i] = got2[i] = 77;
       vkds_seq is = vkds_seq_host_const(data, N, VKDS_U32), os = vkds_seq_host(got, N, VKDS_U32),
