@@ -243,6 +243,56 @@ START_TEST(outputs_and_views) {
 }
 END_TEST
 
+/* Every kind of input sequence on both paths (the chained compaction reads its input
+ * twice): a device buffer, mapped memory, host memory (writable and const) and a buffer
+ * of a second VkDevice (staged whole), each against the host's answer on fresh random
+ * data of a length that is not a multiple of 4. */
+START_TEST(every_input_kind) {
+  enum { N = 9003 };
+  uint32_t *host = malloc(N * 4), *got = malloc(N * 4);
+  for (uint32_t i = 0; i < N; ++i) host[i] = (uint32_t)rnd();
+  const char *pred = "(x & 5u) == 1u";
+  uint64_t want = 0;
+  for (uint32_t i = 0; i < N; ++i) want += (host[i] & 5u) == 1u;
+  for (int k = 0; k < path_count; ++k) {
+    vkds_context_info info = harness_info();
+    info.devices_per_physical = 2;
+    info.scan_path = PATHS[k];
+    open_info(&info);
+    vkds_resource *r1 = harness_device_resource(ctx, 1);
+    ck_assert_ptr_nonnull(r1);
+    vkds_buffer *dev, *mapped, *other;
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &dev));
+    ck_assert_vkds(vkds_upload(r0, vkds_view_of(dev), host, N * 4));
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &mapped));
+    memcpy(vkds_buffer_map(mapped), host, N * 4);
+    ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = N * 4}, &other));
+    ck_assert_vkds(vkds_upload(r1, vkds_view_of(other), host, N * 4));
+    const vkds_seq ins[] = {vkds_seq_buffer(vkds_view_of(dev), VKDS_U32),
+                            vkds_seq_mapped(vkds_view_of(mapped), VKDS_U32), vkds_seq_host(host, N, VKDS_U32),
+                            vkds_seq_host_const(host, N, VKDS_U32), vkds_seq_buffer(vkds_view_of(other), VKDS_U32)};
+    static const char *const names[] = {"buffer", "mapped", "host", "host const", "buffer of device 1"};
+    for (size_t i = 0; i < sizeof ins / sizeof *ins; ++i) {
+      for (uint32_t j = 0; j < N; ++j) got[j] = 77;
+      vkds_seq os = vkds_seq_host(got, N, VKDS_U32);
+      uint64_t count = 0;
+      ck_assert_vkds(vkds_copy_if(pol, &ins[i], &os, pred, &count));
+      ck_assert_msg(count == want, "%s, %s: count %llu want %llu", path_name(PATHS[k]), names[i],
+                    (unsigned long long)count, (unsigned long long)want);
+      for (uint32_t j = 0, at = 0; j < N; ++j)
+        if ((host[j] & 5u) == 1u && got[at++] != host[j])
+          ck_abort_msg("%s, %s: [%u] got %u want %u", path_name(PATHS[k]), names[i], at - 1, got[at - 1], host[j]);
+      for (uint64_t j = want; j < N; ++j)
+        if (got[j] != 77) ck_abort_msg("%s, %s: [%llu] written past the kept ones", path_name(PATHS[k]), names[i],
+                                       (unsigned long long)j);
+    }
+    vkds_buffer_destroy(dev), vkds_buffer_destroy(mapped), vkds_buffer_destroy(other);
+    close_ctx();
+  }
+  free(host), free(got);
+}
+END_TEST
+
 START_TEST(big) {
   const uint64_t n = (1ull << harness_top_log2(24)) + 1;
   uint32_t *a = malloc(n * 4), *got = malloc(n * 4);
@@ -454,6 +504,7 @@ int main(void) {
   tcase_add_test(t, outputs_and_views);
   tcase_add_test(t, big);
   tcase_add_test(t, host_larger_than_staging_ring);
+  tcase_add_test(t, every_input_kind);
   suite_add_tcase(s, t);
   t = harness_tcase("shared_tiles");
   tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
