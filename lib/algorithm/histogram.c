@@ -113,6 +113,9 @@ static uint64_t groups_for(const vkds__device *dev, uint64_t items, uint64_t per
   if (g > most) g = most;
   uint64_t least = (items + per_group * rounds - 1) / (per_group * rounds);
   if (g < least) g = least;
+  /* at most 2^18 groups: the counting pass's 32-bit stride (4,096 samples a group) stays
+   * below 2^30, so its index below 2^31 plus a stride does not wrap (histogram.glsl) */
+  if (g > (1ull << 18)) g = 1ull << 18;
   return g ? g : 1;
 }
 

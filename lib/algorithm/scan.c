@@ -225,13 +225,14 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
 #define NVIDIA_VENDOR_ID 0x10deu
 /* Compaction in the chained tiles (copy_if, remove_if, partition, unique: their flags'
  * count is an integer plus) runs where SINGLE is asked for; the rule leaves it on the
- * portable path until an H100 says which is faster (built in session 17 without device
- * time left to measure it). */
-static bool compaction_unmeasured(const vkds__alg *a) { return a->result == VKDS__RESULT_COUNT; }
+ * portable path, which was faster on an H100 (2026-11-26, session 18, u32 copy_if, GPU
+ * us, chained / portable: 2^24 77.8 / 79.1, 2^25 144.6 / 139.8, 2^26 274.7 / 260.4, 2^28
+ * 1,060 / 990; CUB's DeviceSelect::If 716). */
+static bool compaction_stays_portable(const vkds__alg *a) { return a->result == VKDS__RESULT_COUNT; }
 #define CHAINED_RULE_MIN (1ull << 21)
 static bool rule_takes_chained(const vkds__alg *a, const vkds__device *dev) {
   return dev->ctx->scan_path == VKDS_SCAN_PATH_DEFAULT && dev->facts.props.properties.vendorID == NVIDIA_VENDOR_ID &&
-         a->count >= CHAINED_RULE_MIN && can_single(dev) && !in_place(a) && !compaction_unmeasured(a);
+         a->count >= CHAINED_RULE_MIN && can_single(dev) && !in_place(a) && !compaction_stays_portable(a);
 }
 
 vkds_result vkds__scan_choose(vkds__call *c) {
