@@ -30,7 +30,7 @@ vkds_context_info harness_info(void) {
 }
 
 /* environment variables a test changed, with their values before */
-enum { MAX_SAVED = 16 };
+enum { MAX_SAVED = 64 }; /* a test may set one variable many times (test_scan: two a chained shape) */
 static struct { char *name, *old; } saved[MAX_SAVED];
 static int saved_count;
 

@@ -29,7 +29,10 @@
 //   prefix P, everything up to its end, init included) in the high half, the value in
 //   the low half; one relaxed atomic carries both, so no ordering is needed;
 // - subgroup 0 looks back over S tiles at a time, combining the aggregates down to the
-//   nearest inclusive prefix, and publishes its own P.
+//   nearest inclusive prefix, and publishes its own P;
+// - with VKDS_CH_DEPTH (shapes named TxRdN, forced only, not yet measured on a GPU: see
+//   the second main below) a group takes N tiles and looks back for each once it has
+//   reduced them all.
 // The combines of the look-back fall wherever the prefixes happen to be, so the result is
 // the same bits only because every grouping of these operators gives the same value:
 // floats and user operators keep scan_single.glsl's fixed order.
@@ -239,53 +242,40 @@ bool vkds_ch_look_back(uint64_t k, inout uint spins, ACC_T start, out ACC_T pref
   return false; // (never)
 }
 
-void main() {
-  uint t = vkds_rank(), sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  if (t == 0u)
-    vkds_ch_tile_sh = atomicAdd(vkds_word(P(2) + 32ul).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                                gl_SemanticsRelaxed);
+// Tile `tile`'s group totals: `before` (the subgroups before this one, on every thread)
+// and the tile's `total`; `run` is the subgroup's part. The barrier inside also keeps
+// vkds_ch_sums' readers of a tile before before its writers for the next.
+void vkds_ch_tile_sums(ACC_T run, out ACC_T before, out ACC_T total) {
+  if (gl_SubgroupInvocationID == 0u) vkds_ch_sums[gl_SubgroupID] = run;
   barrier();
-  uint64_t tile = uint64_t(vkds_ch_tile_sh), n = P(0), base = tile * VKDS_CH_TILE;
-  bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
-
-#if defined(VKDS_CH_REREAD) || defined(VKDS_COMPACT)
-  // The subgroup's part of the tile, reduced; the stores read the tile again (below).
-  ACC_T run = vkds_ch_subgroup_total(vkds_ch_thread_total(base));
-#else
-  // Each run scanned, and each subgroup's runs chained: v[4r + k] is run r's y[k]
-  // (vkds_ch_scan_run), kept in registers across the look-back.
-  ACC_T v[VKDS_CH_RUNS * 4u];
-  ACC_T run = vkds_identity(); // the subgroup's runs so far
-  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
-    ACC_T y[4];
-    vkds_ch_scan_run(vkds_ch_at(base, r), exclusive, run, y);
-    for (uint k = 0u; k < 4u; ++k) v[4u * r + k] = y[k];
-  }
-#endif
-  if (lane == 0u) vkds_ch_sums[sg] = run;
-  barrier();
-  ACC_T before = vkds_identity(), total = vkds_identity(); // the subgroups before this one; the tile
+  before = vkds_identity(), total = vkds_identity();
   for (uint g = 0u; g < gl_NumSubgroups; ++g) {
-    if (g == sg) before = total;
+    if (g == gl_SubgroupID) before = total;
     total = vkds_combine(total, vkds_ch_sums[g]);
   }
+}
 
-  bool hs;
-  ACC_T start = vkds_scan_start(hs);
-  if (!hs) start = vkds_identity();
+// What a tile publishes as soon as its total is known: tile 0 its inclusive prefix, the
+// others their aggregate.
+void vkds_ch_publish_total(uint64_t tile, ACC_T start, ACC_T total) {
+  if (vkds_rank() != 0u) return;
+  if (tile == 0ul) vkds_ch_publish(0ul, VKDS_CH_P, vkds_combine(start, total));
+  else vkds_ch_publish(tile, VKDS_CH_A, total);
+}
+
+// Everything before `tile` (start, then tiles 0..tile-1), on every thread, once its
+// aggregate is out (vkds_ch_publish_total); publishes the tile's inclusive prefix. Tiles
+// that publish nothing within the spins are reduced here (the decoupled fallback).
+ACC_T vkds_ch_prefix_of(uint64_t tile, ACC_T start, ACC_T total, inout uint spins) {
+  uint t = vkds_rank(), sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   if (tile == 0ul) {
-    if (t == 0u) {
-      vkds_ch_publish(0ul, VKDS_CH_P, vkds_combine(start, total));
-      vkds_ch_prefix_sh = start;
-    }
+    if (t == 0u) vkds_ch_prefix_sh = start;
   } else {
-    if (t == 0u) vkds_ch_publish(tile, VKDS_CH_A, total);
     // the test hook: as if the predecessor stalled, every tile reduces it once
     if ((P(4) & VKDS_SCAN_TEST_FALLBACK) != 0ul) {
       ACC_T m = vkds_ch_reduce(tile - 1ul);
       if (t == 0u) vkds_ch_publish_fallback(tile - 1ul, m);
     }
-    uint spins = uint(P(5));
     // a round finds the prefix or has one more tile reduced: tile + 1 rounds suffice
     for (uint64_t round = 0ul; round <= tile; ++round) {
       if (sg == 0u) {
@@ -309,31 +299,31 @@ void main() {
     }
   }
   barrier();
-  ACC_T prefix = vkds_ch_prefix_sh;
-  // The tile's place again, read from shared memory: the compiler cannot prove it equal
-  // to `base`, so it does not keep the loads' 64-bit addresses alive across the look-back
-  // for the stores (two registers a run, where 1024-thread groups get 64 in all; 2^28
-  // u32 1,189 -> 1,136 us on an H100 before the re-read: bench/RESULTS.md, session 16).
-  uint64_t at = uint64_t(vkds_ch_tile_sh) * VKDS_CH_TILE;
-  // a streamed chunk's carry: everything up to its last element (past the end, identities)
-  if (t == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && at + VKDS_CH_TILE >= n)
-    vkds_carry_out(vkds_combine(prefix, total));
+  return vkds_ch_prefix_sh;
+}
+
+#if defined(VKDS_CH_REREAD) || defined(VKDS_COMPACT)
+// The stores of the tile at `at` (its first element): `prefix` everything before the
+// tile, `before` the subgroups before this one in it, `total` the tile's own; each run
+// read again and scanned, or compacted.
+void vkds_ch_store_tile(uint64_t at, ACC_T prefix, ACC_T before, ACC_T total, bool exclusive) {
+  uint64_t n = P(0);
   ACC_T p = vkds_combine(prefix, before);
+  // a streamed chunk's carry: everything up to its last element (past the end, identities)
+  if (vkds_rank() == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && at + VKDS_CH_TILE >= n)
+    vkds_carry_out(vkds_combine(prefix, total));
 #ifdef VKDS_COMPACT
   // the count of kept elements, by the tile that holds the last one
-  if (t == 0u && at < n && n - at <= VKDS_CH_TILE) vkds_u64(P(3)).v = uint64_t(vkds_combine(prefix, total));
+  if (vkds_rank() == 0u && at < n && n - at <= VKDS_CH_TILE)
+    vkds_u64(P(3)).v = uint64_t(vkds_combine(prefix, total));
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) vkds_ch_compact_run(vkds_ch_at(at, r), p);
 #else
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     uint64_t i = vkds_ch_at(at, r);
-    OUT_T o[4];
-#ifdef VKDS_CH_REREAD
     ACC_T y[4];
+    OUT_T o[4];
     vkds_ch_scan_run(i, exclusive, p, y); // p moves along the subgroup's runs
     for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(y[k]);
-#else
-    for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(vkds_combine(p, v[4u * r + k]));
-#endif
     if (i + 4ul <= n) {
       out_vst(i, o);
     } else {
@@ -342,3 +332,101 @@ void main() {
   }
 #endif
 }
+#endif
+
+// The group's next tile from the counter, on every thread (a barrier inside).
+uint vkds_ch_take() {
+  if (vkds_rank() == 0u)
+    vkds_ch_tile_sh = atomicAdd(vkds_word(P(2) + 32ul).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                                gl_SemanticsRelaxed);
+  barrier();
+  return vkds_ch_tile_sh;
+}
+
+#ifdef VKDS_CH_DEPTH
+// VKDS_CH_DEPTH tiles a group (scan.c dispatches a group per DEPTH tiles): the group
+// takes and reduces them one after another, publishing each aggregate as it has it, and
+// only then looks back for the first: its predecessors' aggregates have had the time of
+// the group's later reductions to arrive, where one tile a group waits for them with
+// nothing to do. Every tile taken publishes its aggregate before its group waits for
+// anything, so a group still only waits for groups that run. Only with the tile read
+// again (the group keeps two values a tile, not the tile).
+shared uint vkds_ch_tiles_sh[VKDS_CH_DEPTH];
+
+void main() {
+  uint64_t n = P(0), tiles = (n + VKDS_CH_TILE - 1ul) / VKDS_CH_TILE;
+  bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
+  bool hs;
+  ACC_T start = vkds_scan_start(hs);
+  if (!hs) start = vkds_identity();
+  ACC_T before[VKDS_CH_DEPTH], total[VKDS_CH_DEPTH];
+  for (uint d = 0u; d < VKDS_CH_DEPTH; ++d) {
+    uint tile = vkds_ch_take();
+    if (vkds_rank() == 0u) vkds_ch_tiles_sh[d] = tile;
+    if (uint64_t(tile) >= tiles) break; // (uniform: the whole group took the same tile)
+    ACC_T run = vkds_ch_subgroup_total(vkds_ch_thread_total(uint64_t(tile) * VKDS_CH_TILE));
+    vkds_ch_tile_sums(run, before[d], total[d]);
+    vkds_ch_publish_total(uint64_t(tile), start, total[d]);
+  }
+  uint spins = uint(P(5));
+  for (uint d = 0u; d < VKDS_CH_DEPTH; ++d) {
+    barrier(); // the last tile's vkds_ch_tiles_sh and the last prefix read before they change
+    uint tile = vkds_ch_tiles_sh[d];
+    if (uint64_t(tile) >= tiles) break;
+    ACC_T prefix = vkds_ch_prefix_of(uint64_t(tile), start, total[d], spins);
+    vkds_ch_store_tile(uint64_t(vkds_ch_tiles_sh[d]) * VKDS_CH_TILE, prefix, before[d], total[d], exclusive);
+  }
+}
+#else
+void main() {
+  uint t = vkds_rank(), sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+  uint64_t tile = uint64_t(vkds_ch_take()), n = P(0), base = tile * VKDS_CH_TILE;
+  bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
+
+#if defined(VKDS_CH_REREAD) || defined(VKDS_COMPACT)
+  // The subgroup's part of the tile, reduced; the stores read the tile again (below).
+  ACC_T run = vkds_ch_subgroup_total(vkds_ch_thread_total(base));
+#else
+  // Each run scanned, and each subgroup's runs chained: v[4r + k] is run r's y[k]
+  // (vkds_ch_scan_run), kept in registers across the look-back.
+  ACC_T v[VKDS_CH_RUNS * 4u];
+  ACC_T run = vkds_identity(); // the subgroup's runs so far
+  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
+    ACC_T y[4];
+    vkds_ch_scan_run(vkds_ch_at(base, r), exclusive, run, y);
+    for (uint k = 0u; k < 4u; ++k) v[4u * r + k] = y[k];
+  }
+#endif
+  ACC_T before, total; // the subgroups before this one; the tile
+  vkds_ch_tile_sums(run, before, total);
+  bool hs;
+  ACC_T start = vkds_scan_start(hs);
+  if (!hs) start = vkds_identity();
+  vkds_ch_publish_total(tile, start, total);
+  uint spins = uint(P(5));
+  ACC_T prefix = vkds_ch_prefix_of(tile, start, total, spins);
+  // The tile's place again, read from shared memory: the compiler cannot prove it equal
+  // to `base`, so it does not keep the loads' 64-bit addresses alive across the look-back
+  // for the stores (two registers a run, where 1024-thread groups get 64 in all; 2^28
+  // u32 1,189 -> 1,136 us on an H100 before the re-read: bench/RESULTS.md, session 16).
+  uint64_t at = uint64_t(vkds_ch_tile_sh) * VKDS_CH_TILE;
+#if defined(VKDS_CH_REREAD) || defined(VKDS_COMPACT)
+  vkds_ch_store_tile(at, prefix, before, total, exclusive);
+#else
+  ACC_T p = vkds_combine(prefix, before);
+  // a streamed chunk's carry: everything up to its last element (past the end, identities)
+  if (t == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && at + VKDS_CH_TILE >= n)
+    vkds_carry_out(vkds_combine(prefix, total));
+  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
+    uint64_t i = vkds_ch_at(at, r);
+    OUT_T o[4];
+    for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(vkds_combine(p, v[4u * r + k]));
+    if (i + 4ul <= n) {
+      out_vst(i, o);
+    } else {
+      for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) out_st(i + uint64_t(k), o[k]);
+    }
+  }
+#endif
+}
+#endif
