@@ -30,6 +30,10 @@ void vkds__log(const vkds_context *ctx, vkds_log_level level, const char *fmt, .
  * `vk` is the VkResult behind it (VK_SUCCESS when none). */
 vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A failure recorded with no context (checks of a public call's arguments before its
+ * context is known) reached no logger: for a failed `result`, hands the thread's last
+ * error to ctx's logger if that is so (once), and returns `result`. */
+vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result);
 
 /* Maps a failed VkResult to a vkds_result, records it, and returns it. */
 vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what);
@@ -571,6 +575,19 @@ bool vkds__import_find(vkds__device *dev, const void *host, uint64_t bytes, vkds
  * device's writes visible to the host. */
 void vkds__buffer_flush(const vkds_buffer *buf, uint64_t offset, uint64_t bytes);
 void vkds__buffer_invalidate_range(const vkds_buffer *buf, uint64_t offset, uint64_t bytes);
+
+/* vkds_seq_validate's check without recording a failure (the caller reports it under
+ * its own name): the result, and the reason in `why` (VKDS__SEQ_WHY bytes). */
+#define VKDS__SEQ_WHY 256
+vkds_result vkds__seq_validate_quiet(const vkds_seq *seq, char *why);
+
+/* Every buffer under a validated sequence, through the built-in views, must be of `ctx`
+ * (VKDS_ERROR_WRONG_CONTEXT, the message starting with `name`; a user type's own parts
+ * are checked where vkds_seq_bind resolves them). ORs into *devices a bit per device
+ * index a buffer is on and sets *on_host where some data is host memory; either may be
+ * NULL. */
+vkds_result vkds__seq_check_context(const vkds_context *ctx, const char *name, const vkds_seq *s, uint32_t *devices,
+                                    bool *on_host);
 
 /* Case-insensitive substring search. */
 bool vkds__str_icontains(const char *haystack, const char *needle);

@@ -1,5 +1,6 @@
 /* tests/test_errors.c: failures are named, explained and never crash. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vulkan/vulkan.h>
@@ -155,6 +156,62 @@ START_TEST(validation_messages_reach_the_logger) {
 }
 END_TEST
 
+/* Every failure reaches the context's logger once, the argument checks a public call
+ * makes before it looks at its policy's context included (README: the logger receives
+ * the same messages as vkds_last_error_message). */
+static _Atomic int n_logged;
+static char last_logged[1024];
+static void counting_log(void *user, vkds_log_level level, vkds_log_source source, const char *text) {
+  (void)user;
+  if (level < VKDS_LOG_ERROR || source != VKDS_LOG_SOURCE_VKDS) return;
+  ++n_logged;
+  snprintf(last_logged, sizeof last_logged, "%s", text);
+}
+
+/* `call` failed with `want`, and the logger got exactly its message. */
+#define LOGGED_ONCE(want, call)                                                                              \
+  do {                                                                                                       \
+    n_logged = 0;                                                                                              \
+    ck_assert_int_eq((call), (want));                                                                        \
+    ck_assert_int_eq(n_logged, 1);                                                                             \
+    ck_assert_str_eq(last_logged, vkds_last_error_message());                                                \
+  } while (0)
+
+START_TEST(argument_errors_reach_the_logger) {
+  vkds_context_info info = harness_info();
+  info.log = counting_log;
+  vkds_context *ctx;
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  float f[8] = {0};
+  uint32_t u[8] = {0}, u7[7] = {0};
+  vkds_seq fs = vkds_seq_host(f, 8, VKDS_F32), us = vkds_seq_host(u, 8, VKDS_U32), u7s = vkds_seq_host(u7, 7, VKDS_U32);
+  const vkds_result E = VKDS_ERROR_INVALID_ARGUMENT;
+  LOGGED_ONCE(E, vkds_fill(pol, &fs, NULL));
+  LOGGED_ONCE(E, vkds_histogram_even(pol, &fs, NULL, NULL, &us));
+  LOGGED_ONCE(E, vkds_sort(pol, &us, (vkds_sort_order)9));
+  LOGGED_ONCE(E, vkds_sort_by_key(pol, &us, &u7s, VKDS_SORT_ASCENDING));
+  LOGGED_ONCE(E, vkds_merge_sort(pol, &us, NULL));
+  LOGGED_ONCE(E, vkds_lower_bound(pol, &fs, &us, &us, VKDS_SORT_ASCENDING));
+  LOGGED_ONCE(E, vkds_partition(pol, &fs, &fs, NULL, "x > 0.0", &(uint64_t){0}));
+  LOGGED_ONCE(E, vkds_cmd_fill(&(vkds_cmd){.resource = vkds_context_resource(ctx, 0)}, &fs, f));
+  /* an invalid sequence, named by the call that got it */
+  LOGGED_ONCE(E, vkds_reduce(pol, &(vkds_seq){0}, NULL, NULL, f));
+  ck_assert_ptr_nonnull(strstr(last_logged, "vkds_reduce: input 0:"));
+  /* checks made after the context is known, as before */
+  LOGGED_ONCE(E, vkds_copy(pol, &fs, &u7s));
+  /* a sequence that contains itself is named once, not once per level */
+  vkds_seq loop = vkds_seq_reverse(&fs);
+  loop.base = &loop;
+  LOGGED_ONCE(E, vkds_reduce(pol, &loop, NULL, NULL, f));
+  ck_assert_ptr_null(strstr(last_logged, "base: base:"));
+  ck_assert_ptr_nonnull(strstr(last_logged, "contain itself"));
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("errors");
   TCase *tc = harness_tcase("errors");
@@ -165,6 +222,7 @@ int main(void) {
   tcase_add_test(tc, validation_from_environment);
   tcase_add_test(tc, self_test_beyond_the_storage_range);
   tcase_add_test(tc, validation_messages_reach_the_logger);
+  tcase_add_test(tc, argument_errors_reach_the_logger);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

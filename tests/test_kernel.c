@@ -326,7 +326,7 @@ START_TEST(bad_input_is_named) {
   ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_launch(pol, k, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_launch(pol, NULL, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
-  /* a kernel of another context, a buffer of another device */
+  /* a kernel of another context, a buffer of another context */
   vkds_context *other = harness_context();
   vkds_kernel *foreign;
   ck_assert_vkds(vkds_kernel_from_glsl(other, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &foreign));
@@ -334,7 +334,8 @@ START_TEST(bad_input_is_named) {
   vkds_buffer *elsewhere;
   ck_assert_vkds(vkds_buffer_create(vkds_context_resource(other, 0), &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &elsewhere));
   a.x = vkds_view_of(elsewhere);
-  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_WRONG_DEVICE);
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_WRONG_CONTEXT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "another context"));
   vkds_buffer_destroy(elsewhere);
   vkds_kernel_destroy(foreign);
   vkds_context_destroy(other);

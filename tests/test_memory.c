@@ -312,6 +312,24 @@ START_TEST(transfer_errors) {
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "device"));
   ck_assert_int_eq(vkds_download(r0, NULL, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), NULL, 0)); /* nothing to do */
+  /* a buffer of another context: named as such, by transfers and by vkds_seq_bind in
+   * both directions (a write used to bind and lose its elements at the unbind) */
+  vkds_context *other;
+  ck_assert_vkds(vkds_context_create(&(vkds_context_info){.validation = true}, &other));
+  vkds_buffer *foreign = make(vkds_context_resource(other, 0), 64, VKDS_MEMORY_DEVICE, 0);
+  ck_assert_int_eq(vkds_upload(r0, vkds_view_of(foreign), data, 8), VKDS_ERROR_WRONG_CONTEXT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "another context"));
+  ck_assert_int_eq(vkds_download(r0, data, vkds_view_of(foreign), 8), VKDS_ERROR_WRONG_CONTEXT);
+  vkds_seq fs = vkds_seq_buffer(vkds_view_of(foreign), VKDS_U32);
+  vkds_seq rev = vkds_seq_reverse(&fs);
+  for (int access = VKDS_ACCESS_READ_WRITE; access <= VKDS_ACCESS_WRITE; ++access) {
+    vkds_seq_binding bound;
+    ck_assert_int_eq(vkds_seq_bind(r0, &fs, (vkds_access)access, &bound), VKDS_ERROR_WRONG_CONTEXT);
+    ck_assert_ptr_null(bound.view.buffer);
+    ck_assert_int_eq(vkds_seq_bind(r0, &rev, VKDS_ACCESS_READ, &bound), VKDS_ERROR_WRONG_CONTEXT);
+  }
+  vkds_buffer_destroy(foreign);
+  vkds_context_destroy(other);
   vkds_buffer_destroy(b);
   vkds_context_destroy(ctx);
 }

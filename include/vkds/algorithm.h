@@ -49,7 +49,8 @@
  * Operators are GLSL:
  *   - a function of one element: an expression of `x`, e.g. "x * 2.0 + 1.0";
  *   - of two: an expression of `a` and `b`, e.g. "a * b";
- *   - a predicate: a bool expression of `x`, e.g. "x > 0 && (x & 1u) == 0u";
+ *   - a predicate: a bool expression of `x`, e.g. "x > 0 && (x & 1u) == 0u" (a number is
+ *     taken as GLSL's bool() takes it: true when it is not zero);
  *   - a reduction (vkds_op): a built-in kind, or VKDS_OP_GLSL with an expression of
  *     `a` and `b` and its identity, e.g. {VKDS_OP_GLSL, "max(a, b)", "-1.0 / 0.0"}.
  * Results are converted to the type they are stored as (a GLSL constructor). An

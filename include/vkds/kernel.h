@@ -129,7 +129,7 @@ typedef struct vkds_launch_info {
  * on first use on that device) and submits it. The arguments are packed before this
  * returns, so *args may change afterwards. Errors (nothing is submitted): VKDS_ERROR_
  * INVALID_ARGUMENT (zero-size launch, NULL args with arguments, a NULL buffer),
- * VKDS_ERROR_ND_RANGE, VKDS_ERROR_WRONG_CONTEXT (kernel or policy of another context),
+ * VKDS_ERROR_ND_RANGE, VKDS_ERROR_WRONG_CONTEXT (kernel, policy or a buffer of another context),
  * VKDS_ERROR_WRONG_DEVICE (a buffer of another device than the selected one), and the
  * policy's errors. */
 VKDS_API vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_launch_info *li, vkds_submission **out);

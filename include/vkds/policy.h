@@ -123,7 +123,8 @@ typedef struct vkds_policy_info {
 } vkds_policy_info;
 
 /* Creates a policy (refcount 1). Errors: VKDS_ERROR_INVALID_ARGUMENT (NULL, unknown
- * kind, bad ops), VKDS_ERROR_EMPTY (no resources), VKDS_ERROR_OUT_OF_RANGE (fixed index),
+ * kind, bad ops, neither a context nor a resource list in info->resources),
+ * VKDS_ERROR_EMPTY (an empty resource list), VKDS_ERROR_OUT_OF_RANGE (fixed index),
  * VKDS_ERROR_UNSUPPORTED (the backend cannot report what the policy needs), and the
  * backend's errors. */
 VKDS_API vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out);

@@ -230,7 +230,8 @@ typedef struct vkds_seq_binding {
  *     them back (to host memory, a mapped range, or a buffer of another device); a
  *     discard sequence drops them.
  * `seq` must outlive the binding. Returns VKDS_ERROR_INVALID_ARGUMENT (NULL, an invalid
- * sequence, an unknown access, writing to a read-only host sequence), VKDS_ERROR_UNSUPPORTED
+ * sequence, an unknown access, writing to a read-only host sequence),
+ * VKDS_ERROR_WRONG_CONTEXT (a buffer in it of another context than res's), VKDS_ERROR_UNSUPPORTED
  * (reading what the host cannot read; writing to a view other than discard, whose
  * elements have nowhere to go), an empty sequence binds to an empty view, and the
  * errors of vkds_buffer_create and vkds_upload. */

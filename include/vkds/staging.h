@@ -31,7 +31,8 @@ extern "C" {
  * dst.bytes only when dst.bytes is 0, meaning "to the end"), using the queue of `res`,
  * which must be on the buffer's device. bytes 0 does nothing. Returns
  * VKDS_ERROR_INVALID_ARGUMENT (NULL res, NULL src with bytes > 0, NULL buffer, range
- * past the buffer, a buffer of another device), VKDS_ERROR_OUT_OF_DEVICE_MEMORY when
+ * past the buffer, a buffer of another device), VKDS_ERROR_WRONG_CONTEXT (a buffer of
+ * another context than res's), VKDS_ERROR_OUT_OF_DEVICE_MEMORY when
  * the staging area cannot be made, VKDS_ERROR_VULKAN / VKDS_ERROR_DEVICE_LOST. */
 VKDS_API vkds_result vkds_upload(vkds_resource *res, vkds_view dst, const void *src, uint64_t bytes);
 

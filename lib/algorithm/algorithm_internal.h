@@ -366,4 +366,14 @@ const char *vkds__sort_preamble(const vkds__alg *a);
 void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap);
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part);
 
+/* The context a public algorithm call reports to: its policy's (once initialized) or
+ * its vkds_cmd's resource's; NULL where neither is usable. */
+const vkds_context *vkds__alg_policy_ctx(vkds_policy *p);
+const vkds_context *vkds__alg_cmd_ctx(const vkds_cmd *c);
+/* VKDS_CHECK for a public call's own argument checks, which fail before the context is
+ * looked at (vkds__fail(NULL, ...)): the failure also reaches the logger of the policy's
+ * (P) or the command's (C) context, as the README promises. */
+#define VKDS_CHECK_P(p, expr) VKDS_CHECK(vkds__log_unlogged(vkds__alg_policy_ctx(p), (expr)))
+#define VKDS_CHECK_C(c, expr) VKDS_CHECK(vkds__log_unlogged(vkds__alg_cmd_ctx(c), (expr)))
+
 #endif

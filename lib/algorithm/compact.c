@@ -32,38 +32,38 @@ static vkds__alg copy_if_alg(const char *name, const vkds_seq *in, const vkds_se
 
 vkds_result vkds_copy_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred, uint64_t *count) {
   vkds__alg a = copy_if_alg("vkds_copy_if", in, out, pred, false, count);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_copy_if_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
                                uint64_t *count, vkds_submission **sub) {
   vkds__alg a = copy_if_alg("vkds_copy_if_async", in, out, pred, false, count);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_copy_if(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const char *pred,
                              vkds_view count) {
   vkds__alg a = copy_if_alg("vkds_cmd_copy_if", in, out, pred, false, NULL);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_C(c, describe(&a, NULL, false));
   return vkds__alg_record(c, &a, count);
 }
 
 vkds_result vkds_remove_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
                            uint64_t *count) {
   vkds__alg a = copy_if_alg("vkds_remove_if", in, out, pred, true, count);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_remove_if_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
                                  uint64_t *count, vkds_submission **sub) {
   vkds__alg a = copy_if_alg("vkds_remove_if_async", in, out, pred, true, count);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_remove_if(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const char *pred,
                                vkds_view count) {
   vkds__alg a = copy_if_alg("vkds_cmd_remove_if", in, out, pred, true, NULL);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_C(c, describe(&a, NULL, false));
   return vkds__alg_record(c, &a, count);
 }
 
@@ -77,36 +77,36 @@ static vkds__alg partition_alg(const char *name, const vkds_seq *in, const vkds_
 vkds_result vkds_partition(vkds_policy *p, const vkds_seq *in, const vkds_seq *out_true, const vkds_seq *out_false,
                            const char *pred, uint64_t *count) {
   vkds__alg a = partition_alg("vkds_partition", in, out_true, out_false, pred, count);
-  VKDS_CHECK(describe(&a, out_false, true));
+  VKDS_CHECK_P(p, describe(&a, out_false, true));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_partition_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out_true,
                                  const vkds_seq *out_false, const char *pred, uint64_t *count,
                                  vkds_submission **sub) {
   vkds__alg a = partition_alg("vkds_partition_async", in, out_true, out_false, pred, count);
-  VKDS_CHECK(describe(&a, out_false, true));
+  VKDS_CHECK_P(p, describe(&a, out_false, true));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_partition(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out_true,
                                const vkds_seq *out_false, const char *pred, vkds_view count) {
   vkds__alg a = partition_alg("vkds_cmd_partition", in, out_true, out_false, pred, NULL);
-  VKDS_CHECK(describe(&a, out_false, true));
+  VKDS_CHECK_C(c, describe(&a, out_false, true));
   return vkds__alg_record(c, &a, count);
 }
 
 vkds_result vkds_unique(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, uint64_t *count) {
   vkds__alg a = compaction("vkds_unique", in, out, VKDS__ELEM_UNIQUE, NULL, count);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_unique_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, uint64_t *count,
                               vkds_submission **sub) {
   vkds__alg a = compaction("vkds_unique_async", in, out, VKDS__ELEM_UNIQUE, NULL, count);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_unique(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, vkds_view count) {
   vkds__alg a = compaction("vkds_cmd_unique", in, out, VKDS__ELEM_UNIQUE, NULL, NULL);
-  VKDS_CHECK(describe(&a, NULL, false));
+  VKDS_CHECK_C(c, describe(&a, NULL, false));
   return vkds__alg_record(c, &a, count);
 }

@@ -40,17 +40,17 @@ static vkds__alg describe_transform(const char *name, const vkds_seq *in1, const
 
 vkds_result vkds_fill(vkds_policy *p, const vkds_seq *out, const void *value) {
   vkds__alg a;
-  VKDS_CHECK(describe_fill("vkds_fill", out, value, &a));
+  VKDS_CHECK_P(p, describe_fill("vkds_fill", out, value, &a));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_fill_async(vkds_policy *p, const vkds_seq *out, const void *value, vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(describe_fill("vkds_fill_async", out, value, &a));
+  VKDS_CHECK_P(p, describe_fill("vkds_fill_async", out, value, &a));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_fill(const vkds_cmd *c, const vkds_seq *out, const void *value) {
   vkds__alg a;
-  VKDS_CHECK(describe_fill("vkds_cmd_fill", out, value, &a));
+  VKDS_CHECK_C(c, describe_fill("vkds_cmd_fill", out, value, &a));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }
 
@@ -88,19 +88,19 @@ static vkds_result second_input(const char *name, const vkds_seq *in2) {
 
 vkds_result vkds_transform2(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const vkds_seq *out,
                             const char *op) {
-  VKDS_CHECK(second_input("vkds_transform2", in2));
+  VKDS_CHECK_P(p, second_input("vkds_transform2", in2));
   vkds__alg a = describe_transform("vkds_transform2", in1, in2, out, op);
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_transform2_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const vkds_seq *out,
                                   const char *op, vkds_submission **sub) {
-  VKDS_CHECK(second_input("vkds_transform2_async", in2));
+  VKDS_CHECK_P(p, second_input("vkds_transform2_async", in2));
   vkds__alg a = describe_transform("vkds_transform2_async", in1, in2, out, op);
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_transform2(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2, const vkds_seq *out,
                                 const char *op) {
-  VKDS_CHECK(second_input("vkds_cmd_transform2", in2));
+  VKDS_CHECK_C(c, second_input("vkds_cmd_transform2", in2));
   vkds__alg a = describe_transform("vkds_cmd_transform2", in1, in2, out, op);
   return vkds__alg_record(c, &a, (vkds_view){0});
 }

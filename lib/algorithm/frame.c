@@ -25,29 +25,11 @@ static vkds_context *context_of_policy(vkds_policy *p) {
   return p && vkds_policy_initialized(p) ? p->backend->context : NULL;
 }
 
-/* Every buffer under a sequence (through the built-in views) must be of `ctx`. User
- * types' parts are checked when they are bound. Also collects the devices the buffers
- * are on (bit per device index) and whether some data is on the host. */
-static vkds_result check_tree(const vkds_context *ctx, const char *name, const vkds_seq *s, uint32_t *devices,
-                              bool *on_host, uint32_t depth) {
-  if (depth > 32) return VKDS_SUCCESS; /* vkds_seq_validate refused cycles already */
-  const vkds_seq_ops *o = s->ops;
-  if (o == &vkds_seq_buffer_ops || o == &vkds_seq_mapped_ops) {
-    if (s->buffer->dev->ctx != ctx)
-      return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS, "%s: a sequence's buffer belongs to another context",
-                        name);
-    if (s->buffer->kind == VKDS_MEMORY_HOST) *on_host = true;
-    else *devices |= 1u << (s->buffer->dev->index & 31);
-    return VKDS_SUCCESS;
-  }
-  if (o == &vkds_seq_host_ops) *on_host = true;
-  if (s->base) VKDS_CHECK(check_tree(ctx, name, s->base, devices, on_host, depth + 1));
-  if (s->map) VKDS_CHECK(check_tree(ctx, name, s->map, devices, on_host, depth + 1));
-  if (o == &vkds_seq_zip_ops)
-    for (uint32_t k = 0; k < s->part_count; ++k)
-      VKDS_CHECK(check_tree(ctx, name, &s->parts[k], devices, on_host, depth + 1));
-  return VKDS_SUCCESS;
+const vkds_context *vkds__alg_policy_ctx(vkds_policy *p) { return context_of_policy(p); }
+const vkds_context *vkds__alg_cmd_ctx(const vkds_cmd *c) {
+  return c && c->resource ? c->resource->dev->ctx : NULL;
 }
+
 
 /* The memory a plain sequence covers, for the overlap check. */
 typedef struct span {
@@ -179,8 +161,10 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
   const char *name = a->name;
   for (uint32_t k = 0; k < a->input_count; ++k) {
     if (!a->inputs[k]) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u is NULL", name, k);
-    VKDS_CHECK(vkds_seq_validate(a->inputs[k]));
-    VKDS_CHECK(check_tree(ctx, name, a->inputs[k], devices, on_host, 0));
+    char why[VKDS__SEQ_WHY];
+    vkds_result bad = vkds__seq_validate_quiet(a->inputs[k], why);
+    if (bad != VKDS_SUCCESS) return vkds__fail(ctx, bad, VK_SUCCESS, "%s: input %u: %s", name, k, why);
+    VKDS_CHECK(vkds__seq_check_context(ctx, name, a->inputs[k], devices, on_host));
     bool own_count = a->elem == VKDS__ELEM_EQUAL || (a->template_kind == VKDS__TEMPLATE_HISTOGRAM && k > 0) ||
                      (a->template_kind == VKDS__TEMPLATE_SEARCH && k == 1) || a->template_kind == VKDS__TEMPLATE_MERGE;
     if (a->inputs[k]->count != a->count && !own_count)
@@ -200,8 +184,11 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
   for (uint32_t k = 0; k < (compacts && a->output2 ? 2u : 1u) && a->template_kind != VKDS__TEMPLATE_REDUCE; ++k) {
     const vkds_seq *o = outputs[k]; /* MAP, SCAN */
     if (!o) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %soutput is NULL", name, k ? "second " : "");
-    VKDS_CHECK(vkds_seq_validate(o));
-    VKDS_CHECK(check_tree(ctx, name, o, devices, on_host, 0));
+    char reason[VKDS__SEQ_WHY];
+    vkds_result bad = vkds__seq_validate_quiet(o, reason);
+    if (bad != VKDS_SUCCESS)
+      return vkds__fail(ctx, bad, VK_SUCCESS, "%s: the %soutput: %s", name, k ? "second " : "", reason);
+    VKDS_CHECK(vkds__seq_check_context(ctx, name, o, devices, on_host));
     /* compaction writes what fits; a histogram's counts are its bins */
     if (o->count != a->count && !compacts && a->template_kind != VKDS__TEMPLATE_HISTOGRAM)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output has %llu elements, the input %llu",
@@ -542,7 +529,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   vkds_context *ctx = context_of_policy(p);
   if (!p || !a) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the policy is NULL", a->name);
   if (!ctx || p->backend->kind != &vkds_resource_kind_vulkan)
-    return vkds__fail(NULL, ctx ? VKDS_ERROR_INVALID_ARGUMENT : VKDS_ERROR_NOT_INITIALIZED, VK_SUCCESS,
+    return vkds__fail(ctx, ctx ? VKDS_ERROR_INVALID_ARGUMENT : VKDS_ERROR_NOT_INITIALIZED, VK_SUCCESS,
                       "%s: the policy must be initialized, over vkds resources", a->name);
   uint32_t devices = 0;
   bool on_host = false;
@@ -636,7 +623,9 @@ vkds_result vkds__alg_run(vkds_policy *p, const vkds__alg *a) {
 }
 
 vkds_result vkds__alg_run_async(vkds_policy *p, const vkds__alg *a, vkds_submission **sub) {
-  if (!sub) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the submission pointer is NULL", a->name);
+  if (!sub)
+    return vkds__fail(vkds__alg_policy_ctx(p), VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the submission pointer is NULL", a->name);
   *sub = NULL;
   call *c;
   VKDS_CHECK(start(p, a, sub, &c));
@@ -674,8 +663,8 @@ static uint64_t result_bytes(const vkds__alg *a) {
 
 vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view result) {
   if (!cmd || !cmd->cmd || !cmd->resource)
-    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the vkds_cmd, its cmd and resource are required",
-                      a->name);
+    return vkds__fail(vkds__alg_cmd_ctx(cmd), VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the vkds_cmd, its cmd and resource are required", a->name);
   vkds_resource *res = cmd->resource;
   vkds_context *ctx = res->dev->ctx;
   uint32_t devices = 0;

@@ -315,37 +315,37 @@ static vkds_result range_alg(const char *name, const vkds_seq *in, const vkds_se
 vkds_result vkds_histogram_even(vkds_policy *p, const vkds_seq *in, const void *lower, const void *upper,
                                 const vkds_seq *counts) {
   vkds__alg a;
-  VKDS_CHECK(even_alg("vkds_histogram_even", in, lower, upper, counts, &a));
+  VKDS_CHECK_P(p, even_alg("vkds_histogram_even", in, lower, upper, counts, &a));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_histogram_even_async(vkds_policy *p, const vkds_seq *in, const void *lower, const void *upper,
                                       const vkds_seq *counts, vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(even_alg("vkds_histogram_even_async", in, lower, upper, counts, &a));
+  VKDS_CHECK_P(p, even_alg("vkds_histogram_even_async", in, lower, upper, counts, &a));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_histogram_even(const vkds_cmd *c, const vkds_seq *in, const void *lower, const void *upper,
                                     const vkds_seq *counts) {
   vkds__alg a;
-  VKDS_CHECK(even_alg("vkds_cmd_histogram_even", in, lower, upper, counts, &a));
+  VKDS_CHECK_C(c, even_alg("vkds_cmd_histogram_even", in, lower, upper, counts, &a));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }
 
 vkds_result vkds_histogram_range(vkds_policy *p, const vkds_seq *in, const vkds_seq *boundaries,
                                  const vkds_seq *counts) {
   vkds__alg a;
-  VKDS_CHECK(range_alg("vkds_histogram_range", in, boundaries, counts, &a));
+  VKDS_CHECK_P(p, range_alg("vkds_histogram_range", in, boundaries, counts, &a));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_histogram_range_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *boundaries,
                                        const vkds_seq *counts, vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(range_alg("vkds_histogram_range_async", in, boundaries, counts, &a));
+  VKDS_CHECK_P(p, range_alg("vkds_histogram_range_async", in, boundaries, counts, &a));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *boundaries,
                                      const vkds_seq *counts, vkds_view status) {
   vkds__alg a;
-  VKDS_CHECK(range_alg("vkds_cmd_histogram_range", in, boundaries, counts, &a));
+  VKDS_CHECK_C(c, range_alg("vkds_cmd_histogram_range", in, boundaries, counts, &a));
   return vkds__alg_record(c, &a, status);
 }

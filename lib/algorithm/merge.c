@@ -34,18 +34,18 @@ static vkds_result describe(const char *name, const vkds_seq *a, const vkds_seq 
 vkds_result vkds_merge(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                        vkds_sort_order order) {
   vkds__alg d;
-  VKDS_CHECK(describe("vkds_merge", a, b, out, order, &d));
+  VKDS_CHECK_P(p, describe("vkds_merge", a, b, out, order, &d));
   return vkds__alg_run(p, &d);
 }
 vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                              vkds_sort_order order, vkds_submission **sub) {
   vkds__alg d;
-  VKDS_CHECK(describe("vkds_merge_async", a, b, out, order, &d));
+  VKDS_CHECK_P(p, describe("vkds_merge_async", a, b, out, order, &d));
   return vkds__alg_run_async(p, &d, sub);
 }
 vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                            vkds_sort_order order) {
   vkds__alg d;
-  VKDS_CHECK(describe("vkds_cmd_merge", a, b, out, order, &d));
+  VKDS_CHECK_C(c, describe("vkds_cmd_merge", a, b, out, order, &d));
   return vkds__alg_record(c, &d, (vkds_view){0});
 }

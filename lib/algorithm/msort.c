@@ -149,16 +149,16 @@ static vkds_result describe(const char *name, const vkds_seq *data, const char *
 
 vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_merge_sort", data, less, &a));
+  VKDS_CHECK_P(p, describe("vkds_merge_sort", data, less, &a));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less, vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_merge_sort_async", data, less, &a));
+  VKDS_CHECK_P(p, describe("vkds_merge_sort_async", data, less, &a));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_merge_sort(const vkds_cmd *c, const vkds_seq *data, const char *less) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_cmd_merge_sort", data, less, &a));
+  VKDS_CHECK_C(c, describe("vkds_cmd_merge_sort", data, less, &a));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }

@@ -148,57 +148,57 @@ static vkds_result both(const char *name, const vkds_seq *in2) {
 
 vkds_result vkds_transform_reduce2(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const char *transform,
                                    vkds_type type, const vkds_op *op, const void *init, void *result) {
-  VKDS_CHECK(both("vkds_transform_reduce2", in2));
+  VKDS_CHECK_P(p, both("vkds_transform_reduce2", in2));
   vkds__alg a = describe_transform_reduce("vkds_transform_reduce2", in1, in2, transform, type, op, init, result);
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_transform_reduce2_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2,
                                          const char *transform, vkds_type type, const vkds_op *op, const void *init,
                                          void *result, vkds_submission **sub) {
-  VKDS_CHECK(both("vkds_transform_reduce2_async", in2));
+  VKDS_CHECK_P(p, both("vkds_transform_reduce2_async", in2));
   vkds__alg a = describe_transform_reduce("vkds_transform_reduce2_async", in1, in2, transform, type, op, init, result);
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_transform_reduce2(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2,
                                        const char *transform, vkds_type type, const vkds_op *op, const void *init,
                                        vkds_view result) {
-  VKDS_CHECK(both("vkds_cmd_transform_reduce2", in2));
+  VKDS_CHECK_C(c, both("vkds_cmd_transform_reduce2", in2));
   vkds__alg a = describe_transform_reduce("vkds_cmd_transform_reduce2", in1, in2, transform, type, op, init, NULL);
   return vkds__alg_record(c, &a, result);
 }
 
 vkds_result vkds_inner_product(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const void *init, void *result) {
-  VKDS_CHECK(both("vkds_inner_product", in2));
+  VKDS_CHECK_P(p, both("vkds_inner_product", in2));
   vkds__alg a = describe_inner_product("vkds_inner_product", in1, in2, init, result);
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_inner_product_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const void *init,
                                      void *result, vkds_submission **sub) {
-  VKDS_CHECK(both("vkds_inner_product_async", in2));
+  VKDS_CHECK_P(p, both("vkds_inner_product_async", in2));
   vkds__alg a = describe_inner_product("vkds_inner_product_async", in1, in2, init, result);
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_inner_product(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2, const void *init,
                                    vkds_view result) {
-  VKDS_CHECK(both("vkds_cmd_inner_product", in2));
+  VKDS_CHECK_C(c, both("vkds_cmd_inner_product", in2));
   vkds__alg a = describe_inner_product("vkds_cmd_inner_product", in1, in2, init, NULL);
   return vkds__alg_record(c, &a, result);
 }
 
 vkds_result vkds_count(vkds_policy *p, const vkds_seq *in, const void *value, uint64_t *result) {
   vkds__alg a;
-  VKDS_CHECK(describe_count("vkds_count", in, value, result, &a));
+  VKDS_CHECK_P(p, describe_count("vkds_count", in, value, result, &a));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_count_async(vkds_policy *p, const vkds_seq *in, const void *value, uint64_t *result,
                              vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(describe_count("vkds_count_async", in, value, result, &a));
+  VKDS_CHECK_P(p, describe_count("vkds_count_async", in, value, result, &a));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_count(const vkds_cmd *c, const vkds_seq *in, const void *value, vkds_view result) {
   vkds__alg a;
-  VKDS_CHECK(describe_count("vkds_cmd_count", in, value, NULL, &a));
+  VKDS_CHECK_C(c, describe_count("vkds_cmd_count", in, value, NULL, &a));
   return vkds__alg_record(c, &a, result);
 }
 
@@ -282,18 +282,18 @@ vkds_result vkds_cmd_none_of(const vkds_cmd *c, const vkds_seq *in, const char *
 }
 
 vkds_result vkds_equal(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, bool *result) {
-  VKDS_CHECK(both("vkds_equal", in2));
+  VKDS_CHECK_P(p, both("vkds_equal", in2));
   vkds__alg a = describe_equal("vkds_equal", in1, in2, result);
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_equal_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, bool *result,
                              vkds_submission **sub) {
-  VKDS_CHECK(both("vkds_equal_async", in2));
+  VKDS_CHECK_P(p, both("vkds_equal_async", in2));
   vkds__alg a = describe_equal("vkds_equal_async", in1, in2, result);
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2, vkds_view result) {
-  VKDS_CHECK(both("vkds_cmd_equal", in2));
+  VKDS_CHECK_C(c, both("vkds_cmd_equal", in2));
   vkds__alg a = describe_equal("vkds_cmd_equal", in1, in2, NULL);
   return vkds__alg_record(c, &a, result);
 }

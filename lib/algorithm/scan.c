@@ -542,7 +542,7 @@ vkds_result vkds_inclusive_scan_by_key(vkds_policy *p, const vkds_seq *keys, con
                                        const vkds_seq *out, const vkds_op *op, const void *init) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(scan_by_key("vkds_inclusive_scan_by_key", keys, values, out, op, init, false, &z, &a));
+  VKDS_CHECK_P(p, scan_by_key("vkds_inclusive_scan_by_key", keys, values, out, op, init, false, &z, &a));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_inclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
@@ -550,14 +550,14 @@ vkds_result vkds_inclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *key
                                              vkds_submission **sub) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(scan_by_key("vkds_inclusive_scan_by_key_async", keys, values, out, op, init, false, &z, &a));
+  VKDS_CHECK_P(p, scan_by_key("vkds_inclusive_scan_by_key_async", keys, values, out, op, init, false, &z, &a));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_inclusive_scan_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
                                            const vkds_seq *out, const vkds_op *op, const void *init) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(scan_by_key("vkds_cmd_inclusive_scan_by_key", keys, values, out, op, init, false, &z, &a));
+  VKDS_CHECK_C(c, scan_by_key("vkds_cmd_inclusive_scan_by_key", keys, values, out, op, init, false, &z, &a));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }
 
@@ -565,7 +565,7 @@ vkds_result vkds_exclusive_scan_by_key(vkds_policy *p, const vkds_seq *keys, con
                                        const vkds_seq *out, const vkds_op *op, const void *init) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(scan_by_key("vkds_exclusive_scan_by_key", keys, values, out, op, init, true, &z, &a));
+  VKDS_CHECK_P(p, scan_by_key("vkds_exclusive_scan_by_key", keys, values, out, op, init, true, &z, &a));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_exclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
@@ -573,14 +573,14 @@ vkds_result vkds_exclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *key
                                              vkds_submission **sub) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(scan_by_key("vkds_exclusive_scan_by_key_async", keys, values, out, op, init, true, &z, &a));
+  VKDS_CHECK_P(p, scan_by_key("vkds_exclusive_scan_by_key_async", keys, values, out, op, init, true, &z, &a));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_exclusive_scan_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
                                            const vkds_seq *out, const vkds_op *op, const void *init) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(scan_by_key("vkds_cmd_exclusive_scan_by_key", keys, values, out, op, init, true, &z, &a));
+  VKDS_CHECK_C(c, scan_by_key("vkds_cmd_exclusive_scan_by_key", keys, values, out, op, init, true, &z, &a));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }
 
@@ -588,7 +588,7 @@ vkds_result vkds_reduce_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_
                                const vkds_seq *values_out, const vkds_op *op, uint64_t *count) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(reduce_by_key("vkds_reduce_by_key", keys, values, keys_out, values_out, op, count, &z, &a));
+  VKDS_CHECK_P(p, reduce_by_key("vkds_reduce_by_key", keys, values, keys_out, values_out, op, count, &z, &a));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_reduce_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
@@ -596,7 +596,7 @@ vkds_result vkds_reduce_by_key_async(vkds_policy *p, const vkds_seq *keys, const
                                      uint64_t *count, vkds_submission **sub) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(reduce_by_key("vkds_reduce_by_key_async", keys, values, keys_out, values_out, op, count, &z, &a));
+  VKDS_CHECK_P(p, reduce_by_key("vkds_reduce_by_key_async", keys, values, keys_out, values_out, op, count, &z, &a));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_reduce_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
@@ -604,6 +604,6 @@ vkds_result vkds_cmd_reduce_by_key(const vkds_cmd *c, const vkds_seq *keys, cons
                                    vkds_view count) {
   by_key z;
   vkds__alg a;
-  VKDS_CHECK(reduce_by_key("vkds_cmd_reduce_by_key", keys, values, keys_out, values_out, op, NULL, &z, &a));
+  VKDS_CHECK_C(c, reduce_by_key("vkds_cmd_reduce_by_key", keys, values, keys_out, values_out, op, NULL, &z, &a));
   return vkds__alg_record(c, &a, count);
 }

@@ -39,19 +39,19 @@ static vkds_result describe(const char *name, const vkds_seq *sorted, const vkds
   vkds_result vkds_##fn(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles, const vkds_seq *out,           \
                         vkds_sort_order order) {                                                                       \
     vkds__alg a;                                                                                                       \
-    VKDS_CHECK(describe("vkds_" #fn, sorted, needles, out, order, upper, &a));                                         \
+    VKDS_CHECK_P(p, describe("vkds_" #fn, sorted, needles, out, order, upper, &a));                                    \
     return vkds__alg_run(p, &a);                                                                                       \
   }                                                                                                                    \
   vkds_result vkds_##fn##_async(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles, const vkds_seq *out,  \
                                 vkds_sort_order order, vkds_submission **sub) {                                        \
     vkds__alg a;                                                                                                       \
-    VKDS_CHECK(describe("vkds_" #fn "_async", sorted, needles, out, order, upper, &a));                                \
+    VKDS_CHECK_P(p, describe("vkds_" #fn "_async", sorted, needles, out, order, upper, &a));                           \
     return vkds__alg_run_async(p, &a, sub);                                                                            \
   }                                                                                                                    \
   vkds_result vkds_cmd_##fn(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles, const vkds_seq *out,   \
                             vkds_sort_order order) {                                                                   \
     vkds__alg a;                                                                                                       \
-    VKDS_CHECK(describe("vkds_cmd_" #fn, sorted, needles, out, order, upper, &a));                                     \
+    VKDS_CHECK_C(c, describe("vkds_cmd_" #fn, sorted, needles, out, order, upper, &a));                                \
     return vkds__alg_record(c, &a, (vkds_view){0});                                                                    \
   }
 
@@ -76,18 +76,18 @@ static vkds_result check_order(const char *name, vkds_sort_order order) {
 }
 
 vkds_result vkds_is_sorted(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result) {
-  VKDS_CHECK(check_order("vkds_is_sorted", order));
+  VKDS_CHECK_P(p, check_order("vkds_is_sorted", order));
   vkds__alg a = describe_is_sorted("vkds_is_sorted", in, order, result);
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result,
                                  vkds_submission **sub) {
-  VKDS_CHECK(check_order("vkds_is_sorted_async", order));
+  VKDS_CHECK_P(p, check_order("vkds_is_sorted_async", order));
   vkds__alg a = describe_is_sorted("vkds_is_sorted_async", in, order, result);
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, vkds_sort_order order, vkds_view result) {
-  VKDS_CHECK(check_order("vkds_cmd_is_sorted", order));
+  VKDS_CHECK_C(c, check_order("vkds_cmd_is_sorted", order));
   vkds__alg a = describe_is_sorted("vkds_cmd_is_sorted", in, order, NULL);
   return vkds__alg_record(c, &a, result);
 }

@@ -356,51 +356,51 @@ static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_s
 
 vkds_result vkds_sort(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_sort", keys, NULL, false, order, &a, false));
+  VKDS_CHECK_P(p, describe("vkds_sort", keys, NULL, false, order, &a, false));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_sort_async(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order, vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_sort_async", keys, NULL, false, order, &a, false));
+  VKDS_CHECK_P(p, describe("vkds_sort_async", keys, NULL, false, order, &a, false));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_sort(const vkds_cmd *c, const vkds_seq *keys, vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_cmd_sort", keys, NULL, false, order, &a, false));
+  VKDS_CHECK_C(c, describe("vkds_cmd_sort", keys, NULL, false, order, &a, false));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }
 
 vkds_result vkds_sort_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_sort_by_key", keys, values, true, order, &a, false));
+  VKDS_CHECK_P(p, describe("vkds_sort_by_key", keys, values, true, order, &a, false));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_sort_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order,
                                    vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_sort_by_key_async", keys, values, true, order, &a, false));
+  VKDS_CHECK_P(p, describe("vkds_sort_by_key_async", keys, values, true, order, &a, false));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *values,
                                  vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_cmd_sort_by_key", keys, values, true, order, &a, false));
+  VKDS_CHECK_C(c, describe("vkds_cmd_sort_by_key", keys, values, true, order, &a, false));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }
 
 vkds_result vkds_argsort(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices, vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_argsort", keys, indices, true, order, &a, true));
+  VKDS_CHECK_P(p, describe("vkds_argsort", keys, indices, true, order, &a, true));
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_argsort_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices, vkds_sort_order order,
                                vkds_submission **sub) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_argsort_async", keys, indices, true, order, &a, true));
+  VKDS_CHECK_P(p, describe("vkds_argsort_async", keys, indices, true, order, &a, true));
   return vkds__alg_run_async(p, &a, sub);
 }
 vkds_result vkds_cmd_argsort(const vkds_cmd *c, const vkds_seq *keys, const vkds_seq *indices, vkds_sort_order order) {
   vkds__alg a;
-  VKDS_CHECK(describe("vkds_cmd_argsort", keys, indices, true, order, &a, true));
+  VKDS_CHECK_C(c, describe("vkds_cmd_argsort", keys, indices, true, order, &a, true));
   return vkds__alg_record(c, &a, (vkds_view){0});
 }

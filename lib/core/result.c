@@ -18,6 +18,8 @@ const char *vkds_result_str(vkds_result result) {
 
 static _Thread_local char last_message[1024];
 static _Thread_local VkResult last_vk = VK_SUCCESS;
+/* whether the last error was raised without a context, so that no logger has seen it */
+static _Thread_local bool last_unlogged;
 
 const char *vkds_last_error_message(void) { return last_message; }
 VkResult vkds_last_vk_result(void) { return last_vk; }
@@ -53,7 +55,16 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
   vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
   va_end(ap);
   last_vk = vk;
+  last_unlogged = !ctx;
   emit(ctx, VKDS_LOG_ERROR, last_message);
+  return result;
+}
+
+vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result) {
+  if (result != VKDS_SUCCESS && ctx && last_unlogged) {
+    emit(ctx, VKDS_LOG_ERROR, last_message);
+    last_unlogged = false;
+  }
   return result;
 }
 

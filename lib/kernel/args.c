@@ -136,6 +136,9 @@ static vkds_result resolve_view(const vkds__arg_pack *p, const vkds_view *v, con
     return vkds__fail(p->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "launch of kernel '%s': %s is plain host memory, which a device cannot see (upload it to a "
                       "device buffer, or import it with vkds_buffer_import_host)", p->kernel, what);
+  if (v->buffer->dev->ctx != p->ctx)
+    return vkds__fail(p->ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
+                      "launch of kernel '%s': %s's buffer belongs to another context", p->kernel, what);
   if (v->buffer->dev != p->dev)
     return vkds__fail(p->ctx, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
                       "launch of kernel '%s': %s's buffer lives on device %u, the launch runs on device %u", p->kernel,

@@ -130,6 +130,9 @@ static vkds_result check_transfer(const char *fn, vkds_resource *res, const vkds
   const vkds_context *ctx = res->dev->ctx;
   if (!v->buffer) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the view's buffer is NULL", fn);
   if (bytes && !host) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: NULL host pointer", fn);
+  if (v->buffer->dev->ctx != ctx)
+    return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS, "%s: the buffer belongs to another context than the resource",
+                      fn);
   if (v->buffer->kind != VKDS_MEMORY_HOST && v->buffer->dev != res->dev)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the buffer lives on device %u, the resource on device %u", fn, v->buffer->dev->index,

@@ -15,7 +15,7 @@
 
 enum {
   MAX_PARTS = 16,
-  WHY = 256,      /* bytes of one explanation */
+  WHY = VKDS__SEQ_WHY, /* bytes of one explanation */
   MAX_DEPTH = 64, /* nesting; deeper is taken for a sequence that contains itself */
   STAGE = 512,    /* the largest element a host transform reads or writes */
 };
@@ -93,6 +93,8 @@ static bool part_ok(const vkds_seq *p, const char *what, uint32_t index, char *w
   if (index == UINT32_MAX) snprintf(name, sizeof name, "%s", what);
   else snprintf(name, sizeof name, "%s %" PRIu32, what, index);
   if (!p) return say(why, "%s is NULL", name);
+  /* a cycle's reason is the same at every level: not the path round it */
+  if (strncmp(sub, "nested more than", 16) == 0) return say(why, "%s", sub);
   /* deep nesting: keep the innermost reason rather than the path to it */
   if (snprintf(why, WHY, "%s: %s", name, sub) >= WHY) snprintf(why, WHY, "...%s", sub + strlen(sub) - (WHY - 4));
   return false;
@@ -250,10 +252,43 @@ static vkds_result check(const vkds_seq *s, char *why) {
   return r;
 }
 
+static vkds_result check_context(const vkds_context *ctx, const char *name, const vkds_seq *s, uint32_t *devices,
+                                 bool *on_host, uint32_t level) {
+  if (level >= MAX_DEPTH) return VKDS_SUCCESS; /* vkds_seq_validate refused cycles already */
+  const vkds_seq_ops *o = s->ops;
+  if (o == &vkds_seq_buffer_ops || o == &vkds_seq_mapped_ops) {
+    if (s->buffer->dev->ctx != ctx)
+      return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS, "%s: a sequence's buffer belongs to another context",
+                        name);
+    if (s->buffer->kind == VKDS_MEMORY_HOST) *on_host = true;
+    else *devices |= 1u << (s->buffer->dev->index & 31);
+    return VKDS_SUCCESS;
+  }
+  if (o == &vkds_seq_host_ops) *on_host = true;
+  if (s->base) VKDS_CHECK(check_context(ctx, name, s->base, devices, on_host, level + 1));
+  if (s->map) VKDS_CHECK(check_context(ctx, name, s->map, devices, on_host, level + 1));
+  if (o == &vkds_seq_zip_ops)
+    for (uint32_t k = 0; k < s->part_count; ++k)
+      VKDS_CHECK(check_context(ctx, name, &s->parts[k], devices, on_host, level + 1));
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds__seq_check_context(const vkds_context *ctx, const char *name, const vkds_seq *s, uint32_t *devices,
+                                    bool *on_host) {
+  uint32_t d = 0;
+  bool h = false;
+  return check_context(ctx, name, s, devices ? devices : &d, on_host ? on_host : &h, 0);
+}
+
 vkds_result vkds_seq_validate(const vkds_seq *seq) {
   char why[WHY];
   vkds_result r = check(seq, why);
   return r == VKDS_SUCCESS ? r : vkds__fail(ctx_of(seq), r, VK_SUCCESS, "vkds_seq_validate: %s", why);
+}
+
+vkds_result vkds__seq_validate_quiet(const vkds_seq *seq, char *why) {
+  why[0] = '\0';
+  return check(seq, why);
 }
 
 /* Built-in validate slots: the same check as vkds_seq_validate, for code that calls a

@@ -56,11 +56,15 @@ vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access a
   vkds_context *ctx = dev->ctx;
   if ((unsigned)access > VKDS_ACCESS_WRITE)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_seq_bind: unknown access %d", (int)access);
-  VKDS_CHECK(vkds_seq_validate(seq));
+  VKDS_CHECK(vkds__log_unlogged(ctx, vkds_seq_validate(seq)));
+  VKDS_CHECK(vkds__seq_check_context(ctx, "vkds_seq_bind", seq, NULL, NULL));
   bool reads = access != VKDS_ACCESS_WRITE, writes = access != VKDS_ACCESS_READ;
   uint64_t bytes = seq->count * seq->elem_size;
   storage st;
   bool has_storage = storage_of(seq, &st);
+  if (has_storage && st.buffer && st.buffer->dev->ctx != ctx)
+    return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
+                      "vkds_seq_bind: the sequence's buffer belongs to another context than the resource");
   if (writes && seq->ops == &vkds_seq_host_ops && seq->read_only)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_seq_bind: the host sequence is read-only");
   if (writes && !has_storage && seq->ops != &vkds_seq_discard_ops)
