@@ -30,7 +30,6 @@ const vkds_context *vkds__alg_cmd_ctx(const vkds_cmd *c) {
   return c && c->resource ? c->resource->dev->ctx : NULL;
 }
 
-
 /* The memory a plain sequence covers, for the overlap check. */
 typedef struct span {
   const void *base; /* a buffer or a host pointer */

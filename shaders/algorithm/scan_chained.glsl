@@ -243,8 +243,8 @@ bool vkds_ch_look_back(uint64_t k, inout uint spins, ACC_T start, out ACC_T pref
 }
 
 // Tile `tile`'s group totals: `before` (the subgroups before this one, on every thread)
-// and the tile's `total`; `run` is the subgroup's part. The barrier inside also keeps
-// vkds_ch_sums' readers of a tile before before its writers for the next.
+// and the tile's `total`; `run` is the subgroup's part. (With VKDS_CH_DEPTH, the barrier
+// in the next vkds_ch_take keeps one tile's reads of vkds_ch_sums before the next's writes.)
 void vkds_ch_tile_sums(ACC_T run, out ACC_T before, out ACC_T total) {
   if (gl_SubgroupInvocationID == 0u) vkds_ch_sums[gl_SubgroupID] = run;
   barrier();
