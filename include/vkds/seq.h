@@ -35,9 +35,11 @@
  *
  * The trait and reads check only what is common (a valid table, element size, index <
  * count) before calling a user type's slot; they do not run its validate slot, so its
- * is_passed_directly and read must cope with its own fields. A permutation's map
- * entries are range-checked by host reads only. Reading mapped memory needs the device
- * to be done writing it. */
+ * is_passed_directly and read must cope with its own fields. A permutation's map entry
+ * past its source: host reads refuse it (VKDS_ERROR_INVALID_ARGUMENT); on a device (in
+ * an algorithm) it reads as 0 and a write through it is dropped, without an error (the
+ * map is never followed outside the source's memory). Reading mapped memory needs the
+ * device to be done writing it. */
 #ifndef VKDS_SEQ_H
 #define VKDS_SEQ_H
 
