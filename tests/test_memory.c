@@ -312,6 +312,17 @@ START_TEST(transfer_errors) {
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "device"));
   ck_assert_int_eq(vkds_download(r0, NULL, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), NULL, 0)); /* nothing to do */
+  /* sizes no memory holds fail cleanly (sizes near 2^64 once wrapped in the rounding and
+   * came back as small buffers that writes overran) */
+  static const uint64_t absurd[] = {UINT64_MAX, UINT64_MAX - 100, 1ull << 63};
+  for (int kind = VKDS_MEMORY_DEVICE; kind <= VKDS_MEMORY_HOST; ++kind)
+    for (size_t i = 0; i < sizeof absurd / sizeof absurd[0]; ++i) {
+      vkds_buffer *huge = (vkds_buffer *)1;
+      vkds_result r = vkds_buffer_create(r0, &(vkds_buffer_info){.size = absurd[i], .memory = (vkds_memory_kind)kind}, &huge);
+      ck_assert_msg(r == VKDS_ERROR_OUT_OF_DEVICE_MEMORY || r == VKDS_ERROR_OUT_OF_HOST_MEMORY, "kind %d size %llu: %s",
+                    kind, (unsigned long long)absurd[i], vkds_result_str(r));
+      ck_assert_ptr_null(huge);
+    }
   /* a buffer of another context: named as such, by transfers and by vkds_seq_bind in
    * both directions (a write used to bind and lose its elements at the unbind) */
   vkds_context *other;

@@ -52,7 +52,8 @@ typedef struct vkds_buffer_info {
  * instead of a new block, then any other memory type that can hold the buffer (a device
  * buffer in host memory, a mapped buffer outside ReBAR); vkds_buffer_memory_flags() tells
  * what it got. Returns VKDS_ERROR_INVALID_ARGUMENT (NULL, size 0, unknown memory kind or
- * flag, VKDS_MEMORY_IMPORTED), VKDS_ERROR_OUT_OF_DEVICE_MEMORY (nothing could hold it),
+ * flag, VKDS_MEMORY_IMPORTED), VKDS_ERROR_OUT_OF_DEVICE_MEMORY (nothing could hold it; a
+ * size past all of the device's memory heaps together),
  * VKDS_ERROR_OUT_OF_HOST_MEMORY, VKDS_ERROR_UNSUPPORTED (no memory type of that kind). */
 VKDS_API vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info, vkds_buffer **out);
 

@@ -12,7 +12,7 @@ static vkds_result host_alloc(vkds__device *dev, vkds_buffer *b) {
   long page = sysconf(_SC_PAGESIZE);
   size_t align = page > 0 ? (size_t)page : 4096;
   uint64_t rounded = (b->size + align - 1) / align * align;
-  if (rounded != (size_t)rounded || !(b->mapped = vkds__alloc_aligned(dev->ctx, (size_t)rounded, align)))
+  if (b->size > UINT64_MAX - align || rounded != (size_t)rounded || !(b->mapped = vkds__alloc_aligned(dev->ctx, (size_t)rounded, align)))
     return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS,
                       "vkds_buffer_create: %llu bytes of host memory", (unsigned long long)b->size);
   b->coherent = true;
@@ -30,6 +30,17 @@ vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info,
     return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_buffer_create: memory kind %d is not one vkds_buffer_create makes%s", (int)info->memory,
                       info->memory == VKDS_MEMORY_IMPORTED ? " (use vkds_buffer_import_host)" : "");
+  /* nothing larger than all of the device's memory heaps together can be made (the
+   * allocator's rounding would wrap near 2^64: such a size once came back as a small
+   * buffer that writes overran); maxMemoryAllocationSize is only a hint, which some
+   * drivers exceed */
+  uint64_t all = 0;
+  for (uint32_t h = 0; h < dev->facts.memory.memoryHeapCount; ++h)
+    all += dev->facts.memory.memoryHeaps[h].size;
+  if (info->memory != VKDS_MEMORY_HOST && info->size > all)
+    return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_DEVICE_MEMORY, VK_SUCCESS,
+                      "vkds_buffer_create: %llu bytes: the device's memory heaps hold %llu bytes in all",
+                      (unsigned long long)info->size, (unsigned long long)all);
   if (info->flags & ~(uint32_t)(VKDS_BUFFER_DEDICATED | VKDS_BUFFER_NO_FALLBACK))
     return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_buffer_create: unknown flags 0x%x",
                       info->flags);
