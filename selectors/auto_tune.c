@@ -74,7 +74,7 @@ static bool choose(vkds_policy *p, tune_key *k, uint32_t need) {
   uint32_t best = UINT32_MAX;
   double best_mean = 0.0;
   for (uint32_t i = 0; i < p->resource_count; ++i) {
-    if (!vkds__usable(p, i)) continue; /* its samples may never come */
+    if (!vkds__healthy(p, i)) continue; /* its samples may never come */
     if (k->count[i] < need) return false;
     double mean = k->sum[i] / (double)k->count[i];
     if (best == UINT32_MAX || mean < best_mean) best = i, best_mean = mean;
@@ -98,12 +98,13 @@ static vkds_result at_select(vkds_policy *p, const vkds_task_info *hints, uint32
   if (k->phase == VKDS_AUTO_TUNE_CHOSEN && p->info->retune_interval_ns &&
       vkds__now_ns() - k->chosen_at >= p->info->retune_interval_ns)
     start_round(p, k);
-  if (k->phase == VKDS_AUTO_TUNE_CHOSEN && !vkds__usable(p, k->best)) start_round(p, k); /* the best went bad */
+  if (k->phase == VKDS_AUTO_TUNE_CHOSEN && !vkds__healthy(p, k->best)) start_round(p, k); /* the best went bad */
   if (k->phase == VKDS_AUTO_TUNE_TRIAL && k->handed >= (uint64_t)n * (1 + need)) choose(p, k, need);
   vkds_result r = VKDS_SUCCESS;
   if (k->phase == VKDS_AUTO_TUNE_CHOSEN) {
-    *index = k->best;
-  } else { /* trial: round robin over the usable ones, also past the planned round while reports are due */
+    *index = k->best; /* (at capacity, vkds_select says WOULD_BLOCK: the tuned choice waits for its resource) */
+  } else { /* trial: round robin over the usable ones (healthy, with room), also past the planned round while
+              reports are due */
     uint32_t tried = 0;
     while (tried < n && !vkds__usable(p, (uint32_t)(k->handed % n))) ++k->handed, ++tried;
     if (tried == n) r = vkds__none_usable(p);

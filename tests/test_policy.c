@@ -402,6 +402,41 @@ START_TEST(capacity_blocks_and_times_out) {
 }
 END_TEST
 
+/* A full resource does not block a selection while another has room: every policy that
+ * chooses among resources skips the full ones (round robin passes its turn on), and says
+ * WOULD_BLOCK only when all are full. */
+START_TEST(capacity_skips_full_resources) {
+  static const vkds_policy_kind kinds[] = {VKDS_POLICY_ROUND_ROBIN, VKDS_POLICY_DYNAMIC_LOAD,
+                                           VKDS_POLICY_EARLIEST_FINISH};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+    fake_setup();
+    fake_hold_completions(true);
+    vkds_policy *p = fake_policy((vkds_policy_info){.kind = kinds[k], .capacity = 1});
+    int first = -1;
+    ck_assert_vkds(vkds_try_submit(p, &(vkds_task_info){.fn = fake_task, .user = &first}, NULL));
+    /* `first`'s resource stays full; tasks finished as they come keep the others free,
+     * and round robin's turns keep reaching the full one */
+    for (int i = 0; i < 3 * N; ++i) {
+      int id = -1;
+      ck_assert_msg(vkds_try_submit(p, &(vkds_task_info){.fn = fake_task, .user = &id}, NULL) == VKDS_SUCCESS,
+                    "%s: task %d refused while resources had room", vkds_policy_name(p), i);
+      ck_assert_int_ne(id, first);
+      fake_complete(id);
+    }
+    /* the others full too: now it blocks */
+    for (int i = 0; i < N - 1; ++i) ck_assert_vkds(vkds_try_submit(p, &(vkds_task_info){.fn = fake_task}, NULL));
+    ck_assert_int_eq(vkds_try_submit(p, &(vkds_task_info){.fn = fake_task}, NULL), VKDS_ERROR_WOULD_BLOCK);
+    fake_complete(first); /* room on that one only: the next task goes there */
+    int id = -1;
+    ck_assert_vkds(vkds_try_submit(p, &(vkds_task_info){.fn = fake_task, .user = &id}, NULL));
+    ck_assert_int_eq(id, first);
+    fake_complete(-1);
+    fake_hold_completions(false);
+    vkds_policy_release(p);
+  }
+}
+END_TEST
+
 START_TEST(copies_share_state) {
   fake_setup();
   vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN});
@@ -517,6 +552,7 @@ int main(void) {
   tcase_add_test(tc, deferred_initialization);
   tcase_add_test(tc, bad_policies_are_named_errors);
   tcase_add_test(tc, capacity_blocks_and_times_out);
+  tcase_add_test(tc, capacity_skips_full_resources);
   tcase_add_test(tc, copies_share_state);
   tcase_add_test(tc, every_policy_on_three_lavapipe_devices);
   tcase_add_test(tc, cpu_pool_backend_under_every_policy);

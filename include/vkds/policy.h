@@ -93,9 +93,11 @@ typedef struct vkds_policy_info {
   bool deferred;
   /* fixed: the resource index. */
   uint32_t fixed_index;
-  /* At most this many tasks in flight per resource; a selection that would exceed it
-   * is VKDS_ERROR_WOULD_BLOCK (vkds_try_submit) or waited out (vkds_submit). 0: no
-   * limit. Needs completion reports, which it turns on. */
+  /* At most this many tasks in flight per resource. The policies choose among the
+   * resources with room (round robin passes a full resource's turn on); a selection
+   * that finds none is VKDS_ERROR_WOULD_BLOCK (vkds_try_submit) or waited out
+   * (vkds_submit). fixed and auto tune once it has chosen wait for their one resource
+   * instead. 0: no limit. Needs completion reports, which it turns on. */
   uint32_t capacity;
   /* vkds_submit retries a blocked selection until this much time passed, then returns
    * VKDS_ERROR_TIMEOUT; 0: 10 seconds. */

@@ -65,21 +65,27 @@ static inline vkds__policy_internal *vkds__policy_in(const vkds_policy *p) { ret
 static inline uint64_t vkds__picks(const vkds_policy *p, uint32_t index) {
   return atomic_load_explicit(&vkds__policy_in(p)->stats[index].picks, memory_order_relaxed);
 }
-/* Whether the policy may select resource `index` now (vkds_resource_health); selectors
- * skip those it may not. */
-static inline bool vkds__usable(const vkds_policy *p, uint32_t index) {
-  return atomic_load_explicit(&vkds__policy_in(p)->stats[index].health, memory_order_relaxed) ==
-         VKDS_RESOURCE_HEALTHY;
-}
-/* What select returns when no resource is usable: VKDS_ERROR_DEVICE_LOST when every one
- * is lost, else VKDS_ERROR_WOULD_BLOCK (stalled ones drain). */
-vkds_result vkds__none_usable(const vkds_policy *p);
-
 /* Tasks in flight a resource may have: the policy's capacity, within what the word holds. */
 static inline uint64_t vkds__in_flight_limit(const vkds_policy *p) {
   uint32_t capacity = p->info->capacity;
   return capacity && capacity < VKDS__IN_FLIGHT_MASK ? capacity : VKDS__IN_FLIGHT_MASK;
 }
+/* Whether resource `index` is healthy (vkds_resource_health). */
+static inline bool vkds__healthy(const vkds_policy *p, uint32_t index) {
+  return atomic_load_explicit(&vkds__policy_in(p)->stats[index].health, memory_order_relaxed) ==
+         VKDS_RESOURCE_HEALTHY;
+}
+/* Whether the policy may select resource `index` now: healthy, and below the capacity
+ * (tasks in flight; without a capacity always). Selectors skip those it may not, so that
+ * a full resource does not block a selection while another has room (vkds_select
+ * counts the pick against the capacity again, atomically). */
+static inline bool vkds__usable(const vkds_policy *p, uint32_t index) {
+  return vkds__healthy(p, index) && (vkds__picks(p, index) & VKDS__IN_FLIGHT_MASK) < vkds__in_flight_limit(p);
+}
+/* What select returns when no resource is usable: VKDS_ERROR_DEVICE_LOST when every one
+ * is lost, else VKDS_ERROR_WOULD_BLOCK (stalled ones drain). */
+vkds_result vkds__none_usable(const vkds_policy *p);
+
 /* Counts a pick of `index` (a selection and a task in flight) if its word is still
  * `seen`; false when another thread changed it meanwhile (look again). */
 static inline bool vkds__count_pick(vkds_policy *p, uint32_t index, uint64_t seen) {
