@@ -206,6 +206,18 @@ START_TEST(descriptor_binding_and_vectors) {
   launch_wait(k, &(vkds_launch_info){.global = {256}, .args = &a});
   const uint32_t *v = vkds_buffer_map(d);
   for (uint32_t i = 0; i < 256; ++i) ck_assert_uint_eq(v[i], i + 105);
+  /* a bound view must start where the device can bind a storage buffer: a named error
+   * before anything is recorded (it was a validation error) */
+  VkPhysicalDevice phys;
+  ck_assert_vkds(vkds_resource_vk_handles(vkds_context_resource(ctx, 0), &phys, NULL, NULL));
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(phys, &props);
+  if (props.limits.minStorageBufferOffsetAlignment > 4) {
+    a.data = (vkds_view){d, 4, 128};
+    ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {32}, .args = &a}, NULL),
+                     VKDS_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "minStorageBufferOffsetAlignment"));
+  }
   vkds_kernel_destroy(k);
   vkds_buffer_destroy(d);
   close_all();

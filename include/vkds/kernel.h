@@ -41,7 +41,9 @@ typedef enum vkds_arg_kind {
   VKDS_ARG_UINT = 2, /* unsigned */
   VKDS_ARG_FLOAT = 3,
   VKDS_ARG_VIEW = 4,    /* a vkds_view, passed by device address (a VKDS_VIEW in vkds.glsl) */
-  VKDS_ARG_BINDING = 5, /* a vkds_view bound as the storage buffer at set 0, `binding` */
+  VKDS_ARG_BINDING = 5, /* a vkds_view bound as the storage buffer at set 0, `binding`; its
+                           offset a multiple of minStorageBufferOffsetAlignment (else the
+                           launch is VKDS_ERROR_INVALID_ARGUMENT) */
   VKDS_ARG_STRUCT = 6,  /* a nested struct: `members` */
 } vkds_arg_kind;
 

@@ -168,6 +168,12 @@ static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned 
       if (p->bound_count == VKDS__MAX_BOUND)
         return vkds__fail(p->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "more than %d bound buffers", VKDS__MAX_BOUND);
       const vkds_view *v = (const vkds_view *)(src + a->offset);
+      uint64_t align = p->dev->facts.props.properties.limits.minStorageBufferOffsetAlignment;
+      if (align > 1 && (v->buffer->offset + v->offset) % align)
+        return vkds__fail(p->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                          "launch of kernel '%s': the buffer bound at binding %u starts at offset %llu, which is not "
+                          "a multiple of the device's minStorageBufferOffsetAlignment (%llu)",
+                          p->kernel, a->binding, (unsigned long long)v->offset, (unsigned long long)align);
       p->bound[p->bound_count] = (VkDescriptorBufferInfo){.buffer = v->buffer->vk, .offset = v->buffer->offset + v->offset,
                                                           .range = bytes};
       p->bound_binding[p->bound_count++] = a->binding;
