@@ -34,6 +34,10 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
  * context is known) reached no logger: for a failed `result`, hands the thread's last
  * error to ctx's logger if that is so (once), and returns `result`. */
 vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result);
+/* How many failures the calling thread has recorded (vkds__fail, vkds__set_last_error):
+ * a caller of user code compares it before and after to tell whether a failure the code
+ * returned came with a message. */
+uint64_t vkds__failures(void);
 
 /* Maps a failed VkResult to a vkds_result, records it, and returns it. */
 vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what);

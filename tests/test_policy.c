@@ -437,6 +437,23 @@ START_TEST(capacity_skips_full_resources) {
 }
 END_TEST
 
+static vkds_result failing_task(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_ERROR_UNSUPPORTED;
+}
+
+/* A task function's own failure is the call's result and its message (an older message
+ * of another failure used to stay). */
+START_TEST(task_failure_is_named) {
+  fake_setup();
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN});
+  ck_assert_int_ne(vkds_select(NULL, NULL, NULL), VKDS_SUCCESS); /* an older failure */
+  ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = failing_task}, NULL), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "task function returned"));
+  vkds_policy_release(p);
+}
+END_TEST
+
 START_TEST(copies_share_state) {
   fake_setup();
   vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN});
@@ -553,6 +570,7 @@ int main(void) {
   tcase_add_test(tc, bad_policies_are_named_errors);
   tcase_add_test(tc, capacity_blocks_and_times_out);
   tcase_add_test(tc, capacity_skips_full_resources);
+  tcase_add_test(tc, task_failure_is_named);
   tcase_add_test(tc, copies_share_state);
   tcase_add_test(tc, every_policy_on_three_lavapipe_devices);
   tcase_add_test(tc, cpu_pool_backend_under_every_policy);

@@ -36,9 +36,15 @@ static vkds_result base_submit(vkds_backend *b, vkds_selection *sel, const vkds_
                     .mode = info->mode};
   VKDS_CHECK(b->ops->instrument_before(b, sel, info, &task));
   void *wait_object = NULL;
+  uint64_t failures = vkds__failures();
   vkds_result r = task.replayed ? VKDS_SUCCESS : info->fn(info->user, &task, &wait_object);
   if (r != VKDS_SUCCESS) {
     b->ops->abandon(b, sel, &task);
+    /* a failure the task function made up itself: say so, rather than leave an older
+     * message in place (one from a vkds call inside it stays) */
+    if (vkds__failures() == failures)
+      vkds__fail(b->context, r, VK_SUCCESS, "vkds_submit: the task function returned %s (%d)", vkds_result_str(r),
+                 (int)r);
     return r;
   }
   return b->ops->instrument_after(b, sel, info, &task, wait_object, out);

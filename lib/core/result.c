@@ -20,6 +20,10 @@ static _Thread_local char last_message[1024];
 static _Thread_local VkResult last_vk = VK_SUCCESS;
 /* whether the last error was raised without a context, so that no logger has seen it */
 static _Thread_local bool last_unlogged;
+/* failures recorded on this thread so far (vkds__failures) */
+static _Thread_local uint64_t failures;
+
+uint64_t vkds__failures(void) { return failures; }
 
 const char *vkds_last_error_message(void) { return last_message; }
 VkResult vkds_last_vk_result(void) { return last_vk; }
@@ -56,6 +60,7 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
   va_end(ap);
   last_vk = vk;
   last_unlogged = !ctx;
+  ++failures;
   emit(ctx, VKDS_LOG_ERROR, last_message);
   return result;
 }
@@ -71,6 +76,7 @@ vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result) {
 void vkds__set_last_error(const char *message, VkResult vk) {
   snprintf(last_message, sizeof last_message, "%s", message);
   last_vk = vk;
+  ++failures;
 }
 
 static vkds_result from_vk(VkResult vk) {
