@@ -355,7 +355,16 @@ START_TEST(bad_input_is_named) {
   vkds_kernel *huge;
   ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = "#version 450\nlayout(local_size_x = 1024, local_size_y = 2) in;\nvoid main() {}\n"}, &huge));
   ck_assert_int_eq(vkds_launch(pol, huge, &(vkds_launch_info){.global = {1}}, NULL), VKDS_ERROR_LIMIT_EXCEEDED);
+  /* the next launch says why too (it said "see the first error") */
+  ck_assert_int_eq(vkds_launch(pol, huge, &(vkds_launch_info){.global = {1}}, NULL), VKDS_ERROR_LIMIT_EXCEEDED);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "invocations per work group"));
   vkds_kernel_destroy(huge);
+  /* glslang takes the local sizes the devices take (its own defaults stop z at 64) */
+  vkds_kernel *deep;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = "#version 450\nlayout(local_size_x = 1, local_size_z = 100) in;\nvoid main() {}\n"}, &deep));
+  ck_assert_vkds(vkds_launch(pol, deep, &(vkds_launch_info){.global = {1, 1, 100}}, NULL));
+  ck_assert_vkds(vkds_policy_wait_all(pol, UINT64_MAX));
+  vkds_kernel_destroy(deep);
   ck_assert_vkds(vkds_policy_wait_all(pol, UINT64_MAX));
   vkds_kernel_destroy(k);
   vkds_buffer_destroy(x);

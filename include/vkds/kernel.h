@@ -76,8 +76,10 @@ typedef struct vkds_kernel_info {
 
 /* A kernel from SPIR-V. Errors: VKDS_ERROR_INVALID_ARGUMENT, VKDS_ERROR_INVALID_SPIRV
  * (with the validator's message), VKDS_ERROR_ARGUMENT_MISMATCH (the description does not
- * match the shader: the message says which member), VKDS_ERROR_LIMIT_EXCEEDED (local size
- * over a device's limits). Pipelines are made per device on first use. */
+ * match the shader: the message says which member). Pipelines are made per device on
+ * first use: a local size, work-group invocations or argument block over that device's
+ * limits is VKDS_ERROR_LIMIT_EXCEEDED at launches there (each with the reason), while
+ * the kernel still runs on the context's other devices. */
 VKDS_API vkds_result vkds_kernel_create(vkds_context *ctx, const vkds_kernel_info *info, vkds_kernel **out);
 
 typedef struct vkds_glsl_info {

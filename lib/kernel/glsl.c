@@ -486,8 +486,30 @@ static vkds_result link_and_emit(compile_job *j) {
                              glslang_program_get_info_debug_log(j->program));
 }
 
+/* glslang's limits, with the compute ones (work-group size, group count) the largest of
+ * the context's devices: glslang's defaults (1024, 1024, 64) refused local sizes the
+ * devices take, such as z = 100. vkds_launch checks each launch against its own device. */
+static void limits_for(const vkds_context *ctx, glslang_resource_t *r) {
+  *r = *glslang_default_resource();
+  for (uint32_t i = 0; ctx && i < ctx->device_count; ++i) {
+    const VkPhysicalDeviceLimits *lim = &ctx->devices[i].facts.props.properties.limits;
+    int *size[3] = {&r->max_compute_work_group_size_x, &r->max_compute_work_group_size_y,
+                    &r->max_compute_work_group_size_z};
+    int *count[3] = {&r->max_compute_work_group_count_x, &r->max_compute_work_group_count_y,
+                     &r->max_compute_work_group_count_z};
+    for (int d = 0; d < 3; ++d) {
+      int sz = lim->maxComputeWorkGroupSize[d] > INT32_MAX ? INT32_MAX : (int)lim->maxComputeWorkGroupSize[d];
+      int ct = lim->maxComputeWorkGroupCount[d] > INT32_MAX ? INT32_MAX : (int)lim->maxComputeWorkGroupCount[d];
+      if (sz > *size[d]) *size[d] = sz;
+      if (ct > *count[d]) *count[d] = ct;
+    }
+  }
+}
+
 static void compile_run(void *arg) {
   compile_job *j = arg;
+  glslang_resource_t limits;
+  limits_for(j->ctx, &limits);
   /* the shader keeps &input.code until it has preprocessed: input lives to the end */
   glslang_input_t input = {
       .language = GLSLANG_SOURCE_GLSL,
@@ -498,7 +520,7 @@ static void compile_run(void *arg) {
       .default_version = 460,
       .default_profile = GLSLANG_NO_PROFILE,
       .messages = (glslang_messages_t)glslang_messages,
-      .resource = glslang_default_resource(),
+      .resource = &limits,
   };
   target_for(j->api_version, &input);
   if (!(j->shader = glslang_shader_create(&input))) {

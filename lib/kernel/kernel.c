@@ -361,6 +361,7 @@ static void pipeline_free(vkds__device *dev, vkds__pipeline *p) {
   if (p->layout) dev->vk.vkDestroyPipelineLayout(dev->device, p->layout, a);
   if (p->set_layout) dev->vk.vkDestroyDescriptorSetLayout(dev->device, p->set_layout, a);
   if (p->module) dev->vk.vkDestroyShaderModule(dev->device, p->module, a);
+  vkds__free(dev->ctx, p->why);
   *p = (vkds__pipeline){0};
 }
 
@@ -373,7 +374,12 @@ vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds_
   pthread_mutex_lock(&k->lock);
   if (!p->tried) {
     vkds_result made = make_pipeline(k, dev, p);
-    if (made != VKDS_SUCCESS) pipeline_free(dev, p); /* (clears *p) */
+    if (made != VKDS_SUCCESS) {
+      pipeline_free(dev, p); /* (clears *p) */
+      /* kept for later launches' messages, which would otherwise point at this one */
+      const char *m = vkds_last_error_message();
+      if ((p->why = vkds__alloc(k->ctx, strlen(m) + 1))) memcpy(p->why, m, strlen(m) + 1);
+    }
     p->result = made;
     /* running out of memory passes: the next launch tries again (a kernel of the
      * algorithm layer's cache would otherwise fail for the context's whole life) */
@@ -383,8 +389,8 @@ vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds_
   vkds_result r = p->result;
   pthread_mutex_unlock(&k->lock);
   if (r != VKDS_SUCCESS)
-    return vkds__fail(k->ctx, r, VK_SUCCESS, "kernel '%s' cannot run on %s (see the first error)", k->name,
-                      dev->facts.props.properties.deviceName);
+    return vkds__fail(k->ctx, r, VK_SUCCESS, "kernel '%s' cannot run on %s: %s", k->name,
+                      dev->facts.props.properties.deviceName, p->why ? p->why : "see the first error");
   *out = p;
   return VKDS_SUCCESS;
 }

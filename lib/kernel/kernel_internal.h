@@ -159,6 +159,7 @@ typedef struct vkds__pipeline {
   atomic_bool ready;   /* made: read without the kernel's lock */
   bool tried;          /* creation was attempted (and did not run out of memory); `result` says how it went */
   vkds_result result;
+  char *why;           /* why creation failed (vkds__alloc'd; NULL: it did not, or no memory) */
   VkShaderModule module;
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
