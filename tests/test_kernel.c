@@ -224,6 +224,54 @@ START_TEST(descriptor_binding_and_vectors) {
 }
 END_TEST
 
+/* 16- and 8-bit arguments (push constants of those widths: vkds enables
+ * storagePushConstant16/8 where the device has them; without them a validation error) */
+static const char NARROW[] =
+    "#version 450\n"
+    "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n"
+    "#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require\n"
+    "layout(local_size_x = 1) in;\n"
+    "layout(std430, set = 0, binding = 0) buffer Out { int v[]; };\n"
+    "layout(push_constant) uniform P { int16_t a; uint8_t b; };\n"
+    "void main() { v[0] = int(a); v[1] = int(b); }\n";
+
+typedef struct narrow_args {
+  vkds_view out;
+  int16_t a;
+  uint8_t b;
+} narrow_args;
+
+START_TEST(narrow_arguments) {
+  open_all();
+  VkPhysicalDevice phys;
+  ck_assert_vkds(vkds_resource_vk_handles(vkds_context_resource(ctx, 0), &phys, NULL, NULL));
+  VkPhysicalDevice8BitStorageFeatures f8 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                                              .pNext = &f8};
+  VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f16};
+  vkGetPhysicalDeviceFeatures2(phys, &f);
+  if (f16.storagePushConstant16 && f8.storagePushConstant8 && f.features.shaderInt16) {
+    static const vkds_arg args[] = {
+        {.kind = VKDS_ARG_BINDING, .offset = offsetof(narrow_args, out), .binding = 0},
+        {.kind = VKDS_ARG_INT, .bits = 16, .offset = offsetof(narrow_args, a)},
+        {.kind = VKDS_ARG_UINT, .bits = 8, .offset = offsetof(narrow_args, b)},
+        {0},
+    };
+    vkds_kernel *k;
+    ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = NARROW, .args = args}, &k));
+    vkds_buffer *d = mapped(64);
+    narrow_args a = {.out = vkds_view_of(d), .a = -1234, .b = 200};
+    launch_wait(k, &(vkds_launch_info){.global = {1}, .args = &a});
+    const int32_t *v = vkds_buffer_map(d);
+    ck_assert_int_eq(v[0], -1234);
+    ck_assert_int_eq(v[1], 200);
+    vkds_kernel_destroy(k);
+    vkds_buffer_destroy(d);
+  }
+  close_all();
+}
+END_TEST
+
 /* ---- the range type ---- */
 
 START_TEST(range_types) {
@@ -561,6 +609,7 @@ int main(void) {
   tcase_add_test(tc, saxpy_from_glsl);
   tcase_add_test(tc, nested_struct_and_array_of_views);
   tcase_add_test(tc, descriptor_binding_and_vectors);
+  tcase_add_test(tc, narrow_arguments);
   tcase_add_test(tc, range_types);
   tcase_add_test(tc, record_into_my_command_buffer);
   tcase_add_test(tc, bad_input_is_named);

@@ -118,6 +118,7 @@ static void choose_features(const vkds__device_facts *have, VkPhysicalDeviceFeat
   const VkPhysicalDeviceVulkan11Features *h11 = &have->features11;
   on11->storageBuffer16BitAccess = h11->storageBuffer16BitAccess;
   on11->uniformAndStorageBuffer16BitAccess = h11->uniformAndStorageBuffer16BitAccess;
+  on11->storagePushConstant16 = h11->storagePushConstant16; /* 16-bit kernel arguments */
   const VkPhysicalDeviceVulkan12Features *h12 = &have->features12;
   on12->bufferDeviceAddress = h12->bufferDeviceAddress;
   on12->timelineSemaphore = h12->timelineSemaphore;
@@ -125,6 +126,7 @@ static void choose_features(const vkds__device_facts *have, VkPhysicalDeviceFeat
   on12->shaderSharedInt64Atomics = h12->shaderSharedInt64Atomics;
   on12->storageBuffer8BitAccess = h12->storageBuffer8BitAccess;
   on12->uniformAndStorageBuffer8BitAccess = h12->uniformAndStorageBuffer8BitAccess;
+  on12->storagePushConstant8 = h12->storagePushConstant8; /* 8-bit kernel arguments */
   on12->shaderInt8 = h12->shaderInt8;
   on12->shaderFloat16 = h12->shaderFloat16;
   on12->scalarBlockLayout = h12->scalarBlockLayout;

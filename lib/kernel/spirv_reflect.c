@@ -502,6 +502,7 @@ static vkds_result reflect_push(const module *m, vkds__reflection *out) {
   p->vecsize = 1;
   p->columns = 1;
   VKDS_CHECK(struct_size(m, block, 0, &p->size)); /* the end of its last member: what the push range must cover */
+  p->size = (p->size + 3u) & ~3u; /* push ranges and updates are whole words (8- and 16-bit members end anywhere) */
   out->has_push = true;
   return describe_members(m, block, p, 0);
 }
