@@ -372,6 +372,10 @@ START_TEST(bad_input_is_named) {
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = not_view}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
   vkds_arg bad_binding[] = {{.kind = VKDS_ARG_BINDING, .binding = 7}, {.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_UINT, .components = 2}, {0}};
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = BOUND, .args = bad_binding}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
+  /* the shader's binding 1 described by nobody: it would run unbound */
+  vkds_arg no_binding[] = {{.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_UINT, .components = 2}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = BOUND, .args = no_binding}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "binding 1"));
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS, .range_type = 9}, &k),
                    VKDS_ERROR_INVALID_ARGUMENT);
   /* launches */

@@ -76,7 +76,9 @@ typedef struct vkds_kernel_info {
 
 /* A kernel from SPIR-V. Errors: VKDS_ERROR_INVALID_ARGUMENT, VKDS_ERROR_INVALID_SPIRV
  * (with the validator's message), VKDS_ERROR_ARGUMENT_MISMATCH (the description does not
- * match the shader: the message says which member). Pipelines are made per device on
+ * match the shader: the message says which member; a storage buffer of set 0 the shader
+ * uses that no VKDS_ARG_BINDING describes, or a descriptor of another type). Pipelines
+ * are made per device on
  * first use: a local size, work-group invocations or argument block over that device's
  * limits is VKDS_ERROR_LIMIT_EXCEEDED at launches there (each with the reason), while
  * the kernel still runs on the context's other devices. */

@@ -118,10 +118,34 @@ static vkds_result check_args(const vkds_context *ctx, const char *kernel, const
   return VKDS_SUCCESS;
 }
 
+/* Whether the description (nested structs included) binds `binding`. */
+static bool describes_binding(const vkds_arg *args, uint32_t binding) {
+  for (size_t i = 0; args && args[i].kind != VKDS_ARG_END; ++i) {
+    if (args[i].kind == VKDS_ARG_BINDING && args[i].binding == binding) return true;
+    if (args[i].kind == VKDS_ARG_STRUCT && describes_binding(args[i].members, binding)) return true;
+  }
+  return false;
+}
+
 vkds_result vkds__args_check(const vkds_context *ctx, const char *kernel, const vkds__reflection *r,
                              const vkds__arg_layout *l, const vkds_arg *args) {
-  return check_args(ctx, kernel, r, args, l->block, l->spilled ? 0 : l->first_member,
-                    l->spilled ? "spilled" : "push-constant");
+  VKDS_CHECK(check_args(ctx, kernel, r, args, l->block, l->spilled ? 0 : l->first_member,
+                        l->spilled ? "spilled" : "push-constant"));
+  /* every descriptor of set 0 the shader uses must be bound at each launch: one the
+   * description leaves out would be read unbound (a validation error, then anything) */
+  for (uint32_t i = 0; i < r->binding_count; ++i) {
+    const vkds__binding *b = &r->bindings[i];
+    if (b->set != 0) continue; /* refused by name where the pipeline is made */
+    if (b->type != VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
+      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                        "kernel '%s': binding %u ('%s') is not a storage buffer; vkds binds storage buffers only",
+                        kernel, b->binding, b->name);
+    if (!describes_binding(args, b->binding))
+      return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
+                        "kernel '%s': the shader uses the storage buffer at set 0, binding %u ('%s'), which no "
+                        "VKDS_ARG_BINDING argument describes", kernel, b->binding, b->name);
+  }
+  return VKDS_SUCCESS;
 }
 
 /* ---- packing, at each launch ---- */
