@@ -154,8 +154,12 @@ static vkds_result make_backend(vkds_policy *p, const vkds_policy_resources *res
   for (uint32_t i = 0; i < b->resource_count; ++i) keep += vkds_backend_supports(b, i, in->reports) == in->reports;
   if (keep == 0) {
     vkds_backend_destroy(b);
+    uint32_t want = in->reports;
     return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                      "policy '%s': no resource can report 0x%x (task time needs timestamps)", p->ops->name, in->reports);
+                      "policy '%s' needs reports of%s%s%s, which no resource's backend gives (the base backend "
+                      "reports submissions only; task times need GPU timestamps): round_robin and fixed need none",
+                      p->ops->name, want & VKDS_REPORT_SUBMISSION ? " submission" : "",
+                      want & VKDS_REPORT_COMPLETION ? " completion" : "", want & VKDS_REPORT_TIME ? " task time" : "");
   }
   if (keep < b->resource_count) {
     void **kept = vkds__temp_alloc_array(vkds__backend_alloc_ctx(b), keep, sizeof *kept);
