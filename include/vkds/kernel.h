@@ -116,8 +116,9 @@ typedef struct vkds_kernel_reflection {
 
 VKDS_API vkds_result vkds_kernel_reflect(const vkds_kernel *k, vkds_kernel_reflection *out);
 
-/* How many times the context ran glslang, and how many GLSL kernels it found compiled
- * already: in its memory, or (with pipeline_cache_dir) on disk from an earlier run. */
+/* How many GLSL kernels the context compiled with glslang (successfully: a source that
+ * does not compile is not counted), and how many it found compiled already: in its
+ * memory, or (with pipeline_cache_dir) on disk from an earlier run. */
 VKDS_API void vkds_context_glsl_stats(const vkds_context *ctx, uint64_t *compiles, uint64_t *cache_hits);
 
 /* ---- launching ---- */

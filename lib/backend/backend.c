@@ -391,7 +391,7 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
   bool claimed = atomic_compare_exchange_strong(&sel->state, &picked, VKDS__SEL_SUBMITTED);
   if (!claimed && picked == VKDS__SEL_SUBMITTED)
     return vkds__fail(b->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "vkds_submit: this selection of policy-picked resource %u was already submitted; "
+                      "vkds_selection_submit: this selection of policy-picked resource %u was already submitted; "
                       "a policy's selection runs one task (select again)", sel->index);
   vkds_submission *s = NULL;
   vkds_result r = b->ops->submit(b, sel, info, &s);

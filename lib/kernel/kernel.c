@@ -192,7 +192,8 @@ vkds_result vkds_kernel_from_glsl(vkds_context *ctx, const vkds_glsl_info *info,
   if (out) *out = NULL;
   if (!ctx || !info || !out || !info->source || (info->define_count && !info->defines))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "vkds_kernel_from_glsl: ctx, info, info->source and out are required");
+                      "vkds_kernel_from_glsl: ctx, info, info->source and out are required (and info->defines "
+                      "when define_count is not 0)");
   const struct vkds__glsl_entry *e;
   VKDS_CHECK(glsl_module(ctx, info, NULL, &e));
   VKDS_CHECK(kernel_make(ctx, e->words, e->word_count, info->entry, info->args, info->range_type, info->name, out));
