@@ -11,8 +11,13 @@ static const char *const kind_names[] = {"device", "mapped", "readback", "host",
 static vkds_result host_alloc(vkds__device *dev, vkds_buffer *b) {
   long page = sysconf(_SC_PAGESIZE);
   size_t align = page > 0 ? (size_t)page : 4096;
+  /* more than the machine's memory is refused before malloc sees it (a sanitizer's
+   * allocator aborts on such sizes; the rounding below would wrap near 2^64) */
+  long pages = sysconf(_SC_PHYS_PAGES);
+  uint64_t ram = pages > 0 ? (uint64_t)pages * align : UINT64_MAX - align;
   uint64_t rounded = (b->size + align - 1) / align * align;
-  if (b->size > UINT64_MAX - align || rounded != (size_t)rounded || !(b->mapped = vkds__alloc_aligned(dev->ctx, (size_t)rounded, align)))
+  if (b->size > ram || rounded != (size_t)rounded ||
+      !(b->mapped = vkds__alloc_aligned(dev->ctx, (size_t)rounded, align)))
     return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS,
                       "vkds_buffer_create: %llu bytes of host memory", (unsigned long long)b->size);
   b->coherent = true;
