@@ -411,6 +411,19 @@ START_TEST(bad_input_is_named) {
   ck_assert_int_eq(vkds_launch(pol, huge, &(vkds_launch_info){.global = {1}}, NULL), VKDS_ERROR_LIMIT_EXCEEDED);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "invocations per work group"));
   vkds_kernel_destroy(huge);
+  /* shared variables over the device's limit: a named error at launch, not a
+   * validation error */
+  vkds_kernel *greedy;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = "#version 450\nlayout(local_size_x = 64) in;\n"
+      "shared uint big[1u << 20];\nlayout(std430, binding = 0) buffer B { uint v[]; };\n"
+      "void main() { big[gl_LocalInvocationID.x] = 1u; barrier(); v[0] = big[63]; }\n",
+      .args = (vkds_arg[]){{.kind = VKDS_ARG_BINDING, .binding = 0}, {0}}}, &greedy));
+  vkds_buffer *gb = mapped(64);
+  vkds_view gv = vkds_view_of(gb);
+  ck_assert_int_eq(vkds_launch(pol, greedy, &(vkds_launch_info){.global = {64}, .args = &gv}, NULL), VKDS_ERROR_LIMIT_EXCEEDED);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "shared"));
+  vkds_kernel_destroy(greedy);
+  vkds_buffer_destroy(gb);
   /* glslang takes the local sizes the devices take (its own defaults stop z at 64) */
   vkds_kernel *deep;
   ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = "#version 450\nlayout(local_size_x = 1, local_size_z = 100) in;\nvoid main() {}\n"}, &deep));

@@ -78,10 +78,10 @@ typedef struct vkds_kernel_info {
  * (with the validator's message), VKDS_ERROR_ARGUMENT_MISMATCH (the description does not
  * match the shader: the message says which member; a storage buffer of set 0 the shader
  * uses that no VKDS_ARG_BINDING describes, or a descriptor of another type). Pipelines
- * are made per device on
- * first use: a local size, work-group invocations or argument block over that device's
- * limits is VKDS_ERROR_LIMIT_EXCEEDED at launches there (each with the reason), while
- * the kernel still runs on the context's other devices. */
+ * are made per device on first use: a local size, work-group invocations, shared
+ * variables or argument block over that device's limits is VKDS_ERROR_LIMIT_EXCEEDED at
+ * launches there (each with the reason), while the kernel still runs on the context's
+ * other devices. */
 VKDS_API vkds_result vkds_kernel_create(vkds_context *ctx, const vkds_kernel_info *info, vkds_kernel **out);
 
 typedef struct vkds_glsl_info {

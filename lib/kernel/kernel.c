@@ -295,6 +295,11 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
                       "kernel '%s': %llu invocations per work group exceed %s's limit %u", k->name,
                       (unsigned long long)invocations, dev->facts.props.properties.deviceName,
                       lim->maxComputeWorkGroupInvocations);
+  if (r->shared_bytes > lim->maxComputeSharedMemorySize)
+    return vkds__fail(ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
+                      "kernel '%s': its shared variables take at least %llu bytes, over %s's limit of %u", k->name,
+                      (unsigned long long)r->shared_bytes, dev->facts.props.properties.deviceName,
+                      lim->maxComputeSharedMemorySize);
   uint32_t push_size = r->has_push ? r->push.size : 0;
   if (push_size > lim->maxPushConstantsSize)
     return vkds__fail(ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,

@@ -57,6 +57,7 @@ typedef struct vkds__reflection {
   vkds__binding *bindings;
   uint32_t spec_count;
   vkds__spec_constant *specs;
+  uint64_t shared_bytes; /* shared (Workgroup) memory the entry point uses, at least (no padding; 0: none or unknown) */
 } vkds__reflection;
 
 /* Validates a module with SPIRV-Tools for Vulkan `api_version` (1.2 or 1.3 rules).

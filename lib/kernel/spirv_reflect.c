@@ -45,7 +45,7 @@ enum {
   DEC_SPEC_ID = 1, DEC_BUFFER_BLOCK = 3, DEC_ROW_MAJOR = 4, DEC_ARRAY_STRIDE = 6,
   DEC_MATRIX_STRIDE = 7, DEC_BUILT_IN = 11, DEC_BINDING = 33, DEC_DESCRIPTOR_SET = 34, DEC_OFFSET = 35,
   BUILT_IN_WORKGROUP_SIZE = 25,
-  SC_UNIFORM_CONSTANT = 0, SC_UNIFORM = 2, SC_PUSH_CONSTANT = 9, SC_STORAGE_BUFFER = 12,
+  SC_UNIFORM_CONSTANT = 0, SC_UNIFORM = 2, SC_WORKGROUP = 4, SC_PUSH_CONSTANT = 9, SC_STORAGE_BUFFER = 12,
   SC_PHYSICAL_STORAGE_BUFFER = 5349,
   DIM_BUFFER = 5,
 };
@@ -597,6 +597,48 @@ static vkds_result reflect_bindings(const module *m, vkds__reflection *out) {
   return VKDS_SUCCESS;
 }
 
+/* The bytes a shared (Workgroup) variable of `type` takes at least: its scalars' sizes
+ * summed, no padding; 0 where that is not known (an array sized by an expression of
+ * specialization constants), so that only a size certainly over a limit is refused. An
+ * array sized by a specialization constant counts its default. Only types defined
+ * before the one that names them are followed, and `*steps` bounds the walk: any module
+ * is read in bounded time (a fuzzed one may nest structs of structs exponentially). */
+static uint64_t least_size(const module *m, uint32_t type, size_t before, uint32_t *steps) {
+  size_t at = *steps ? def_of(m, type) : 0;
+  if (!at || at >= before) return 0;
+  --*steps;
+  uint32_t op = opcode_at(m, at), n = 0;
+  switch (op) {
+  case OP_TYPE_BOOL: return 1;
+  case OP_TYPE_INT:
+  case OP_TYPE_FLOAT: return operand(m, at, 1, 0) / 8;
+  case OP_TYPE_VECTOR:
+  case OP_TYPE_MATRIX: return least_size(m, operand(m, at, 1, 0), at, steps) * operand(m, at, 2, 0);
+  case OP_TYPE_ARRAY:
+    return constant_u32(m, operand(m, at, 2, 0), &n) ? n * least_size(m, operand(m, at, 1, 0), at, steps) : 0;
+  case OP_TYPE_STRUCT: {
+    uint64_t sum = 0;
+    for (uint32_t i = 1; i + 1 < length_at(m, at); ++i) {
+      uint64_t part = least_size(m, operand(m, at, i, 0), at, steps);
+      if (!part) return 0;
+      sum += part;
+    }
+    return sum;
+  }
+  default: return 0;
+  }
+}
+
+/* The entry point's shared memory, at least (vkds__reflection.shared_bytes). */
+static void reflect_shared(const module *m, vkds__reflection *out) {
+  uint32_t steps = 1u << 16;
+  for (uint32_t id = 1; id < m->bound; ++id) {
+    if (!m->used[id]) continue;
+    size_t at = m->def[id];
+    if (operand(m, at, 2, UINT32_MAX) == SC_WORKGROUP) out->shared_bytes += least_size(m, pointee_of(m, at), at, &steps);
+  }
+}
+
 static vkds_result reflect_specs(const module *m, vkds__reflection *out) {
   uint32_t n = 0;
   for (uint32_t pass = 0; pass < 2; ++pass) {
@@ -652,6 +694,7 @@ vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, 
   }
   if (r == VKDS_SUCCESS) r = reflect_push(&m, out);
   if (r == VKDS_SUCCESS) r = reflect_bindings(&m, out);
+  if (r == VKDS_SUCCESS) reflect_shared(&m, out);
   if (r == VKDS_SUCCESS) r = reflect_specs(&m, out);
   vkds__free(ctx, m.def);
   vkds__free(ctx, m.used);
