@@ -299,6 +299,9 @@ void vkds__abandon(void *object);
 /* How long destroying something of ctx waits for its work: ctx's destroy_timeout_ns;
  * no limit without a context (resources of other kinds). */
 uint64_t vkds__destroy_timeout(const vkds_context *ctx);
+/* Whether `b` still has submissions not yet released; if so, fn(user) runs when the last
+ * of them is released (it does the destroy asked for now), else the caller goes on. */
+bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user);
 
 /* One round of a spin-wait: tells the core that this thread only waits. */
 static inline void vkds__cpu_relax(void) {

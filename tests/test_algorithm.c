@@ -716,6 +716,17 @@ START_TEST(asynchronous_form) {
   ck_assert_uint_eq(count, threes);
   ck_assert_vkds(vkds_submission_wait(s1)); /* again: same answer */
   vkds_submission_release(s1), vkds_submission_release(s2);
+  /* the policy released before its submission: the submission keeps it (and its
+   * backend) until its own release, which destroys it (this was a use after free) */
+  vkds_policy *own;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = {.context = ctx}},
+                                    &own));
+  sum = -1;
+  ck_assert_vkds(vkds_reduce_async(own, &as, NULL, NULL, &sum, &s1));
+  vkds_policy_release(own);
+  ck_assert_vkds(vkds_submission_wait(s1));
+  ck_assert(fabs(sum - want) < 1e-3 * want);
+  vkds_submission_release(s1);
   free(a), free(b);
   close_ctx();
 }

@@ -31,7 +31,10 @@
  *                                        (results, host sequences written) are complete
  *                                        when a vkds_submission_wait or _poll on it says
  *                                        it is done; releasing it unwaited waits first,
- *                                        so nothing is lost. Staged inputs were uploaded
+ *                                        so nothing is lost (up to the context's
+ *                                        destroy_timeout_ns: work still running then is
+ *                                        logged and its results dropped, what it holds
+ *                                        left allocated). Staged inputs were uploaded
  *                                        before the call returned, so host inputs may be
  *                                        reused then; result pointers must stay valid
  *                                        until the submission is done.

@@ -305,7 +305,9 @@ VKDS_API vkds_result vkds_submission_poll(vkds_submission *s);
 VKDS_API void *vkds_submission_unwrap(const vkds_submission *s);
 /* The selection it ran on. */
 VKDS_API vkds_selection *vkds_submission_selection(const vkds_submission *s);
-/* Releases the handle (the work itself is not cancelled). NULL is a no-op. */
+/* Releases the handle (the work itself is not cancelled). A submission with a finishing
+ * step (the algorithms' asynchronous forms) waits for its work first, at most the
+ * context's destroy_timeout_ns. NULL is a no-op. */
 VKDS_API void vkds_submission_release(vkds_submission *s);
 
 /* For backends: makes a submission in instrument_after. `data` is the backend's own

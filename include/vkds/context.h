@@ -105,7 +105,7 @@ typedef struct vkds_context_info {
   /* The Vulkan loader to open; NULL: "libvulkan.so.1" (then "libvulkan.so"). */
   const char *vulkan_library;
   /* A folder where vkds keeps each device's VkPipelineCache between runs (one file per
-   * device kind); NULL: pipelines are cached in memory only. */
+   * device kind); NULL or "": pipelines are cached in memory only. */
   const char *pipeline_cache_dir;
   /* The application name given to the VkInstance; NULL: "vkds". */
   const char *app_name;

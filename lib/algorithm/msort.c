@@ -107,8 +107,10 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
   uint32_t recorded = passes;
   const char *v = vkds__getenv("VKDS_MSORT_PASSES");
   if (v && *v) {
-    long k = strtol(v, NULL, 10);
-    if (k >= 0 && k < (long)passes) recorded = (uint32_t)k;
+    char *end;
+    long k = strtol(v, &end, 10);
+    /* a value that is not a whole number is ignored (it read as 0 passes: unsorted output) */
+    if (*end == '\0' && end != v && k >= 0 && k < (long)passes) recorded = (uint32_t)k;
   }
   for (uint32_t k = 1; k <= recorded; ++k) {
     /* the partition first (a thread a group, its search's latency hidden by the others'),

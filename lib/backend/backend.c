@@ -90,6 +90,11 @@ typedef struct backend_internal {
   const vkds_context *alloc_ctx; /* whose allocator the backend's memory comes from; NULL: malloc */
   pthread_mutex_t free_lock;
   vkds_submission *free_submissions;
+  /* under free_lock: submissions made and not yet released, and what runs when the last
+   * of them is (a destroy asked for while some were out: vkds__backend_defer) */
+  uint64_t live;
+  void (*on_last)(void *);
+  void *on_last_user;
   pthread_mutex_t finish_lock; /* runs each submission's finishing step once */
 } backend_internal;
 
@@ -173,8 +178,27 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   return VKDS_SUCCESS;
 }
 
+bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user) {
+  backend_internal *in = internal_of(b);
+  pthread_mutex_lock(&in->free_lock);
+  bool later = in->live > 0;
+  if (later) in->on_last = fn, in->on_last_user = user;
+  pthread_mutex_unlock(&in->free_lock);
+  return later;
+}
+
+static void destroy_now(void *b);
+
 void vkds_backend_destroy(vkds_backend *b) {
   if (!b) return;
+  /* submissions not yet released still use it (a wait, a poll, their release): the last
+   * release destroys it */
+  if (vkds__backend_defer(b, destroy_now, b)) return;
+  destroy_now(b);
+}
+
+static void destroy_now(void *arg) {
+  vkds_backend *b = arg;
   backend_internal *in = internal_of(b);
   if (b->ops->wait_all(b, vkds__destroy_timeout(b->context)) == VKDS_ERROR_TIMEOUT) {
     /* its submissions still run and will report through it: never freed under them */
@@ -333,9 +357,14 @@ vkds_result vkds_submission_create(vkds_backend *b, vkds_selection *sel, void *w
   pthread_mutex_lock(&in->free_lock);
   vkds_submission *s = in->free_submissions;
   if (s) in->free_submissions = s->next_free;
+  ++in->live;
   pthread_mutex_unlock(&in->free_lock);
-  if (!s && !(s = vkds__alloc(in->alloc_ctx, sizeof *s)))
+  if (!s && !(s = vkds__alloc(in->alloc_ctx, sizeof *s))) {
+    pthread_mutex_lock(&in->free_lock);
+    --in->live;
+    pthread_mutex_unlock(&in->free_lock);
     return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "submission");
+  }
   vkds_selection_retain(sel);
   *s = (vkds_submission){.backend = b, .selection = sel, .wait_object = wait_object, .data = data};
   *out = s;
@@ -366,13 +395,29 @@ static vkds_result run_finish(vkds_submission *s, bool done) {
 void vkds_submission_release(vkds_submission *s) {
   if (!s) return;
   backend_internal *in = internal_of(s->backend);
-  if (s->has_finish) /* nothing is lost: the work is waited for and finished */
-    run_finish(s, s->backend->ops->wait(s->backend, s, UINT64_MAX) == VKDS_SUCCESS);
+  if (s->has_finish) { /* nothing is lost: the work is waited for and finished */
+    vkds_result r = s->backend->ops->wait(s->backend, s, vkds__destroy_timeout(s->backend->context));
+    if (r == VKDS_ERROR_TIMEOUT) {
+      /* work that does not end: its finishing step (and what it holds, which the GPU may
+       * still use) is kept, never run, rather than this release hanging */
+      vkds__log(s->backend->context, VKDS_LOG_ERROR,
+                "vkds_submission_release: the work is still running after the destroy timeout; its results are "
+                "dropped and what it holds is left allocated");
+      vkds__abandon(s->finish_user);
+      s->finish = NULL;
+    } else {
+      run_finish(s, r == VKDS_SUCCESS);
+    }
+  }
   vkds_selection_release(s->selection);
   pthread_mutex_lock(&in->free_lock);
   s->next_free = in->free_submissions;
   in->free_submissions = s;
+  void (*last)(void *) = --in->live == 0 ? in->on_last : NULL;
+  void *user = in->on_last_user;
+  if (last) in->on_last = NULL;
   pthread_mutex_unlock(&in->free_lock);
+  if (last) last(user); /* a destroy that waited for this release */
 }
 
 uint64_t vkds_submission_data(const vkds_submission *s) { return s ? s->data : 0; }

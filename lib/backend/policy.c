@@ -284,10 +284,21 @@ vkds_policy *vkds_policy_retain(vkds_policy *p) {
   return p;
 }
 
+static void destroy_policy(void *arg);
+
 void vkds_policy_release(vkds_policy *p) {
   if (!p) return;
   vkds__policy_internal *in = vkds__policy_in(p);
   if (atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) != 1) return;
+  /* submissions not yet released still report to it and wait through its backend: the
+   * last one's release destroys it */
+  if (p->backend && vkds__backend_defer(p->backend, destroy_policy, p)) return;
+  destroy_policy(p);
+}
+
+static void destroy_policy(void *arg) {
+  vkds_policy *p = arg;
+  vkds__policy_internal *in = vkds__policy_in(p);
   if (p->backend) {
     /* every report delivered before the state goes; work that never ends keeps it */
     if (vkds_backend_wait_all(p->backend, vkds__destroy_timeout(p->backend->context)) == VKDS_ERROR_TIMEOUT) {

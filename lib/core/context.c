@@ -279,7 +279,9 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
   vkds_result r = resolve_scan_path(ctx, info);
   if (r == VKDS_SUCCESS) r = vkds__host_copy_init(ctx, info->host_copy_threads);
-  if (info->pipeline_cache_dir && !(ctx->pipeline_cache_dir = vkds__strdup(ctx, info->pipeline_cache_dir)))
+  /* "" is no folder (joined with a file name it was the root directory) */
+  if (info->pipeline_cache_dir && info->pipeline_cache_dir[0] &&
+      !(ctx->pipeline_cache_dir = vkds__strdup(ctx, info->pipeline_cache_dir)))
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "pipeline cache path");
   if (r == VKDS_SUCCESS) r = info->embed ? create_adopted(ctx, info->embed) : create_own(ctx, info);
   for (uint32_t d = 0; r == VKDS_SUCCESS && d < ctx->device_count; ++d) {
