@@ -249,6 +249,7 @@ struct vkds_resource {
   /* submission tracking (lib/backend/queue.c) */
   VkSemaphore timeline;            /* signalled by every vkds submit to this queue */
   _Atomic uint64_t submitted;      /* the last value a submit signals (set under queue_lock) */
+  _Atomic uint32_t flushing;       /* deferred batches taken from the pending list, not yet submitted */
   _Atomic uint64_t completed;      /* the last value seen reached */
   pthread_mutex_t track_lock;      /* guards the slot lists */
   uint64_t last_end_ticks;         /* end timestamp of the last reclaimed task, 0: unknown (track_lock) */

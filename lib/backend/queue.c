@@ -558,9 +558,11 @@ void vkds__queue_flush_pending(vkds_resource *r) {
     vkds__submit_req *batch = r->pending_head;
     r->pending_head = r->pending_tail = NULL;
     r->pending_count = 0;
+    if (batch) atomic_fetch_add(&r->flushing, 1);
     pthread_mutex_unlock(&r->pending_lock);
     if (!batch) return;
     while (batch) batch = submit_batch(r, batch);
+    atomic_fetch_sub(&r->flushing, 1);
   }
 }
 
@@ -594,7 +596,11 @@ void vkds__queue_self_submitted(vkds_resource *r, uint64_t value) {
 
 void vkds__queue_flush(vkds_resource *r) {
   pthread_mutex_lock(&r->pending_lock);
-  bool none = !r->pending_head;
+  /* a batch another thread took and is submitting counts as pending: taking the queue
+   * waits for it (wait_all read the last submitted value before that submit and returned
+   * before its tasks ran: 1,801 of 2,000 counted in test_backend under ASan). A caller
+   * holding the queue sees none being submitted: that happens under the queue's lock. */
+  bool none = !r->pending_head && atomic_load(&r->flushing) == 0;
   pthread_mutex_unlock(&r->pending_lock);
   if (none) return; /* (no lock taken: a caller that holds the queue, a task that submits by itself, may wait) */
   vkds_resource_lock_queue(r);
