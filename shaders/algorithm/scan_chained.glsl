@@ -302,6 +302,22 @@ ACC_T vkds_ch_prefix_of(uint64_t tile, ACC_T start, ACC_T total, inout uint spin
   return vkds_ch_prefix_sh;
 }
 
+// A streamed chunk's carry, by thread 0 of the tile holding the chunk's end: everything
+// up to its last element (past the end, identities).
+void vkds_ch_carry(uint64_t at, ACC_T prefix, ACC_T total) {
+  if (vkds_rank() == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && at + VKDS_CH_TILE >= P(0))
+    vkds_carry_out(vkds_combine(prefix, total));
+}
+
+// Run at i's 4 outputs: one vector store where the run is whole, else those before n.
+void vkds_ch_store_run(uint64_t i, uint64_t n, OUT_T o[4]) {
+  if (i + 4ul <= n) {
+    out_vst(i, o);
+  } else {
+    for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) out_st(i + uint64_t(k), o[k]);
+  }
+}
+
 #if defined(VKDS_CH_REREAD) || defined(VKDS_COMPACT)
 // The stores of the tile at `at` (its first element): `prefix` everything before the
 // tile, `before` the subgroups before this one in it, `total` the tile's own; each run
@@ -309,9 +325,7 @@ ACC_T vkds_ch_prefix_of(uint64_t tile, ACC_T start, ACC_T total, inout uint spin
 void vkds_ch_store_tile(uint64_t at, ACC_T prefix, ACC_T before, ACC_T total, bool exclusive) {
   uint64_t n = P(0);
   ACC_T p = vkds_combine(prefix, before);
-  // a streamed chunk's carry: everything up to its last element (past the end, identities)
-  if (vkds_rank() == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && at + VKDS_CH_TILE >= n)
-    vkds_carry_out(vkds_combine(prefix, total));
+  vkds_ch_carry(at, prefix, total);
 #ifdef VKDS_COMPACT
   // the count of kept elements, by the tile that holds the last one
   if (vkds_rank() == 0u && at < n && n - at <= VKDS_CH_TILE)
@@ -324,11 +338,7 @@ void vkds_ch_store_tile(uint64_t at, ACC_T prefix, ACC_T before, ACC_T total, bo
     OUT_T o[4];
     vkds_ch_scan_run(i, exclusive, p, y); // p moves along the subgroup's runs
     for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(y[k]);
-    if (i + 4ul <= n) {
-      out_vst(i, o);
-    } else {
-      for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) out_st(i + uint64_t(k), o[k]);
-    }
+    vkds_ch_store_run(i, n, o);
   }
 #endif
 }
@@ -379,7 +389,6 @@ void main() {
 }
 #else
 void main() {
-  uint t = vkds_rank(), sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   uint64_t tile = uint64_t(vkds_ch_take()), n = P(0), base = tile * VKDS_CH_TILE;
   bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
 
@@ -414,18 +423,12 @@ void main() {
   vkds_ch_store_tile(at, prefix, before, total, exclusive);
 #else
   ACC_T p = vkds_combine(prefix, before);
-  // a streamed chunk's carry: everything up to its last element (past the end, identities)
-  if (t == 0u && (P(4) & VKDS_SCAN_CARRY_OUT) != 0ul && at + VKDS_CH_TILE >= n)
-    vkds_carry_out(vkds_combine(prefix, total));
+  vkds_ch_carry(at, prefix, total);
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     uint64_t i = vkds_ch_at(at, r);
     OUT_T o[4];
     for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(vkds_combine(p, v[4u * r + k]));
-    if (i + 4ul <= n) {
-      out_vst(i, o);
-    } else {
-      for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) out_st(i + uint64_t(k), o[k]);
-    }
+    vkds_ch_store_run(i, n, o);
   }
 #endif
 }
