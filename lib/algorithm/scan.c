@@ -61,34 +61,23 @@ typedef struct chained_shape {
   const char *name;     /* VKDS_SCAN_CHAINED's value */
   uint32_t threads;     /* a group */
   uint32_t runs;        /* runs of 4 elements a thread */
-  uint32_t depth;       /* tiles a group takes (scan_chained.glsl's VKDS_CH_DEPTH) */
   const char *preamble; /* what codegen puts after #version: the extensions, the defines */
 } chained_shape;
 /* REREAD: the tile's values do not wait out the look-back in registers; the stores read
  * the tile again (scan_chained.glsl says why: occupancy, measured on an H100) */
-#define SHAPE(t, r, extra) SHAPE_D(t, r, 1, "", extra)
-#define SHAPE_D(t, r, d, suffix, extra)                                                                          \
-  {#t "x" #r suffix, t, r, d,                                                                                    \
+#define SHAPE(t, r, extra)                                                                                       \
+  {#t "x" #r, t, r,                                                                                                \
    SINGLE_EXTENSIONS "#define VKDS_SCAN_CHAINED\n#define VKDS_CH_THREADS " #t "\n#define VKDS_CH_RUNS " #r "u\n" extra}
 #define REREAD "#define VKDS_CH_REREAD\n"
-/* DEPTH(d): d tiles a group, each one's look-back after the group has reduced them all
- * (scan_chained.glsl); only for shapes that read the tile again */
-#define DEPTH(d) "#define VKDS_CH_DEPTH " #d "\n"
 /* largest groups first: chained() picks one by the count (the last two: 256x4 for small
  * scans, 512x4 for the rest) and walks down from it to one the device takes; the others
- * only where VKDS_SCAN_CHAINED asks (the dN shapes: built in session 18 to hide the
- * look-back's waits behind the group's next reductions, not yet measured on a GPU) */
-static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD),
-                                       SHAPE(1024, 4, REREAD),
-                                       SHAPE(512, 5, REREAD),
-                                       SHAPE_D(1024, 4, 2, "d2", REREAD DEPTH(2)),
-                                       SHAPE_D(512, 4, 4, "d4", REREAD DEPTH(4)),
-                                       SHAPE_D(512, 4, 2, "d2", REREAD DEPTH(2)),
-                                       SHAPE_D(256, 4, 2, "d2", REREAD DEPTH(2)),
-                                       SHAPE(512, 4, REREAD),
-                                       SHAPE(256, 4, "")};
-#undef SHAPE_D
-#undef DEPTH
+ * only where VKDS_SCAN_CHAINED asks. (Session 18 built shapes whose groups took 2 or 4
+ * tiles each and looked back for each after reducing them all, to hide the waits behind
+ * the next reductions, and session 19 the tile waiting in an array indexed by a value
+ * the compiler cannot prove constant, to move it to local memory: both slower on an
+ * H100, so removed: bench/RESULTS.md, session 19.) */
+static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(1024, 4, REREAD), SHAPE(512, 5, REREAD),
+                                       SHAPE(512, 4, REREAD), SHAPE(256, 4, "")};
 #undef REREAD
 #undef SHAPE
 #define SHAPE_COUNT (sizeof SHAPES / sizeof SHAPES[0])
@@ -377,7 +366,7 @@ vkds_result vkds__scan_record(vkds__call *c, VkCommandBuffer cmd, vkds__part par
     vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, compute, rw);
     p[5] = spins(&flags);
     p[4] = flags;
-    return dispatch(c, cmd, chain ? (tiles + shape_of(c->a.variant)->depth - 1) / shape_of(c->a.variant)->depth : tiles);
+    return dispatch(c, cmd, tiles);
   }
   uint64_t per = tiles_per_group(tiles), groups = (tiles + per - 1) / per;
   p[5] = per;

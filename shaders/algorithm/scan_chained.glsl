@@ -30,9 +30,6 @@
 //   the low half; one relaxed atomic carries both, so no ordering is needed;
 // - subgroup 0 looks back over S tiles at a time, combining the aggregates down to the
 //   nearest inclusive prefix, and publishes its own P;
-// - with VKDS_CH_DEPTH (shapes named TxRdN, forced only, not yet measured on a GPU: see
-//   the second main below) a group takes N tiles and looks back for each once it has
-//   reduced them all.
 // The combines of the look-back fall wherever the prefixes happen to be, so the result is
 // the same bits only because every grouping of these operators gives the same value:
 // floats and user operators keep scan_single.glsl's fixed order.
@@ -243,8 +240,7 @@ bool vkds_ch_look_back(uint64_t k, inout uint spins, ACC_T start, out ACC_T pref
 }
 
 // Tile `tile`'s group totals: `before` (the subgroups before this one, on every thread)
-// and the tile's `total`; `run` is the subgroup's part. (With VKDS_CH_DEPTH, the barrier
-// in the next vkds_ch_take keeps one tile's reads of vkds_ch_sums before the next's writes.)
+// and the tile's `total`; `run` is the subgroup's part.
 void vkds_ch_tile_sums(ACC_T run, out ACC_T before, out ACC_T total) {
   if (gl_SubgroupInvocationID == 0u) vkds_ch_sums[gl_SubgroupID] = run;
   barrier();
@@ -353,41 +349,6 @@ uint vkds_ch_take() {
   return vkds_ch_tile_sh;
 }
 
-#ifdef VKDS_CH_DEPTH
-// VKDS_CH_DEPTH tiles a group (scan.c dispatches a group per DEPTH tiles): the group
-// takes and reduces them one after another, publishing each aggregate as it has it, and
-// only then looks back for the first: its predecessors' aggregates have had the time of
-// the group's later reductions to arrive, where one tile a group waits for them with
-// nothing to do. Every tile taken publishes its aggregate before its group waits for
-// anything, so a group still only waits for groups that run. Only with the tile read
-// again (the group keeps two values a tile, not the tile).
-shared uint vkds_ch_tiles_sh[VKDS_CH_DEPTH];
-
-void main() {
-  uint64_t n = P(0), tiles = (n + VKDS_CH_TILE - 1ul) / VKDS_CH_TILE;
-  bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
-  bool hs;
-  ACC_T start = vkds_scan_start(hs);
-  if (!hs) start = vkds_identity();
-  ACC_T before[VKDS_CH_DEPTH], total[VKDS_CH_DEPTH];
-  for (uint d = 0u; d < VKDS_CH_DEPTH; ++d) {
-    uint tile = vkds_ch_take();
-    if (vkds_rank() == 0u) vkds_ch_tiles_sh[d] = tile;
-    if (uint64_t(tile) >= tiles) break; // (uniform: the whole group took the same tile)
-    ACC_T run = vkds_ch_subgroup_total(vkds_ch_thread_total(uint64_t(tile) * VKDS_CH_TILE));
-    vkds_ch_tile_sums(run, before[d], total[d]);
-    vkds_ch_publish_total(uint64_t(tile), start, total[d]);
-  }
-  uint spins = uint(P(5));
-  for (uint d = 0u; d < VKDS_CH_DEPTH; ++d) {
-    barrier(); // the last tile's vkds_ch_tiles_sh and the last prefix read before they change
-    uint tile = vkds_ch_tiles_sh[d];
-    if (uint64_t(tile) >= tiles) break;
-    ACC_T prefix = vkds_ch_prefix_of(uint64_t(tile), start, total[d], spins);
-    vkds_ch_store_tile(uint64_t(vkds_ch_tiles_sh[d]) * VKDS_CH_TILE, prefix, before[d], total[d], exclusive);
-  }
-}
-#else
 void main() {
   uint64_t tile = uint64_t(vkds_ch_take()), n = P(0), base = tile * VKDS_CH_TILE;
   bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
@@ -432,4 +393,3 @@ void main() {
   }
 #endif
 }
-#endif
