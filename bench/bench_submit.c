@@ -27,8 +27,10 @@
  * Beside them plain Vulkan from as many threads, each recording every dispatch into
  * its own command buffers and submitting it by itself (on one queue, or each thread on
  * one of the device's queues), or handing it to one more thread that submits all that
- * was handed over in one vkQueueSubmit; and for every row the host time per task
- * (summed over threads) before recording, recording, and after it.
+ * was handed over in one vkQueueSubmit; plain Vulkan with the N tasks pre-recorded and
+ * spread over the device's queues (up to 16), one vkQueueSubmit each (what all in one
+ * becomes over a policy's queues); and for every row the host time per task (summed
+ * over threads) before recording, recording, and after it.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -581,6 +583,17 @@ static double plain_threads_throughput(plain *ps, uint32_t queues, const gpu_cou
   return failed ? 0.0 : per;
 }
 
+/* ns per task of plain Vulkan with the N pre-recorded tasks spread over `queues` queues
+ * (the N / queues of each in one vkQueueSubmit, all submitted, then all waited for): the
+ * all-in-one baseline for work that a policy spreads over a device's queues. */
+static double plain_spread_one_submit(plain *qs, uint32_t queues, uint64_t *tasks) {
+  uint64_t t0 = bench_now_ns(), n = 0;
+  for (uint32_t q = 0; q < queues; ++q) plain_submit_cmds(&qs[q], qs[q].cmd_count, qs[q].cmds, VK_NULL_HANDLE);
+  for (uint32_t q = 0; q < queues; ++q) plain_wait_timeline(&qs[q]), n += qs[q].cmd_count;
+  *tasks = n;
+  return (double)(bench_now_ns() - t0) / (double)n;
+}
+
 /* The replay key of the tiny task: every call records the same dispatch, so an
  * application may say so (vkds_task_info.replay_key) and vkds submits a kept recording
  * again instead of calling the task function. */
@@ -666,8 +679,17 @@ static vkds_result throughput_rows(plain *p, vkds_resource *res, gpu_counter *c,
     vkds_resource *q = vkds_context_resource(ctx, i);
     vkds_resource_info qi;
     vkds_resource_get_info(q, &qi);
-    if (qi.device_index == ri.device_index && !plain_open(&qs[nq], q, c, 1)) ++nq;
+    if (qi.device_index == ri.device_index && nq < MAX_QUEUES) ++nq;
   }
+  /* (the device's first MAX_QUEUES queues, each with its share of the batch recorded) */
+  uint32_t opened = 0;
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx) && opened < nq; ++i) {
+    vkds_resource *q = vkds_context_resource(ctx, i);
+    vkds_resource_info qi;
+    vkds_resource_get_info(q, &qi);
+    if (qi.device_index == ri.device_index && !plain_open(&qs[opened], q, c, batch / nq ? batch / nq : 1)) ++opened;
+  }
+  nq = opened;
   /* mode 0: one queue, each thread submits; 1: the device's queues, likewise; 2: one
    * queue, the threads only record and one more thread submits what they recorded */
   for (int mode = 0; mode < 3 && err == VKDS_SUCCESS; ++mode) {
@@ -697,6 +719,15 @@ static vkds_result throughput_rows(plain *p, vkds_resource *res, gpu_counter *c,
       snprintf(what, sizeof what, "plain  %s, %2u thread%s", modes[mode], threads, threads > 1 ? "s" : "");
       print_throughput(what, ns, one_by_one, all_in_one, per_call, &ph, (double)threads * per_thread);
     }
+  }
+  if (err == VKDS_SUCCESS && nq) {
+    uint64_t tasks = 0;
+    plain_spread_one_submit(qs, nq, &tasks); /* warm-up */
+    double ns = plain_spread_one_submit(qs, nq, &tasks);
+    expected += 2 * tasks;
+    char what[64];
+    snprintf(what, sizeof what, "plain  %u queues, all in one each", nq);
+    print_throughput(what, ns, one_by_one, all_in_one, (double)tasks / nq, &(phases){0}, (double)tasks);
   }
   for (uint32_t i = 0; i < nq; ++i) plain_close(&qs[i]);
   /* one queue (fixed), the device's queues by dynamic load, and by earliest finish */

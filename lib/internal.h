@@ -159,6 +159,7 @@ typedef struct vkds__device_facts {
 typedef struct vkds__device_enabled {
   bool buffer_device_address, timeline_semaphore, shader_int64, int64_atomics, float64;
   bool external_memory_host, push_descriptor;
+  bool host_query_reset; /* vkResetQueryPool from the host (lib/backend/backend_vulkan.c says why) */
   /* VKDS_PIPELINE_STATS set and the device has VK_KHR_pipeline_executable_properties:
    * every pipeline vkds makes prints its driver's statistics to stderr (kernel.c) */
   bool pipeline_stats;
@@ -501,6 +502,11 @@ struct vkds_context {
    * when it changes), and how long vkds_context_destroy waits for work in flight */
   atomic_uint lost_devices;
   uint64_t destroy_timeout_ns;
+
+  /* how often a policy over this context's queues has its backend's due reports
+   * delivered before a selection (lib/backend/policy.c, lazy_report_due): at most once
+   * in this many ns; VKDS_LAZY_REPORT_NS, else 20 us */
+  uint64_t lazy_report_ns;
 };
 
 /* Frees the algorithm layer's kernels and buffers (lib/algorithm/kernels.c); called by

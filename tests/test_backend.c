@@ -166,6 +166,33 @@ START_TEST(reports_submission_completion_and_time) {
 }
 END_TEST
 
+/* A task that says it records the same every time (replay_key) is submitted again from
+ * its kept recording, timestamps included: each run is timed on its own (the recording's
+ * two queries are made available again before each submission: without it the validation
+ * layer reports the reuse and the times stop), and runs once. */
+START_TEST(replayed_tasks_are_timed_each_time) {
+  enum { TASKS = 20 };
+  sink_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  fixture f;
+  vkds_report_sink sink = {log_report, &log};
+  fixture_open(&f, VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME, &sink);
+  add_task t = {.counter = &f.counter, .add = 1, .groups = 4, .iterations = 100};
+  for (int i = 0; i < TASKS; ++i) {
+    vkds_submission *s;
+    uint64_t before = log.last_time_ns;
+    log.last_time_ns = 0;
+    ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &t, .replay_key = 7}, &s));
+    ck_assert_vkds(vkds_submission_wait(s));
+    vkds_submission_release(s);
+    ck_assert_msg(log.last_time_ns > 0, "task %d: no time (the one before: %llu ns)", i, (unsigned long long)before);
+  }
+  ck_assert_int_eq(log.times, TASKS);
+  ck_assert_int_eq(log.completions, TASKS);
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), TASKS);
+  fixture_close(&f);
+}
+END_TEST
+
 /* Back to back on one queue, without a wait between: each task is charged its own
  * time, not the rest of the one before it (lib/backend/queue.c, read_task_time). The sink logs
  * the last time, so the short task goes second. */
@@ -818,6 +845,7 @@ int main(void) {
   tcase_add_test(tc, wait_with_timeout_and_poll);
   tcase_add_test(tc, reports_submission_completion_and_time);
   tcase_add_test(tc, back_to_back_tasks_are_timed_apart);
+  tcase_add_test(tc, replayed_tasks_are_timed_each_time);
   tcase_add_test(tc, completion_is_reported_lazily_without_waiting);
   tcase_add_test(tc, hooks_run_in_order_and_see_every_submission);
   tcase_add_test(tc, a_failing_task_submits_nothing);

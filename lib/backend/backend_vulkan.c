@@ -4,7 +4,8 @@
  * and overrides the hooks: before hands the function a begun command buffer from a
  * recycled slot (and writes a timestamp when task time is wanted); after ends it and
  * submits it, signalling the queue's timeline semaphore. Completion is lazy: the
- * timeline is polled before selections (lazy_report), on waits and on later submits. */
+ * timeline is polled before selections (lazy_report: policies call it at most once in
+ * ctx->lazy_report_ns), on waits and on later submits. */
 #include "internal.h"
 
 const vkds_resource_kind vkds_resource_kind_vulkan = {.name = "vulkan"};
@@ -31,6 +32,16 @@ static uint32_t vulkan_supports(vkds_backend *b, uint32_t index, uint32_t report
   return reports & can;
 }
 
+/* The slot's two timestamp queries made available again: from the host where the device
+ * allows it (the slot is reused only once its last task finished and its times were
+ * read), else by a command. The command costs GPU time on every task: on an H100, tiny
+ * tasks timed by earliest finish (the policy that wants times) ran 11.3-12.2 us apart
+ * with it and 10.0-10.5 with the host's reset (untimed: ~6; bench/RESULTS.md, session 19). */
+static void reset_timestamps(vkds__device *dev, vkds__slot *s) {
+  if (dev->enabled.host_query_reset) dev->vk.vkResetQueryPool(dev->device, s->timestamps, 0, 2);
+  else dev->vk.vkCmdResetQueryPool(s->cmd, s->timestamps, 0, 2);
+}
+
 static vkds_result write_start_timestamp(vkds_resource *r, vkds__slot *s) {
   vkds__device *dev = r->dev;
   if (!s->timestamps) {
@@ -43,7 +54,7 @@ static vkds_result write_start_timestamp(vkds_resource *r, vkds__slot *s) {
       return vkds__vk_fail(dev->ctx, vr, "vkCreateQueryPool");
     }
   }
-  dev->vk.vkCmdResetQueryPool(s->cmd, s->timestamps, 0, 2);
+  reset_timestamps(dev, s);
   dev->vk.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->timestamps, 0);
   s->timed = true;
   return VKDS_SUCCESS;
@@ -71,6 +82,7 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
     task->signal_value = vkds__queue_reserve_value(r); /* after the requests queued before it */
   } else if (s->replayed) {
     task->cmd = s->cmd; /* recorded, timestamps and label included: submitted again */
+    if (s->timed && dev->enabled.host_query_reset) reset_timestamps(dev, s); /* (the recording does not) */
     task->replayed = true;
     atomic_fetch_add_explicit(&r->replayed_tasks, 1, memory_order_relaxed);
   } else {

@@ -427,6 +427,20 @@ vkds_resource_health vkds_policy_resource_health(const vkds_policy *p, uint32_t 
   return (vkds_resource_health)atomic_load(&vkds__policy_in(p)->stats[index].health);
 }
 
+/* Whether this selection has the backend deliver its due reports first: when the policy
+ * needs them and no selection did in the context's lazy_report_ns (lib/core/context.c
+ * says why; a backend without a context: every time). One of the threads selecting at
+ * once takes the turn; the others select on what it delivers. */
+static bool lazy_report_due(const vkds_policy *p, vkds__policy_internal *in) {
+  if (!in->lazy_report) return false;
+  const vkds_context *ctx = p->backend->context;
+  if (!ctx || !ctx->lazy_report_ns) return true;
+  uint64_t now = vkds__now_ns(), last = atomic_load_explicit(&in->reported_ns, memory_order_relaxed);
+  if (last <= now && now - last < ctx->lazy_report_ns) return false;
+  return atomic_compare_exchange_strong_explicit(&in->reported_ns, &last, now, memory_order_relaxed,
+                                                 memory_order_relaxed);
+}
+
 /* The hot path of every policy, kept to: the policy's select, one atomic step to count
  * it (none for round robin), and the thread's recycled selection filled in place. */
 vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out) {
@@ -437,7 +451,7 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   vkds__policy_internal *in = vkds__policy_in(p);
   static const vkds_task_info none = {0};
   if (!hints) hints = &none;
-  if (in->lazy_report) in->lazy_report(p->backend); /* completions and times first: select on fresh facts */
+  if (lazy_report_due(p, in)) in->lazy_report(p->backend); /* completions and times first: select on fresh facts */
   check_health(p, in);
   uint32_t index = UINT32_MAX;
   VKDS_CHECK(p->ops->select(p, hints, &index));

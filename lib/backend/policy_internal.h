@@ -45,6 +45,7 @@ typedef struct vkds__policy_internal {
   uint32_t reports; /* asked of the backend */
   size_t scratch;    /* per selection, for those reports */
   void (*lazy_report)(vkds_backend *b); /* the backend's, when the policy needs reports; else NULL */
+  _Atomic uint64_t reported_ns;          /* when lazy_report last ran before a selection */
   vkds_report_sink sink;                /* on_report, to this policy */
   uint32_t selection_reports;           /* reports | VKDS_REPORT_UNUSED when the policy needs it */
   bool tracks_completion;

@@ -30,6 +30,23 @@ static vkds_result resolve_scan_path(vkds_context *ctx, const vkds_context_info 
   return VKDS_SUCCESS;
 }
 
+/* How often a policy has its backend's due reports delivered before a selection
+ * (lib/backend/policy.c, lazy_report_due). Delivering them reads the timeline of every
+ * busy queue the policy covers, a driver call each (24 queues on an H100): before this,
+ * every selection did. Over an H100's queues with 16 threads sending tiny tasks, once
+ * in 20 us halved the host time spent before each task under earliest finish and made
+ * replayed tasks by dynamic load ~4% faster; the other rows did not move, being bound
+ * by the GPU (bench/RESULTS.md, session 19). 20 us: a finished task is counted within
+ * about one tiny task's round trip, and vkds_submit's retries at capacity are 20 us
+ * apart as well; waits deliver their own queue's reports at once.
+ * VKDS_LAZY_REPORT_NS=N overrides it (0: before every selection; measuring). */
+static uint64_t lazy_report_ns(const vkds_context_info *info) {
+  const char *v = info->ignore_env ? NULL : vkds__getenv("VKDS_LAZY_REPORT_NS");
+  char *end;
+  unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+  return v && *v && !*end ? (uint64_t)n : 20000;
+}
+
 /* Adds resources for `count` queues of `family` on `dev`. */
 static vkds_result add_resources(vkds_context *ctx, vkds__device *dev, uint32_t family,
                           const VkQueue *queues, uint32_t count) {
@@ -236,12 +253,12 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
                           "adopted device %u, queue %u: family %u index %u is not a compute "
                           "queue of that device", d, q, eq->family, eq->index);
     }
-    vkds__device_adopt_features(dev, ed);
+    vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
+    vkds__device_adopt_features(dev, ed); /* (after: what it enables needs entry points) */
     if (!dev->enabled.timeline_semaphore)
       return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                         "adopted device %u: vkds needs timelineSemaphore enabled on it; enable "
                         "it and list it in vkds_embed_device.enabled_features", d);
-    vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
     for (uint32_t q = 0; q < ed->queue_count; ++q) {
       VKDS_CHECK(add_resources(ctx, dev, ed->queues[q].family, &ed->queues[q].queue, 1));
       ctx->resources[ctx->resource_count - 1].queue_index = ed->queues[q].index;
@@ -277,6 +294,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->destroy_timeout_ns = info->destroy_timeout_ns ? info->destroy_timeout_ns : 10000000000ull;
   ctx->staging_chunks = info->staging_chunks ? info->staging_chunks : 4;
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
+  ctx->lazy_report_ns = lazy_report_ns(info);
   vkds_result r = resolve_scan_path(ctx, info);
   if (r == VKDS_SUCCESS) r = vkds__host_copy_init(ctx, info->host_copy_threads);
   /* "" is no folder (joined with a file name it was the root directory) */

@@ -154,6 +154,7 @@ static void record_enabled(vkds__device *dev, const VkPhysicalDeviceFeatures *f,
       .float64 = f && f->shaderFloat64,
       .external_memory_host = emh,
       .push_descriptor = pd,
+      .host_query_reset = f12 && f12->hostQueryReset && dev->vk.vkResetQueryPool,
   };
 }
 
@@ -246,15 +247,19 @@ void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *emb
   const VkPhysicalDeviceFeatures2 *f = embed->enabled_features;
   const VkPhysicalDeviceVulkan12Features *f12 =
       f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) : NULL;
-  /* timeline semaphores and buffer device address may also come as their own structs */
+  /* timeline semaphores, buffer device address and host query reset may also come as
+   * their own structs */
   VkPhysicalDeviceVulkan12Features merged = {0};
   if (f12) merged = *f12;
   const VkPhysicalDeviceTimelineSemaphoreFeatures *ts =
       f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES) : NULL;
   const VkPhysicalDeviceBufferDeviceAddressFeatures *bda =
       f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES) : NULL;
+  const VkPhysicalDeviceHostQueryResetFeatures *hqr =
+      f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES) : NULL;
   if (ts) merged.timelineSemaphore |= ts->timelineSemaphore;
   if (bda) merged.bufferDeviceAddress |= bda->bufferDeviceAddress;
+  if (hqr) merged.hostQueryReset |= hqr->hostQueryReset;
   bool emh = false, pd = false;
   for (uint32_t i = 0; i < embed->enabled_extension_count; ++i) {
     const char *e = embed->enabled_extensions[i];
