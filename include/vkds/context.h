@@ -41,7 +41,8 @@ typedef struct vkds_embed_device {
    * of a VkPhysicalDeviceFeatures2 (Vulkan11/12/13 feature structs are read from it).
    * NULL: vkds assumes none of the features it uses are enabled. vkds needs
    * timelineSemaphore (Vulkan 1.2 core): a device without it is VKDS_ERROR_UNSUPPORTED.
-   * Buffer device address, 64-bit atomics and float64 are used where enabled. */
+   * Buffer device address, 64-bit atomics and float64 are used where enabled, as is
+   * hostQueryReset (task times then cost the GPU less: no query reset in each task). */
   const VkPhysicalDeviceFeatures2 *enabled_features;
   /* The device extensions the application enabled (for push descriptors and
    * VK_EXT_external_memory_host). */
