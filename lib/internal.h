@@ -34,17 +34,22 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
  * context is known) reached no logger: for a failed `result`, hands the thread's last
  * error to ctx's logger if that is so (once), and returns `result`. */
 vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result);
-/* How many failures the calling thread has recorded (vkds__fail, vkds__set_last_error):
+/* How many failures the calling thread has recorded (vkds__fail, vkds__relay_error):
  * a caller of user code compares it before and after to tell whether a failure the code
  * returned came with a message. */
 uint64_t vkds__failures(void);
+/* While held, the calling thread's failures are recorded but not logged (they count as
+ * unlogged for vkds__log_unlogged): for a caller that rewrites an inner failure's
+ * message before the user sees it (an algorithm's snippet that does not compile). */
+void vkds__hold_failure_logs(bool hold);
 
 /* Maps a failed VkResult to a vkds_result, records it, and returns it. */
 vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what);
 
-/* Makes `message` (a vkds_last_error_message() of another thread, logged there already)
- * and `vk` the calling thread's last error, without logging it again. */
-void vkds__set_last_error(const char *message, VkResult vk);
+/* Makes `message` (a vkds_last_error_message() of another thread, which held its logs:
+ * vkds__hold_failure_logs) and `vk` the calling thread's last error, logs it as
+ * vkds__fail would, and returns `result`. */
+vkds_result vkds__relay_error(const vkds_context *ctx, vkds_result result, const char *message, VkResult vk);
 
 /* Shorthand for the ubiquitous NULL-argument check. */
 #define VKDS__REQUIRE(ctx, cond)                                                            \

@@ -908,6 +908,23 @@ START_TEST(second_call_and_second_process_compile_nothing) {
 }
 END_TEST
 
+/* vkds's own error messages, as an application's logger sees them (validation messages
+ * still go to the harness, which fails the test on any) */
+typedef struct error_log {
+  int count;
+  char last[1024];
+} error_log;
+static void log_errors(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
+  if (source != VKDS_LOG_SOURCE_VKDS) {
+    harness_log(NULL, level, source, message);
+    return;
+  }
+  error_log *l = user;
+  if (level < VKDS_LOG_ERROR) return;
+  ++l->count;
+  snprintf(l->last, sizeof l->last, "%s", message);
+}
+
 START_TEST(operator_that_does_not_compile) {
   open_ctx();
   float f[10] = {0}, g[10];
@@ -930,6 +947,20 @@ START_TEST(operator_that_does_not_compile) {
   ck_assert_int_eq(vkds_reduce(pol, &tv, NULL, NULL, &r), VKDS_ERROR_COMPILE);
   ck_assert_msg(strstr(vkds_last_error_message(), "undefined_thing"), "%s", vkds_last_error_message());
   close_ctx();
+  /* the application's logger gets the snippet's message once, not glslang's log of the
+   * generated kernel before it */
+  error_log errors = {0};
+  vkds_context_info info = harness_info();
+  info.log = log_errors, info.log_user = &errors;
+  vkds_context *own;
+  ck_assert_vkds(vkds_context_create(&info, &own));
+  vkds_policy *own_pol;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = own}}, &own_pol));
+  ck_assert_int_eq(vkds_transform(own_pol, &fs, &gs, "x * 2.0 +\n  sqrt(x, y)"), VKDS_ERROR_COMPILE);
+  ck_assert_int_eq(errors.count, 1);
+  ck_assert_msg(strstr(errors.last, "sqrt(x, y)") && !strstr(errors.last, "vkds_elem"), "logged: %s", errors.last);
+  vkds_policy_release(own_pol);
+  vkds_context_destroy(own);
 }
 END_TEST
 

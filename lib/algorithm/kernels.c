@@ -115,9 +115,14 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
     if (dump && strcmp(dump, "0") != 0) vkds__log(ctx, VKDS_LOG_WARN, "%s kernel:\n%s", a->name, source);
     vkds_arg desc[2 + VKDS__GEN_MAX_LEAVES];
     describe_args(&full, desc);
+    /* glslang's log names the generated kernel's lines: the logger gets the snippet's
+     * message instead (snippet_error), and any other failure as it was */
+    vkds__hold_failure_logs(true);
     r = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = source, .args = desc, .name = a->name,
                                                      .range_type = range64 ? VKDS_RANGE_U64 : VKDS_RANGE_U32}, &k);
+    vkds__hold_failure_logs(false);
     if (r == VKDS_ERROR_COMPILE) r = snippet_error(ctx, &full, a, vkds_last_error_message());
+    else vkds__log_unlogged(ctx, r);
   }
   vkds__free(ctx, source); /* vkds__gen_source's, from g->res's context: ctx */
   vkds__gen_free(&full);

@@ -22,6 +22,10 @@ static _Thread_local VkResult last_vk = VK_SUCCESS;
 static _Thread_local bool last_unlogged;
 /* failures recorded on this thread so far (vkds__failures) */
 static _Thread_local uint64_t failures;
+/* while set, failures are recorded but not logged (vkds__hold_failure_logs) */
+static _Thread_local bool hold_logs;
+
+void vkds__hold_failure_logs(bool hold) { hold_logs = hold; }
 
 uint64_t vkds__failures(void) { return failures; }
 
@@ -59,9 +63,9 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
   vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
   va_end(ap);
   last_vk = vk;
-  last_unlogged = !ctx;
+  last_unlogged = !ctx || hold_logs;
   ++failures;
-  emit(ctx, VKDS_LOG_ERROR, last_message);
+  if (!hold_logs) emit(ctx, VKDS_LOG_ERROR, last_message);
   return result;
 }
 
@@ -73,10 +77,13 @@ vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result) {
   return result;
 }
 
-void vkds__set_last_error(const char *message, VkResult vk) {
+vkds_result vkds__relay_error(const vkds_context *ctx, vkds_result result, const char *message, VkResult vk) {
   snprintf(last_message, sizeof last_message, "%s", message);
   last_vk = vk;
+  last_unlogged = !ctx || hold_logs;
   ++failures;
+  if (!last_unlogged) emit(ctx, VKDS_LOG_ERROR, last_message);
+  return result;
 }
 
 static vkds_result from_vk(VkResult vk) {

@@ -562,6 +562,7 @@ typedef struct compile_thread {
 static void *compile_main(void *arg) {
   compile_thread *t = arg;
   compile_job *j = t->job;
+  vkds__hold_failure_logs(true); /* the caller's thread logs them (compile_locked) */
   t->outcome = vkds__cxx_guard(compile_run, j);
   if (j->program) glslang_program_delete(j->program); /* leaves the shader to us */
   if (j->shader) glslang_shader_delete(j->shader);
@@ -600,9 +601,8 @@ static vkds_result compile_locked(const vkds_context *ctx, const char *code, con
                       VK_SUCCESS, "GLSL: %s: glslang %s", name ? name : "kernel",
                       o == VKDS__CXX_OUT_OF_MEMORY ? "ran out of memory" : "threw an exception");
   }
-  if (j.r != VKDS_SUCCESS) vkds__set_last_error(t.message, t.vk); /* logged on glslang's thread */
   *words = j.words, *word_count = j.word_count;
-  return j.r;
+  return j.r != VKDS_SUCCESS ? vkds__relay_error(ctx, j.r, t.message, t.vk) : VKDS_SUCCESS;
 }
 
 vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, const char *name,
