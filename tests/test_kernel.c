@@ -363,6 +363,12 @@ START_TEST(bad_input_is_named) {
   const char *broken = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {\n  int x = ;\n}\n";
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = broken}, &k), VKDS_ERROR_COMPILE);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), ":4:"));
+  /* an entry point the module does not have: the caller's name, not a bad module */
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS, .entry = "saxpy"}, &k),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "\"saxpy\"") && strstr(vkds_last_error_message(), "main"), "%s",
+                vkds_last_error_message());
+  ck_assert_ptr_null(k);
   /* descriptions that do not match the shader */
   vkds_arg wrong_type[] = {{.kind = VKDS_ARG_INT}, {.kind = VKDS_ARG_FLOAT}, {.kind = VKDS_ARG_VIEW}, {.kind = VKDS_ARG_VIEW, .offset = 24}, {0}};
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = wrong_type}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);

@@ -216,8 +216,8 @@ static vkds_result choose_entry(const module *m, const char *entry, vkds__reflec
   }
   if (*found) return VKDS_SUCCESS;
   if (!used) snprintf(listed, sizeof listed, "none");
-  if (entry)
-    return vkds__fail(m->ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS,
+  if (entry) /* the module may be fine: the name asked for is the caller's */
+    return vkds__fail(m->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "no GLCompute entry point \"%s\" in the module; it has: %s", entry, listed);
   return vkds__fail(m->ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS, "the module has no GLCompute entry point; it has: %s",
                     listed);
