@@ -513,6 +513,21 @@ START_TEST(every_policy_on_three_lavapipe_devices) {
       ck_assert_uint_eq(ks.warmups, 1); /* real task times from GPU timestamps */
       ck_assert(ks.mean_ns > 0);
     }
+    if (kinds[k] == VKDS_POLICY_EARLIEST_FINISH) {
+      /* a key's first 8 tasks on a resource are timed, then one in 8 */
+      uint64_t all_asked = 0;
+      for (uint32_t i = 0; i < 3; ++i) {
+        vkds_policy_resource_stats st;
+        vkds_policy_key_stats ks;
+        ck_assert_vkds(vkds_policy_get_resource_stats(p, i, &st));
+        ck_assert_vkds(vkds_policy_get_key_stats(p, i, 9, &ks));
+        uint64_t asked = st.selections <= 8 ? st.selections : 8 + (st.selections - 8) / 8;
+        ck_assert_uint_eq(ks.samples + ks.warmups, asked);
+        if (st.selections) ck_assert(ks.mean_ns > 0 || ks.warmups == 1);
+        all_asked += asked;
+      }
+      ck_assert_uint_lt(all_asked, 31); /* 31 tasks over 3: one resource ran 11 or more */
+    }
     vkds_policy_release(p);
   }
   for (int d = 0; d < DEVICES; ++d) gpu_counter_destroy(&cs.c[d]);

@@ -98,6 +98,11 @@ static inline bool vkds__count_pick(vkds_policy *p, uint32_t index, uint64_t see
  * absent (or out of memory). ctx: the policy's alloc_ctx. */
 vkds__key_stats *vkds__key_stats_find(const vkds_context *ctx, vkds__resource_stats *s, uint64_t key, bool create);
 
+/* Called by a selector's select for a pick whose task need not be timed: the selection
+ * then asks the backend for no VKDS_REPORT_TIME (no timestamps in that task). For the
+ * calling thread's current vkds_select only. */
+void vkds__pick_untimed(void);
+
 /* The context whose allocator an initialized policy's state comes from (selectors/). */
 static inline const vkds_context *vkds__policy_alloc_ctx(const vkds_policy *p) {
   return vkds__policy_in(p)->alloc_ctx;
