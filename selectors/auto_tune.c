@@ -5,7 +5,9 @@
  * first task time of a key on a resource in a round is a warm-up (pipeline creation,
  * cold caches) and counts neither in the mean nor in the choice. Once every resource
  * has its measured samples, the best is the minimum over the current means, and it is
- * recomputed as later samples arrive (the chosen resource keeps being measured). After
+ * recomputed as later samples arrive (the chosen resource keeps being measured, one task
+ * in AT_TIMED_EVERY: a timed task carries timestamps, which cost a tiny task ~4 us of the
+ * queue on an H100, bench/RESULTS.md, session 19; trial tasks are all timed). After
  * retune_interval_ns a fresh round starts with fresh statistics. Fixes against oneDPL:
  * times in nanoseconds, explicit keys, warm-ups excluded, best recomputed, statistics
  * reset between rounds. */
@@ -13,11 +15,14 @@
 
 #include "../lib/backend/policy_internal.h"
 
+#define AT_TIMED_EVERY 8
+
 typedef struct tune_key {
   uint64_t key;
   vkds_auto_tune_phase phase;
   uint64_t handed; /* selections handed out in the current trial round */
   uint64_t chosen_at;
+  uint64_t chosen_picks; /* selections since the choice (which are timed: AT_TIMED_EVERY) */
   uint32_t best;
   /* per resource, this round: */
   bool *warm;      /* its warm-up sample has arrived */
@@ -79,7 +84,7 @@ static bool choose(vkds_policy *p, tune_key *k, uint32_t need) {
     double mean = k->sum[i] / (double)k->count[i];
     if (best == UINT32_MAX || mean < best_mean) best = i, best_mean = mean;
   }
-  if (k->phase != VKDS_AUTO_TUNE_CHOSEN) k->chosen_at = vkds__now_ns();
+  if (k->phase != VKDS_AUTO_TUNE_CHOSEN) k->chosen_at = vkds__now_ns(), k->chosen_picks = 0;
   if (best == UINT32_MAX) return false; /* none usable */
   k->phase = VKDS_AUTO_TUNE_CHOSEN;
   k->best = best;
@@ -103,6 +108,7 @@ static vkds_result at_select(vkds_policy *p, const vkds_task_info *hints, uint32
   vkds_result r = VKDS_SUCCESS;
   if (k->phase == VKDS_AUTO_TUNE_CHOSEN) {
     *index = k->best; /* (at capacity, vkds_select says WOULD_BLOCK: the tuned choice waits for its resource) */
+    if (++k->chosen_picks % AT_TIMED_EVERY != 0) vkds__pick_untimed();
   } else { /* trial: round robin over the usable ones (healthy, with room), also past the planned round while
               reports are due */
     uint32_t tried = 0;

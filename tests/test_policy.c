@@ -184,7 +184,7 @@ START_TEST(auto_tune_finds_the_fast_one) {
     vkds_policy_key_stats ks;
     ck_assert_vkds(vkds_policy_get_key_stats(p, (uint32_t)fast, 0, &ks));
     ck_assert_uint_eq(ks.warmups, 1);
-    ck_assert_uint_eq(ks.samples, 41);
+    ck_assert_uint_eq(ks.samples, 1 + 40 / 8); /* its trial sample, then one in 8 of the 40 chosen */
     ck_assert_uint_eq(ks.best_ns, 1000);
     ck_assert(ks.mean_ns > 999.0 && ks.mean_ns < 1001.0);
     vkds_policy_release(p);

@@ -4,9 +4,11 @@
  * versioned ops table (vkds_policy_ops, completed from vkds_policy_base_ops like
  * backends are). Built in (selectors/): fixed resource, round robin, dynamic load
  * (fewest tasks in flight), auto tune (try each, time it, keep the fastest per key) and
- * earliest finish (queued work + measured cost + data movement; it times a key's first 8
- * tasks on a resource and then one in 8, since a timed task costs the GPU more). Every
- * policy keeps the statistics the query functions return.
+ * earliest finish (queued work + measured cost + data movement). A timed task costs the
+ * GPU more (two timestamps, and its work does not overlap the next task's), so once they
+ * have their measurements these two time one task in 8: auto tune of those sent to its
+ * choice, earliest finish of a key's tasks on a resource after its first 8. Every policy
+ * keeps the statistics the query functions return.
  */
 #ifndef VKDS_POLICY_H
 #define VKDS_POLICY_H
@@ -190,8 +192,8 @@ VKDS_API vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32
 VKDS_API vkds_resource_health vkds_policy_resource_health(const vkds_policy *p, uint32_t index);
 
 typedef struct vkds_policy_key_stats {
-  uint64_t samples;  /* task times counted (warm-up excluded; earliest finish times only
-                      * some of a key's tasks: policy.h's top) */
+  uint64_t samples;  /* task times counted (warm-up excluded; earliest finish and a tuned
+                      * auto tune time only some of a key's tasks: policy.h's top) */
   uint64_t warmups;  /* the first sample of a key on a resource, excluded */
   double mean_ns;
   uint64_t best_ns;
