@@ -161,10 +161,24 @@ typedef struct vkds__device_facts {
 } vkds__device_facts;
 
 /* What is enabled on a VkDevice vkds uses (queried facts ∩ what was turned on). */
+/* Capabilities a module may declare that a device has only with a feature enabled
+ * (kernel.c checks them against each device before making its pipeline). */
+enum {
+  VKDS__CAP_FLOAT16 = 1u << 0, VKDS__CAP_FLOAT64 = 1u << 1, VKDS__CAP_INT64 = 1u << 2,
+  VKDS__CAP_INT64_ATOMICS = 1u << 3, VKDS__CAP_INT16 = 1u << 4, VKDS__CAP_INT8 = 1u << 5,
+  VKDS__CAP_STORAGE16 = 1u << 6, VKDS__CAP_UNIFORM_STORAGE16 = 1u << 7, VKDS__CAP_PUSH16 = 1u << 8,
+  VKDS__CAP_STORAGE8 = 1u << 9, VKDS__CAP_UNIFORM_STORAGE8 = 1u << 10, VKDS__CAP_PUSH8 = 1u << 11,
+  VKDS__CAP_BUFFER_ADDRESS = 1u << 12, VKDS__CAP_MEMORY_MODEL = 1u << 13, VKDS__CAP_MEMORY_MODEL_DEVICE = 1u << 14,
+};
+
 typedef struct vkds__device_enabled {
   bool buffer_device_address, timeline_semaphore, shader_int64, int64_atomics, float64;
   bool external_memory_host, push_descriptor;
   bool host_query_reset; /* vkResetQueryPool from the host (lib/backend/backend_vulkan.c says why) */
+  /* the SPIR-V capabilities whose features vkds enabled (VKDS__CAP_*), checked before a pipeline is made; caps_known false for an
+   * adopted device (the application enabled its features: not checked) */
+  uint32_t caps;
+  bool caps_known;
   /* VKDS_PIPELINE_STATS set and the device has VK_KHR_pipeline_executable_properties:
    * every pipeline vkds makes prints its driver's statistics to stderr (kernel.c) */
   bool pipeline_stats;

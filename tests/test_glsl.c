@@ -5,6 +5,7 @@
 #include "kernel/kernel_internal.h" /* first: volk before any Vulkan header */
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,6 +424,62 @@ START_TEST(sources_past_256_kib_after_preprocessing_are_refused) {
 }
 END_TEST
 
+/* vkds's error messages as the context's logger gets them (this executable links the
+ * static library beside the shared one, so vkds_last_error_message() called from inside
+ * the library may read the other copy's); validation messages go to the harness. */
+static char logged[4096];
+static void log_into(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
+  (void)user;
+  if (source != VKDS_LOG_SOURCE_VKDS) {
+    harness_log(NULL, level, source, message);
+    return;
+  }
+  size_t n = strlen(logged);
+  snprintf(logged + n, sizeof logged - n, "%s\n", message);
+}
+
+/* A kernel whose module needs a feature the device does not have enabled is refused at
+ * its launch there by name (making its pipeline would be undefined behaviour). lavapipe
+ * has every feature, so the test takes 8-bit arguments off the record of what vkds
+ * enabled on each device. */
+START_TEST(missing_feature_is_named) {
+  vkds_context_info info = harness_info();
+  info.log = log_into;
+  logged[0] = '\0';
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  for (uint32_t d = 0; d < ctx->device_count; ++d) ctx->devices[d].enabled.caps &= ~(uint32_t)VKDS__CAP_PUSH8;
+  static const char narrow[] = "#version 450\n"
+                               "#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require\n"
+                               "layout(local_size_x = 1) in;\n"
+                               "layout(std430, set = 0, binding = 0) buffer Out { uint v[]; };\n"
+                               "layout(push_constant) uniform P { uint8_t b; };\n"
+                               "void main() { v[0] = uint(b); }\n";
+  typedef struct { vkds_view out; uint8_t b; } args_t;
+  static const vkds_arg args[] = {{.kind = VKDS_ARG_BINDING, .offset = offsetof(args_t, out), .binding = 0},
+                                  {.kind = VKDS_ARG_UINT, .bits = 8, .offset = offsetof(args_t, b)},
+                                  {0}};
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = narrow, .args = args, .name = "narrow"}, &k));
+  vkds_resource *r0 = vkds_context_resource(ctx, 0);
+  vkds_buffer *out;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &out));
+  memset(vkds_buffer_map(out), 0, 64);
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  args_t a = {.out = vkds_view_of(out), .b = 200};
+  vkds_submission *s = NULL;
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, &s), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_null(s);
+  ck_assert_msg(strstr(logged, "kernel 'narrow' uses 8-bit arguments (storagePushConstant8), which "), "%s", logged);
+  ck_assert_uint_eq(((const uint32_t *)vkds_buffer_map(out))[0], 0); /* nothing ran */
+  vkds_policy_release(pol);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(out);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("glsl");
   TCase *tc = harness_tcase("glsl");
@@ -443,6 +500,7 @@ int main(void) {
   tcase_add_test(tc, macro_ending_at_a_line_splice_compiles);
   tcase_add_test(tc, deep_expressions_compile_whatever_the_callers_stack);
   tcase_add_test(tc, sources_past_256_kib_after_preprocessing_are_refused);
+  tcase_add_test(tc, missing_feature_is_named);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

@@ -225,7 +225,8 @@ START_TEST(descriptor_binding_and_vectors) {
 END_TEST
 
 /* 16- and 8-bit arguments (push constants of those widths: vkds enables
- * storagePushConstant16/8 where the device has them; without them a validation error) */
+ * storagePushConstant16/8 where the device has them; without them the launch is
+ * VKDS_ERROR_UNSUPPORTED by name: test_glsl's missing_feature_is_named) */
 static const char NARROW[] =
     "#version 450\n"
     "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n"

@@ -292,7 +292,9 @@ START_TEST(entry_points) {
   ck_assert_str_eq(r.entry, "main");
   vkds__reflection_free(&r);
 
-  assert_invalid(vkds__spirv_reflect(NULL, vkds_spirv_reflect_args, n, "nope", &r));
+  /* a name the module has no compute entry point of: the caller's error */
+  ck_assert_int_eq(vkds__spirv_reflect(NULL, vkds_spirv_reflect_args, n, "nope", &r), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "main"));
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "\"nope\""));
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "main (GLCompute)"));
   ck_assert_ptr_null(r.push.members); /* a failure leaves nothing to free */

@@ -74,9 +74,10 @@ typedef struct vkds_kernel_info {
   const char *name; /* names the kernel in messages and debug labels; NULL: "kernel" */
 } vkds_kernel_info;
 
-/* A kernel from SPIR-V. Errors: VKDS_ERROR_INVALID_ARGUMENT (also an `entry` the module
- * has no GLCompute entry point of: the message lists those it has), VKDS_ERROR_INVALID_SPIRV
- * (with the validator's message; also a module without any GLCompute entry point),
+/* A kernel from SPIR-V. Errors: VKDS_ERROR_INVALID_ARGUMENT (also an `entry` name that
+ * none of the module's GLCompute entry points has: the message lists them),
+ * VKDS_ERROR_INVALID_SPIRV (with the validator's message; also a module without any
+ * GLCompute entry point),
  * VKDS_ERROR_ARGUMENT_MISMATCH (the description does not
  * match the shader: the message says which member; a storage buffer of set 0 the shader
  * uses that no VKDS_ARG_BINDING describes, or a descriptor of another type). Pipelines

@@ -144,6 +144,32 @@ static void choose_features(const vkds__device_facts *have, VkPhysicalDeviceFeat
   }
 }
 
+/* The VKDS__CAP_* whose features are on in these structs. */
+static uint32_t caps_enabled(const VkPhysicalDeviceFeatures *f, const VkPhysicalDeviceVulkan11Features *f11,
+                             const VkPhysicalDeviceVulkan12Features *f12) {
+  const struct { VkBool32 on; uint32_t cap; } all[] = {
+      {f12->shaderFloat16, VKDS__CAP_FLOAT16},
+      {f->shaderFloat64, VKDS__CAP_FLOAT64},
+      {f->shaderInt64, VKDS__CAP_INT64},
+      {f12->shaderBufferInt64Atomics || f12->shaderSharedInt64Atomics, VKDS__CAP_INT64_ATOMICS},
+      {f->shaderInt16, VKDS__CAP_INT16},
+      {f12->shaderInt8, VKDS__CAP_INT8},
+      {f11->storageBuffer16BitAccess, VKDS__CAP_STORAGE16},
+      {f11->uniformAndStorageBuffer16BitAccess, VKDS__CAP_UNIFORM_STORAGE16},
+      {f11->storagePushConstant16, VKDS__CAP_PUSH16},
+      {f12->storageBuffer8BitAccess, VKDS__CAP_STORAGE8},
+      {f12->uniformAndStorageBuffer8BitAccess, VKDS__CAP_UNIFORM_STORAGE8},
+      {f12->storagePushConstant8, VKDS__CAP_PUSH8},
+      {f12->bufferDeviceAddress, VKDS__CAP_BUFFER_ADDRESS},
+      {f12->vulkanMemoryModel, VKDS__CAP_MEMORY_MODEL},
+      {f12->vulkanMemoryModelDeviceScope, VKDS__CAP_MEMORY_MODEL_DEVICE},
+  };
+  uint32_t caps = 0;
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+    if (all[i].on) caps |= all[i].cap;
+  return caps;
+}
+
 static void record_enabled(vkds__device *dev, const VkPhysicalDeviceFeatures *f,
                            const VkPhysicalDeviceVulkan12Features *f12, bool emh, bool pd) {
   dev->enabled = (vkds__device_enabled){
@@ -233,6 +259,8 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
   vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
   record_enabled(dev, &on.features, &on12, facts->has_external_memory_host, facts->has_push_descriptor);
   dev->enabled.pipeline_stats = stats;
+  dev->enabled.caps = caps_enabled(&on.features, &on11, &on12);
+  dev->enabled.caps_known = true;
   return VKDS_SUCCESS;
 }
 

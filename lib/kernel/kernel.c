@@ -280,6 +280,35 @@ static void print_statistics(const vkds__device *dev, VkPipeline pipeline, const
   }
 }
 
+/* A capability of the kernel's module whose feature the device does not have enabled,
+ * by the names a GLSL writer knows it under; NULL when none (or the device's features are
+ * the application's: an adopted device). Making the pipeline anyway is undefined
+ * behaviour: the validation layer reports it, a driver may fail or crash. */
+static const char *missing_feature(const vkds__reflection *r, const vkds__device *dev) {
+  static const struct { uint32_t cap; const char *what; } names[] = {
+      {VKDS__CAP_FLOAT16, "16-bit floats (shaderFloat16)"},
+      {VKDS__CAP_FLOAT64, "64-bit floats (shaderFloat64)"},
+      {VKDS__CAP_INT64, "64-bit integers (shaderInt64)"},
+      {VKDS__CAP_INT64_ATOMICS, "64-bit atomics (shaderBufferInt64Atomics)"},
+      {VKDS__CAP_INT16, "16-bit integers (shaderInt16)"},
+      {VKDS__CAP_INT8, "8-bit integers (shaderInt8)"},
+      {VKDS__CAP_STORAGE16, "16-bit values in storage buffers (storageBuffer16BitAccess)"},
+      {VKDS__CAP_UNIFORM_STORAGE16, "16-bit values in uniform buffers (uniformAndStorageBuffer16BitAccess)"},
+      {VKDS__CAP_PUSH16, "16-bit arguments (storagePushConstant16)"},
+      {VKDS__CAP_STORAGE8, "8-bit values in storage buffers (storageBuffer8BitAccess)"},
+      {VKDS__CAP_UNIFORM_STORAGE8, "8-bit values in uniform buffers (uniformAndStorageBuffer8BitAccess)"},
+      {VKDS__CAP_PUSH8, "8-bit arguments (storagePushConstant8)"},
+      {VKDS__CAP_BUFFER_ADDRESS, "buffer device addresses (bufferDeviceAddress)"},
+      {VKDS__CAP_MEMORY_MODEL, "the Vulkan memory model (vulkanMemoryModel)"},
+      {VKDS__CAP_MEMORY_MODEL_DEVICE, "device scope in the memory model (vulkanMemoryModelDeviceScope)"},
+  };
+  if (!dev->enabled.caps_known) return NULL;
+  uint32_t missing = r->caps & ~dev->enabled.caps;
+  for (size_t i = 0; missing && i < sizeof names / sizeof names[0]; ++i)
+    if (missing & names[i].cap) return names[i].what;
+  return NULL;
+}
+
 static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeline *p) {
   const vkds_context *ctx = k->ctx;
   const VkPhysicalDeviceLimits *lim = &dev->facts.props.properties.limits;
@@ -300,6 +329,10 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
                       "kernel '%s': its shared variables take at least %llu bytes, over %s's limit of %u", k->name,
                       (unsigned long long)r->shared_bytes, dev->facts.props.properties.deviceName,
                       lim->maxComputeSharedMemorySize);
+  const char *feature = missing_feature(r, dev);
+  if (feature)
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "kernel '%s' uses %s, which %s does not have", k->name,
+                      feature, dev->facts.props.properties.deviceName);
   uint32_t push_size = r->has_push ? r->push.size : 0;
   if (push_size > lim->maxPushConstantsSize)
     return vkds__fail(ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,

@@ -58,7 +58,9 @@ typedef struct vkds__reflection {
   uint32_t spec_count;
   vkds__spec_constant *specs;
   uint64_t shared_bytes; /* shared (Workgroup) memory the entry point uses, at least (no padding; 0: none or unknown) */
+  uint32_t caps;         /* the module's capabilities that need a device feature: VKDS__CAP_* (internal.h) */
 } vkds__reflection;
+
 
 /* Validates a module with SPIRV-Tools for Vulkan `api_version` (1.2 or 1.3 rules).
  * VKDS_ERROR_INVALID_SPIRV carrying the validator's message. */
@@ -66,10 +68,12 @@ vkds_result vkds__spirv_validate(const vkds_context *ctx, const uint32_t *words,
                                  uint32_t api_version);
 
 /* Reflects the compute entry point `entry` (NULL: the first compute entry point): its
- * work-group size, push-constant block, descriptors, and the module's specialization
- * constants. VKDS_ERROR_INVALID_SPIRV when there is no such entry point or the words do
- * not read as a module; VKDS_ERROR_OUT_OF_HOST_MEMORY; never a crash on any input. Free
- * with vkds__reflection_free (also after a failure: nothing is left then). */
+ * work-group size, push-constant block, descriptors, the module's specialization
+ * constants and the capabilities that need device features. VKDS_ERROR_INVALID_ARGUMENT
+ * when `entry` names none of the module's GLCompute entry points, VKDS_ERROR_INVALID_SPIRV
+ * when it has none or the words do not read as a module; VKDS_ERROR_OUT_OF_HOST_MEMORY;
+ * never a crash on any input. Free with vkds__reflection_free (also after a failure:
+ * nothing is left then). */
 vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, size_t word_count,
                                 const char *entry, vkds__reflection *out);
 void vkds__reflection_free(vkds__reflection *r);

@@ -28,7 +28,7 @@ enum {
   MAX_REACH_ROUNDS = 4096, /* the call graph's depth, before SPIR-V 1.4 */
 
   /* opcodes */
-  OP_NAME = 5, OP_MEMBER_NAME = 6, OP_ENTRY_POINT = 15, OP_EXECUTION_MODE = 16, OP_TYPE_VOID = 19,
+  OP_NAME = 5, OP_MEMBER_NAME = 6, OP_CAPABILITY = 17, OP_ENTRY_POINT = 15, OP_EXECUTION_MODE = 16, OP_TYPE_VOID = 19,
   OP_TYPE_BOOL = 20, OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_TYPE_VECTOR = 23, OP_TYPE_MATRIX = 24, OP_TYPE_IMAGE = 25,
   OP_TYPE_SAMPLER = 26, OP_TYPE_SAMPLED_IMAGE = 27, OP_TYPE_ARRAY = 28, OP_TYPE_RUNTIME_ARRAY = 29,
   OP_TYPE_STRUCT = 30, OP_TYPE_POINTER = 32, OP_CONSTANT_TRUE = 41, OP_CONSTANT_FALSE = 42, OP_CONSTANT = 43,
@@ -162,6 +162,26 @@ static vkds_result invalid(const module *m, const char *what) {
 }
 
 /* Checks every instruction's length and records where each id is defined. */
+/* The capabilities that need a device feature (VKDS__CAP_*): the module declares them
+ * all before its other instructions. */
+static uint32_t reflect_caps(const module *m) {
+  static const struct { uint32_t spirv, cap; } known[] = {
+      {9, VKDS__CAP_FLOAT16},           {10, VKDS__CAP_FLOAT64},         {11, VKDS__CAP_INT64},
+      {12, VKDS__CAP_INT64_ATOMICS},    {22, VKDS__CAP_INT16},           {39, VKDS__CAP_INT8},
+      {4433, VKDS__CAP_STORAGE16},      {4434, VKDS__CAP_UNIFORM_STORAGE16}, {4435, VKDS__CAP_PUSH16},
+      {4448, VKDS__CAP_STORAGE8},       {4449, VKDS__CAP_UNIFORM_STORAGE8},  {4450, VKDS__CAP_PUSH8},
+      {5345, VKDS__CAP_MEMORY_MODEL},   {5346, VKDS__CAP_MEMORY_MODEL_DEVICE},
+      {5347, VKDS__CAP_BUFFER_ADDRESS},
+  };
+  uint32_t caps = 0;
+  for (size_t at = HEADER_WORDS; at < m->count && opcode_at(m, at) == OP_CAPABILITY; at += length_at(m, at)) {
+    uint32_t c = operand(m, at, 0, 0);
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i)
+      if (known[i].spirv == c) caps |= known[i].cap;
+  }
+  return caps;
+}
+
 static vkds_result index_module(module *m) {
   for (size_t at = HEADER_WORDS; at < m->count; at += length_at(m, at)) {
     uint32_t len = length_at(m, at);
@@ -194,6 +214,7 @@ static const char *model_name(uint32_t model) {
 static vkds_result choose_entry(const module *m, const char *entry, vkds__reflection *out, size_t *found) {
   char listed[512] = "", name[256];
   size_t used = 0;
+  bool any_compute = false;
   *found = 0;
   for (size_t at = HEADER_WORDS; at < m->count && !*found; at += length_at(m, at)) {
     if (opcode_at(m, at) != OP_ENTRY_POINT) continue;
@@ -209,6 +230,7 @@ static vkds_result choose_entry(const module *m, const char *entry, vkds__reflec
       *found = at;
       break;
     }
+    any_compute |= model == MODEL_GLCOMPUTE;
     if (used < sizeof listed) {
       int w = snprintf(listed + used, sizeof listed - used, "%s%s (%s)", used ? ", " : "", name, model_name(model));
       if (w > 0) used += (size_t)w;
@@ -216,7 +238,7 @@ static vkds_result choose_entry(const module *m, const char *entry, vkds__reflec
   }
   if (*found) return VKDS_SUCCESS;
   if (!used) snprintf(listed, sizeof listed, "none");
-  if (entry) /* the module may be fine: the name asked for is the caller's */
+  if (entry && any_compute) /* the module is fine: the name asked for is the caller's */
     return vkds__fail(m->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "no GLCompute entry point \"%s\" in the module; it has: %s", entry, listed);
   return vkds__fail(m->ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS, "the module has no GLCompute entry point; it has: %s",
@@ -686,7 +708,8 @@ vkds_result vkds__spirv_reflect(const vkds_context *ctx, const uint32_t *words, 
   vkds_result r = m.def && m.used ? VKDS_SUCCESS
                                   : vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "reflecting a module");
   size_t entry_at = 0;
-  if (r == VKDS_SUCCESS) r = index_module(&m);
+  if (r == VKDS_SUCCESS) r = index_module(&m); /* (every instruction's length checked) */
+  if (r == VKDS_SUCCESS) out->caps = reflect_caps(&m);
   if (r == VKDS_SUCCESS) r = choose_entry(&m, entry, out, &entry_at);
   if (r == VKDS_SUCCESS) {
     reflect_local_size(&m, operand(&m, entry_at, 1, 0), out);
