@@ -83,8 +83,11 @@ typedef struct vkds_kernel_info {
  * uses that no VKDS_ARG_BINDING describes, or a descriptor of another type). Pipelines
  * are made per device on first use: a local size, work-group invocations, shared
  * variables or argument block over that device's limits is VKDS_ERROR_LIMIT_EXCEEDED at
- * launches there (each with the reason), while the kernel still runs on the context's
- * other devices. */
+ * launches there (each with the reason), and a module that needs a feature vkds could not
+ * enable there (8- or 16-bit arguments or storage, 8/16/64-bit types, 64-bit atomics,
+ * buffer device addresses) VKDS_ERROR_UNSUPPORTED naming it (not checked on an adopted
+ * device: its features are the application's), while the kernel still runs on the
+ * context's other devices. */
 VKDS_API vkds_result vkds_kernel_create(vkds_context *ctx, const vkds_kernel_info *info, vkds_kernel **out);
 
 typedef struct vkds_glsl_info {
