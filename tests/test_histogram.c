@@ -671,6 +671,22 @@ START_TEST(forms) {
   memcpy(&st, (char *)vkds_buffer_map(status) + 4, 4);
   ck_assert_uint_eq(st, 1 + 37);
   for (int k = 0; k < B; ++k) ck_assert_uint_eq(((uint32_t *)vkds_buffer_map(out2))[k], 0x77777777u);
+  /* zero bins, one boundary: sorted, in every form (the blocking form read a stale
+   * status from the scratch as an error, the recorded one left the status word as it was) */
+  double two_bounds[2] = {5, 1};
+  uint32_t one_count;
+  vkds_seq unsorted = vkds_seq_host(two_bounds, 2, VKDS_F64), bin = vkds_seq_host(&one_count, 1, VKDS_U32);
+  ck_assert_int_eq(vkds_histogram_range(pol, &as, &unsorted, &bin), VKDS_ERROR_INVALID_ARGUMENT); /* its status stays */
+  vkds_seq one = vkds_seq_host(two_bounds, 1, VKDS_F64), none = vkds_seq_host(&one_count, 0, VKDS_U32);
+  ck_assert_vkds(vkds_histogram_range(pol, &as, &one, &none));
+  vkds_seq ibs1 = vkds_seq_buffer((vkds_view){bb, 0, 8}, VKDS_F64), os0 = vkds_seq_buffer((vkds_view){out2, 0, 4}, VKDS_U32);
+  os0.count = 0;
+  memset(vkds_buffer_map(status), 0x55, 16);
+  app_cmd_begin(&ac, r0);
+  ck_assert_vkds(vkds_cmd_histogram_range(&c, &is, &ibs1, &os0, (vkds_view){status, 8, 4}));
+  app_cmd_submit(&ac, 10);
+  memcpy(&st, (char *)vkds_buffer_map(status) + 8, 4);
+  ck_assert_uint_eq(st, 0);
   app_cmd_destroy(&ac);
   vkds_buffer_destroy(in), vkds_buffer_destroy(bb), vkds_buffer_destroy(out), vkds_buffer_destroy(out2);
   vkds_buffer_destroy(scratch), vkds_buffer_destroy(status);

@@ -126,9 +126,20 @@ static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups)
 vkds_result vkds__histogram_record(vkds__call *c, VkCommandBuffer cmd) {
   const vkds__device *dev = c->res->dev;
   uint64_t *p = c->gen.args.p, bins = bins_of(&c->a);
-  if (bins == 0) return VKDS_SUCCESS; /* nothing to count into */
   const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  if (bins == 0) { /* nothing to count into */
+    /* one boundary is sorted: its status says so (it would read what the word held) */
+    const vkds_view *st = &c->scan_result_view;
+    if (c->a.input_count == 2 && st->buffer) {
+      vkds__cmd_barrier(dev, cmd, compute | VK_PIPELINE_STAGE_TRANSFER_BIT, rw | VK_ACCESS_TRANSFER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+      dev->vk.vkCmdFillBuffer(cmd, st->buffer->vk, st->buffer->offset + st->offset, 4, 0);
+      vkds__cmd_barrier(dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                        compute | VK_PIPELINE_STAGE_HOST_BIT, rw | VK_ACCESS_HOST_READ_BIT);
+    }
+    return VKDS_SUCCESS;
+  }
   const vkds_view *s = &c->scan_scratch;
   p[2] = vkds_buffer_address(s->buffer) + s->offset;
   p[3] = c->scan_result_view.buffer ? vkds_buffer_address(c->scan_result_view.buffer) + c->scan_result_view.offset : 0;
