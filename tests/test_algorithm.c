@@ -977,6 +977,12 @@ START_TEST(bad_input) {
   uint64_t n;
   bool yes;
   ck_assert_int_eq(vkds_copy(pol, &as, &cs), VKDS_ERROR_INVALID_ARGUMENT);             /* counts */
+  vkds_submission *sub = (vkds_submission *)&u; /* refused asynchronous calls leave nothing to release */
+  ck_assert_int_eq(vkds_copy_async(pol, &as, &cs, &sub), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(sub);
+  sub = (vkds_submission *)&u;
+  ck_assert_int_eq(vkds_sort_async(pol, &as, (vkds_sort_order)5, &sub), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(sub);
   ck_assert_int_eq(vkds_transform2(pol, &as, &cs, &bs, "a + b"), VKDS_ERROR_INVALID_ARGUMENT);
   vkds_seq ro = vkds_seq_host_const(b, 16, VKDS_U32);
   ck_assert_int_eq(vkds_copy(pol, &as, &ro), VKDS_ERROR_INVALID_ARGUMENT);             /* read-only output */

@@ -37,7 +37,8 @@
  *                                        left allocated). Staged inputs were uploaded
  *                                        before the call returned, so host inputs may be
  *                                        reused then; result pointers must stay valid
- *                                        until the submission is done.
+ *                                        until the submission is done. On any error
+ *                                        *sub is NULL (nothing to release).
  *   vkds_cmd_X(&cmd, ...)                records into the application's own command
  *                                        buffer (embedding). Every sequence must be passed
  *                                        directly on that device, and scalar results go

@@ -37,6 +37,7 @@ vkds_result vkds_copy_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *out
 }
 vkds_result vkds_copy_if_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
                                uint64_t *count, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = copy_if_alg("vkds_copy_if_async", in, out, pred, false, count);
   VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run_async(p, &a, sub);
@@ -56,6 +57,7 @@ vkds_result vkds_remove_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *o
 }
 vkds_result vkds_remove_if_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
                                  uint64_t *count, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = copy_if_alg("vkds_remove_if_async", in, out, pred, true, count);
   VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run_async(p, &a, sub);
@@ -83,6 +85,7 @@ vkds_result vkds_partition(vkds_policy *p, const vkds_seq *in, const vkds_seq *o
 vkds_result vkds_partition_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out_true,
                                  const vkds_seq *out_false, const char *pred, uint64_t *count,
                                  vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = partition_alg("vkds_partition_async", in, out_true, out_false, pred, count);
   VKDS_CHECK_P(p, describe(&a, out_false, true));
   return vkds__alg_run_async(p, &a, sub);
@@ -101,6 +104,7 @@ vkds_result vkds_unique(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
 }
 vkds_result vkds_unique_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, uint64_t *count,
                               vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = compaction("vkds_unique_async", in, out, VKDS__ELEM_UNIQUE, NULL, count);
   VKDS_CHECK_P(p, describe(&a, NULL, false));
   return vkds__alg_run_async(p, &a, sub);

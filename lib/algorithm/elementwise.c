@@ -44,6 +44,7 @@ vkds_result vkds_fill(vkds_policy *p, const vkds_seq *out, const void *value) {
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_fill_async(vkds_policy *p, const vkds_seq *out, const void *value, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a;
   VKDS_CHECK_P(p, describe_fill("vkds_fill_async", out, value, &a));
   return vkds__alg_run_async(p, &a, sub);
@@ -59,6 +60,7 @@ vkds_result vkds_copy(vkds_policy *p, const vkds_seq *in, const vkds_seq *out) {
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_copy_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_copy("vkds_copy_async", in, out);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -73,6 +75,7 @@ vkds_result vkds_transform(vkds_policy *p, const vkds_seq *in, const vkds_seq *o
 }
 vkds_result vkds_transform_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *op,
                                  vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_transform("vkds_transform_async", in, NULL, out, op);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -94,6 +97,7 @@ vkds_result vkds_transform2(vkds_policy *p, const vkds_seq *in1, const vkds_seq 
 }
 vkds_result vkds_transform2_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const vkds_seq *out,
                                   const char *op, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   VKDS_CHECK_P(p, second_input("vkds_transform2_async", in2));
   vkds__alg a = describe_transform("vkds_transform2_async", in1, in2, out, op);
   return vkds__alg_run_async(p, &a, sub);

@@ -331,6 +331,7 @@ vkds_result vkds_histogram_even(vkds_policy *p, const vkds_seq *in, const void *
 }
 vkds_result vkds_histogram_even_async(vkds_policy *p, const vkds_seq *in, const void *lower, const void *upper,
                                       const vkds_seq *counts, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a;
   VKDS_CHECK_P(p, even_alg("vkds_histogram_even_async", in, lower, upper, counts, &a));
   return vkds__alg_run_async(p, &a, sub);
@@ -350,6 +351,7 @@ vkds_result vkds_histogram_range(vkds_policy *p, const vkds_seq *in, const vkds_
 }
 vkds_result vkds_histogram_range_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *boundaries,
                                        const vkds_seq *counts, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a;
   VKDS_CHECK_P(p, range_alg("vkds_histogram_range_async", in, boundaries, counts, &a));
   return vkds__alg_run_async(p, &a, sub);

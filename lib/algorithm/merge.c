@@ -39,6 +39,7 @@ vkds_result vkds_merge(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, con
 }
 vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                              vkds_sort_order order, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg d;
   VKDS_CHECK_P(p, describe("vkds_merge_async", a, b, out, order, &d));
   return vkds__alg_run_async(p, &d, sub);

@@ -155,6 +155,7 @@ vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *le
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a;
   VKDS_CHECK_P(p, describe("vkds_merge_sort_async", data, less, &a));
   return vkds__alg_run_async(p, &a, sub);

@@ -117,6 +117,7 @@ vkds_result vkds_reduce(vkds_policy *p, const vkds_seq *in, const vkds_op *op, c
 }
 vkds_result vkds_reduce_async(vkds_policy *p, const vkds_seq *in, const vkds_op *op, const void *init, void *result,
                               vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_reduce("vkds_reduce_async", in, op, init, result);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -132,6 +133,7 @@ vkds_result vkds_transform_reduce(vkds_policy *p, const vkds_seq *in, const char
 }
 vkds_result vkds_transform_reduce_async(vkds_policy *p, const vkds_seq *in, const char *transform, vkds_type type,
                                         const vkds_op *op, const void *init, void *result, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_transform_reduce("vkds_transform_reduce_async", in, NULL, transform, type, op, init, result);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -155,6 +157,7 @@ vkds_result vkds_transform_reduce2(vkds_policy *p, const vkds_seq *in1, const vk
 vkds_result vkds_transform_reduce2_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2,
                                          const char *transform, vkds_type type, const vkds_op *op, const void *init,
                                          void *result, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   VKDS_CHECK_P(p, both("vkds_transform_reduce2_async", in2));
   vkds__alg a = describe_transform_reduce("vkds_transform_reduce2_async", in1, in2, transform, type, op, init, result);
   return vkds__alg_run_async(p, &a, sub);
@@ -174,6 +177,7 @@ vkds_result vkds_inner_product(vkds_policy *p, const vkds_seq *in1, const vkds_s
 }
 vkds_result vkds_inner_product_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const void *init,
                                      void *result, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   VKDS_CHECK_P(p, both("vkds_inner_product_async", in2));
   vkds__alg a = describe_inner_product("vkds_inner_product_async", in1, in2, init, result);
   return vkds__alg_run_async(p, &a, sub);
@@ -192,6 +196,7 @@ vkds_result vkds_count(vkds_policy *p, const vkds_seq *in, const void *value, ui
 }
 vkds_result vkds_count_async(vkds_policy *p, const vkds_seq *in, const void *value, uint64_t *result,
                              vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a;
   VKDS_CHECK_P(p, describe_count("vkds_count_async", in, value, result, &a));
   return vkds__alg_run_async(p, &a, sub);
@@ -208,6 +213,7 @@ vkds_result vkds_count_if(vkds_policy *p, const vkds_seq *in, const char *pred, 
 }
 vkds_result vkds_count_if_async(vkds_policy *p, const vkds_seq *in, const char *pred, uint64_t *result,
                                 vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = counted("vkds_count_if_async", in, VKDS__ELEM_PRED, pred, result);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -222,6 +228,7 @@ vkds_result vkds_min_element(vkds_policy *p, const vkds_seq *in, uint64_t *index
 }
 vkds_result vkds_min_element_async(vkds_policy *p, const vkds_seq *in, uint64_t *index, void *value,
                                    vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_element("vkds_min_element_async", in, false, index, value);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -235,6 +242,7 @@ vkds_result vkds_max_element(vkds_policy *p, const vkds_seq *in, uint64_t *index
 }
 vkds_result vkds_max_element_async(vkds_policy *p, const vkds_seq *in, uint64_t *index, void *value,
                                    vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_element("vkds_max_element_async", in, true, index, value);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -248,6 +256,7 @@ vkds_result vkds_any_of(vkds_policy *p, const vkds_seq *in, const char *pred, bo
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_any_of_async(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_quantified("vkds_any_of_async", in, pred, ANY, result);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -260,6 +269,7 @@ vkds_result vkds_all_of(vkds_policy *p, const vkds_seq *in, const char *pred, bo
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_all_of_async(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_quantified("vkds_all_of_async", in, pred, ALL, result);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -273,6 +283,7 @@ vkds_result vkds_none_of(vkds_policy *p, const vkds_seq *in, const char *pred, b
 }
 vkds_result vkds_none_of_async(vkds_policy *p, const vkds_seq *in, const char *pred, bool *result,
                                vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe_quantified("vkds_none_of_async", in, pred, NONE, result);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -288,6 +299,7 @@ vkds_result vkds_equal(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2,
 }
 vkds_result vkds_equal_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, bool *result,
                              vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   VKDS_CHECK_P(p, both("vkds_equal_async", in2));
   vkds__alg a = describe_equal("vkds_equal_async", in1, in2, result);
   return vkds__alg_run_async(p, &a, sub);

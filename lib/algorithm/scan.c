@@ -407,6 +407,7 @@ vkds_result vkds_inclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_s
 }
 vkds_result vkds_inclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
                                const void *init, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe("vkds_inclusive_scan_async", in, out, NULL, op, init, false, false);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -424,6 +425,7 @@ vkds_result vkds_transform_inclusive_scan(vkds_policy *p, const vkds_seq *in, co
 vkds_result vkds_transform_inclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
                                          const char *transform, const vkds_op *op, const void *init,
                                          vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe("vkds_transform_inclusive_scan_async", in, out, transform, op, init, false, true);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -440,6 +442,7 @@ vkds_result vkds_exclusive_scan(vkds_policy *p, const vkds_seq *in, const vkds_s
 }
 vkds_result vkds_exclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const vkds_op *op,
                                const void *init, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe("vkds_exclusive_scan_async", in, out, NULL, op, init, true, false);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -457,6 +460,7 @@ vkds_result vkds_transform_exclusive_scan(vkds_policy *p, const vkds_seq *in, co
 vkds_result vkds_transform_exclusive_scan_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
                                          const char *transform, const vkds_op *op, const void *init,
                                          vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a = describe("vkds_transform_exclusive_scan_async", in, out, transform, op, init, true, true);
   return vkds__alg_run_async(p, &a, sub);
 }
@@ -537,6 +541,7 @@ vkds_result vkds_inclusive_scan_by_key(vkds_policy *p, const vkds_seq *keys, con
 vkds_result vkds_inclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
                                              const vkds_seq *out, const vkds_op *op, const void *init,
                                              vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   by_key z;
   vkds__alg a;
   VKDS_CHECK_P(p, scan_by_key("vkds_inclusive_scan_by_key_async", keys, values, out, op, init, false, &z, &a));
@@ -560,6 +565,7 @@ vkds_result vkds_exclusive_scan_by_key(vkds_policy *p, const vkds_seq *keys, con
 vkds_result vkds_exclusive_scan_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
                                              const vkds_seq *out, const vkds_op *op, const void *init,
                                              vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   by_key z;
   vkds__alg a;
   VKDS_CHECK_P(p, scan_by_key("vkds_exclusive_scan_by_key_async", keys, values, out, op, init, true, &z, &a));
@@ -583,6 +589,7 @@ vkds_result vkds_reduce_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_
 vkds_result vkds_reduce_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values,
                                      const vkds_seq *keys_out, const vkds_seq *values_out, const vkds_op *op,
                                      uint64_t *count, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   by_key z;
   vkds__alg a;
   VKDS_CHECK_P(p, reduce_by_key("vkds_reduce_by_key_async", keys, values, keys_out, values_out, op, count, &z, &a));

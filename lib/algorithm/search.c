@@ -82,6 +82,7 @@ vkds_result vkds_is_sorted(vkds_policy *p, const vkds_seq *in, vkds_sort_order o
 }
 vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result,
                                  vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   VKDS_CHECK_P(p, check_order("vkds_is_sorted_async", order));
   vkds__alg a = describe_is_sorted("vkds_is_sorted_async", in, order, result);
   return vkds__alg_run_async(p, &a, sub);

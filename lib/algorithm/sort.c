@@ -360,6 +360,7 @@ vkds_result vkds_sort(vkds_policy *p, const vkds_seq *keys, vkds_sort_order orde
   return vkds__alg_run(p, &a);
 }
 vkds_result vkds_sort_async(vkds_policy *p, const vkds_seq *keys, vkds_sort_order order, vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a;
   VKDS_CHECK_P(p, describe("vkds_sort_async", keys, NULL, false, order, &a, false));
   return vkds__alg_run_async(p, &a, sub);
@@ -377,6 +378,7 @@ vkds_result vkds_sort_by_key(vkds_policy *p, const vkds_seq *keys, const vkds_se
 }
 vkds_result vkds_sort_by_key_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *values, vkds_sort_order order,
                                    vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a;
   VKDS_CHECK_P(p, describe("vkds_sort_by_key_async", keys, values, true, order, &a, false));
   return vkds__alg_run_async(p, &a, sub);
@@ -395,6 +397,7 @@ vkds_result vkds_argsort(vkds_policy *p, const vkds_seq *keys, const vkds_seq *i
 }
 vkds_result vkds_argsort_async(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices, vkds_sort_order order,
                                vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
   vkds__alg a;
   VKDS_CHECK_P(p, describe("vkds_argsort_async", keys, indices, true, order, &a, true));
   return vkds__alg_run_async(p, &a, sub);
