@@ -255,7 +255,17 @@ START_TEST(small_ring_wraps_around) {
   info.staging_chunks = 2;
   info.staging_chunk_bytes = 64 << 10;
   info.host_copy_threads = 2;
-  vkds_context *ctx;
+  vkds_context *ctx = NULL;
+  /* shapes outside what vkds handles are refused by name (context.h) */
+  vkds_context_info bad = info;
+  bad.staging_chunk_bytes = 12;
+  ck_assert_int_eq(vkds_context_create(&bad, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ctx);
+  ck_assert_msg(strstr(vkds_last_error_message(), "staging_chunk_bytes 12"), "%s", vkds_last_error_message());
+  bad.staging_chunk_bytes = UINT64_MAX;
+  ck_assert_int_eq(vkds_context_create(&bad, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  bad = info, bad.staging_chunks = 65;
+  ck_assert_int_eq(vkds_context_create(&bad, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   vkds_resource *res = vkds_context_resource(ctx, 0);
   round_trip(res, VKDS_MEMORY_DEVICE, MiB + 3, 0, 1);

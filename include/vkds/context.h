@@ -119,7 +119,9 @@ typedef struct vkds_context_info {
    * (the driver's own limits apply). */
   uint64_t device_memory_limit;
   /* The staging area of each device: this many chunks of this many bytes, 0: 4 chunks
-   * of 8 MiB. More and larger chunks overlap more, at the cost of host memory. */
+   * of 8 MiB. More and larger chunks overlap more, at the cost of host memory. At most
+   * 64 chunks of 4 KiB to 1 GiB each (else vkds_context_create is
+   * VKDS_ERROR_INVALID_ARGUMENT); below ~1 MiB transfers slow down sharply. */
   uint32_t staging_chunks;
   uint64_t staging_chunk_bytes;
   /* Threads that copy large host ranges in parallel (staging, mapped memory), the

@@ -47,6 +47,20 @@ static uint64_t lazy_report_ns(const vkds_context_info *info) {
   return v && *v && !*end ? (uint64_t)n : 20000;
 }
 
+/* The staging ring's shape within what vkds handles: a ring of bytes-sized chunks took
+ * 70 times as long as the default for the same work, and sizes near 2^64 only failed at
+ * the first transfer, with a wrapped byte count in the message (context.h's limits). */
+static vkds_result check_staging(vkds_context *ctx) {
+  if (ctx->staging_chunks > 64)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_context_create: staging_chunks %u: at most 64", ctx->staging_chunks);
+  if (ctx->staging_chunk_bytes < 4096 || ctx->staging_chunk_bytes > (1ull << 30))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_context_create: staging_chunk_bytes %llu: from 4096 (4 KiB) to 1073741824 (1 GiB)",
+                      (unsigned long long)ctx->staging_chunk_bytes);
+  return VKDS_SUCCESS;
+}
+
 /* Adds resources for `count` queues of `family` on `dev`. */
 static vkds_result add_resources(vkds_context *ctx, vkds__device *dev, uint32_t family,
                           const VkQueue *queues, uint32_t count) {
@@ -295,7 +309,8 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->staging_chunks = info->staging_chunks ? info->staging_chunks : 4;
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
   ctx->lazy_report_ns = lazy_report_ns(info);
-  vkds_result r = resolve_scan_path(ctx, info);
+  vkds_result r = check_staging(ctx);
+  if (r == VKDS_SUCCESS) r = resolve_scan_path(ctx, info);
   if (r == VKDS_SUCCESS) r = vkds__host_copy_init(ctx, info->host_copy_threads);
   /* "" is no folder (joined with a file name it was the root directory) */
   if (info->pipeline_cache_dir && info->pipeline_cache_dir[0] &&
