@@ -715,7 +715,8 @@ VKDS_API vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, v
 
 /* ---- merging ----------------------------------------------------------------------------
  *
- * out = a and b merged: both sorted as vkds_sort orders them in `order` (not checked),
+ * out = a and b merged: both sorted as vkds_sort orders them in `order` (not checked: an
+ * unsorted input makes out lose some of its elements and repeat others),
  * out sorted the same way, stable (where elements are equal in the order, a's come
  * before b's, and each keeps its own order). a, b and out are of one element type, and
  * out has a.count + b.count elements; it must not overlap them. Merge path: each work
@@ -754,7 +755,10 @@ VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const 
  * NVIDIA H100, 2^28 u32 keys by "a < b" sort at 0.55x the speed of CUB's
  * DeviceMergeSort (bench/RESULTS.md).
  * Host data and data under views are staged whole. A comparator that does not compile is
- * VKDS_ERROR_COMPILE naming it; other errors as for every algorithm. */
+ * VKDS_ERROR_COMPILE naming it; other errors as for every algorithm. A comparator that is
+ * not a strict weak order (e.g. "a != b", or one true both ways) is not detected: the
+ * merges then lose some elements and repeat others (the data is no longer a permutation
+ * of what it was); a non-bool expression is converted by bool(). */
 VKDS_API vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less);
 VKDS_API vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less,
                                            vkds_submission **sub);
