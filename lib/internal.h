@@ -175,8 +175,9 @@ typedef struct vkds__device_enabled {
   bool buffer_device_address, timeline_semaphore, shader_int64, int64_atomics, float64;
   bool external_memory_host, push_descriptor;
   bool host_query_reset; /* vkResetQueryPool from the host (lib/backend/backend_vulkan.c says why) */
-  /* the SPIR-V capabilities whose features vkds enabled (VKDS__CAP_*), checked before a pipeline is made; caps_known false for an
-   * adopted device (the application enabled its features: not checked) */
+  /* the SPIR-V capabilities whose features vkds enabled (VKDS__CAP_*), checked before a
+   * pipeline is made; caps_known false for an adopted device (the application enabled its
+   * features: not checked) */
   uint32_t caps;
   bool caps_known;
   /* VKDS_PIPELINE_STATS set and the device has VK_KHR_pipeline_executable_properties:

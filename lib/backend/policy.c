@@ -436,7 +436,7 @@ static bool lazy_report_due(const vkds_policy *p, vkds__policy_internal *in) {
   const vkds_context *ctx = p->backend->context;
   if (!ctx || !ctx->lazy_report_ns) return true;
   uint64_t now = vkds__now_ns(), last = atomic_load_explicit(&in->reported_ns, memory_order_relaxed);
-  if (last <= now && now - last < ctx->lazy_report_ns) return false;
+  if (last > now || now - last < ctx->lazy_report_ns) return false; /* (last > now: another thread just did) */
   return atomic_compare_exchange_strong_explicit(&in->reported_ns, &last, now, memory_order_relaxed,
                                                  memory_order_relaxed);
 }
