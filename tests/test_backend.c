@@ -689,13 +689,18 @@ START_TEST(tiny_tasks_from_eight_threads_are_coalesced) {
     vkds_policy_key_stats ks;
     ck_assert_vkds(vkds_policy_get_key_stats(pol, r, 7, &ks));
     timed += ks.samples + ks.warmups;
-    /* earliest finish asks for the times of a key's first 8 tasks on a resource, then of
+    /* earliest finish asks for the times of a key's first 8 picks on a resource, then of
      * one in 8 (selectors/earliest_finish.c): each of those gets its own, once */
     expect_timed += st.selections <= 8 ? st.selections : 8 + (st.selections - 8) / 8;
   }
   ck_assert_uint_eq(ran, all);
   ck_assert_uint_eq(completed, all);
-  ck_assert_uint_eq(timed, expect_timed);
+  /* A pick that another thread's pick beats to the policy's capacity is refused after
+   * earliest finish made it (WOULD_BLOCK, and the thread selects again): it moved the
+   * sampling by one without running, so the timed count may differ from the formula by
+   * a few (2 of 4,419 in one CI run); test_policy checks the formula exactly. */
+  ck_assert_msg(timed + 16 >= expect_timed && timed <= expect_timed + 16, "%llu tasks timed, about %llu expected",
+                (unsigned long long)timed, (unsigned long long)expect_timed);
   fprintf(stderr, "test_backend: %llu tiny tasks from %d threads over %u queues: %llu vkQueueSubmit calls (%.2f tasks "
           "each), RSS %+ld KiB\n",
           (unsigned long long)total, COALESCE_THREADS, resources, (unsigned long long)calls, (double)total / calls,
