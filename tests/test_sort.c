@@ -586,6 +586,18 @@ START_TEST(every_sequence_kind) {
     ck_assert_vkds(vkds_download(r1, got, vkds_view_of(other), N * 4));
     snprintf(what, sizeof what, "%s: buffer of device 1", path);
     check_pairs(VKDS_U32, false, in, got, tmp, 4, N, what);
+    /* recorded on device 0 with scratch of device 1: named as such, nothing recorded */
+    vkds_buffer *near = device_copy(r0, in, N * 4), *far_scratch;
+    ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = vkds_sort_scratch_bytes(r0, N, VKDS_U32, VKDS_U32)},
+                                      &far_scratch));
+    app_cmd ac = {0};
+    app_cmd_begin(&ac, r0);
+    vkds_cmd far = {.cmd = ac.cmd, .resource = r0, .scratch = vkds_view_of(far_scratch)};
+    vkds_seq ns = vkds_seq_buffer(vkds_view_of(near), VKDS_U32);
+    ck_assert_int_eq(vkds_cmd_sort(&far, &ns, VKDS_SORT_ASCENDING), VKDS_ERROR_WRONG_DEVICE);
+    app_cmd_submit(&ac, 10); /* (empty) */
+    app_cmd_destroy(&ac);
+    vkds_buffer_destroy(near), vkds_buffer_destroy(far_scratch);
     /* a reverse view of host keys: the memory ends up in the opposite order */
     memcpy(a, in, N * 4);
     vkds_seq rv = vkds_seq_reverse(&hs);

@@ -168,7 +168,9 @@ typedef struct vkds_cmd {
   vkds_resource *resource; /* REQUIRED: the device the command buffer runs on */
   /* Temporary device memory: a range of a buffer on that device of at least
    * vkds_algorithm_scratch_bytes() bytes (which may be 0: then it may be {0}). Two
-   * recorded algorithms that may run at the same time need separate scratch. */
+   * recorded algorithms that may run at the same time need separate scratch. Scratch
+   * (or a status or result view) on another VkDevice is VKDS_ERROR_WRONG_DEVICE, too
+   * little or misaligned VKDS_ERROR_INVALID_ARGUMENT. */
   vkds_view scratch;
 } vkds_cmd;
 

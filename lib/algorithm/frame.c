@@ -646,9 +646,14 @@ static vkds_result device_view(const vkds_context *ctx, const char *name, const 
     *out = v.buffer ? vkds_buffer_address(v.buffer) + v.offset : 0;
     return VKDS_SUCCESS;
   }
-  if (!v.buffer || !vkds_buffer_is_on(v.buffer, res) || !vkds_buffer_address(v.buffer))
-    return vkds__fail(ctx, v.buffer && v.buffer->dev->ctx != ctx ? VKDS_ERROR_WRONG_CONTEXT : VKDS_ERROR_INVALID_ARGUMENT,
-                      VK_SUCCESS, "%s: %s must be a device-addressed buffer of the command buffer's device", name, what);
+  if (!v.buffer || !vkds_buffer_is_on(v.buffer, res) || !vkds_buffer_address(v.buffer)) {
+    vkds_result code = !v.buffer                    ? VKDS_ERROR_INVALID_ARGUMENT
+                       : v.buffer->dev->ctx != ctx ? VKDS_ERROR_WRONG_CONTEXT
+                       : v.buffer->kind != VKDS_MEMORY_HOST && v.buffer->dev != res->dev ? VKDS_ERROR_WRONG_DEVICE
+                                                                                         : VKDS_ERROR_INVALID_ARGUMENT;
+    return vkds__fail(ctx, code, VK_SUCCESS, "%s: %s must be a device-addressed buffer of the command buffer's device",
+                      name, what);
+  }
   if (avail < bytes || v.offset + avail > size)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s holds %llu bytes, %llu are needed", name,
                       what, (unsigned long long)avail, (unsigned long long)bytes);
