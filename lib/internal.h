@@ -160,7 +160,6 @@ typedef struct vkds__device_facts {
   bool prefers_descriptors;
 } vkds__device_facts;
 
-/* What is enabled on a VkDevice vkds uses (queried facts ∩ what was turned on). */
 /* Capabilities a module may declare that a device has only with a feature enabled
  * (kernel.c checks them against each device before making its pipeline). */
 enum {
@@ -171,6 +170,7 @@ enum {
   VKDS__CAP_BUFFER_ADDRESS = 1u << 12, VKDS__CAP_MEMORY_MODEL = 1u << 13, VKDS__CAP_MEMORY_MODEL_DEVICE = 1u << 14,
 };
 
+/* What is enabled on a VkDevice vkds uses (queried facts ∩ what was turned on). */
 typedef struct vkds__device_enabled {
   bool buffer_device_address, timeline_semaphore, shader_int64, int64_atomics, float64;
   bool external_memory_host, push_descriptor;

@@ -389,6 +389,11 @@ START_TEST(bad_input) {
   vkds_seq ro = vkds_seq_host_const(a, 16, VKDS_U32), cnt = vkds_seq_counting(0, 16, VKDS_U32);
   ck_assert_int_eq(vkds_merge_sort(pol, &ro, "a < b"), E);
   ck_assert_int_eq(vkds_merge_sort(pol, &cnt, "a < b"), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "the data is a counting sequence"), "%s", vkds_last_error_message());
+  vkds_seq with_count[2] = {as, cnt}, zc = vkds_seq_zip(with_count, 2);
+  ck_assert_int_eq(vkds_merge_sort(pol, &zc, "a.p0 < b.p0"), E); /* a zip's part that cannot be written: named so */
+  ck_assert_msg(strstr(vkds_last_error_message(), "a part of the zip is a counting sequence"), "%s",
+                vkds_last_error_message());
   vkds_seq parts[2] = {as, as}, z = vkds_seq_zip(parts, 2);
   ck_assert_int_eq(vkds_merge_sort(pol, &z, "a.p0 < b.p0"), E); /* one array twice: the zip's parts overlap */
   for (int i = 0; i < 16; ++i) ck_assert_uint_eq(a[i], 16u - (uint32_t)i); /* nothing written */

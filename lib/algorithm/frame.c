@@ -124,22 +124,22 @@ static bool map_grid(vkds__alg_template t) {
   return t == VKDS__TEMPLATE_MAP || t == VKDS__TEMPLATE_SEARCH || t == VKDS__TEMPLATE_MERGE;
 }
 
-static bool z_is_zip(const vkds_seq *s) { return s->ops == &vkds_seq_zip_ops; }
-
 /* Keys and values are written (argsort's keys only read): they must be writable and must
  * not overlap. */
 static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
-  for (uint32_t k = a->elem == VKDS__ELEM_INDEX ? 1 : 0; k < a->input_count; ++k) { /* argsort reads its keys */
-    const char *why = unwritable(a->inputs[k], 0, a->template_kind == VKDS__TEMPLATE_MSORT);
-    bool msort = a->template_kind == VKDS__TEMPLATE_MSORT; /* (no keys: data, or a zip's parts) */
-    const char *role = k ? (a->elem == VKDS__ELEM_INDEX ? "the indices are" : "the values are")
-                       : !msort ? "the keys are" : z_is_zip(a->inputs[0]) ? "a part of the zip is" : "the data is";
-    if (why)
-      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s %s, which cannot be written", a->name,
-                        role, why);
-  }
   const vkds_seq *z = a->inputs[0];
-  if (a->template_kind == VKDS__TEMPLATE_MSORT && z->ops == &vkds_seq_zip_ops) /* a zip sorted in place */
+  bool msort = a->template_kind == VKDS__TEMPLATE_MSORT, zip = z->ops == &vkds_seq_zip_ops;
+  for (uint32_t k = a->elem == VKDS__ELEM_INDEX ? 1 : 0; k < a->input_count; ++k) { /* argsort reads its keys */
+    const char *why = unwritable(a->inputs[k], 0, msort);
+    if (why) /* (the merge sort has no keys: its data, or a zip's parts) */
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s %s, which cannot be written", a->name,
+                        k ? (a->elem == VKDS__ELEM_INDEX ? "the indices are" : "the values are")
+                        : !msort ? "the keys are"
+                        : zip    ? "a part of the zip is"
+                                 : "the data is",
+                        why);
+  }
+  if (msort && zip) /* a zip sorted in place */
     for (uint32_t i = 0; i < z->part_count; ++i)
       for (uint32_t j = i + 1; j < z->part_count; ++j) {
         span ps[16], qs[16];

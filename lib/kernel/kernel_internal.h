@@ -61,7 +61,6 @@ typedef struct vkds__reflection {
   uint32_t caps;         /* the module's capabilities that need a device feature: VKDS__CAP_* (internal.h) */
 } vkds__reflection;
 
-
 /* Validates a module with SPIRV-Tools for Vulkan `api_version` (1.2 or 1.3 rules).
  * VKDS_ERROR_INVALID_SPIRV carrying the validator's message. */
 vkds_result vkds__spirv_validate(const vkds_context *ctx, const uint32_t *words, size_t word_count,

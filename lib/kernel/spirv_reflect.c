@@ -28,7 +28,7 @@ enum {
   MAX_REACH_ROUNDS = 4096, /* the call graph's depth, before SPIR-V 1.4 */
 
   /* opcodes */
-  OP_NAME = 5, OP_MEMBER_NAME = 6, OP_CAPABILITY = 17, OP_ENTRY_POINT = 15, OP_EXECUTION_MODE = 16, OP_TYPE_VOID = 19,
+  OP_NAME = 5, OP_MEMBER_NAME = 6, OP_ENTRY_POINT = 15, OP_EXECUTION_MODE = 16, OP_CAPABILITY = 17, OP_TYPE_VOID = 19,
   OP_TYPE_BOOL = 20, OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_TYPE_VECTOR = 23, OP_TYPE_MATRIX = 24, OP_TYPE_IMAGE = 25,
   OP_TYPE_SAMPLER = 26, OP_TYPE_SAMPLED_IMAGE = 27, OP_TYPE_ARRAY = 28, OP_TYPE_RUNTIME_ARRAY = 29,
   OP_TYPE_STRUCT = 30, OP_TYPE_POINTER = 32, OP_CONSTANT_TRUE = 41, OP_CONSTANT_FALSE = 42, OP_CONSTANT = 43,
@@ -161,7 +161,6 @@ static vkds_result invalid(const module *m, const char *what) {
   return vkds__fail(m->ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS, "reading the SPIR-V module: %s", what);
 }
 
-/* Checks every instruction's length and records where each id is defined. */
 /* The capabilities that need a device feature (VKDS__CAP_*): the module declares them
  * all before its other instructions. */
 static uint32_t reflect_caps(const module *m) {
@@ -182,6 +181,7 @@ static uint32_t reflect_caps(const module *m) {
   return caps;
 }
 
+/* Checks every instruction's length and records where each id is defined. */
 static vkds_result index_module(module *m) {
   for (size_t at = HEADER_WORDS; at < m->count; at += length_at(m, at)) {
     uint32_t len = length_at(m, at);
