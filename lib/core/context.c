@@ -34,9 +34,10 @@ static vkds_result resolve_scan_path(vkds_context *ctx, const vkds_context_info 
  * (lib/backend/policy.c, lazy_report_due). Delivering them reads the timeline of every
  * busy queue the policy covers, a driver call each (24 queues on an H100): before this,
  * every selection did. Over an H100's queues with 16 threads sending tiny tasks, once
- * in 20 us halved the host time spent before each task under earliest finish and made
- * replayed tasks by dynamic load ~4% faster; the other rows did not move, being bound
- * by the GPU (bench/RESULTS.md, session 19). 20 us: a finished task is counted within
+ * in 20 us cut the host time spent before each task under earliest finish by about a
+ * third (52-80 -> 35-62 us summed over the threads) and made replayed tasks by dynamic
+ * load ~4% faster; the other rows did not move, being bound by the GPU
+ * (bench/RESULTS.md, session 19). 20 us: a finished task is counted within
  * about one tiny task's round trip, and vkds_submit's retries at capacity are 20 us
  * apart as well; waits deliver their own queue's reports at once.
  * VKDS_LAZY_REPORT_NS=N overrides it (0: before every selection; measuring). */
