@@ -18,7 +18,7 @@ OUT=${OUT:-.}
 mkdir -p "$OUT"
 B=build-device/bench/vkds-bench
 shapes=("$@")
-[ ${#shapes[@]} -eq 0 ] && shapes=(512x4 1024x5 1024x4 512x5 256x4 off)
+[ ${#shapes[@]} -eq 0 ] && shapes=(512x8 512x5 512x4 1024x5 256x4 off)
 only=${ONLY:-inclusive_scan}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 build-cub/cub_bench --min-log2 24 --max-log2 28 >"$OUT/cub.json" 2>"$OUT/cub.err" || echo "cub_bench failed"

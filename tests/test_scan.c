@@ -895,7 +895,7 @@ END_TEST
  * operator it takes, inclusive and exclusive with init, sizes around its tiles, with the
  * forced fallback (every tile also reduces its predecessor) and without. */
 START_TEST(chained_shapes) {
-  static const char *shapes[] = {"1024x5", "1024x4", "512x5", "512x4", "256x4"};
+  static const char *shapes[] = {"1024x5", "512x8", "512x5", "512x4", "256x4"};
   static const uint64_t sizes[] = {1, 4097, 20480, 40963};
   static const int ops[] = {VKDS_OP_PLUS, VKDS_OP_MULTIPLIES, VKDS_OP_MIN, VKDS_OP_MAX, VKDS_OP_BIT_XOR};
   open_path(VKDS_SCAN_PATH_SINGLE);

@@ -69,14 +69,16 @@ typedef struct chained_shape {
   {#t "x" #r, t, r,                                                                                                \
    SINGLE_EXTENSIONS "#define VKDS_SCAN_CHAINED\n#define VKDS_CH_THREADS " #t "\n#define VKDS_CH_RUNS " #r "u\n" extra}
 #define REREAD "#define VKDS_CH_REREAD\n"
-/* largest groups first: chained() picks one by the count (the last two: 256x4 for small
- * scans, 512x4 for the rest) and walks down from it to one the device takes; the others
- * only where VKDS_SCAN_CHAINED asks. (Session 18 built shapes whose groups took 2 or 4
- * tiles each and looked back for each after reducing them all, to hide the waits behind
- * the next reductions, and session 19 the tile waiting in an array indexed by a value
- * the compiler cannot prove constant, to move it to local memory: both slower on an
- * H100, so removed: bench/RESULTS.md, session 19.) */
-static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(1024, 4, REREAD), SHAPE(512, 5, REREAD),
+/* largest groups first: chained() picks one by the count (the last four) and walks down
+ * from it to one the device takes; 1024x5 only where VKDS_SCAN_CHAINED asks (the shape of
+ * the plain-Vulkan baseline, bench/scan1.comp). (Session 18 built shapes whose groups
+ * took 2 or 4 tiles each and looked back for each after reducing them all, to hide the
+ * waits behind the next reductions; session 19 the tile waiting in an array indexed by
+ * a value the compiler cannot prove constant, to move it to local memory; session 20
+ * tiles kept in registers in 512- and 1024-thread groups (1024x5 0.89x CUB at 2^28,
+ * 512x4 0.90x) and 512x6, 256x8 and 1024x4 re-reading (0.90x, 0.90x, 0.69x): all
+ * slower on an H100 than the rule's 512x8, so removed: bench/RESULTS.md.) */
+static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(512, 8, REREAD), SHAPE(512, 5, REREAD),
                                        SHAPE(512, 4, REREAD), SHAPE(256, 4, "")};
 #undef REREAD
 #undef SHAPE
@@ -189,20 +191,23 @@ uint64_t vkds__scan_scratch_bound(uint64_t count) {
  * operators: their identity is not neutral, 0 || x is 1 for x = 3, and an element with
  * nothing before it must come out as itself.) On an H100 the textbook chained scan
  * scanned 2^28 u32 at 0.95x CUB in plain Vulkan where this file's other single pass
- * reached 0.59x (bench/RESULTS.md, 2026-11-26); vkds's reaches 0.84x in 512 x 4 tiles
- * that read their input again after the look-back.
+ * reached 0.59x (bench/RESULTS.md, 2026-11-26); vkds's reaches 0.95x in 512 x 8 tiles
+ * that read their input again after the look-back (session 20).
  * Returns the variant: VARIANT_CHAINED plus the shape (by the count, below), or `path`.
  * VKDS_SCAN_CHAINED=off keeps the A/B/R single pass for them too (A/B measurements, and
- * tests of that path on integers); =1024x4 (a SHAPES name) picks the shape, for
+ * tests of that path on integers); =1024x5 (a SHAPES name) picks the shape, for
  * measurements and tests. */
 static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_path path) {
   const char *v = vkds__getenv("VKDS_SCAN_CHAINED");
   /* by size: 256 x 4 (4,096 elements, the tile in registers) below 2^22, where larger
-   * tiles leave SMs idle; 512 x 4 (8,192, read again) from there. Measured on an H100
-   * (2026-11-26, session 17), u32 plus, GPU us, 256x4 / 512x4 / 1024x5: 2^21 19.4 / 21.5
-   * / 21.8, 2^22 29.7 / 25.3 / 28.6, 2^24 81.9 / 76.9 / 77.1, 2^26 - / 271.4 / 281.1,
-   * 2^28 - / 1,056 / 1,094 (1,137 for 256x4 in an earlier call) */
-  uint32_t shape = a->count < (1ull << 22) ? SHAPE_COUNT - 1 : SHAPE_COUNT - 2;
+   * tiles leave SMs idle; then, read again, 512 x 4 below 2^23, 512 x 5 below 2^24 and
+   * 512 x 8 (16,384) from there. Measured on an H100 (2026-11-26, session 20), u32 plus,
+   * GPU us: 2^22 256x4 27.0, 512x4 27.1, 512x5 31.6; 2^23 42.7, 42.8, 39.9; 2^24 512x4
+   * 73.2, 512x5 70.5, 512x8 71.0; 2^28 990.9, 954.9, 932.7 (CUB's InclusiveSum 886) */
+  uint32_t shape = a->count < (1ull << 22)   ? SHAPE_COUNT - 1
+                   : a->count < (1ull << 23) ? SHAPE_COUNT - 2
+                   : a->count < (1ull << 24) ? SHAPE_COUNT - 3
+                                             : SHAPE_COUNT - 4;
   for (uint32_t i = 0; v && i < SHAPE_COUNT; ++i)
     if (strcmp(v, SHAPES[i].name) == 0) shape = i;
   /* a group the device takes (Vulkan promises only 128 threads; vkds's other scans take
@@ -228,11 +233,15 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
  * they wait). */
 #define NVIDIA_VENDOR_ID 0x10deu
 /* Compaction in the chained tiles (copy_if, remove_if, partition, unique: their flags'
- * count is an integer plus) runs where SINGLE is asked for; the rule leaves it on the
- * portable path, which was faster on an H100 (2026-11-26, session 18, u32 copy_if, GPU
- * us, chained / portable: 2^24 77.8 / 79.1, 2^25 144.6 / 139.8, 2^26 274.7 / 260.4, 2^28
- * 1,060 / 990; CUB's DeviceSelect::If 716). */
-static bool compaction_stays_portable(const vkds__alg *a) { return a->result == VKDS__RESULT_COUNT; }
+ * count is an integer plus) takes the rule's chained path from 2^22 elements, where it
+ * was measured faster on an H100 once a tile's loads were issued together (2026-11-26,
+ * session 20, u32 copy_if, GPU us, chained / portable: 2^21 20.7 / 20.1, 2^22 28.5 /
+ * 29.2, 2^23 41.1 / 46.6, 2^24 70.7 / 79.1, 2^26 229.0 / 260.6, 2^28 864.2 / 989.5, CUB's
+ * DeviceSelect::If 714; session 18, before that change, measured it slower from 2^25). */
+#define CHAINED_COMPACTION_MIN (1ull << 22)
+static bool compaction_stays_portable(const vkds__alg *a) {
+  return a->result == VKDS__RESULT_COUNT && a->count < CHAINED_COMPACTION_MIN;
+}
 #define CHAINED_RULE_MIN (1ull << 21)
 static bool rule_takes_chained(const vkds__alg *a, const vkds__device *dev) {
   return dev->ctx->scan_path == VKDS_SCAN_PATH_DEFAULT && dev->facts.props.properties.vendorID == NVIDIA_VENDOR_ID &&
@@ -257,7 +266,10 @@ vkds_result vkds__scan_choose(vkds__call *c) {
   if (path == VKDS_SCAN_PATH_PORTABLE && tiles_per_group(tiles) > MAX_TILES_PER_GROUP)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
                       c->a.name, (unsigned long long)c->a.count);
+  /* (the chained look-back numbers its tiles as 32-bit ints: under 2^31 of them, 2^43
+   * elements and more) */
   if ((path == VKDS_SCAN_PATH_SINGLE && tiles > UINT32_MAX - 1) ||
+      (is_chained(v) && (c->a.count + chained_tile(v) - 1) / chained_tile(v) > INT32_MAX) ||
       (c->a.result == VKDS__RESULT_COUNT && c->a.count > UINT32_MAX)) /* compaction counts in 32 bits */
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
                       c->a.name, (unsigned long long)c->a.count);

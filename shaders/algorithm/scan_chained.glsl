@@ -12,19 +12,19 @@
 // bench/RESULTS.md 2026-11-26: 0.95x CUB's InclusiveSum for u32 at 2^28 in 1024 x 5
 // tiles, where 256-thread tiles of 4,096 elements reached 0.79x):
 // - tiles of VKDS_CH_THREADS threads x VKDS_CH_RUNS runs of 4 elements (scan.c: 256 x 4
-//   for small scans, 512 x 4 from 2^22 elements, the fastest here once they re-read,
-//   below), numbered by an atomic counter, never by gl_WorkGroupID: a group only waits
-//   for tiles taken by groups that already run;
+//   for small scans, 512 x 8 from 2^24 elements, steps between), numbered by an atomic
+//   counter, never by gl_WorkGroupID: a group only waits for tiles taken by groups that
+//   already run;
 // - lane l of subgroup g owns runs r = 0..RUNS-1 at 4-element index (g * RUNS + r) * S + l
-//   of the tile: consecutive lanes load consecutive 16 bytes; the tile's scanned values
-//   wait out the look-back in registers, or, with VKDS_CH_REREAD (scan.c sets it for
-//   groups of 512 threads and more), only the subgroups' totals do and the stores read
-//   the tile again. Why: the kept tile takes ~60 registers a thread, so one 1024-thread
-//   group fits an SM on an H100 and nothing hides its look-back's waits; re-reading
-//   takes ~32, two groups fit, and 2^28 u32 scanned in 1,095 us instead of 1,135 (2^24:
-//   78.5 against 81.3 us; 512 x 4 re-reading: 1,056), where the same re-read in
-//   256-thread tiles was slower below 2^24 (2^21 25.8 against 19.6 us: bench/RESULTS.md,
-//   2026-11-26, session 17);
+//   of the tile: consecutive lanes load consecutive 16 bytes, a whole tile's runs all
+//   at once (vkds_ch_load_tile); the tile's scanned values wait out the look-back in
+//   registers, or, with VKDS_CH_REREAD (scan.c sets it for groups of 512 threads and
+//   more), only the subgroups' totals do and the stores read the tile again (from L2,
+//   for the most part). Why: a kept tile in large groups takes ~60 registers a thread,
+//   so few groups fit an SM and nothing hides their look-backs' waits; measured on an
+//   H100 (bench/RESULTS.md, 2026-11-26, session 20), u32 at 2^28, GPU us: 512 x 8
+//   re-reading 932.7 (0.95x CUB), 1024 x 5 kept 986.7, 512 x 4 kept 988.1; in 256-thread
+//   tiles the re-read was slower below 2^24 (session 17);
 // - each tile publishes one 64-bit word: flag 1 (its aggregate A) or 2 (its inclusive
 //   prefix P, everything up to its end, init included) in the high half, the value in
 //   the low half; one relaxed atomic carries both, so no ordering is needed;
@@ -54,19 +54,21 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_dword {
 #define VKDS_CH_A 1u
 #define VKDS_CH_P 2u
 
-// Tile k's word, at P(2) + 64 + 8k.
-uint64_t vkds_ch_load(uint64_t k) {
-  return atomicLoad(vkds_dword(P(2) + 64ul + 8ul * k).v, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+// Tile k's word, at P(2) + 64 + 8k. Tile numbers are 32-bit, as the counter's (scan.c
+// refuses 2^31 tiles, 2^43 elements and more): the look-back's arithmetic in 32 bits
+// leaves more registers to a kept tile (1024 x 5 kept on an H100: 1,001 -> 987 us).
+uint64_t vkds_ch_load(uint k) {
+  return atomicLoad(vkds_dword(P(2) + 64ul + 8ul * uint64_t(k)).v, gl_ScopeDevice, gl_StorageSemanticsBuffer,
                     gl_SemanticsRelaxed);
 }
 uint64_t vkds_ch_word(uint flag, ACC_T v) { return uint64_t(flag) << 32 | uint64_t(vkds_value_bits(v).x); }
-void vkds_ch_publish(uint64_t k, uint flag, ACC_T v) {
-  atomicStore(vkds_dword(P(2) + 64ul + 8ul * k).v, vkds_ch_word(flag, v), gl_ScopeDevice,
+void vkds_ch_publish(uint k, uint flag, ACC_T v) {
+  atomicStore(vkds_dword(P(2) + 64ul + 8ul * uint64_t(k)).v, vkds_ch_word(flag, v), gl_ScopeDevice,
               gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
 // A fallback's aggregate goes only where the tile has published nothing (never over a P).
-void vkds_ch_publish_fallback(uint64_t k, ACC_T v) {
-  atomicCompSwap(vkds_dword(P(2) + 64ul + 8ul * k).v, 0ul, vkds_ch_word(VKDS_CH_A, v), gl_ScopeDevice,
+void vkds_ch_publish_fallback(uint k, ACC_T v) {
+  atomicCompSwap(vkds_dword(P(2) + 64ul + 8ul * uint64_t(k)).v, 0ul, vkds_ch_word(VKDS_CH_A, v), gl_ScopeDevice,
                  gl_StorageSemanticsBuffer, gl_SemanticsRelaxed, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
   atomicAdd(vkds_word(P(2) + 36ul).v, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
@@ -103,28 +105,57 @@ ACC_T vkds_ch_subgroup_total(ACC_T x) { return vkds_shuffle(vkds_subgroup_scan(x
 shared ACC_T vkds_ch_sums[VKDS_CH_THREADS]; // subgroup totals (VKDS_CH_THREADS / S of them)
 shared ACC_T vkds_ch_red[VKDS_CH_THREADS];  // a fallback's subgroup totals
 shared uint vkds_ch_tile_sh;
-shared uint vkds_ch_next_lo, vkds_ch_next_hi; // after a look-back round: ~0ul found, else a tile to reduce
+shared uint vkds_ch_next; // after a look-back round: ~0u found, else a tile to reduce
 shared ACC_T vkds_ch_prefix_sh;
+
+// The thread's runs of the tile at `base`, mapped: x[r] is run r's (past the end: the
+// identity). In a whole tile every load is issued before any value is used, so a
+// thread's runs are in flight together: loaded run by run, each run's use waited for its
+// load (a memory latency a run, in the SASS of the H100's driver) and the tile held its
+// group that much longer.
+void vkds_ch_load_tile(uint64_t base, out ACC_T x[VKDS_CH_RUNS][4]) {
+  uint64_t n = P(0);
+  if (base + VKDS_CH_TILE <= n) {
+    IN0_T a[VKDS_CH_RUNS][4];
+    for (uint r = 0u; r < VKDS_CH_RUNS; ++r) in0_v(vkds_ch_at(base, r), a[r]);
+    for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
+      uint64_t i = vkds_ch_at(base, r);
+      for (uint k = 0u; k < 4u; ++k) x[r][k] = vkds_map(i + uint64_t(k) + P(6), a[r][k]);
+    }
+  } else {
+    for (uint r = 0u; r < VKDS_CH_RUNS; ++r) vkds_ch_load_run(vkds_ch_at(base, r), n, x[r]);
+  }
+}
+
+ACC_T vkds_ch_run_total(ACC_T x[4]) { return vkds_combine(vkds_combine(x[0], x[1]), vkds_combine(x[2], x[3])); }
 
 // The thread's runs of the tile at `base`, combined (in any order: these operators'
 // results do not depend on it).
 ACC_T vkds_ch_thread_total(uint64_t base) {
+  ACC_T x[VKDS_CH_RUNS][4];
+  vkds_ch_load_tile(base, x);
+  ACC_T acc = vkds_identity();
+  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) acc = vkds_combine(acc, vkds_ch_run_total(x[r]));
+  return acc;
+}
+
+// The same, run by run: a fallback's reduction of a stalled tile, inside the look-back,
+// where a whole tile's loads at once would add their registers to the kept tile's.
+ACC_T vkds_ch_thread_total_lean(uint64_t base) {
   ACC_T acc = vkds_identity();
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     ACC_T x[4];
     vkds_ch_load_run(vkds_ch_at(base, r), P(0), x);
-    acc = vkds_combine(acc, vkds_combine(vkds_combine(x[0], x[1]), vkds_combine(x[2], x[3])));
+    acc = vkds_combine(acc, vkds_ch_run_total(x));
   }
   return acc;
 }
 
-// The run at i scanned across the subgroup: y[k] is what precedes element k inside the
+// Run x (loaded) scanned across the subgroup: y[k] is what precedes element k inside the
 // subgroup's part of the tile, `run` included (exclusive), or that and the element
 // (inclusive); `run` moves past the subgroup's run.
-void vkds_ch_scan_run(uint64_t i, bool exclusive, inout ACC_T run, out ACC_T y[4]) {
+void vkds_ch_scan_run(ACC_T x[4], bool exclusive, inout ACC_T run, out ACC_T y[4]) {
   uint lane = gl_SubgroupInvocationID;
-  ACC_T x[4];
-  vkds_ch_load_run(i, P(0), x);
   ACC_T s1 = vkds_combine(x[0], x[1]), s2 = vkds_combine(s1, x[2]), s3 = vkds_combine(s2, x[3]);
   ACC_T incl = vkds_subgroup_scan(s3);
   ACC_T left = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
@@ -192,8 +223,8 @@ void vkds_ch_compact_run(uint64_t i, inout ACC_T run) {
 #endif
 
 // Tile m's aggregate (every thread calls it).
-ACC_T vkds_ch_reduce(uint64_t m) {
-  ACC_T s = vkds_ch_subgroup_total(vkds_ch_thread_total(m * VKDS_CH_TILE));
+ACC_T vkds_ch_reduce(uint m) {
+  ACC_T s = vkds_ch_subgroup_total(vkds_ch_thread_total_lean(uint64_t(m) * VKDS_CH_TILE));
   if (gl_SubgroupInvocationID == 0u) vkds_ch_red[gl_SubgroupID] = s;
   barrier();
   ACC_T total = vkds_identity();
@@ -206,23 +237,23 @@ ACC_T vkds_ch_reduce(uint64_t m) {
 // a round trip. True with it; false with `reduce`, a tile that published nothing within
 // the spins (the group reduces it and looks again). Below tile 0 lies `start`, as a
 // prefix: what a tile 0 that only a fallback reduced leaves to find.
-bool vkds_ch_look_back(uint64_t k, inout uint spins, ACC_T start, out ACC_T prefix, out uint64_t reduce) {
+bool vkds_ch_look_back(uint k, inout uint spins, ACC_T start, out ACC_T prefix, out uint reduce) {
   uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
   ACC_T acc = vkds_identity();
-  int64_t top = int64_t(k) - 1l;
+  int top = int(k) - 1;
   prefix = acc;
-  reduce = ~0ul;
+  reduce = ~0u;
   // each pass spends a spin or moves S tiles down: at most P(5) + k / S + 1 passes
   for (;;) {
-    int64_t t = top - int64_t(lane);
-    uint64_t w = t >= 0l ? vkds_ch_load(uint64_t(t)) : vkds_ch_word(VKDS_CH_P, start);
+    int t = top - int(lane);
+    uint64_t w = t >= 0 ? vkds_ch_load(uint(t)) : vkds_ch_word(VKDS_CH_P, start);
     uint flag = uint(w >> 32);
     uvec4 pb = subgroupBallot(flag == VKDS_CH_P), nb = subgroupBallot(flag == 0u);
     uint lp = subgroupBallotBitCount(pb) > 0u ? subgroupBallotFindLSB(pb) : S;
     uint miss = subgroupBallotBitCount(nb) > 0u ? subgroupBallotFindLSB(nb) : S;
     if (miss < lp) { // a tile above the nearest prefix has published nothing yet
       if (spins == 0u) {
-        reduce = uint64_t(top - int64_t(miss));
+        reduce = uint(top - int(miss));
         return false;
       }
       --spins;
@@ -234,7 +265,7 @@ bool vkds_ch_look_back(uint64_t k, inout uint spins, ACC_T start, out ACC_T pref
       prefix = acc;
       return true;
     }
-    top -= int64_t(S);
+    top -= int(S);
   }
   return false; // (never)
 }
@@ -253,43 +284,42 @@ void vkds_ch_tile_sums(ACC_T run, out ACC_T before, out ACC_T total) {
 
 // What a tile publishes as soon as its total is known: tile 0 its inclusive prefix, the
 // others their aggregate.
-void vkds_ch_publish_total(uint64_t tile, ACC_T start, ACC_T total) {
+void vkds_ch_publish_total(uint tile, ACC_T start, ACC_T total) {
   if (vkds_rank() != 0u) return;
-  if (tile == 0ul) vkds_ch_publish(0ul, VKDS_CH_P, vkds_combine(start, total));
+  if (tile == 0u) vkds_ch_publish(0u, VKDS_CH_P, vkds_combine(start, total));
   else vkds_ch_publish(tile, VKDS_CH_A, total);
 }
 
 // Everything before `tile` (start, then tiles 0..tile-1), on every thread, once its
 // aggregate is out (vkds_ch_publish_total); publishes the tile's inclusive prefix. Tiles
 // that publish nothing within the spins are reduced here (the decoupled fallback).
-ACC_T vkds_ch_prefix_of(uint64_t tile, ACC_T start, ACC_T total, inout uint spins) {
+ACC_T vkds_ch_prefix_of(uint tile, ACC_T start, ACC_T total, inout uint spins) {
   uint t = vkds_rank(), sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  if (tile == 0ul) {
+  if (tile == 0u) {
     if (t == 0u) vkds_ch_prefix_sh = start;
   } else {
     // the test hook: as if the predecessor stalled, every tile reduces it once
     if ((P(4) & VKDS_SCAN_TEST_FALLBACK) != 0ul) {
-      ACC_T m = vkds_ch_reduce(tile - 1ul);
-      if (t == 0u) vkds_ch_publish_fallback(tile - 1ul, m);
+      ACC_T m = vkds_ch_reduce(tile - 1u);
+      if (t == 0u) vkds_ch_publish_fallback(tile - 1u, m);
     }
     // a round finds the prefix or has one more tile reduced: tile + 1 rounds suffice
-    for (uint64_t round = 0ul; round <= tile; ++round) {
+    for (uint round = 0u; round <= tile; ++round) {
       if (sg == 0u) {
         ACC_T prefix;
-        uint64_t reduce;
+        uint reduce;
         bool found = vkds_ch_look_back(tile, spins, start, prefix, reduce);
         if (lane == 0u) {
           if (found) {
             vkds_ch_publish(tile, VKDS_CH_P, vkds_combine(prefix, total));
             vkds_ch_prefix_sh = prefix;
           }
-          uint64_t next = found ? ~0ul : reduce;
-          vkds_ch_next_lo = uint(next), vkds_ch_next_hi = uint(next >> 32);
+          vkds_ch_next = found ? ~0u : reduce;
         }
       }
       barrier();
-      uint64_t next = uint64_t(vkds_ch_next_hi) << 32 | uint64_t(vkds_ch_next_lo);
-      if (next == ~0ul) break;
+      uint next = vkds_ch_next;
+      if (next == ~0u) break;
       ACC_T m = vkds_ch_reduce(next);
       if (t == 0u) vkds_ch_publish_fallback(next, m);
     }
@@ -328,11 +358,13 @@ void vkds_ch_store_tile(uint64_t at, ACC_T prefix, ACC_T before, ACC_T total, bo
     vkds_u64(P(3)).v = uint64_t(vkds_combine(prefix, total));
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) vkds_ch_compact_run(vkds_ch_at(at, r), p);
 #else
+  ACC_T x[VKDS_CH_RUNS][4];
+  vkds_ch_load_tile(at, x); // (all before the first store: in place, each thread reads only its own runs)
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     uint64_t i = vkds_ch_at(at, r);
     ACC_T y[4];
     OUT_T o[4];
-    vkds_ch_scan_run(i, exclusive, p, y); // p moves along the subgroup's runs
+    vkds_ch_scan_run(x[r], exclusive, p, y); // p moves along the subgroup's runs
     for (uint k = 0u; k < 4u; ++k) o[k] = OUT_T(y[k]);
     vkds_ch_store_run(i, n, o);
   }
@@ -350,7 +382,8 @@ uint vkds_ch_take() {
 }
 
 void main() {
-  uint64_t tile = uint64_t(vkds_ch_take()), n = P(0), base = tile * VKDS_CH_TILE;
+  uint tile = vkds_ch_take();
+  uint64_t n = P(0), base = uint64_t(tile) * VKDS_CH_TILE;
   bool exclusive = (P(4) & VKDS_SCAN_EXCLUSIVE) != 0ul;
 
 #if defined(VKDS_CH_REREAD) || defined(VKDS_COMPACT)
@@ -361,9 +394,11 @@ void main() {
   // (vkds_ch_scan_run), kept in registers across the look-back.
   ACC_T v[VKDS_CH_RUNS * 4u];
   ACC_T run = vkds_identity(); // the subgroup's runs so far
+  ACC_T x[VKDS_CH_RUNS][4];
+  vkds_ch_load_tile(base, x);
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     ACC_T y[4];
-    vkds_ch_scan_run(vkds_ch_at(base, r), exclusive, run, y);
+    vkds_ch_scan_run(x[r], exclusive, run, y);
     for (uint k = 0u; k < 4u; ++k) v[4u * r + k] = y[k];
   }
 #endif
