@@ -362,16 +362,26 @@ uint vkds_pos(uint j) {
 void vkds_load_tile(bool from_a, uint64_t base, uint valid, out KW_T k[VKDS_ITEMS]) {
   uint t = vkds_tid();
   if (VKDS_SORT_DIRECT_LOADS == 0 && valid == VKDS_TILE) {
+    // every load issued before the first store to shared memory: one memory latency a
+    // tile, where a load then its stores, quad by quad, waited once a quad (the SASS of
+    // the H100's driver; the scan's tiles likewise, scan_chained.glsl)
+    // (the source chosen once, outside the loop, so that no branch stands between loads)
+    KW_T r[VKDS_ITEMS / 4][4];
+    if (from_a) {
+      [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q)
+        vkds_src_key4(true, base + uint64_t(4u * (q * 256u + t)), r[q]);
+    } else {
+      [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q)
+        vkds_src_key4(false, base + uint64_t(4u * (q * 256u + t)), r[q]);
+    }
     [[unroll]] for (uint q = 0u; q < uint(VKDS_ITEMS) / 4u; ++q) {
       uint s = 4u * (q * 256u + t);
-      KW_T r[4];
-      vkds_src_key4(from_a, base + uint64_t(s), r);
       [[unroll]] for (uint c = 0u; c < 4u; ++c) {
 #if VKDS_KEY_WORDS == 1
-        vkds_sh[s + c] = r[c];
+        vkds_sh[s + c] = r[q][c];
 #else
-        vkds_sh[2u * (s + c)] = uint(r[c]);
-        vkds_sh[2u * (s + c) + 1u] = uint(r[c] >> 32);
+        vkds_sh[2u * (s + c)] = uint(r[q][c]);
+        vkds_sh[2u * (s + c) + 1u] = uint(r[q][c] >> 32);
 #endif
       }
     }
