@@ -359,7 +359,7 @@ void vkds_ch_store_tile(uint64_t at, ACC_T prefix, ACC_T before, ACC_T total, bo
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) vkds_ch_compact_run(vkds_ch_at(at, r), p);
 #else
   ACC_T x[VKDS_CH_RUNS][4];
-  vkds_ch_load_tile(at, x); // (all before the first store: in place, each thread reads only its own runs)
+  vkds_ch_load_tile(at, x); // the whole tile first: its loads in flight together
   for (uint r = 0u; r < VKDS_CH_RUNS; ++r) {
     uint64_t i = vkds_ch_at(at, r);
     ACC_T y[4];
