@@ -889,9 +889,9 @@ START_TEST(ten_thousand_single_pass_scans) {
 }
 END_TEST
 
-/* Every shape of the chained single pass (scan.c SHAPES: the two defaults, 256x4 and
- * 512x4, and the larger ones VKDS_SCAN_CHAINED asks for; the tile kept in registers
- * (256x4) or read again by the stores (the others)), i32 and u32 under each
+/* Every shape of the chained single pass (scan.c SHAPES: the rule's 256x4, 512x4, 512x5
+ * and 512x8, and 1024x5, which only VKDS_SCAN_CHAINED asks for; the tile kept in
+ * registers (256x4) or read again by the stores (the others)), i32 and u32 under each
  * operator it takes, inclusive and exclusive with init, sizes around its tiles, with the
  * forced fallback (every tile also reduces its predecessor) and without. */
 START_TEST(chained_shapes) {
