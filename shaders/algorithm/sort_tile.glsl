@@ -437,6 +437,7 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   for (uint i = t; i < 128u * nsg; i += 256u) vkds_sh[i] = 0u;
   barrier();
   VKDS_MASK lt = vkds_lt_mask(), everyone = vkds_ballot(true);
+#if VKDS_SORT_WIDE_SUBGROUPS
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass);
     VKDS_MASK peers = everyone;
@@ -449,6 +450,36 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
     if (lane == leader) before = (atomicAdd(vkds_sh[hist + (d >> 1)], vkds_popc(peers) << hs) >> hs) & 0xffffu;
     loc[j] = subgroupShuffle(before, leader) + vkds_popc(peers & lt);
   }
+#else
+  // in three rounds, each over every item: the peers (ballots), the leaders' atomics
+  // (issued back to back, their results waited for only in the third round), the
+  // shuffles. Item by item, each item's atomic was waited for before the next item's
+  // ballots: one shared-memory round trip an item. Measured on an H100 (2026-11-26,
+  // session 21, A/B in one call, two rounds), u32 keys at 2^28: Onesweep 14,747 /
+  // 14,616 -> 13,332 / 13,287 us (0.44x -> 0.48x CUB), the portable path 12,525 /
+  // 12,464 -> 12,351 / 12,327 (0.51x -> 0.52x); 128 registers where 95 spilled 128 bytes.
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    uint d = vkds_digit(k[j], pass);
+    VKDS_MASK peers = everyone;
+    [[unroll]] for (uint b = 0u; b < 8u; ++b) {
+      bool bit = ((d >> b) & 1u) != 0u;
+      VKDS_MASK v = vkds_ballot(bit);
+      peers &= bit ? v : ~v;
+    }
+    loc[j] = peers;
+  }
+  uint before[VKDS_ITEMS];
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    uint d = vkds_digit(k[j], pass), hs = (d & 1u) * 16u;
+    before[j] = 0u;
+    if (lane == vkds_lsb(loc[j])) before[j] = atomicAdd(vkds_sh[hist + (d >> 1)], vkds_popc(loc[j]) << hs);
+  }
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    uint hs = (vkds_digit(k[j], pass) & 1u) * 16u;
+    uint b = (before[j] >> hs) & 0xffffu;
+    loc[j] = subgroupShuffle(b, vkds_lsb(loc[j])) + vkds_popc(loc[j] & lt);
+  }
+#endif
   barrier();
   // digits 2t and 2t + 1 (one word): each subgroup's exclusive prefix across the
   // subgroups before it, in place, and the tile's counts (at most 4096: 16 bits hold them)
