@@ -51,7 +51,12 @@ static void close_ctx(void) {
 static uint64_t all_bits(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 static uint64_t top_bit(vkds_type t) { return size_of(t) == 4 ? 0x80000000ull : 0x8000000000000000ull; }
 /* Keys per tile (sort_tile.glsl): where the grid changes. */
-static uint64_t tile_of(vkds_type t) { return size_of(t) == 8 ? 2048 : 4096; }
+/* sort.c's tile_elems on lavapipe: 4,096 keys of 4 bytes (5,120 where VKDS_SORT_TILE
+ * asks, as the big_tiles tcase does), 2,048 of 8 */
+static uint64_t tile_of(vkds_type t) {
+  const char *v = getenv("VKDS_SORT_TILE");
+  return size_of(t) == 8 ? 2048 : v && strcmp(v, "5120") == 0 ? 5120 : 4096;
+}
 
 static uint64_t get_raw(vkds_type t, const void *p, uint64_t i) {
   return size_of(t) == 4 ? ((const uint32_t *)p)[i] : ((const uint64_t *)p)[i];
@@ -459,7 +464,8 @@ END_TEST
  * a tile and one, several tiles and a part, on both paths, 4- and 8-byte keys. */
 START_TEST(tile_loads_both_ways) {
   static const char *const loads[] = {"shared", "direct"};
-  static const uint64_t sizes[] = {4096, 4097, 3 * 4096 + 5, 65536 + 3};
+  /* (u32, u64 in turn: a tile of 4-byte keys, a tile of 8-byte ones and one, ...) */
+  const uint64_t sizes[] = {tile_of(VKDS_U32), tile_of(VKDS_U64) + 1, 3 * tile_of(VKDS_U32) + 5, 65536 + 3};
   const uint64_t most = 65536 + 3;
   uint64_t *in = malloc(most * 8), *got = malloc(most * 8);
   for (int k = 0; k < 4; ++k) {
@@ -797,7 +803,7 @@ END_TEST
  * fallback and the default in turn; every key checked, every wait bounded. */
 START_TEST(many_onesweep_sorts) {
   open_path(VKDS_SCAN_PATH_SINGLE);
-  enum { PER = 100, ROUNDS = 3, MOST = 5 * 4096 + 77 };
+  enum { PER = 100, ROUNDS = 3, MOST = 5 * 5120 + 77 }; /* five tiles and a part, or more */
   uint32_t *in = malloc((size_t)PER * MOST * 4), *got = malloc((size_t)PER * MOST * 4);
   vkds_buffer *kb = device_copy(r0, NULL, (uint64_t)PER * MOST * 4);
   uint64_t slot = (vkds_sort_scratch_bytes(r0, MOST, VKDS_U32, VKDS_TYPE_BYTES) + 255) / 256 * 256;
@@ -833,7 +839,7 @@ START_TEST(many_onesweep_sorts) {
       if (round % 3 == 1) { /* forced: each tile after the first, in each pass that ran */
         uint32_t runs = 0;
         for (uint32_t p = 0; p < 4; ++p) runs += plan_word_at(scratch, s * slot, p) & 1;
-        ck_assert_uint_ge(f, runs * (uint32_t)((sizes[s] + 4095) / 4096 - 1));
+        ck_assert_uint_ge(f, runs * (uint32_t)((sizes[s] + tile_of(VKDS_U32) - 1) / tile_of(VKDS_U32) - 1));
       }
       total_fallbacks += f;
     }
@@ -863,7 +869,7 @@ START_TEST(path_rule) {
     close_ctx();
   }
   /* onesweep keeps two regions of look-back states, 1 KiB a tile each; portable one */
-  ck_assert_uint_eq(bytes[0] - bytes[1], 256 * 1024);
+  ck_assert_uint_eq(bytes[0] - bytes[1], ((1 << 20) + tile_of(VKDS_U32) - 1) / tile_of(VKDS_U32) * 1024);
   vkds_context_info info = harness_info(); /* lavapipe's rule: portable */
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   ck_assert_uint_eq(vkds_sort_scratch_bytes(vkds_context_resource(ctx, 0), 1 << 20, VKDS_U32, VKDS_TYPE_BYTES), bytes[1]);
@@ -938,6 +944,10 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* The large tiles of 4-byte keys (sort.c, big_tiles: GPUs from 2^22 keys), forced. */
+static void big_tiles_on(void) { harness_setenv("VKDS_SORT_TILE", "5120"); }
+static void big_tiles_off(void) { harness_setenv("VKDS_SORT_TILE", NULL); }
+
 int main(void) {
   Suite *s = suite_create("sort");
   TCase *t = harness_tcase("keys");
@@ -965,6 +975,14 @@ int main(void) {
   tcase_add_test(t, recording_form_and_skipped_passes);
   suite_add_tcase(s, t);
   t = harness_tcase("single_pass");
+  tcase_add_test(t, many_onesweep_sorts);
+  tcase_add_test(t, path_rule);
+  suite_add_tcase(s, t);
+  t = harness_tcase("big_tiles");
+  tcase_add_checked_fixture(t, big_tiles_on, big_tiles_off);
+  tcase_add_loop_test(t, every_key_type, 0, 3); /* the 4-byte key types */
+  tcase_add_loop_test(t, stable_with_values, 0, 3);
+  tcase_add_test(t, tile_loads_both_ways);
   tcase_add_test(t, many_onesweep_sorts);
   tcase_add_test(t, path_rule);
   suite_add_tcase(s, t);

@@ -611,15 +611,18 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * small range take few passes). Two paths, chosen like the scans' (the same rule, query
  * and overrides: vkds_resource_scan_path, vkds_context_info.scan_path, VKDS_SCAN_PATH):
  *   VKDS_SCAN_PATH_SINGLE: Onesweep. Per pass one dispatch, reading the keys once and
- *     writing them once: tiles (4096 keys of 4 bytes, 2048 of 8) take their numbers from
- *     an atomic counter, rank their keys, and find where their digits start through a
+ *     writing them once: tiles (4096 keys of 4 bytes, 5120 on GPUs from 2^22 keys, and
+ *     2048 of 8) take their numbers from an atomic counter, rank their keys, and find
+ *     where their digits start through a
  *     chained scan of the digit counts with decoupled look-back. No group waits for
  *     ever: after a bounded number of spins a group counts a silent predecessor's tile
  *     itself (decoupled fallback). Sorts of 2^30 keys or more take the portable path.
  *   VKDS_SCAN_PATH_PORTABLE: per pass three dispatches: per-tile digit counts, their
- *     scan, the scatter. Reads the keys twice per pass; no group ever waits for another.
+ *     scan, the scatter (tiles of 4096 keys of 4 bytes, 5120 on GPUs from 2^25 keys).
+ *     Reads the keys twice per pass; no group ever waits for another.
  * Both need subgroup ballots and shuffles in compute shaders and about 19 KiB of shared
- * memory (more on devices with subgroups under 8); else VKDS_ERROR_UNSUPPORTED.
+ * memory (23 KiB with the 5120-key tiles; more on devices with subgroups under 8); else
+ * VKDS_ERROR_UNSUPPORTED.
  *
  * Memory: the data moves between the sequence and a copy in device memory of the same
  * size (keys and values), plus about 1 KiB (onesweep 2 KiB) per tile and 17 KiB: that

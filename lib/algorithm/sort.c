@@ -61,10 +61,12 @@ enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAG
  * per key and value size. */
 enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 };
 /* a->variant: the most subgroups (bits 0-15), lane masks of four words (bit 16), argsort
- * (bit 17), whole tiles loaded straight into registers (bit 18), the kernel (bits 20-21) */
+ * (bit 17), whole tiles loaded straight into registers (bit 18), large tiles (bit 19,
+ * big_tiles), the kernel (bits 20-21) */
 #define VARIANT_WIDE (1u << 16)
 #define VARIANT_ARGSORT (1u << 17)
 #define VARIANT_DIRECT_LOADS (1u << 18)
+#define VARIANT_BIG_TILES (1u << 19)
 #define VARIANT_KERNEL_SHIFT 20
 #define FLAG_TEST_FALLBACK 0x10000u
 #define FLAG_ONESWEEP 0x20000u
@@ -73,13 +75,33 @@ enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 
 #define ONESWEEP_MAX_COUNT ((1ull << 30) - 1)
 
 static uint32_t key_words(vkds_type t) { return vkds_type_size(t) == 8 ? 2 : 1; }
-static uint64_t tile_elems(vkds_type key) { return key_words(key) == 2 ? 2048 : 4096; }
+/* Whether a sort of n keys of `key` on `dev` (NULL: any device) takes the large tiles of
+ * 4-byte keys (sort_tile.glsl's VKDS_TILE: 5,120 keys, 20 a thread, instead of 4,096):
+ * on GPUs from 2^22 keys on the Onesweep path and 2^25 on the portable one, where a
+ * tile's fixed costs (barriers, rank, look-back) spread over more keys pay; below that,
+ * fewer and longer tiles leave the GPU's groups idle. Measured on an H100 (2026-11-26,
+ * session 21, bench/RESULTS.md), u32 keys, GPU us, 4,096 / 5,120 keys a tile:
+ *   portable  2^20 87.7 / 107.2, 2^22 216.1 / 231.7, 2^24 826.6 / 828.0,
+ *             2^25 1,606 / 1,556, 2^27 6,217 / 5,947, 2^28 12,364 / 11,705
+ *   Onesweep  2^20 92.5 / 96.1, 2^21 149.0 / 149.9, 2^22 250.3 / 235.3, 2^24 892.9 / 819.2
+ * CPU devices keep 4,096 (not measured there). VKDS_SORT_TILE=4096|5120 forces one
+ * (tests, measurements). */
+static bool big_tiles(const vkds__device *dev, vkds_type key, uint64_t n, bool onesweep) {
+  if (key_words(key) == 2) return false;
+  const char *v = vkds__getenv("VKDS_SORT_TILE");
+  if (v && strcmp(v, "5120") == 0) return true;
+  if (v && strcmp(v, "4096") == 0) return false;
+  return dev && dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
+         n >= (onesweep ? 1ull << 22 : 1ull << 25);
+}
+/* Keys a tile: sort_tile.glsl's VKDS_TILE */
+static uint64_t tile_elems(vkds_type key, bool big) { return key_words(key) == 2 ? 2048 : big ? 5120 : 4096; }
 static uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
 
-/* Bytes of the scratch for n keys of `key` with values of `value` (BYTES: none); argsort
- * also keeps a copy of the keys (B). */
-static uint64_t layout_bytes(uint64_t n, vkds_type key, vkds_type value, bool onesweep, bool argsort) {
-  uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
+/* Bytes of the scratch for n keys of `key` with values of `value` (BYTES: none) in tiles
+ * of `tile` keys; argsort also keeps a copy of the keys (B). */
+static uint64_t layout_bytes(uint64_t n, vkds_type key, uint64_t tile, vkds_type value, bool onesweep, bool argsort) {
+  uint64_t tiles = (n + tile - 1) / tile;
   uint64_t value_bytes = value == VKDS_TYPE_BYTES ? 0 : vkds_type_size(value);
   uint64_t keys = align16(n * 4 * key_words(key));
   return HEADER_BYTES + (onesweep ? 2 : 1) * tiles * ROW_BYTES + keys + align16(n * value_bytes) + (argsort ? keys : 0);
@@ -98,8 +120,9 @@ static uint32_t max_subgroups(const vkds__device *dev) {
 }
 
 /* The shared memory the kernel declares (sort_tile.glsl). */
-static uint32_t shared_bytes(uint32_t subgroups) {
-  uint32_t words = 128 * subgroups > 4096 ? 128 * subgroups : 4096;
+static uint32_t shared_bytes(uint32_t subgroups, vkds_type key, bool big) {
+  uint32_t tile_words = (uint32_t)(tile_elems(key, big) * key_words(key));
+  uint32_t words = 128 * subgroups > tile_words ? 128 * subgroups : tile_words;
   return 4 * (words + 3 * 256 + 4);
 }
 
@@ -123,10 +146,13 @@ vkds_result vkds__sort_choose(vkds__call *c) {
                       (unsigned long long)c->a.count);
   uint32_t subgroups = max_subgroups(dev);
   uint32_t limit = dev->facts.props.properties.limits.maxComputeSharedMemorySize;
-  if (shared_bytes(subgroups) > limit)
+  vkds_type key = c->a.inputs[0]->type;
+  c->path = path_for(c->res, c->a.count);
+  bool big = big_tiles(dev, key, c->a.count, c->path == VKDS_SCAN_PATH_SINGLE);
+  if (shared_bytes(subgroups, key, big) > limit)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: sorts need %u bytes of shared memory with subgroups of %u; device %u (%s) has %u",
-                      c->a.name, shared_bytes(subgroups), 256 / subgroups, dev->index, name, limit);
+                      c->a.name, shared_bytes(subgroups, key, big), 256 / subgroups, dev->index, name, limit);
   /* the code: the shared memory's layout, and one word of lane masks where subgroups
    * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
    * a parameter */
@@ -143,32 +169,39 @@ vkds_result vkds__sort_choose(vkds__call *c) {
                 : loads && strcmp(loads, "shared") == 0 ? false
                 : dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (c->a.elem == VKDS__ELEM_INDEX ? VARIANT_ARGSORT : 0) |
-                 (direct ? VARIANT_DIRECT_LOADS : 0) | (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
-  c->path = path_for(c->res, c->a.count);
+                 (direct ? VARIANT_DIRECT_LOADS : 0) | (big ? VARIANT_BIG_TILES : 0) |
+                 (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
   return VKDS_SUCCESS;
 }
 
 uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
-  return layout_bytes(c->a.count, c->a.inputs[0]->type, value_type(&c->a), c->path == VKDS_SCAN_PATH_SINGLE,
+  vkds_type key = c->a.inputs[0]->type;
+  return layout_bytes(c->a.count, key, tile_elems(key, (c->a.variant & VARIANT_BIG_TILES) != 0), value_type(&c->a),
+                      c->path == VKDS_SCAN_PATH_SINGLE,
                       c->a.elem == VKDS__ELEM_INDEX);
 }
 
 uint64_t vkds__sort_scratch_bound(uint64_t count) {
-  uint64_t narrow = layout_bytes(count, VKDS_U32, VKDS_U64, true, true);
-  uint64_t wide = layout_bytes(count, VKDS_U64, VKDS_U64, true, true);
+  /* (the smaller tiles: the more of them) */
+  uint64_t narrow = layout_bytes(count, VKDS_U32, tile_elems(VKDS_U32, false), VKDS_U64, true, true);
+  uint64_t wide = layout_bytes(count, VKDS_U64, tile_elems(VKDS_U64, false), VKDS_U64, true, true);
   return narrow > wide ? narrow : wide;
 }
 
 uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type value_type) {
   if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
   if (value_type != VKDS_TYPE_BYTES && (vkds_type_size(value_type) < 4 || vkds_type_size(value_type) > 8)) return 0;
-  return layout_bytes(count, key_type, value_type, path_for(res, count) == VKDS_SCAN_PATH_SINGLE, false);
+  bool onesweep = path_for(res, count) == VKDS_SCAN_PATH_SINGLE;
+  return layout_bytes(count, key_type, tile_elems(key_type, big_tiles(res->dev, key_type, count, onesweep)),
+                      value_type, onesweep, false);
 }
 
 uint64_t vkds_argsort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type index_type) {
   if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
   if (index_type != VKDS_I32 && index_type != VKDS_U32 && index_type != VKDS_I64 && index_type != VKDS_U64) return 0;
-  return layout_bytes(count, key_type, index_type, path_for(res, count) == VKDS_SCAN_PATH_SINGLE, true);
+  bool onesweep = path_for(res, count) == VKDS_SCAN_PATH_SINGLE;
+  return layout_bytes(count, key_type, tile_elems(key_type, big_tiles(res->dev, key_type, count, onesweep)),
+                      index_type, onesweep, true);
 }
 
 /* ---- the kernel's source ---- */
@@ -187,9 +220,10 @@ const char *vkds__sort_preamble(const vkds__alg *a) {
 void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap) {
   snprintf(buf, cap,
            "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n"
-           "#define VKDS_SORT_ARGSORT %d\n#define VKDS_SORT_DIRECT_LOADS %d\n",
+           "#define VKDS_SORT_ARGSORT %d\n#define VKDS_SORT_DIRECT_LOADS %d\n#define VKDS_SORT_BIG_TILES %d\n",
            a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3,
-           (a->variant & VARIANT_ARGSORT) != 0, (a->variant & VARIANT_DIRECT_LOADS) != 0);
+           (a->variant & VARIANT_ARGSORT) != 0, (a->variant & VARIANT_DIRECT_LOADS) != 0,
+           (a->variant & VARIANT_BIG_TILES) != 0);
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {
@@ -262,7 +296,7 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
     VKDS_CHECK(stage_kernel(c, KERNEL_COUNT, &count));
     VKDS_CHECK(stage_kernel(c, KERNEL_SCATTER, &scatter));
   }
-  uint64_t tiles = (n + tile_elems(key) - 1) / tile_elems(key);
+  uint64_t tile = tile_elems(key, (c->a.variant & VARIANT_BIG_TILES) != 0), tiles = (n + tile - 1) / tile;
   const vkds_view *s = &c->scan_scratch;
   p[2] = vkds_buffer_address(s->buffer) + s->offset;
   p[3] = tiles;

@@ -11,8 +11,9 @@
 // The preamble (sort.c) enables the extensions; sort.c's defines come with the generated
 // code: VKDS_SORT_SUBGROUPS (the most subgroups a work group can have on the device),
 // VKDS_SORT_WIDE_SUBGROUPS (1 where a subgroup may have more than 32 lanes),
-// VKDS_SORT_KERNEL (sort_main.glsl) and VKDS_SORT_ARGSORT (1: the values are the keys'
-// indices, made by the upsweep, and the key sequence is only read; val_vst is there).
+// VKDS_SORT_KERNEL (sort_main.glsl), VKDS_SORT_ARGSORT (1: the values are the keys'
+// indices, made by the upsweep, and the key sequence is only read; val_vst is there),
+// VKDS_SORT_DIRECT_LOADS (vkds_load_tile) and VKDS_SORT_BIG_TILES (VKDS_ITEMS).
 //
 // Parameters: P(0) elements n (< 2^32), P(1) the order and the keys' kind (below), P(2) the
 // scratch's address (16-byte aligned), P(3) tiles, P(4) the stage | pass << 8 | flags
@@ -54,11 +55,20 @@ layout(local_size_x = 256) in;
 #define VKDS_KW_MAX 0xfffffffffffffffful
 #else
 #define VKDS_KEY_WORDS 1
+// VKDS_SORT_BIG_TILES (sort.c, big_tiles: GPUs, large sorts): 20 items, not 16. Larger
+// tiles spread a tile's barriers, rank and look-back over more keys: on an H100
+// (2026-11-26, session 21, one call) u32 keys at 2^28 sorted in 12,364 us with 16 items,
+// 11,705 with 20, 18,868 with 24 (where the driver gave the kernel 255 registers instead
+// of 128: one group an SM); 8 and 12 items were slower.
+#if VKDS_SORT_BIG_TILES
+#define VKDS_ITEMS 20
+#else
 #define VKDS_ITEMS 16
+#endif
 #define KW_T uint
 #define VKDS_KW_MAX 0xffffffffu
 #endif
-#define VKDS_TILE (256u * uint(VKDS_ITEMS))  // 4096 4-byte keys, 2048 8-byte keys
+#define VKDS_TILE (256u * uint(VKDS_ITEMS))  // 4096 or 5120 4-byte keys, 2048 8-byte keys
 #if VKDS_VALUES && VKDS_VAL_TYPE >= 4
 #define VKDS_VAL_WORDS 2
 #elif VKDS_VALUES
@@ -87,12 +97,13 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_sd { ui
 
 // One array for every stage, used in turn: the upsweep's histograms, the 16-byte loads'
 // transposition, the rank's subgroup histograms (16-bit counters, two per word), the
-// exchange that makes the writes run in digit order. 4096 words cover a tile of keys or
-// 128 words per subgroup for 32 subgroups (subgroups of 8 and up).
-#if VKDS_SORT_SUBGROUPS > 32
+// exchange that makes the writes run in digit order. A tile's words (4,096 or 5,120 of
+// 4-byte keys, 4,096 of 8-byte ones) or 128 words per subgroup (sort.c, shared_bytes).
+#define VKDS_TILE_WORDS (256 * VKDS_ITEMS * VKDS_KEY_WORDS)
+#if 128 * VKDS_SORT_SUBGROUPS > VKDS_TILE_WORDS
 #define VKDS_SH_WORDS (128 * VKDS_SORT_SUBGROUPS)
 #else
-#define VKDS_SH_WORDS 4096
+#define VKDS_SH_WORDS VKDS_TILE_WORDS
 #endif
 shared uint vkds_sh[VKDS_SH_WORDS];
 shared uint vkds_toff[256]; // digit d's first slot in the tile (its counts, for a moment)
@@ -482,7 +493,7 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
 #endif
   barrier();
   // digits 2t and 2t + 1 (one word): each subgroup's exclusive prefix across the
-  // subgroups before it, in place, and the tile's counts (at most 4096: 16 bits hold them)
+  // subgroups before it, in place, and the tile's counts (at most 5120: 16 bits hold them)
   if (t < 128u) {
     uint run = 0u;
     for (uint w = 0u; w < nsg; ++w) {
