@@ -258,6 +258,9 @@ int main(int argc, char **argv) {
   const char *chunks = getenv("VKDS_BENCH_STAGING_CHUNKS"), *chunk_mib = getenv("VKDS_BENCH_STAGING_CHUNK_MIB");
   if (chunks) info.staging_chunks = (uint32_t)strtoul(chunks, NULL, 10);
   if (chunk_mib) info.staging_chunk_bytes = strtoull(chunk_mib, NULL, 10) << 20;
+  /* where the driver's compiled pipelines go (vkds_context_info.pipeline_cache_dir), for
+   * reading their machine code: scripts/nvidia-cache-sass.py */
+  info.pipeline_cache_dir = getenv("VKDS_BENCH_PIPELINE_CACHE");
   vkds_context *ctx = NULL;
   vkds_result r = vkds_context_create(&info, &ctx);
   if (r != VKDS_SUCCESS) {

@@ -10,7 +10,13 @@ to the last NOP (the size matches the pipeline's "Binary Size" statistic under
 VKDS_PIPELINE_STATS=1, which tells the kernels apart). `nvdisasm -b SM90 FILE.code` then
 prints the SASS: registers, loads and their order, spills (LDL/STL), barriers. This
 machine has zstd but no nvdisasm; the GPU machine has nvdisasm but no zstd: cut here,
-disassemble there (carry the .code files in build-device/).
+disassemble there (carry the .code files in build-device/), or carry zstd (the binary
+and its liblz4, liblzma and libzstd, on PATH and LD_LIBRARY_PATH there) and do both
+there in one call (session 21).
+
+The cache of any benchmark run: `VKDS_BENCH_PIPELINE_CACHE=DIR vkds-bench --algorithms
+--only NAME --min-log2 20 --max-log2 20` (DIR must exist), with VKDS_PIPELINE_STATS=1 for
+the kernels' sizes and registers on stderr.
 
 usage: scripts/nvidia-cache-sass.py OUT_DIR CACHE.bin [CACHE.bin ...]
 """

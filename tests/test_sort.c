@@ -50,9 +50,9 @@ static void close_ctx(void) {
 
 static uint64_t all_bits(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 static uint64_t top_bit(vkds_type t) { return size_of(t) == 4 ? 0x80000000ull : 0x8000000000000000ull; }
-/* Keys per tile (sort_tile.glsl): where the grid changes. */
-/* sort.c's tile_elems on lavapipe: 4,096 keys of 4 bytes (5,120 where VKDS_SORT_TILE
- * asks, as the big_tiles tcase does), 2,048 of 8 */
+/* Keys per tile (sort_tile.glsl), where the grid changes: sort.c's tile_elems on
+ * lavapipe, 4,096 keys of 4 bytes (5,120 where VKDS_SORT_TILE asks, as the big_tiles
+ * tcase does), 2,048 of 8. */
 static uint64_t tile_of(vkds_type t) {
   const char *v = getenv("VKDS_SORT_TILE");
   return size_of(t) == 8 ? 2048 : v && strcmp(v, "5120") == 0 ? 5120 : 4096;

@@ -75,7 +75,7 @@ enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 
 #define ONESWEEP_MAX_COUNT ((1ull << 30) - 1)
 
 static uint32_t key_words(vkds_type t) { return vkds_type_size(t) == 8 ? 2 : 1; }
-/* Whether a sort of n keys of `key` on `dev` (NULL: any device) takes the large tiles of
+/* Whether a sort of n keys of `key` on `dev` takes the large tiles of
  * 4-byte keys (sort_tile.glsl's VKDS_TILE: 5,120 keys, 20 a thread, instead of 4,096):
  * on GPUs from 2^22 keys on the Onesweep path and 2^25 on the portable one, where a
  * tile's fixed costs (barriers, rank, look-back) spread over more keys pay; below that,
@@ -91,7 +91,7 @@ static bool big_tiles(const vkds__device *dev, vkds_type key, uint64_t n, bool o
   const char *v = vkds__getenv("VKDS_SORT_TILE");
   if (v && strcmp(v, "5120") == 0) return true;
   if (v && strcmp(v, "4096") == 0) return false;
-  return dev && dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
+  return dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
          n >= (onesweep ? 1ull << 22 : 1ull << 25);
 }
 /* Keys a tile: sort_tile.glsl's VKDS_TILE */
@@ -177,8 +177,7 @@ vkds_result vkds__sort_choose(vkds__call *c) {
 uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
   vkds_type key = c->a.inputs[0]->type;
   return layout_bytes(c->a.count, key, tile_elems(key, (c->a.variant & VARIANT_BIG_TILES) != 0), value_type(&c->a),
-                      c->path == VKDS_SCAN_PATH_SINGLE,
-                      c->a.elem == VKDS__ELEM_INDEX);
+                      c->path == VKDS_SCAN_PATH_SINGLE, c->a.elem == VKDS__ELEM_INDEX);
 }
 
 uint64_t vkds__sort_scratch_bound(uint64_t count) {

@@ -437,7 +437,8 @@ void vkds_count_tile(bool from_a, uint64_t base, uint valid, uint pass) {
 
 // Ranks the tile's keys by the pass's digit, stably in slot order: loc[j] becomes item
 // j's slot in the tile ordered by digit. Each subgroup ranks its items with ballots (the
-// lanes holding the same digit: 8 ballots, one per bit) and counts its digits in its
+// lanes holding the same digit: 8 ballots, one per bit; GL_NV_shader_subgroup_partitioned's
+// one match instruction in their place was slower on an H100, bench/RESULTS.md session 21) and counts its digits in its
 // own histogram; the histograms' exclusive scan across subgroups, plus each digit's
 // first slot, place the items. Returns in `count` the count of digit vkds_tid() (the
 // padding included) and leaves digit d's first slot in vkds_toff[d]; vkds_sh is free
@@ -449,6 +450,7 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   barrier();
   VKDS_MASK lt = vkds_lt_mask(), everyone = vkds_ballot(true);
 #if VKDS_SORT_WIDE_SUBGROUPS
+  // item by item (a lane mask of four words does not fit loc[j] while it waits)
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass);
     VKDS_MASK peers = everyone;
@@ -462,6 +464,8 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
     loc[j] = subgroupShuffle(before, leader) + vkds_popc(peers & lt);
   }
 #else
+  // (the ballots written out in both branches, as measured: a helper function for them
+  // was not measured apart)
   // in three rounds, each over every item: the peers (ballots), the leaders' atomics
   // (issued back to back, their results waited for only in the third round), the
   // shuffles. Item by item, each item's atomic was waited for before the next item's
