@@ -444,8 +444,15 @@ START_TEST(tasks_of_one_thread_are_deferred_and_coalesced) {
   ck_assert_uint_eq(tasks1 - tasks0, TASKS + self_submits);
   fprintf(stderr, "test_backend: %d tasks from one thread without waiting: %llu vkQueueSubmit calls\n", TASKS,
           (unsigned long long)(calls1 - calls0));
+  /* Not under the sanitizers: deferral needs the device to take longer over a task than
+   * the host over its submission, and they slow the host's code (lavapipe's own, not
+   * instrumented, runs at full speed). One CI run (session 21) saw 42 calls for 1,200
+   * tasks in the validation stage, 348 under ASan and 732 under TSan. The counts above
+   * still hold there. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   ck_assert_msg(calls1 - calls0 < (uint64_t)TASKS / 2, "%llu calls for %d tasks: not deferred",
                 (unsigned long long)(calls1 - calls0), TASKS);
+#endif
   vkds_backend_lazy_report(f.b); /* (reports of work that finished after the last wait) */
   ck_assert_int_eq(atomic_load(&counts[0]), TASKS + (int)self_submits);
   ck_assert_int_eq(atomic_load(&counts[1]), TASKS); /* (a task that submits by itself has no timestamps) */
