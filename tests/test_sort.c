@@ -980,8 +980,9 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("big_tiles");
   tcase_add_checked_fixture(t, big_tiles_on, big_tiles_off);
-  tcase_add_loop_test(t, every_key_type, 0, 3); /* the 4-byte key types */
-  tcase_add_loop_test(t, stable_with_values, 0, 3);
+  /* one 4-byte key type each (the tiles do not depend on the key's kind: CI time) */
+  tcase_add_loop_test(t, every_key_type, 2, 3);     /* F32 */
+  tcase_add_loop_test(t, stable_with_values, 1, 2); /* U32 */
   tcase_add_test(t, tile_loads_both_ways);
   tcase_add_test(t, many_onesweep_sorts);
   tcase_add_test(t, path_rule);
