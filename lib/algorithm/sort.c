@@ -174,9 +174,13 @@ vkds_result vkds__sort_choose(vkds__call *c) {
   return VKDS_SUCCESS;
 }
 
+/* Keys a tile of a chosen call (vkds__sort_choose) */
+static uint64_t call_tile(const vkds__call *c) {
+  return tile_elems(c->a.inputs[0]->type, (c->a.variant & VARIANT_BIG_TILES) != 0);
+}
+
 uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
-  vkds_type key = c->a.inputs[0]->type;
-  return layout_bytes(c->a.count, key, tile_elems(key, (c->a.variant & VARIANT_BIG_TILES) != 0), value_type(&c->a),
+  return layout_bytes(c->a.count, c->a.inputs[0]->type, call_tile(c), value_type(&c->a),
                       c->path == VKDS_SCAN_PATH_SINGLE, c->a.elem == VKDS__ELEM_INDEX);
 }
 
@@ -187,20 +191,23 @@ uint64_t vkds__sort_scratch_bound(uint64_t count) {
   return narrow > wide ? narrow : wide;
 }
 
+/* The scratch of a sort of `count` keys on `res`, as vkds__sort_choose will lay it out. */
+static uint64_t scratch_on(const vkds_resource *res, uint64_t count, vkds_type key, vkds_type value, bool argsort) {
+  bool onesweep = path_for(res, count) == VKDS_SCAN_PATH_SINGLE;
+  return layout_bytes(count, key, tile_elems(key, big_tiles(res->dev, key, count, onesweep)), value, onesweep,
+                      argsort);
+}
+
 uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type value_type) {
   if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
   if (value_type != VKDS_TYPE_BYTES && (vkds_type_size(value_type) < 4 || vkds_type_size(value_type) > 8)) return 0;
-  bool onesweep = path_for(res, count) == VKDS_SCAN_PATH_SINGLE;
-  return layout_bytes(count, key_type, tile_elems(key_type, big_tiles(res->dev, key_type, count, onesweep)),
-                      value_type, onesweep, false);
+  return scratch_on(res, count, key_type, value_type, false);
 }
 
 uint64_t vkds_argsort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type index_type) {
   if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
   if (index_type != VKDS_I32 && index_type != VKDS_U32 && index_type != VKDS_I64 && index_type != VKDS_U64) return 0;
-  bool onesweep = path_for(res, count) == VKDS_SCAN_PATH_SINGLE;
-  return layout_bytes(count, key_type, tile_elems(key_type, big_tiles(res->dev, key_type, count, onesweep)),
-                      index_type, onesweep, true);
+  return scratch_on(res, count, key_type, index_type, true);
 }
 
 /* ---- the kernel's source ---- */
@@ -295,7 +302,7 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
     VKDS_CHECK(stage_kernel(c, KERNEL_COUNT, &count));
     VKDS_CHECK(stage_kernel(c, KERNEL_SCATTER, &scatter));
   }
-  uint64_t tile = tile_elems(key, (c->a.variant & VARIANT_BIG_TILES) != 0), tiles = (n + tile - 1) / tile;
+  uint64_t tile = call_tile(c), tiles = (n + tile - 1) / tile;
   const vkds_view *s = &c->scan_scratch;
   p[2] = vkds_buffer_address(s->buffer) + s->offset;
   p[3] = tiles;

@@ -435,11 +435,23 @@ void vkds_count_tile(bool from_a, uint64_t base, uint valid, uint pass) {
   barrier();
 }
 
+// `peers` (declared) becomes the lanes of the subgroup whose digit is d, `everyone` the
+// active lanes: 8 ballots, one per bit (GL_NV_shader_subgroup_partitioned's one match
+// instruction in their place was slower on an H100: bench/RESULTS.md, session 21). A
+// macro, not a function, so that the compiled code stays the measured one: with a helper
+// function the portable sort read 5% slower in one call, not settled (same section).
+#define VKDS_PEERS(peers, d, everyone)                                                     \
+  peers = everyone;                                                                        \
+  [[unroll]] for (uint b_ = 0u; b_ < 8u; ++b_) {                                           \
+    bool bit_ = (((d) >> b_) & 1u) != 0u;                                                  \
+    VKDS_MASK v_ = vkds_ballot(bit_);                                                      \
+    peers &= bit_ ? v_ : ~v_;                                                              \
+  }
+
 // Ranks the tile's keys by the pass's digit, stably in slot order: loc[j] becomes item
 // j's slot in the tile ordered by digit. Each subgroup ranks its items with ballots (the
-// lanes holding the same digit: 8 ballots, one per bit; GL_NV_shader_subgroup_partitioned's
-// one match instruction in their place was slower on an H100, bench/RESULTS.md session 21) and counts its digits in its
-// own histogram; the histograms' exclusive scan across subgroups, plus each digit's
+// lanes holding the same digit: VKDS_PEERS) and counts its digits in its own histogram;
+// the histograms' exclusive scan across subgroups, plus each digit's
 // first slot, place the items. Returns in `count` the count of digit vkds_tid() (the
 // padding included) and leaves digit d's first slot in vkds_toff[d]; vkds_sh is free
 // again on return.
@@ -453,19 +465,13 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   // item by item (a lane mask of four words does not fit loc[j] while it waits)
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass);
-    VKDS_MASK peers = everyone;
-    [[unroll]] for (uint b = 0u; b < 8u; ++b) {
-      bool bit = ((d >> b) & 1u) != 0u;
-      VKDS_MASK v = vkds_ballot(bit);
-      peers &= bit ? v : ~v;
-    }
+    VKDS_MASK peers;
+    VKDS_PEERS(peers, d, everyone)
     uint leader = vkds_lsb(peers), hs = (d & 1u) * 16u, before = 0u;
     if (lane == leader) before = (atomicAdd(vkds_sh[hist + (d >> 1)], vkds_popc(peers) << hs) >> hs) & 0xffffu;
     loc[j] = subgroupShuffle(before, leader) + vkds_popc(peers & lt);
   }
 #else
-  // (the ballots written out in both branches, as measured: a helper function for them
-  // was not measured apart)
   // in three rounds, each over every item: the peers (ballots), the leaders' atomics
   // (issued back to back, their results waited for only in the third round), the
   // shuffles. Item by item, each item's atomic was waited for before the next item's
@@ -475,12 +481,8 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   // 12,464 -> 12,351 / 12,327 (0.51x -> 0.52x); 128 registers where 95 spilled 128 bytes.
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass);
-    VKDS_MASK peers = everyone;
-    [[unroll]] for (uint b = 0u; b < 8u; ++b) {
-      bool bit = ((d >> b) & 1u) != 0u;
-      VKDS_MASK v = vkds_ballot(bit);
-      peers &= bit ? v : ~v;
-    }
+    VKDS_MASK peers;
+    VKDS_PEERS(peers, d, everyone)
     loc[j] = peers;
   }
   uint before[VKDS_ITEMS];
