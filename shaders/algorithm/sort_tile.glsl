@@ -335,8 +335,9 @@ uint vkds_lsb(uint m) { return uint(findLSB(m)); }
 #endif
 
 // The sum of v over the threads before this one in vkds_tid order, and over all of them
-// (`total`). Every thread calls it; barriers inside.
-uint vkds_block_exclusive(uint v, out uint total) {
+// (`total`). Every thread calls it; barriers inside. With `reuse` false the last barrier
+// is left out: the caller puts one before anything writes vkds_sgt again.
+uint vkds_block_exclusive_of(uint v, out uint total, bool reuse) {
   uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID;
   uint x = v;
   for (uint d = 1u; d < gl_SubgroupSize; d <<= 1) {
@@ -352,9 +353,10 @@ uint vkds_block_exclusive(uint v, out uint total) {
     all += s;
   }
   total = all;
-  barrier();
+  if (reuse) barrier();
   return before + x - v;
 }
+uint vkds_block_exclusive(uint v, out uint total) { return vkds_block_exclusive_of(v, total, true); }
 
 // ---- one tile ----
 
@@ -498,22 +500,45 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   }
 #endif
   barrier();
-  // digits 2t and 2t + 1 (one word): each subgroup's exclusive prefix across the
-  // subgroups before it, in place, and the tile's counts (at most 5120: 16 bits hold them)
-  if (t < 128u) {
-    uint run = 0u;
-    for (uint w = 0u; w < nsg; ++w) {
-      uint c = vkds_sh[w * 128u + t];
-      vkds_sh[w * 128u + t] = run;
-      run += c;
+  // Each subgroup's exclusive prefix of each digit across the subgroups before it, in
+  // place (two digits a word), and the tile's count of digit t (at most 5,120: 16 bits
+  // hold them). Threads t and t ^ 1 (neighbouring lanes) hold digits 2w and 2w + 1 of
+  // word w; only the even one reads and writes the word, and one shuffle hands it to the
+  // odd one and brings back the odd one's prefix. Then the tile's first slot of each
+  // digit, with the block scan's last barrier left to the one below. (This was half the
+  // threads walking the words, then the counts through vkds_toff: two barriers more; u32
+  // at 2^28 on an H100, portable path, two rounds in one call: 11,726 / 11,764 -> 11,585 /
+  // 11,586 us; Onesweep unchanged. bench/RESULTS.md, session 22.)
+  if (gl_SubgroupSize >= 2u) {
+    bool even = (t & 1u) == 0u;
+    count = 0u;
+    for (uint g = 0u; g < nsg; ++g) {
+      uint at = g * 128u + (t >> 1);
+      uint word = even ? vkds_sh[at] : 0u;
+      uint got = subgroupShuffleXor(even ? word : count, 1u); // even: the odd's prefix; odd: the word
+      if (even) {
+        vkds_sh[at] = count | got << 16;
+        count += word & 0xffffu;
+      } else {
+        count += got >> 16;
+      }
     }
-    vkds_toff[2u * t] = run & 0xffffu;
-    vkds_toff[2u * t + 1u] = run >> 16;
+  } else { // (one-lane subgroups: no neighbour)
+    if (t < 128u) {
+      uint run = 0u;
+      for (uint g = 0u; g < nsg; ++g) {
+        uint c = vkds_sh[g * 128u + t];
+        vkds_sh[g * 128u + t] = run;
+        run += c;
+      }
+      vkds_toff[2u * t] = run & 0xffffu;
+      vkds_toff[2u * t + 1u] = run >> 16;
+    }
+    barrier();
+    count = vkds_toff[t];
   }
-  barrier();
-  count = vkds_toff[t];
   uint total;
-  uint first = vkds_block_exclusive(count, total);
+  uint first = vkds_block_exclusive_of(count, total, false);
   vkds_toff[t] = first;
   barrier();
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
