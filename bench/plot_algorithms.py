@@ -39,8 +39,8 @@ TYPES = ["u32", "f32"]
 FAMILIES = [("element-wise", {"copy", "transform", "fill"}),
             ("reductions", {"reduce", "count_if", "min_element", "inner_product"}),
             ("scans and compaction", {"inclusive_scan", "exclusive_scan", "copy_if", "select_if"}),
-            ("sorts", {"sort", "sort_keys", "sort_by_key", "sort_pairs", "merge_sort", "merge_sort_keys", "merge",
-                        "merge_keys"})]
+            ("sorts", {"sort", "sort_keys", "sort_by_key", "sort_pairs", "sort16", "sort_keys16", "merge_sort",
+                        "merge_sort_keys", "merge", "merge_keys"})]
 OTHER = "other"
 SHARED = {"plain_copy", "vkds_upload"}
 PATH_SUFFIXES = ("_single", "_portable")

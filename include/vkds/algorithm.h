@@ -332,9 +332,10 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  *     publishes its total and then its inclusive prefix, which the next tiles' subgroup
  *     adds up back to the nearest prefix (the textbook chained scan;
  *     shaders/algorithm/scan_chained.glsl), in tiles of 256 threads x 16 elements below
- *     2^22 elements and 512 x 16 from there (fewer where the device takes fewer threads a
- *     group; the larger tiles, and compaction's, read their input again after the
- *     look-back); the same bounded spins and fallback.
+ *     2^22 elements, then 512 x 16, 512 x 20 from 2^23 and 512 x 32 from 2^24 (smaller
+ *     where the device takes fewer threads a group; the 512-thread tiles, and
+ *     compaction's, read their input again after the look-back); the same bounded spins
+ *     and fallback.
  *   VKDS_SCAN_PATH_PORTABLE: reduce-then-scan, three dispatches (one for up to 4
  *     tiles): group totals, their scan, the scan itself. Reads n twice, writes n; no
  *     group ever waits for another, on any device.
@@ -343,9 +344,9 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * SINGLE pass loses there to its look-back's waits (0.59x CUB's InclusiveSum at 2^28
  * against PORTABLE's 0.75x). One refinement, per call: on NVIDIA GPUs (vendor 0x10de,
  * whose running groups make progress in practice) a scan that the chained tiles above
- * take (not compaction: slower there), of at least 2^21 elements, runs SINGLE in
- * them, measured faster there (H100, u32 plus, 2026-11-26: 0.84x CUB at 2^28 against
- * 0.76x, 0.87x at 2^24 against 0.78x; PORTABLE stays faster below 2^21).
+ * take, of at least 2^21 elements (compaction: 2^22), runs SINGLE in them, measured
+ * faster there (H100, u32, 2026-11-26: inclusive plus 0.95-0.99x CUB at 2^28 against
+ * PORTABLE's 0.79x; copy_if 0.83x against 0.72x; PORTABLE stays faster below 2^21).
  * vkds_resource_scan_path() answers for the other scans. SINGLE runs where it is asked
  * for and the device can run it. vkds_context_info.scan_path, else the environment
  * variable VKDS_SCAN_PATH=single|portable, overrides the rule (refinement included)
@@ -431,8 +432,9 @@ VKDS_API vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const 
  * converted to the output's type. They run on the scans (same paths; scans of 32-bit
  * counts, so at most 2^32 - 1 elements): on the single path in the chained tiles, one
  * dispatch (each tile reads its part of `in` again after its look-back, mostly from the
- * GPU's cache); the rule gives them PORTABLE everywhere (on an H100 the chained tiles
- * ran u32 copy_if at 2^28 in 1,060 us against PORTABLE's 990, 2026-11-26). Outputs must
+ * GPU's cache); the rule's refinement gives them SINGLE on NVIDIA GPUs from 2^22
+ * elements (on an H100 u32 copy_if at 2^28 took 864 us against PORTABLE's 990,
+ * 2026-11-26), PORTABLE elsewhere. Outputs must
  * not overlap `in` or each other (no in place: these are oneDPL's copy_if,
  * remove_copy_if, partition_copy and unique_copy). `in` must hold numbers (a zip's
  * tuples cannot be written out). Host data is staged whole, not streamed: where an
@@ -620,6 +622,10 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  *   VKDS_SCAN_PATH_PORTABLE: per pass three dispatches: per-tile digit counts, their
  *     scan, the scatter (tiles of 4096 keys of 4 bytes, 5120 on GPUs from 2^25 keys).
  *     Reads the keys twice per pass; no group ever waits for another.
+ * The sorts' refinement of the rule, per call: on NVIDIA GPUs (as the scans', where no
+ * path is forced) sorts of fewer than 2^20 keys take SINGLE, whose one dispatch a pass
+ * was faster there (H100, 2026-11-26: 2^16 u32 keys 52.8 us against 70.0, pairs 61.0
+ * against 76.2; from 2^20 PORTABLE is faster). vkds_sort_scratch_bytes follows it.
  * Both need subgroup ballots and shuffles in compute shaders and about 19 KiB of shared
  * memory (23 KiB with the 5120-key tiles; more on devices with subgroups under 8); else
  * VKDS_ERROR_UNSUPPORTED.

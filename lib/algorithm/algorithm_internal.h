@@ -283,6 +283,11 @@ uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count);
 /* Chooses the call's path for its device (c->a.variant) and checks the device can run
  * scans at all; before the code is built. */
 vkds_result vkds__scan_choose(vkds__call *c);
+/* Whether the rule's per-call refinements apply on `dev`: no path forced for its context
+ * (vkds_context_info.scan_path, VKDS_SCAN_PATH), an NVIDIA GPU (whose running groups make
+ * progress in practice) that can run the single pass. The scans' (scan.c) and the sorts'
+ * (sort.c) refinements then pick SINGLE by size where it measured faster. */
+bool vkds__rule_refined(const vkds__device *dev);
 /* The scratch bytes the call needs (its path, type and count; a streamed call's chunk). */
 uint64_t vkds__scan_scratch_bytes(const vkds__call *c);
 /* The most any scan over `count` elements needs (vkds_algorithm_scratch_bytes). */

@@ -243,9 +243,12 @@ static bool compaction_stays_portable(const vkds__alg *a) {
   return a->result == VKDS__RESULT_COUNT && a->count < CHAINED_COMPACTION_MIN;
 }
 #define CHAINED_RULE_MIN (1ull << 21)
-static bool rule_takes_chained(const vkds__alg *a, const vkds__device *dev) {
+bool vkds__rule_refined(const vkds__device *dev) {
   return dev->ctx->scan_path == VKDS_SCAN_PATH_DEFAULT && dev->facts.props.properties.vendorID == NVIDIA_VENDOR_ID &&
-         a->count >= CHAINED_RULE_MIN && can_single(dev) && !in_place(a) && !compaction_stays_portable(a);
+         can_single(dev);
+}
+static bool rule_takes_chained(const vkds__alg *a, const vkds__device *dev) {
+  return vkds__rule_refined(dev) && a->count >= CHAINED_RULE_MIN && !in_place(a) && !compaction_stays_portable(a);
 }
 
 vkds_result vkds__scan_choose(vkds__call *c) {

@@ -126,10 +126,18 @@ static uint32_t shared_bytes(uint32_t subgroups, vkds_type key, bool big) {
   return 4 * (words + 3 * 256 + 4);
 }
 
-/* The path for n elements on a device: the scans' path, except that onesweep's counts
- * are 30 bits wide. */
+/* The rule's refinement for sorts: on NVIDIA GPUs (vkds__rule_refined), sorts of fewer
+ * than 2^20 keys take Onesweep, one dispatch a pass where the portable path has three.
+ * Measured on an H100 (2026-11-26, session 22, u32 keys, GPU us, Onesweep / portable):
+ * 2^16 52.8 / 70.0, 2^17 57.2 / 71.2, 2^18 62.4 / 71.1, 2^19 70.6 / 74.2, 2^20 94.0 /
+ * 89.5, 2^22 236.0 / 219.0 (bench/RESULTS.md). */
+#define ONESWEEP_RULE_BELOW (1ull << 20)
+
+/* The path for n elements on a device: the scans' path, refined as above, except that
+ * onesweep's counts are 30 bits wide. */
 static vkds_scan_path path_for(const vkds_resource *res, uint64_t n) {
   vkds_scan_path path = vkds_resource_scan_path(res);
+  if (n < ONESWEEP_RULE_BELOW && vkds__rule_refined(res->dev)) path = VKDS_SCAN_PATH_SINGLE;
   return path == VKDS_SCAN_PATH_SINGLE && n > ONESWEEP_MAX_COUNT ? VKDS_SCAN_PATH_PORTABLE : path;
 }
 
