@@ -626,9 +626,9 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * path is forced) sorts of fewer than 2^20 keys take SINGLE, whose one dispatch a pass
  * was faster there (H100, 2026-11-26: 2^16 u32 keys 52.8 us against 70.0, pairs 61.0
  * against 76.2; from 2^20 PORTABLE is faster). vkds_sort_scratch_bytes follows it.
- * Both need subgroup ballots and shuffles in compute shaders and about 19 KiB of shared
- * memory (23 KiB with the 5120-key tiles; more on devices with subgroups under 8); else
- * VKDS_ERROR_UNSUPPORTED.
+ * Both need subgroup ballots and shuffles in compute shaders (in subgroups of 2 lanes
+ * or more) and about 19 KiB of shared memory (23 KiB with the 5120-key tiles; more on
+ * devices with subgroups under 8); else VKDS_ERROR_UNSUPPORTED.
  *
  * Memory: the data moves between the sequence and a copy in device memory of the same
  * size (keys and values), plus about 1 KiB (onesweep 2 KiB) per tile and 17 KiB: that

@@ -144,10 +144,12 @@ static vkds_scan_path path_for(const vkds_resource *res, uint64_t n) {
 vkds_result vkds__sort_choose(vkds__call *c) {
   const vkds__device *dev = c->res->dev;
   const char *name = dev->facts.props.properties.deviceName;
-  if (!vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
+  /* (the rank pairs neighbouring lanes: subgroups of one lane cannot sort) */
+  if (!vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT) ||
+      dev->facts.props11.subgroupSize < 2)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                      "%s: sorts need subgroup ballots and shuffles in compute shaders, which device %u (%s) does not "
-                      "have", c->a.name, dev->index, name);
+                      "%s: sorts need subgroup ballots and shuffles in compute shaders, in subgroups of 2 lanes or more, "
+                      "which device %u (%s) does not have", c->a.name, dev->index, name);
   if (c->a.count > UINT32_MAX)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: %llu elements are more than a sort takes (2^32 - 1)", c->a.name,

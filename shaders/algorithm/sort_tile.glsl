@@ -509,33 +509,19 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
   // threads walking the words, then the counts through vkds_toff: two barriers more; u32
   // at 2^28 on an H100, portable path, two rounds in one call: 11,726 / 11,764 -> 11,585 /
   // 11,586 us; Onesweep unchanged. bench/RESULTS.md, session 22.)
-  if (gl_SubgroupSize >= 2u) {
-    bool even = (t & 1u) == 0u;
-    count = 0u;
-    for (uint g = 0u; g < nsg; ++g) {
-      uint at = g * 128u + (t >> 1);
-      uint word = even ? vkds_sh[at] : 0u;
-      uint got = subgroupShuffleXor(even ? word : count, 1u); // even: the odd's prefix; odd: the word
-      if (even) {
-        vkds_sh[at] = count | got << 16;
-        count += word & 0xffffu;
-      } else {
-        count += got >> 16;
-      }
+  // (sort.c refuses subgroups of one lane)
+  bool even = (t & 1u) == 0u;
+  count = 0u;
+  for (uint g = 0u; g < nsg; ++g) {
+    uint at = g * 128u + (t >> 1);
+    uint word = even ? vkds_sh[at] : 0u;
+    uint got = subgroupShuffleXor(even ? word : count, 1u); // even: the odd's prefix; odd: the word
+    if (even) {
+      vkds_sh[at] = count | got << 16;
+      count += word & 0xffffu;
+    } else {
+      count += got >> 16;
     }
-  } else { // (one-lane subgroups: no neighbour)
-    if (t < 128u) {
-      uint run = 0u;
-      for (uint g = 0u; g < nsg; ++g) {
-        uint c = vkds_sh[g * 128u + t];
-        vkds_sh[g * 128u + t] = run;
-        run += c;
-      }
-      vkds_toff[2u * t] = run & 0xffffu;
-      vkds_toff[2u * t + 1u] = run >> 16;
-    }
-    barrier();
-    count = vkds_toff[t];
   }
   uint total;
   uint first = vkds_block_exclusive_of(count, total, false);
