@@ -859,9 +859,15 @@ END_TEST
 START_TEST(path_rule) {
   harness_setenv("VKDS_SCAN_PATH", NULL);
   ck_assert_uint_eq(vkds_sort_scratch_bytes(NULL, 100, VKDS_U32, VKDS_TYPE_BYTES), 0);
+  ck_assert_int_eq(vkds_resource_sort_path(NULL, 100), VKDS_SCAN_PATH_DEFAULT);
   uint64_t bytes[2];
   for (int k = 0; k < 2; ++k) {
     open_path(PATHS[k]);
+    /* a forced path is every size's, up to Onesweep's 2^30 - 1 keys */
+    ck_assert_int_eq(vkds_resource_sort_path(r0, 0), PATHS[k]);
+    ck_assert_int_eq(vkds_resource_sort_path(r0, 100), PATHS[k]);
+    ck_assert_int_eq(vkds_resource_sort_path(r0, (1ull << 30) - 1), PATHS[k]);
+    ck_assert_int_eq(vkds_resource_sort_path(r0, 1ull << 30), VKDS_SCAN_PATH_PORTABLE);
     bytes[k] = vkds_sort_scratch_bytes(r0, 1 << 20, VKDS_U32, VKDS_TYPE_BYTES);
     ck_assert_uint_eq(vkds_sort_scratch_bytes(r0, 100, VKDS_TYPE_COMPOSITE, VKDS_TYPE_BYTES), 0);
     ck_assert_uint_eq(vkds_sort_scratch_bytes(r0, 100, VKDS_U32, VKDS_TYPE_COMPOSITE), 0);
@@ -870,9 +876,11 @@ START_TEST(path_rule) {
   }
   /* onesweep keeps two regions of look-back states, 1 KiB a tile each; portable one */
   ck_assert_uint_eq(bytes[0] - bytes[1], ((1 << 20) + tile_of(VKDS_U32) - 1) / tile_of(VKDS_U32) * 1024);
-  vkds_context_info info = harness_info(); /* lavapipe's rule: portable */
+  vkds_context_info info = harness_info(); /* lavapipe's rule: portable, at every size (no refinement) */
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   ck_assert_uint_eq(vkds_sort_scratch_bytes(vkds_context_resource(ctx, 0), 1 << 20, VKDS_U32, VKDS_TYPE_BYTES), bytes[1]);
+  ck_assert_int_eq(vkds_resource_sort_path(vkds_context_resource(ctx, 0), 1000), VKDS_SCAN_PATH_PORTABLE);
+  ck_assert_int_eq(vkds_resource_sort_path(vkds_context_resource(ctx, 0), 1 << 24), VKDS_SCAN_PATH_PORTABLE);
   vkds_context_destroy(ctx);
   ctx = NULL;
 }

@@ -625,7 +625,8 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * The sorts' refinement of the rule, per call: on NVIDIA GPUs (as the scans', where no
  * path is forced) sorts of fewer than 2^20 keys take SINGLE, whose one dispatch a pass
  * was faster there (H100, 2026-11-26: 2^16 u32 keys 52.8 us against 70.0, pairs 61.0
- * against 76.2; from 2^20 PORTABLE is faster). vkds_sort_scratch_bytes follows it.
+ * against 76.2; from 2^20 PORTABLE is faster). vkds_resource_sort_path() says which
+ * path a sort of a given size takes; vkds_sort_scratch_bytes follows it.
  * Both need subgroup ballots and shuffles in compute shaders (in subgroups of 2 lanes
  * or more) and about 19 KiB of shared memory (23 KiB with the 5120-key tiles; more on
  * devices with subgroups under 8); else VKDS_ERROR_UNSUPPORTED.
@@ -668,6 +669,13 @@ VKDS_API vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *key
  * a type that is not 4 or 8 bytes. */
 VKDS_API uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type,
                                           vkds_type value_type);
+
+/* Which path a radix sort (vkds_sort, vkds_sort_by_key, vkds_argsort) of `count` keys
+ * takes on the device of `res`: VKDS_SCAN_PATH_SINGLE (Onesweep) or
+ * VKDS_SCAN_PATH_PORTABLE, with the rule, the sorts' refinement by size and the
+ * overrides resolved (it can differ from vkds_resource_scan_path by `count`); DEFAULT
+ * for NULL. */
+VKDS_API vkds_scan_path vkds_resource_sort_path(const vkds_resource *res, uint64_t count);
 
 /* Sorted indices: indices[i] = the position in `keys` of the key a stable vkds_sort would
  * put at i (equal keys by position). The keys are only read (any readable sequence: a

@@ -214,6 +214,10 @@ uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_
   return scratch_on(res, count, key_type, value_type, false);
 }
 
+vkds_scan_path vkds_resource_sort_path(const vkds_resource *res, uint64_t count) {
+  return res ? path_for(res, count) : VKDS_SCAN_PATH_DEFAULT;
+}
+
 uint64_t vkds_argsort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type index_type) {
   if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
   if (index_type != VKDS_I32 && index_type != VKDS_U32 && index_type != VKDS_I64 && index_type != VKDS_U64) return 0;
