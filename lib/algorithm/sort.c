@@ -12,7 +12,8 @@
  *                  decoupled fallback;
  *   portable       shaders/algorithm/sort_portable.glsl: per pass count, spine, scatter.
  * The path follows the scans' rule and overrides (vkds_resource_scan_path): the same
- * question (do groups that run make progress while another spins?) decides both.
+ * question (do groups that run make progress while another spins?) decides both; on
+ * NVIDIA small sorts take Onesweep (path_for; vkds_resource_sort_path answers per size).
  * vkds/algorithm.h says what each path costs. */
 #include "algorithm_internal.h"
 
