@@ -2139,9 +2139,10 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   st.seed = bench_now_ns() ^ ((uint64_t)getpid() << 32);
   printf("--algorithms on %s (resource 0, queue family %u); random seed 0x%016llx\n", ri.device_name,
          ri.queue_family, (unsigned long long)st.seed);
-  printf("scans and copy_if run the %s path here (the device's rule or VKDS_SCAN_PATH; unforced, on NVIDIA\n"
-         "integer scans from 2^21 take the chained single pass); rows _single and _portable: the same\n"
-         "calls in a context with that scan_path forced, from 2^%u up\n",
+  printf("scans, copy_if and sorts run the %s path here (the device's rule or VKDS_SCAN_PATH; unforced,\n"
+         "on NVIDIA integer scans from 2^21 and copy_if from 2^22 take the chained single pass, sorts\n"
+         "below 2^20 keys Onesweep); rows _single and _portable: the same calls in a context with that\n"
+         "scan_path forced, from 2^%u up\n",
          path_name(st.path), PATH_MIN_LOG2);
   bool gpu_timed = st.plain.timer.pool != VK_NULL_HANDLE;
   if (!gpu_timed) printf("the queue family writes no timestamps: every row is timed by wall clock\n");
