@@ -89,7 +89,12 @@ uint vkds_look_back(uint region, uint tile, uint pass, bool from_a, inout uint s
   return acc;
 }
 
-// One tile of an active pass: ranked, its counts published, its prefix found, written.
+// One tile of an active pass. Its counts are published as soon as they are known, before
+// its keys are ranked, and its look-back comes after they are exchanged: by then the
+// tiles before it have had the rank and the exchange's time to publish theirs (CUB's
+// Onesweep orders a tile the same way). Ranked first and published after, with the
+// look-back before the exchange, u32 keys at 2^28 sorted in 12,004-12,077 us on an H100;
+// in this order 11,675-11,690 (2026-11-26, session 23; bench/RESULTS.md).
 void vkds_onesweep_tile(uint pass, uint region, bool from_a, uint tile, inout uint spins) {
   uint t = vkds_tid();
   vkds_sw(vkds_state(region ^ 1u, tile, t)).v = 0u;
@@ -97,22 +102,26 @@ void vkds_onesweep_tile(uint pass, uint region, bool from_a, uint tile, inout ui
   uint valid = uint(min(P(0) - base, uint64_t(VKDS_TILE)));
   KW_T k[VKDS_ITEMS];
   vkds_load_tile(from_a, base, valid, k);
-  uint loc[VKDS_ITEMS], count;
-  vkds_rank(k, pass, loc, count);
+  uint count = vkds_rank_counts(k, pass);
   if (t == 255u) count -= VKDS_TILE - valid; // the padding ranked last, as digit 255
+  atomicMax(vkds_sw(vkds_state(region, tile, t)).v, (tile == 0u ? VKDS_PREFIX : VKDS_COUNT) | count);
+  uint loc[VKDS_ITEMS];
+  vkds_rank_items(k, pass, loc);
+  KW_T o[VKDS_ITEMS];
+  vkds_exchange_keys(k, loc, o);
   uint prefix = 0u;
-  if (tile == 0u) {
-    atomicMax(vkds_sw(vkds_state(region, 0u, t)).v, VKDS_PREFIX | count);
-  } else {
-    atomicMax(vkds_sw(vkds_state(region, tile, t)).v, VKDS_COUNT | count);
+  if (tile != 0u) {
     // the test hook (VKDS_SORT_SPINS=-1): every tile reduces its predecessor once
-    if ((P(4) & VKDS_SORT_TEST_FALLBACK) != 0ul) vkds_fallback(region, tile - 1u, pass, from_a);
+    if ((P(4) & VKDS_SORT_TEST_FALLBACK) != 0ul) {
+      barrier(); // the exchange's reads of vkds_sh are done
+      vkds_fallback(region, tile - 1u, pass, from_a);
+    }
     prefix = vkds_look_back(region, tile, pass, from_a, spins);
     atomicMax(vkds_sw(vkds_state(region, tile, t)).v, VKDS_PREFIX | (prefix + count));
   }
   vkds_goff[t] = vkds_sw(P(2) + VKDS_AT_BASES + 4ul * uint64_t(pass * 256u + t)).v + prefix - vkds_toff[t];
   barrier();
-  vkds_write_tile(pass, from_a, base, valid, k, loc);
+  vkds_write_tile(pass, from_a, base, valid, o, loc);
   barrier(); // vkds_goff and vkds_sh are the next tile's
 }
 

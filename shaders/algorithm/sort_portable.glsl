@@ -70,9 +70,13 @@ void vkds_portable(uint stage, uint pass, bool from_a) {
     vkds_load_tile(from_a, base, valid, k);
     uint loc[VKDS_ITEMS], count;
     vkds_rank(k, pass, loc, count);
-    vkds_goff[t] = vkds_sw(vkds_count_at(t, tile)).v - vkds_toff[t];
-    barrier();
-    vkds_write_tile(pass, from_a, base, valid, k, loc);
+    vkds_goff[t] = vkds_sw(vkds_count_at(t, tile)).v - vkds_toff[t]; // seen after the exchange's barrier
+    KW_T o[VKDS_ITEMS];
+    vkds_exchange_keys(k, loc, o);
+#if VKDS_VALUES
+    barrier(); // the values go through vkds_sh next
+#endif
+    vkds_write_tile(pass, from_a, base, valid, o, loc);
     barrier(); // vkds_goff and vkds_sh are the next tile's
   }
 #endif

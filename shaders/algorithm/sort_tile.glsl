@@ -410,6 +410,16 @@ void vkds_load_tile(bool from_a, uint64_t base, uint valid, out KW_T k[VKDS_ITEM
     barrier();
     return;
   }
+  if (valid == VKDS_TILE) {
+    // a whole tile: no bounds, and the source chosen outside the loop, so that every load
+    // is issued before the first is waited for
+    if (from_a) {
+      [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) k[j] = vkds_src_key(true, base + uint64_t(vkds_pos(j)));
+    } else {
+      [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) k[j] = vkds_src_key(false, base + uint64_t(vkds_pos(j)));
+    }
+    return;
+  }
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint s = vkds_pos(j);
     k[j] = s < valid ? vkds_src_key(from_a, base + uint64_t(s)) : VKDS_KW_MAX;
@@ -450,18 +460,69 @@ void vkds_count_tile(bool from_a, uint64_t base, uint valid, uint pass) {
     peers &= bit_ ? v_ : ~v_;                                                              \
   }
 
-// Ranks the tile's keys by the pass's digit, stably in slot order: loc[j] becomes item
-// j's slot in the tile ordered by digit. Each subgroup ranks its items with ballots (the
-// lanes holding the same digit: VKDS_PEERS) and counts its digits in its own histogram;
-// the histograms' exclusive scan across subgroups, plus each digit's
-// first slot, place the items. Returns in `count` the count of digit vkds_tid() (the
-// padding included) and leaves digit d's first slot in vkds_toff[d]; vkds_sh is free
-// again on return.
-void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint count) {
-  uint t = vkds_tid(), lane = gl_SubgroupInvocationID, nsg = gl_NumSubgroups;
-  uint hist = gl_SubgroupID * 128u; // this subgroup's 256 counters, 16 bits each
-  for (uint i = t; i < 128u * nsg; i += 256u) vkds_sh[i] = 0u;
-  barrier();
+// Ranking a tile by the pass's digit, stably in slot order: loc[j] becomes item j's slot
+// in the tile ordered by digit. Each subgroup has its own histogram in vkds_sh (256
+// counters of 16 bits, two digits a word, at vkds_hist_at()); a subgroup ranks its items
+// with ballots (the lanes holding the same digit: VKDS_PEERS), one leader per digit
+// adding the lanes to the subgroup's counter; the histograms' exclusive scan across the
+// subgroups and each digit's first slot in the tile (vkds_toff) complete the places.
+// Two orders of the same steps:
+//   vkds_rank         (the portable scatter) ranks first, the counters start at zero and
+//                     their scan comes after, then each item adds its subgroup's prefix;
+//   vkds_rank_counts, (Onesweep) counts first (each item adds one to its counter), scans,
+//   vkds_rank_items   and only then ranks, the counters already holding the prefixes:
+//                     the tile's counts are known before its keys are ranked, so
+//                     Onesweep publishes them earlier. One more atomic an item: on the
+//                     portable path, where nothing waits for the counts, ranking first
+//                     was faster (H100, u32 at 2^28, 2026-11-26, session 23: 11,411-
+//                     11,416 against 11,758-11,818 us; bench/RESULTS.md).
+
+uint vkds_hist_at() { return gl_SubgroupID * 128u; }
+
+// Zeroes this subgroup's histogram. Only the subgroup itself writes it until the next
+// work-group barrier, and everyone who read the last tile's has passed one since: a
+// subgroup barrier is enough.
+void vkds_hist_zero() {
+  for (uint i = gl_SubgroupInvocationID; i < 128u; i += gl_SubgroupSize) vkds_sh[vkds_hist_at() + i] = 0u;
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
+
+// The histograms (complete, a barrier after their last update) become each subgroup's
+// exclusive prefix of each digit across the subgroups before it, in place. Threads t and
+// t ^ 1 (neighbouring lanes) hold digits 2w and 2w + 1 of word w; only the even one reads
+// and writes the word, and one shuffle hands it to the odd one and brings back the odd
+// one's prefix (sort.c refuses subgroups of one lane). Returns the tile's count of digit vkds_tid() (at most 5,120: 16
+// bits hold them) and sets vkds_toff[vkds_tid()] to the digit's first slot; the block
+// scan's last barrier is left to the caller. (This was half the threads walking the
+// words, then the counts through vkds_toff: two barriers more; u32 at 2^28 on an H100,
+// portable path, two rounds in one call: 11,726 / 11,764 -> 11,585 / 11,586 us; Onesweep
+// unchanged. bench/RESULTS.md, session 22.)
+uint vkds_hist_scan() {
+  uint t = vkds_tid();
+  bool even = (t & 1u) == 0u;
+  uint count = 0u;
+  for (uint g = 0u; g < gl_NumSubgroups; ++g) {
+    uint at = g * 128u + (t >> 1);
+    uint word = even ? vkds_sh[at] : 0u;
+    uint got = subgroupShuffleXor(even ? word : count, 1u); // even: the odd's prefix; odd: the word
+    if (even) {
+      vkds_sh[at] = count | got << 16;
+      count += word & 0xffffu;
+    } else {
+      count += got >> 16;
+    }
+  }
+  uint total;
+  vkds_toff[t] = vkds_block_exclusive_of(count, total, false);
+  return count;
+}
+
+// The subgroup's ranking: loc[j] becomes item j's place among the subgroup's items of its
+// digit before it, plus the value its digit's counter had before the subgroup's items of
+// that digit were added to it, plus (with `first`, a constant) the digit's vkds_toff.
+void vkds_rank_peers(KW_T k[VKDS_ITEMS], uint pass, const bool first, out uint loc[VKDS_ITEMS]) {
+  uint lane = gl_SubgroupInvocationID, hist = vkds_hist_at();
   VKDS_MASK lt = vkds_lt_mask(), everyone = vkds_ballot(true);
 #if VKDS_SORT_WIDE_SUBGROUPS
   // item by item (a lane mask of four words does not fit loc[j] while it waits)
@@ -471,7 +532,7 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
     VKDS_PEERS(peers, d, everyone)
     uint leader = vkds_lsb(peers), hs = (d & 1u) * 16u, before = 0u;
     if (lane == leader) before = (atomicAdd(vkds_sh[hist + (d >> 1)], vkds_popc(peers) << hs) >> hs) & 0xffffu;
-    loc[j] = subgroupShuffle(before, leader) + vkds_popc(peers & lt);
+    loc[j] = subgroupShuffle(before, leader) + vkds_popc(peers & lt) + (first ? vkds_toff[d] : 0u);
   }
 #else
   // in three rounds, each over every item: the peers (ballots), the leaders' atomics
@@ -494,86 +555,86 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint
     if (lane == vkds_lsb(loc[j])) before[j] = atomicAdd(vkds_sh[hist + (d >> 1)], vkds_popc(loc[j]) << hs);
   }
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
-    uint hs = (vkds_digit(k[j], pass) & 1u) * 16u;
+    uint d = vkds_digit(k[j], pass), hs = (d & 1u) * 16u;
     uint b = (before[j] >> hs) & 0xffffu;
-    loc[j] = subgroupShuffle(b, vkds_lsb(loc[j])) + vkds_popc(loc[j] & lt);
+    loc[j] = subgroupShuffle(b, vkds_lsb(loc[j])) + vkds_popc(loc[j] & lt) + (first ? vkds_toff[d] : 0u);
   }
 #endif
+}
+
+// Ranks first (above). Returns in `count` the count of digit vkds_tid() (the padding
+// included) and leaves digit d's first slot in vkds_toff[d]; the histograms in vkds_sh
+// are still being read on return (vkds_exchange_keys begins with a barrier).
+void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint count) {
+  vkds_hist_zero();
+  vkds_rank_peers(k, pass, false, loc);
   barrier();
-  // Each subgroup's exclusive prefix of each digit across the subgroups before it, in
-  // place (two digits a word), and the tile's count of digit t (at most 5,120: 16 bits
-  // hold them). Threads t and t ^ 1 (neighbouring lanes) hold digits 2w and 2w + 1 of
-  // word w; only the even one reads and writes the word, and one shuffle hands it to the
-  // odd one and brings back the odd one's prefix. Then the tile's first slot of each
-  // digit, with the block scan's last barrier left to the one below. (This was half the
-  // threads walking the words, then the counts through vkds_toff: two barriers more; u32
-  // at 2^28 on an H100, portable path, two rounds in one call: 11,726 / 11,764 -> 11,585 /
-  // 11,586 us; Onesweep unchanged. bench/RESULTS.md, session 22.)
-  // (sort.c refuses subgroups of one lane)
-  bool even = (t & 1u) == 0u;
-  count = 0u;
-  for (uint g = 0u; g < nsg; ++g) {
-    uint at = g * 128u + (t >> 1);
-    uint word = even ? vkds_sh[at] : 0u;
-    uint got = subgroupShuffleXor(even ? word : count, 1u); // even: the odd's prefix; odd: the word
-    if (even) {
-      vkds_sh[at] = count | got << 16;
-      count += word & 0xffffu;
-    } else {
-      count += got >> 16;
-    }
-  }
-  uint total;
-  uint first = vkds_block_exclusive_of(count, total, false);
-  vkds_toff[t] = first;
+  count = vkds_hist_scan();
   barrier();
+  uint hist = vkds_hist_at();
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass), hs = (d & 1u) * 16u;
     loc[j] += vkds_toff[d] + ((vkds_sh[hist + (d >> 1)] >> hs) & 0xffffu);
   }
-  barrier();
 }
 
-// Writes the ranked tile to the pass's destination: the keys (then the values) go
-// through vkds_sh to their slots, and slot s (< valid) goes to global index
-// vkds_goff[its digit] + s, so consecutive threads write consecutive addresses within
-// each digit's run. Values are read here, at the slots of the keys' items.
-void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T k[VKDS_ITEMS], uint loc[VKDS_ITEMS]) {
+// Counts first (above): returns the tile's count of digit vkds_tid() (the padding
+// included), leaves digit d's first slot in vkds_toff[d] and the prefixes in the
+// counters, for vkds_rank_items.
+uint vkds_rank_counts(KW_T k[VKDS_ITEMS], uint pass) {
+  uint hist = vkds_hist_at();
+  vkds_hist_zero();
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+    uint d = vkds_digit(k[j], pass);
+    atomicAdd(vkds_sh[hist + (d >> 1)], 1u << ((d & 1u) * 16u));
+  }
+  barrier();
+  uint count = vkds_hist_scan();
+  barrier();
+  return count;
+}
+
+// After vkds_rank_counts; vkds_sh is still being read on return (as after vkds_rank).
+void vkds_rank_items(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS]) {
+  vkds_rank_peers(k, pass, true, loc);
+}
+
+// The ranked tile's keys in slot order: o[i] is slot t + 256 i's (the keys go through
+// vkds_sh to their slots). vkds_sh is still being read on return: a barrier comes before
+// anything writes it again.
+void vkds_exchange_keys(KW_T k[VKDS_ITEMS], uint loc[VKDS_ITEMS], out KW_T o[VKDS_ITEMS]) {
   uint t = vkds_tid();
-  bool to_a = !from_a;
-  uint g[VKDS_ITEMS];
-  KW_T o[VKDS_ITEMS];
+  barrier(); // the histograms in vkds_sh are done with
 #if VKDS_KEY_WORDS == 1
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = k[j];
   barrier();
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
-    uint s = t + 256u * i;
-    o[i] = vkds_sh[s];
-    g[i] = vkds_goff[vkds_digit(o[i], pass)] + s;
-  }
-  barrier();
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) o[i] = vkds_sh[t + 256u * i];
 #else
-  // the word holding the pass's digit first, then the other
-  uint dsh = pass < 4u ? 0u : 32u;
   uint w0[VKDS_ITEMS];
-  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> dsh);
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j]);
   barrier();
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w0[i] = vkds_sh[t + 256u * i];
+  barrier();
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> 32);
+  barrier();
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) o[i] = pack64(uvec2(w0[i], vkds_sh[t + 256u * i]));
+#endif
+}
+
+// Writes the exchanged tile to the pass's destination: slot s (< valid) goes to global
+// index vkds_goff[its digit] + s, so consecutive threads write consecutive addresses
+// within each digit's run. Then the values, read here at the slots of the keys' items,
+// take the same way. vkds_goff is set, and a barrier has passed since the exchange's
+// reads; with values, vkds_sh is still being read on return.
+void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T o[VKDS_ITEMS], uint loc[VKDS_ITEMS]) {
+  uint t = vkds_tid();
+  bool to_a = !from_a;
+  uint g[VKDS_ITEMS];
   [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
     uint s = t + 256u * i;
-    w0[i] = vkds_sh[s];
-    g[i] = vkds_goff[(w0[i] >> (8u * (pass & 3u))) & 255u] + s;
+    g[i] = vkds_goff[vkds_digit(o[i], pass)] + s;
+    if (s < valid) vkds_dst_key(to_a, uint64_t(g[i]), o[i]);
   }
-  barrier();
-  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j] >> (32u - dsh));
-  barrier();
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
-    uint w1 = vkds_sh[t + 256u * i];
-    o[i] = dsh == 0u ? pack64(uvec2(w0[i], w1)) : pack64(uvec2(w1, w0[i]));
-  }
-  barrier();
-#endif
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
-    if (t + 256u * i < valid) vkds_dst_key(to_a, uint64_t(g[i]), o[i]);
 #if VKDS_VALUES
   uvec2 v[VKDS_ITEMS];
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
@@ -584,12 +645,11 @@ void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T k[V
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].x;
   barrier();
   [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i] = uvec2(vkds_sh[t + 256u * i], 0u);
-  barrier();
 #if VKDS_VAL_WORDS == 2
+  barrier();
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].y;
   barrier();
   [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i].y = vkds_sh[t + 256u * i];
-  barrier();
 #endif
   [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
     if (t + 256u * i < valid) vkds_dst_val(to_a, uint64_t(g[i]), w[i]);
