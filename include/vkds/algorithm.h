@@ -614,9 +614,9 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * and overrides: vkds_resource_scan_path, vkds_context_info.scan_path, VKDS_SCAN_PATH):
  *   VKDS_SCAN_PATH_SINGLE: Onesweep. Per pass one dispatch, reading the keys once and
  *     writing them once: tiles (4096 keys of 4 bytes, 5120 on GPUs from 2^22 keys, and
- *     2048 of 8) take their numbers from an atomic counter, rank their keys, and find
- *     where their digits start through a chained scan of the digit counts with
- *     decoupled look-back. No group waits for
+ *     2048 of 8) take their numbers from an atomic counter, count their digits and
+ *     publish the counts, rank their keys, and find where their digits start through a
+ *     chained scan of the digit counts with decoupled look-back. No group waits for
  *     ever: after a bounded number of spins a group counts a silent predecessor's tile
  *     itself (decoupled fallback). Sorts of 2^30 keys or more take the portable path.
  *   VKDS_SCAN_PATH_PORTABLE: per pass three dispatches: per-tile digit counts, their
