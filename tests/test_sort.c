@@ -956,6 +956,11 @@ END_TEST
 static void big_tiles_on(void) { harness_setenv("VKDS_SORT_TILE", "5120"); }
 static void big_tiles_off(void) { harness_setenv("VKDS_SORT_TILE", NULL); }
 
+/* The lane masks of subgroups wider than 32 lanes (sort.c: four words, item by item),
+ * forced on lavapipe's subgroups of 8: no device here has such subgroups. */
+static void wide_masks_on(void) { harness_setenv("VKDS_SORT_MASKS", "wide"); }
+static void wide_masks_off(void) { harness_setenv("VKDS_SORT_MASKS", NULL); }
+
 int main(void) {
   Suite *s = suite_create("sort");
   TCase *t = harness_tcase("keys");
@@ -994,6 +999,13 @@ int main(void) {
   tcase_add_test(t, tile_loads_both_ways);
   tcase_add_test(t, many_onesweep_sorts);
   tcase_add_test(t, path_rule);
+  suite_add_tcase(s, t);
+  t = harness_tcase("wide_masks");
+  tcase_add_checked_fixture(t, wide_masks_on, wide_masks_off);
+  tcase_add_loop_test(t, every_key_type, 1, 2);     /* U32 */
+  tcase_add_loop_test(t, stable_with_values, 3, 4); /* I64 */
+  tcase_add_test(t, tile_loads_both_ways);
+  tcase_add_test(t, many_onesweep_sorts);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);

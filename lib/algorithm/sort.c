@@ -166,8 +166,11 @@ vkds_result vkds__sort_choose(vkds__call *c) {
                       c->a.name, shared_bytes(subgroups, key, big), 256 / subgroups, dev->index, name, limit);
   /* the code: the shared memory's layout, and one word of lane masks where subgroups
    * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
-   * a parameter */
-  bool wide = dev->facts.props11.subgroupSize > 32;
+   * a parameter. VKDS_SORT_MASKS=wide takes the four words on any device: the code of
+   * subgroups of 64 lanes (AMD's) then runs where there is none, as in test_sort on
+   * lavapipe. */
+  const char *masks = vkds__getenv("VKDS_SORT_MASKS");
+  bool wide = dev->facts.props11.subgroupSize > 32 || (masks && strcmp(masks, "wide") == 0);
   /* How a whole tile reaches its threads' registers: 16 bytes a load in memory order,
    * handed round through shared memory, or each item loaded by the thread that ranks it
    * (4 bytes a load, consecutive lanes on consecutive keys, no shared memory and no two
