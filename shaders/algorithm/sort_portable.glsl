@@ -68,8 +68,8 @@ void vkds_portable(uint stage, uint pass, bool from_a) {
     uint valid = uint(min(P(0) - base, uint64_t(VKDS_TILE)));
     KW_T k[VKDS_ITEMS];
     vkds_load_tile(from_a, base, valid, k);
-    uint loc[VKDS_ITEMS], count;
-    vkds_rank(k, pass, loc, count);
+    uint loc[VKDS_ITEMS];
+    vkds_rank(k, pass, loc);
     vkds_goff[t] = vkds_sw(vkds_count_at(t, tile)).v - vkds_toff[t]; // seen after the exchange's barrier
     KW_T o[VKDS_ITEMS];
     vkds_exchange_keys(k, loc, o);

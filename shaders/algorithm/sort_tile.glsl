@@ -562,14 +562,13 @@ void vkds_rank_peers(KW_T k[VKDS_ITEMS], uint pass, const bool first, out uint l
 #endif
 }
 
-// Ranks first (above). Returns in `count` the count of digit vkds_tid() (the padding
-// included) and leaves digit d's first slot in vkds_toff[d]; the histograms in vkds_sh
-// are still being read on return (vkds_exchange_keys begins with a barrier).
-void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS], out uint count) {
+// Ranks first (above). Leaves digit d's first slot in vkds_toff[d]; the histograms in
+// vkds_sh are still being read on return (vkds_exchange_keys begins with a barrier).
+void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS]) {
   vkds_hist_zero();
   vkds_rank_peers(k, pass, false, loc);
   barrier();
-  count = vkds_hist_scan();
+  vkds_hist_scan();
   barrier();
   uint hist = vkds_hist_at();
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
