@@ -261,6 +261,10 @@ int main(int argc, char **argv) {
   /* where the driver's compiled pipelines go (vkds_context_info.pipeline_cache_dir), for
    * reading their machine code: scripts/nvidia-cache-sass.py */
   info.pipeline_cache_dir = getenv("VKDS_BENCH_PIPELINE_CACHE");
+  /* queues a family (vkds_context_info.max_queues_per_family; unset: all), to compare the
+   * main context with the forced scan paths' one-queue contexts */
+  const char *max_queues = getenv("VKDS_BENCH_MAX_QUEUES");
+  if (max_queues) info.max_queues_per_family = (uint32_t)strtoul(max_queues, NULL, 10);
   vkds_context *ctx = NULL;
   vkds_result r = vkds_context_create(&info, &ctx);
   if (r != VKDS_SUCCESS) {
