@@ -1525,11 +1525,25 @@ typedef struct samples {
   uint32_t n;
 } samples;
 
+/* VKDS_BENCH_INTERVALS=1: every timed batch's calls, in µs in the order they ran, on
+ * stderr (to see whether a slow median comes from every call or from a few). */
+static bool intervals_on(void) {
+  static int on = -1;
+  if (on < 0) on = getenv("VKDS_BENCH_INTERVALS") != NULL;
+  return on;
+}
+
 /* Reads the k GPU times of the batch just waited for in `range` into s; returns their
- * median (0: no timestamps). */
-static double samples_add(samples *s, const gpu_timer *g, uint32_t range, uint32_t k) {
+ * median (0: no timestamps). `what` names the batch for VKDS_BENCH_INTERVALS. */
+static double samples_add(samples *s, const gpu_timer *g, uint32_t range, uint32_t k, const char *what,
+                          const dataset *d) {
   double *at = &s->v[s->n];
   if (!gpu_timer_read(g, range, k, at)) return 0.0;
+  if (intervals_on()) {
+    fprintf(stderr, "intervals: %s %s 2^%u:", what, type_name(d->type), ilog2(d->n));
+    for (uint32_t i = 0; i < k; ++i) fprintf(stderr, " %.1f", at[i] * 1e-3);
+    fputc('\n', stderr);
+  }
   s->n += k;
   return bench_median(at, k); /* sorts its own k in place: the row's median does not mind */
 }
@@ -1557,6 +1571,8 @@ static bool time_batches(run_state *st, const algo *a, const dataset *d, uint32_
   own.n = copy.n = 0;
   *gpu_ns = *roof_ns = 0.0;
   if (!a && !with_copy) return true;
+  char name[96]; /* the row's name, for VKDS_BENCH_INTERVALS */
+  if (a) snprintf(name, sizeof name, st->own ? "%s_%s" : "%s", a->name, path_name(st->path));
   vkds_result err = VKDS_SUCCESS;
   VkResult vr = VK_SUCCESS;
   uint64_t t0 = bench_now_ns(), last = 0;
@@ -1590,11 +1606,11 @@ static bool time_batches(run_state *st, const algo *a, const dataset *d, uint32_
     if (vr != VK_SUCCESS || err != VKDS_SUCCESS) break;
     last = bench_now_ns() - tb;
     if (with_copy) {
-      double m = samples_add(&copy, &p->timer, RANGE_PLAIN + (j & 1), kc_now);
+      double m = samples_add(&copy, &p->timer, RANGE_PLAIN + (j & 1), kc_now, "plain_copy", d);
       if (m > 0) kc = batch_calls(m);
     }
     if (a) {
-      double m = samples_add(&own, &p->timer, RANGE_VKDS, kv_now);
+      double m = samples_add(&own, &p->timer, RANGE_VKDS, kv_now, name, d);
       if (m > 0) k = batch_calls(m);
       vset = (vset + kv_now) % d->sets;
       ok = check_batch(st, a, d, (vset_now + kv_now - 1) % d->sets, j) && ok;
