@@ -135,6 +135,7 @@ typedef struct vkds__device_facts {
   VkPhysicalDeviceProperties2 props;
   VkPhysicalDeviceVulkan11Properties props11;
   VkPhysicalDeviceVulkan12Properties props12;
+  VkPhysicalDeviceVulkan13Properties props13; /* zero below Vulkan 1.3 */
   VkPhysicalDeviceFeatures2 features;
   VkPhysicalDeviceVulkan11Features features11;
   VkPhysicalDeviceVulkan12Features features12;
@@ -175,6 +176,9 @@ typedef struct vkds__device_enabled {
   bool buffer_device_address, timeline_semaphore, shader_int64, int64_atomics, float64;
   bool external_memory_host, push_descriptor;
   bool host_query_reset; /* vkResetQueryPool from the host (lib/backend/backend_vulkan.c says why) */
+  /* subgroupSizeControl (Vulkan 1.3) on, and the context speaks 1.3: a pipeline may name
+   * its subgroup size (vkds__device_required_subgroup_size) */
+  bool subgroup_size_control;
   /* the SPIR-V capabilities whose features vkds enabled (VKDS__CAP_*), checked before a
    * pipeline is made; caps_known false for an adopted device (the application enabled its
    * features: not checked) */
@@ -462,6 +466,11 @@ void vkds__device_facts_free(const vkds_context *ctx, vkds__device_facts *facts)
 vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues);
 /* Reads what the application enabled on an adopted device. */
 void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *embed);
+/* The subgroup size a compute pipeline on `dev` can require (its subgroupSize, through
+ * VkPipelineShaderStageRequiredSubgroupSizeCreateInfo), or 0 where it cannot: without
+ * Vulkan 1.3's subgroupSizeControl enabled, or compute not among the stages that allow it.
+ * Under SPIR-V 1.6 a pipeline that requires none may get any size the device has. */
+uint32_t vkds__device_required_subgroup_size(const vkds__device *dev);
 
 /* ---- device filters (lib/core/filter.c) ---- */
 

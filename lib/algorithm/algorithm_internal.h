@@ -82,6 +82,9 @@ typedef struct vkds__alg {
    * count (what does not fit is not written). */
   bool exclusive;
   uint32_t variant;
+  /* the subgroup size the kernel's pipelines require (vkds__device_required_subgroup_size:
+   * sort.c's word counters); 0: any. Part of the kernel's signature. */
+  uint32_t subgroup_size;
   /* blocking and asynchronous forms: where the host results go */
   void *host_result;       /* VALUE: one element; COUNT: uint64_t; BOOL: bool */
   uint64_t *host_index;    /* LOCATION */

@@ -728,7 +728,7 @@ static bool contiguous(const vkds__gen *g) {
 
 static void sort_functions(vkds__gen *g, const vkds__alg *a, const node *in) {
   struct vkds__text *b = g->body;
-  char defines[256];
+  char defines[512]; /* sort.c's defines (about 220 bytes) */
   vkds__sort_defines(a, defines, sizeof defines);
   put(b, "%s", defines);
   put(b, "#define KEY_T %s\n#define VKDS_KEY_TYPE %d\n#define key_ld s%u\n#define key_ld_v s%u_v\n#define key_st s%u_st\n",
@@ -948,6 +948,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   }
   sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
   sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result), sig_u32(g, a->variant);
+  sig_u32(g, a->subgroup_size);
   sig_u32(g, g->striped_tiles), sig_u32(g, g->merge_ballot);
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);

@@ -127,6 +127,7 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
   vkds__free(ctx, source); /* vkds__gen_source's, from g->res's context: ctx */
   vkds__gen_free(&full);
   if (r != VKDS_SUCCESS) return r;
+  k->subgroup_size = a->subgroup_size; /* (no pipeline made yet: nobody else has k) */
   struct vkds__alg_kernel *e = vkds__alloc(ctx, sizeof *e);
   unsigned char *sig = vkds__alloc(ctx, g->sig_len);
   if (!e || !sig) {

@@ -63,12 +63,14 @@ enum { STAGE_UPSWEEP = 0, STAGE_PLAN = 1, STAGE_COUNT = 2, STAGE_SPINE = 3, STAG
 enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 };
 /* a->variant: the most subgroups (bits 0-15), lane masks of four words (bit 16), argsort
  * (bit 17), whole tiles loaded straight into registers (bit 18), large tiles (bit 19,
- * big_tiles), the kernel (bits 20-21) */
+ * big_tiles), the kernel (bits 20-21), the rank's counters in words of their own (bit 22,
+ * word_counters) */
 #define VARIANT_WIDE (1u << 16)
 #define VARIANT_ARGSORT (1u << 17)
 #define VARIANT_DIRECT_LOADS (1u << 18)
 #define VARIANT_BIG_TILES (1u << 19)
 #define VARIANT_KERNEL_SHIFT 20
+#define VARIANT_WORD_COUNTERS (1u << 22)
 #define FLAG_TEST_FALLBACK 0x10000u
 #define FLAG_ONESWEEP 0x20000u
 
@@ -120,25 +122,64 @@ static uint32_t max_subgroups(const vkds__device *dev) {
   return 256 / s;
 }
 
-/* The shared memory the kernel declares (sort_tile.glsl). */
-static uint32_t shared_bytes(uint32_t subgroups, vkds_type key, bool big) {
-  uint32_t tile_words = (uint32_t)(tile_elems(key, big) * key_words(key));
-  uint32_t words = 128 * subgroups > tile_words ? 128 * subgroups : tile_words;
+/* A tile's keys in 32-bit words: the size of the shared array they pass through. */
+static uint32_t tile_words(vkds_type key, bool big) { return (uint32_t)(tile_elems(key, big) * key_words(key)); }
+
+/* The shared memory the kernel declares (sort_tile.glsl): the tile's array, or the rank's
+ * counters where they take more (256 words a subgroup, or 128 of two 16-bit counters),
+ * and four small arrays. */
+static uint32_t shared_bytes(uint32_t subgroups, vkds_type key, bool big, bool word_counters) {
+  uint32_t counters = (word_counters ? 256 : 128) * subgroups;
+  uint32_t words = counters > tile_words(key, big) ? counters : tile_words(key, big);
   return 4 * (words + 3 * 256 + 4);
 }
 
+/* The subgroup size a sort's pipelines require for its rank's counters in words of their
+ * own, or 0: two 16-bit counters a word. A subgroup ranks its keys against its own
+ * histogram of the pass's 256 digits (sort_tile.glsl). In words of their own, a key's
+ * count is one `atomicAdd(counter, 1)` (on NVIDIA one warp-wide ATOMS.POPC.INC), no two
+ * digits share a word, and the counters can hold each digit's first slot before the rank,
+ * so both paths count first and rank straight into slots. Their 256 words a subgroup fit
+ * the tile's shared array only where the subgroups are few and their number known when
+ * the kernel is built: where the pipeline can require the device's subgroup size (under
+ * SPIR-V 1.6 a driver may otherwise run a compute shader in any of its sizes) and
+ * 256 x (256 / size) words fit the tile's. Else 16-bit counters, two digits a word,
+ * sized for the most subgroups a group can have (max_subgroups). Measured on an H100
+ * (u32 keys at 2^28, one call, 2026-11-27, session 25; bench/RESULTS.md): the portable
+ * path 11,076 -> 10,444 us, Onesweep 10,860 -> 10,337. VKDS_SORT_COUNTERS=word|packed
+ * overrides (tests, measurements): word where it cannot be is VKDS_ERROR_UNSUPPORTED. */
+static vkds_result word_counters(const vkds__call *c, bool big, uint32_t *size) {
+  const vkds__device *dev = c->res->dev;
+  uint32_t s = vkds__device_required_subgroup_size(dev);
+  bool fits = s >= 2 && 256 * (256 / s) <= tile_words(c->a.inputs[0]->type, big);
+  const char *v = vkds__getenv("VKDS_SORT_COUNTERS");
+  if (v && strcmp(v, "word") == 0 && !fits)
+    return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: VKDS_SORT_COUNTERS=word: device %u (%s) cannot require its subgroup size (%u) for compute "
+                      "pipelines, or its subgroups' counters do not fit a tile",
+                      c->a.name, dev->index, dev->facts.props.properties.deviceName, dev->facts.props11.subgroupSize);
+  *size = fits && !(v && strcmp(v, "packed") == 0) ? s : 0;
+  return VKDS_SUCCESS;
+}
+
 /* The rule's refinement for sorts: on NVIDIA GPUs (vkds__rule_refined), sorts of fewer
- * than 2^20 keys take Onesweep, one dispatch a pass where the portable path has three.
- * Measured on an H100 (2026-11-26, session 22, u32 keys, GPU us, Onesweep / portable):
- * 2^16 52.8 / 70.0, 2^17 57.2 / 71.2, 2^18 62.4 / 71.1, 2^19 70.6 / 74.2, 2^20 94.0 /
- * 89.5, 2^22 236.0 / 219.0 (bench/RESULTS.md). */
+ * than 2^20 keys take Onesweep, one dispatch a pass where the portable path has three,
+ * and so do sorts of 2^24 keys or more, where reading the keys once a pass instead of
+ * twice outweighs the look-back; the portable path keeps the sizes between. Measured on
+ * an H100 (u32 keys, GPU us, Onesweep / portable): 2026-11-26 (session 22) 2^16 52.8 /
+ * 70.0, 2^17 57.2 / 71.2, 2^18 62.4 / 71.1, 2^19 70.6 / 74.2; with the word counters,
+ * 2026-11-27 (session 25, one call) 2^20 87.7 / 86.1, 2^21 137.0 / 125.7, 2^22 210.2 /
+ * 207.5, 2^23 386.9 / 385.6, 2^24 712.8 / 754.9, 2^25 1,361 / 1,387, 2^26 2,659 / 2,680,
+ * 2^27 5,245 / 5,396, 2^28 10,410 / 10,690 (bench/RESULTS.md). */
 #define ONESWEEP_RULE_BELOW (1ull << 20)
+#define ONESWEEP_RULE_FROM (1ull << 24)
 
 /* The path for n elements on a device: the scans' path, refined as above, except that
  * onesweep's counts are 30 bits wide. */
 static vkds_scan_path path_for(const vkds_resource *res, uint64_t n) {
   vkds_scan_path path = vkds_resource_scan_path(res);
-  if (n < ONESWEEP_RULE_BELOW && vkds__rule_refined(res->dev)) path = VKDS_SCAN_PATH_SINGLE;
+  if ((n < ONESWEEP_RULE_BELOW || n >= ONESWEEP_RULE_FROM) && vkds__rule_refined(res->dev))
+    path = VKDS_SCAN_PATH_SINGLE;
   return path == VKDS_SCAN_PATH_SINGLE && n > ONESWEEP_MAX_COUNT ? VKDS_SCAN_PATH_PORTABLE : path;
 }
 
@@ -155,15 +196,19 @@ vkds_result vkds__sort_choose(vkds__call *c) {
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: %llu elements are more than a sort takes (2^32 - 1)", c->a.name,
                       (unsigned long long)c->a.count);
-  uint32_t subgroups = max_subgroups(dev);
   uint32_t limit = dev->facts.props.properties.limits.maxComputeSharedMemorySize;
   vkds_type key = c->a.inputs[0]->type;
   c->path = path_for(c->res, c->a.count);
   bool big = big_tiles(dev, key, c->a.count, c->path == VKDS_SCAN_PATH_SINGLE);
-  if (shared_bytes(subgroups, key, big) > limit)
+  uint32_t size;
+  VKDS_CHECK(word_counters(c, big, &size));
+  bool words = size != 0;
+  uint32_t subgroups = words ? 256 / size : max_subgroups(dev);
+  c->a.subgroup_size = size;
+  if (shared_bytes(subgroups, key, big, words) > limit)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: sorts need %u bytes of shared memory with subgroups of %u; device %u (%s) has %u",
-                      c->a.name, shared_bytes(subgroups, key, big), 256 / subgroups, dev->index, name, limit);
+                      c->a.name, shared_bytes(subgroups, key, big, words), 256 / subgroups, dev->index, name, limit);
   /* the code: the shared memory's layout, and one word of lane masks where subgroups
    * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
    * a parameter. VKDS_SORT_MASKS=wide takes the four words on any device: the code of
@@ -177,13 +222,16 @@ vkds_result vkds__sort_choose(vkds__call *c) {
    * barriers). Measured (bench/RESULTS.md, 2026-11-25): on an H100 the direct loads were
    * 0.85x as fast (2^28 u32 keys 17.5 against 20.5 G keys/s), on lavapipe 1.07x: the
    * scans' rule, shared on GPUs and direct on CPU devices; VKDS_SORT_LOADS=shared|direct
-   * overrides it. */
+   * overrides it. Measured again with the word counters (2026-11-27, session 25, one
+   * call): direct 10,403 against 10,510 us for keys (1.01x), 14,354 against 14,107 for
+   * pairs (0.98x): left as it was. */
   const char *loads = vkds__getenv("VKDS_SORT_LOADS");
   bool direct = loads && strcmp(loads, "direct") == 0 ? true
                 : loads && strcmp(loads, "shared") == 0 ? false
                 : dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (c->a.elem == VKDS__ELEM_INDEX ? VARIANT_ARGSORT : 0) |
                  (direct ? VARIANT_DIRECT_LOADS : 0) | (big ? VARIANT_BIG_TILES : 0) |
+                 (words ? VARIANT_WORD_COUNTERS : 0) |
                  (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
   return VKDS_SUCCESS;
 }
@@ -244,10 +292,11 @@ const char *vkds__sort_preamble(const vkds__alg *a) {
 void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap) {
   snprintf(buf, cap,
            "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n"
-           "#define VKDS_SORT_ARGSORT %d\n#define VKDS_SORT_DIRECT_LOADS %d\n#define VKDS_SORT_BIG_TILES %d\n",
+           "#define VKDS_SORT_ARGSORT %d\n#define VKDS_SORT_DIRECT_LOADS %d\n#define VKDS_SORT_BIG_TILES %d\n"
+           "#define VKDS_SORT_WORD_COUNTERS %d\n",
            a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3,
            (a->variant & VARIANT_ARGSORT) != 0, (a->variant & VARIANT_DIRECT_LOADS) != 0,
-           (a->variant & VARIANT_BIG_TILES) != 0);
+           (a->variant & VARIANT_BIG_TILES) != 0, (a->variant & VARIANT_WORD_COUNTERS) != 0);
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {

@@ -56,6 +56,10 @@ vkds_result vkds__device_query(const vkds_context *ctx, VkPhysicalDevice phys,
     f->props.properties = core.properties;
     return VKDS_SUCCESS;
   }
+  if (core.properties.apiVersion >= VK_API_VERSION_1_3 && ctx->api_version >= VK_API_VERSION_1_3) {
+    f->props13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES;
+    f->props12.pNext = &f->props13;
+  }
   fn->GetPhysicalDeviceProperties2(phys, &f->props);
   f->prefers_descriptors = prefers_descriptors(&f->props.properties);
 
@@ -171,8 +175,10 @@ static uint32_t caps_enabled(const VkPhysicalDeviceFeatures *f, const VkPhysical
 }
 
 static void record_enabled(vkds__device *dev, const VkPhysicalDeviceFeatures *f,
-                           const VkPhysicalDeviceVulkan12Features *f12, bool emh, bool pd) {
+                           const VkPhysicalDeviceVulkan12Features *f12, bool emh, bool pd, bool size_control) {
   dev->enabled = (vkds__device_enabled){
+      .subgroup_size_control = size_control && dev->ctx->api_version >= VK_API_VERSION_1_3 &&
+                               dev->facts.props.properties.apiVersion >= VK_API_VERSION_1_3,
       .buffer_device_address = f12 && f12->bufferDeviceAddress,
       .timeline_semaphore = f12 && f12->timelineSemaphore,
       .shader_int64 = f && f->shaderInt64,
@@ -257,7 +263,8 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
     return vkds__vk_fail(ctx, vr, "vkCreateDevice");
   }
   vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
-  record_enabled(dev, &on.features, &on12, facts->has_external_memory_host, facts->has_push_descriptor);
+  record_enabled(dev, &on.features, &on12, facts->has_external_memory_host, facts->has_push_descriptor,
+                 v13 && on13.subgroupSizeControl);
   dev->enabled.pipeline_stats = stats;
   dev->enabled.caps = caps_enabled(&on.features, &on11, &on12);
   dev->enabled.caps_known = true;
@@ -295,8 +302,22 @@ void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *emb
     emh |= strcmp(e, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0;
     pd |= strcmp(e, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0;
   }
+  const VkPhysicalDeviceVulkan13Features *f13 =
+      f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES) : NULL;
+  const VkPhysicalDeviceSubgroupSizeControlFeatures *ssc =
+      f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES) : NULL;
   record_enabled(dev, f ? &f->features : NULL, &merged, emh && dev->facts.has_external_memory_host,
-                 pd && dev->facts.has_push_descriptor);
+                 pd && dev->facts.has_push_descriptor,
+                 (f13 && f13->subgroupSizeControl) || (ssc && ssc->subgroupSizeControl));
+}
+
+uint32_t vkds__device_required_subgroup_size(const vkds__device *dev) {
+  const VkPhysicalDeviceVulkan13Properties *p13 = &dev->facts.props13;
+  uint32_t s = dev->facts.props11.subgroupSize;
+  if (!dev->enabled.subgroup_size_control || !(p13->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+      s < p13->minSubgroupSize || s > p13->maxSubgroupSize)
+    return 0;
+  return s;
 }
 
 /* ---- lost devices ---- */

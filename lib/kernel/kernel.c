@@ -380,9 +380,16 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
   for (uint32_t i = 0; i < r->spec_count; ++i) has_range_constant |= r->specs[i].id == 0;
   VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = 4};
   VkSpecializationInfo spec = {.mapEntryCount = 1, .pMapEntries = &entry, .dataSize = 4, .pData = &range64};
+  if (k->subgroup_size && k->subgroup_size != vkds__device_required_subgroup_size(dev))
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "kernel '%s' needs subgroups of %u lanes, which %s cannot "
+                      "require", k->name, k->subgroup_size, dev->facts.props.properties.deviceName);
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo size = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+      .requiredSubgroupSize = k->subgroup_size};
   VkComputePipelineCreateInfo cpci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .pNext = k->subgroup_size ? &size : NULL,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = p->module, .pName = r->entry, .pSpecializationInfo = has_range_constant ? &spec : NULL},
       .layout = p->layout};
   if (dev->enabled.pipeline_stats) cpci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;

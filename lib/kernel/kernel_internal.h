@@ -179,6 +179,10 @@ struct vkds_kernel {
   vkds_arg *args;         /* a deep copy of the description; NULL: none */
   vkds__arg_layout layout; /* where the described members go (into refl) */
   vkds_range_type range;
+  /* the subgroup size its pipelines require (kernels vkds generates whose shared memory
+   * is laid out per subgroup: lib/algorithm/sort.c); 0: the driver's choice. Set before
+   * the first pipeline is made. */
+  uint32_t subgroup_size;
   uint64_t hash;          /* of the SPIR-V: the default launch key */
   pthread_mutex_t lock;   /* guards `pipelines` */
   vkds__pipeline *pipelines; /* per context device */

@@ -69,7 +69,12 @@ void vkds_portable(uint stage, uint pass, bool from_a) {
     KW_T k[VKDS_ITEMS];
     vkds_load_tile(from_a, base, valid, k);
     uint loc[VKDS_ITEMS];
+#if VKDS_SORT_WORD_COUNTERS // counts first (sort_tile.glsl says why)
+    vkds_rank_counts(k, pass);
+    vkds_rank_items(k, pass, loc);
+#else
     vkds_rank(k, pass, loc);
+#endif
     vkds_goff[t] = vkds_sw(vkds_count_at(t, tile)).v - vkds_toff[t]; // seen after the exchange's barrier
     KW_T o[VKDS_ITEMS];
     vkds_exchange_keys(k, loc, o);

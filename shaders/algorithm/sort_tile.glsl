@@ -96,12 +96,19 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer vkds_sw { ui
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_sd { uint64_t v; };
 
 // One array for every stage, used in turn: the upsweep's histograms, the 16-byte loads'
-// transposition, the rank's subgroup histograms (16-bit counters, two per word), the
-// exchange that makes the writes run in digit order. A tile's words (4,096 or 5,120 of
-// 4-byte keys, 4,096 of 8-byte ones) or 128 words per subgroup (sort.c, shared_bytes).
+// transposition, the rank's subgroup histograms, the exchange that makes the writes run
+// in digit order. A tile's words (4,096 or 5,120 of 4-byte keys, 4,096 of 8-byte ones) or
+// the histograms' if they take more (sort.c, shared_bytes): 256 words a subgroup with
+// VKDS_SORT_WORD_COUNTERS (sort.c, word_counters: the subgroup count is then exact), else
+// 128 words of two 16-bit counters.
 #define VKDS_TILE_WORDS (256 * VKDS_ITEMS * VKDS_KEY_WORDS)
-#if 128 * VKDS_SORT_SUBGROUPS > VKDS_TILE_WORDS
-#define VKDS_SH_WORDS (128 * VKDS_SORT_SUBGROUPS)
+#if VKDS_SORT_WORD_COUNTERS
+#define VKDS_CTR_WORDS 256
+#else
+#define VKDS_CTR_WORDS 128
+#endif
+#if VKDS_CTR_WORDS * VKDS_SORT_SUBGROUPS > VKDS_TILE_WORDS
+#define VKDS_SH_WORDS (VKDS_CTR_WORDS * VKDS_SORT_SUBGROUPS)
 #else
 #define VKDS_SH_WORDS VKDS_TILE_WORDS
 #endif
@@ -161,20 +168,26 @@ KEY_T vkds_kfrom(KW_T b) {
 #endif
 }
 
+// The kind's transform as masks, without a branch (they are the same in every thread;
+// a branch on the kind stood in the SASS of every load from and store to the sequence,
+// 2026-11-27): the bits are XORed with vkds_flip_top(), and where the sign bit is set
+// (forward) or clear (back) with vkds_flip_neg() too, then with vkds_desc().
+KW_T vkds_flip_top() { return vkds_kind() != 0u ? VKDS_KW_TOP : KW_T(0); }
+KW_T vkds_flip_neg() { return vkds_kind() == 2u ? ~VKDS_KW_TOP : KW_T(0); }
+#if VKDS_KEY_WORDS == 1
+KW_T vkds_sign_mask(KW_T b) { return uint(int(b) >> 31); }
+#else
+KW_T vkds_sign_mask(KW_T b) { return uint64_t(int64_t(b) >> 63); }
+#endif
+
 KW_T vkds_ord(KEY_T x) {
   KW_T b = vkds_kbits(x);
-  uint kind = vkds_kind();
-  if (kind == 1u) b ^= VKDS_KW_TOP;
-  else if (kind == 2u) b ^= (b & VKDS_KW_TOP) != KW_T(0) ? VKDS_KW_MAX : VKDS_KW_TOP;
-  return b ^ vkds_desc();
+  return b ^ vkds_flip_top() ^ (vkds_sign_mask(b) & vkds_flip_neg()) ^ vkds_desc();
 }
 
 KEY_T vkds_key(KW_T b) {
   b ^= vkds_desc();
-  uint kind = vkds_kind();
-  if (kind == 1u) b ^= VKDS_KW_TOP;
-  else if (kind == 2u) b ^= (b & VKDS_KW_TOP) != KW_T(0) ? VKDS_KW_TOP : VKDS_KW_MAX;
-  return vkds_kfrom(b);
+  return vkds_kfrom(b ^ vkds_flip_top() ^ (vkds_sign_mask(~b) & vkds_flip_neg()));
 }
 
 uint vkds_digit(KW_T b, uint pass) { return uint(b >> (8u * pass)) & 255u; }
@@ -461,43 +474,76 @@ void vkds_count_tile(bool from_a, uint64_t base, uint valid, uint pass) {
   }
 
 // Ranking a tile by the pass's digit, stably in slot order: loc[j] becomes item j's slot
-// in the tile ordered by digit. Each subgroup has its own histogram in vkds_sh (256
-// counters of 16 bits, two digits a word, at vkds_hist_at()); a subgroup ranks its items
-// with ballots (the lanes holding the same digit: VKDS_PEERS), one leader per digit
-// adding the lanes to the subgroup's counter; the histograms' exclusive scan across the
-// subgroups and each digit's first slot in the tile (vkds_toff) complete the places.
-// Two orders of the same steps:
-//   vkds_rank         (the portable scatter) ranks first, the counters start at zero and
-//                     their scan comes after, then each item adds its subgroup's prefix;
-//   vkds_rank_counts, (Onesweep) counts first (each item adds one to its counter), scans,
-//   vkds_rank_items   and only then ranks, the counters already holding the prefixes:
-//                     the tile's counts are known before its keys are ranked, so
-//                     Onesweep publishes them earlier. One more atomic an item: on the
-//                     portable path, where nothing waits for the counts, ranking first
-//                     was faster (H100, u32 at 2^28, 2026-11-26, session 23: 11,411-
-//                     11,416 against 11,758-11,818 us; bench/RESULTS.md).
+// in the tile ordered by digit. Each subgroup has its own histogram of the 256 digits in
+// vkds_sh at vkds_hist_at(): a word a counter (VKDS_SORT_WORD_COUNTERS), else 16-bit
+// counters, two digits a word. A subgroup ranks its items with ballots (the lanes holding
+// the same digit: VKDS_PEERS), one leader per digit adding the lanes to the subgroup's
+// counter; the histograms' exclusive scan across the subgroups and each digit's first
+// slot in the tile (vkds_toff) complete the places. Two orders of the same steps:
+//   vkds_rank         (the portable scatter, 16-bit counters) ranks first, the counters
+//                     start at zero and their scan comes after, then each item adds its
+//                     subgroup's prefix;
+//   vkds_rank_counts, (Onesweep; both paths with word counters) counts first (each item
+//   vkds_rank_items   adds one to its counter), scans, and only then ranks, the counters
+//                     already holding the prefixes: the tile's counts are known before
+//                     its keys are ranked, so Onesweep publishes them earlier. With 16-bit
+//                     counters that is one more atomic an item, and on the portable path,
+//                     where nothing waits for the counts, ranking first was faster (H100,
+//                     u32 at 2^28, 2026-11-26, session 23: 11,411-11,416 against
+//                     11,758-11,818 us; bench/RESULTS.md). A word counter's count is one
+//                     atomicAdd(, 1) (NVIDIA: ATOMS.POPC.INC, one a subgroup), and its scan
+//                     can leave each digit's first slot in the counters (no addition
+//                     after the rank).
 
-uint vkds_hist_at() { return gl_SubgroupID * 128u; }
+uint vkds_hist_at() { return gl_SubgroupID * uint(VKDS_CTR_WORDS); }
+// Digit d's counter in the subgroup's histogram, what one key adds to it, its value in
+// the counter's word w.
+#if VKDS_SORT_WORD_COUNTERS
+uint vkds_ctr(uint d) { return vkds_hist_at() + d; }
+uint vkds_ctr_unit(uint d) { return 1u; }
+uint vkds_ctr_get(uint w, uint d) { return w; }
+#else
+uint vkds_ctr(uint d) { return vkds_hist_at() + (d >> 1); }
+uint vkds_ctr_unit(uint d) { return 1u << ((d & 1u) * 16u); }
+uint vkds_ctr_get(uint w, uint d) { return (w >> ((d & 1u) * 16u)) & 0xffffu; }
+#endif
 
 // Zeroes this subgroup's histogram. Only the subgroup itself writes it until the next
 // work-group barrier, and everyone who read the last tile's has passed one since: a
 // subgroup barrier is enough.
 void vkds_hist_zero() {
-  for (uint i = gl_SubgroupInvocationID; i < 128u; i += gl_SubgroupSize) vkds_sh[vkds_hist_at() + i] = 0u;
+  for (uint i = gl_SubgroupInvocationID; i < uint(VKDS_CTR_WORDS); i += gl_SubgroupSize) vkds_sh[vkds_hist_at() + i] = 0u;
   subgroupMemoryBarrierShared();
   subgroupBarrier();
 }
 
 // The histograms (complete, a barrier after their last update) become each subgroup's
-// exclusive prefix of each digit across the subgroups before it, in place. Threads t and
+// exclusive prefix of each digit across the subgroups before it, in place; word counters
+// also hold the digit's vkds_toff (the slot of its subgroup's first key). Returns the
+// tile's count of digit vkds_tid() and sets vkds_toff[vkds_tid()] to the digit's first
+// slot; the block scan's last barrier is left to the caller. Word counters: thread t walks
+// digit t's counters. 16-bit counters: threads t and
 // t ^ 1 (neighbouring lanes) hold digits 2w and 2w + 1 of word w; only the even one reads
 // and writes the word, and one shuffle hands it to the odd one and brings back the odd
-// one's prefix (sort.c refuses subgroups of one lane). Returns the tile's count of digit vkds_tid() (at most 5,120: 16
-// bits hold them) and sets vkds_toff[vkds_tid()] to the digit's first slot; the block
-// scan's last barrier is left to the caller. (This was half the threads walking the
+// one's prefix (sort.c refuses subgroups of one lane); a digit's count is at most 5,120:
+// 16 bits hold it. (This was half the threads walking the
 // words, then the counts through vkds_toff: two barriers more; u32 at 2^28 on an H100,
 // portable path, two rounds in one call: 11,726 / 11,764 -> 11,585 / 11,586 us; Onesweep
 // unchanged. bench/RESULTS.md, session 22.)
+#if VKDS_SORT_WORD_COUNTERS
+uint vkds_hist_scan() {
+  uint t = vkds_tid(), count = 0u, total;
+  for (uint g = 0u; g < gl_NumSubgroups; ++g) count += vkds_sh[g * 256u + t];
+  uint first = vkds_block_exclusive_of(count, total, false);
+  vkds_toff[t] = first;
+  for (uint g = 0u; g < gl_NumSubgroups; ++g) {
+    uint c = vkds_sh[g * 256u + t];
+    vkds_sh[g * 256u + t] = first;
+    first += c;
+  }
+  return count;
+}
+#else
 uint vkds_hist_scan() {
   uint t = vkds_tid();
   bool even = (t & 1u) == 0u;
@@ -517,12 +563,13 @@ uint vkds_hist_scan() {
   vkds_toff[t] = vkds_block_exclusive_of(count, total, false);
   return count;
 }
+#endif
 
 // The subgroup's ranking: loc[j] becomes item j's place among the subgroup's items of its
 // digit before it, plus the value its digit's counter had before the subgroup's items of
 // that digit were added to it, plus (with `first`, a constant) the digit's vkds_toff.
 void vkds_rank_peers(KW_T k[VKDS_ITEMS], uint pass, const bool first, out uint loc[VKDS_ITEMS]) {
-  uint lane = gl_SubgroupInvocationID, hist = vkds_hist_at();
+  uint lane = gl_SubgroupInvocationID;
   VKDS_MASK lt = vkds_lt_mask(), everyone = vkds_ballot(true);
 #if VKDS_SORT_WIDE_SUBGROUPS
   // item by item (a lane mask of four words does not fit loc[j] while it waits)
@@ -530,8 +577,8 @@ void vkds_rank_peers(KW_T k[VKDS_ITEMS], uint pass, const bool first, out uint l
     uint d = vkds_digit(k[j], pass);
     VKDS_MASK peers;
     VKDS_PEERS(peers, d, everyone)
-    uint leader = vkds_lsb(peers), hs = (d & 1u) * 16u, before = 0u;
-    if (lane == leader) before = (atomicAdd(vkds_sh[hist + (d >> 1)], vkds_popc(peers) << hs) >> hs) & 0xffffu;
+    uint leader = vkds_lsb(peers), before = 0u;
+    if (lane == leader) before = vkds_ctr_get(atomicAdd(vkds_sh[vkds_ctr(d)], vkds_popc(peers) * vkds_ctr_unit(d)), d);
     loc[j] = subgroupShuffle(before, leader) + vkds_popc(peers & lt) + (first ? vkds_toff[d] : 0u);
   }
 #else
@@ -550,13 +597,13 @@ void vkds_rank_peers(KW_T k[VKDS_ITEMS], uint pass, const bool first, out uint l
   }
   uint before[VKDS_ITEMS];
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
-    uint d = vkds_digit(k[j], pass), hs = (d & 1u) * 16u;
+    uint d = vkds_digit(k[j], pass);
     before[j] = 0u;
-    if (lane == vkds_lsb(loc[j])) before[j] = atomicAdd(vkds_sh[hist + (d >> 1)], vkds_popc(loc[j]) << hs);
+    if (lane == vkds_lsb(loc[j])) before[j] = atomicAdd(vkds_sh[vkds_ctr(d)], vkds_popc(loc[j]) * vkds_ctr_unit(d));
   }
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
-    uint d = vkds_digit(k[j], pass), hs = (d & 1u) * 16u;
-    uint b = (before[j] >> hs) & 0xffffu;
+    uint d = vkds_digit(k[j], pass);
+    uint b = vkds_ctr_get(before[j], d);
     loc[j] = subgroupShuffle(b, vkds_lsb(loc[j])) + vkds_popc(loc[j] & lt) + (first ? vkds_toff[d] : 0u);
   }
 #endif
@@ -570,10 +617,9 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS]) {
   barrier();
   vkds_hist_scan();
   barrier();
-  uint hist = vkds_hist_at();
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
-    uint d = vkds_digit(k[j], pass), hs = (d & 1u) * 16u;
-    loc[j] += vkds_toff[d] + ((vkds_sh[hist + (d >> 1)] >> hs) & 0xffffu);
+    uint d = vkds_digit(k[j], pass);
+    loc[j] += vkds_toff[d] + vkds_ctr_get(vkds_sh[vkds_ctr(d)], d);
   }
 }
 
@@ -581,11 +627,10 @@ void vkds_rank(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS]) {
 // included), leaves digit d's first slot in vkds_toff[d] and the prefixes in the
 // counters, for vkds_rank_items.
 uint vkds_rank_counts(KW_T k[VKDS_ITEMS], uint pass) {
-  uint hist = vkds_hist_at();
   vkds_hist_zero();
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
     uint d = vkds_digit(k[j], pass);
-    atomicAdd(vkds_sh[hist + (d >> 1)], 1u << ((d & 1u) * 16u));
+    atomicAdd(vkds_sh[vkds_ctr(d)], vkds_ctr_unit(d));
   }
   barrier();
   uint count = vkds_hist_scan();
@@ -595,7 +640,8 @@ uint vkds_rank_counts(KW_T k[VKDS_ITEMS], uint pass) {
 
 // After vkds_rank_counts; vkds_sh is still being read on return (as after vkds_rank).
 void vkds_rank_items(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS]) {
-  vkds_rank_peers(k, pass, true, loc);
+  // (word counters already hold each digit's first slot)
+  vkds_rank_peers(k, pass, VKDS_SORT_WORD_COUNTERS == 0, loc);
 }
 
 // The ranked tile's keys in slot order: o[i] is slot t + 256 i's (the keys go through
@@ -628,17 +674,30 @@ void vkds_exchange_keys(KW_T k[VKDS_ITEMS], uint loc[VKDS_ITEMS], out KW_T o[VKD
 void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T o[VKDS_ITEMS], uint loc[VKDS_ITEMS]) {
   uint t = vkds_tid();
   bool to_a = !from_a;
+  // every index first (their shared-memory reads issued together), then the stores, with
+  // the destination and the bounds decided once outside the loops: item by item, each
+  // store waited for its own read and stood behind two branches (the SASS, 2026-11-27)
   uint g[VKDS_ITEMS];
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) {
-    uint s = t + 256u * i;
-    g[i] = vkds_goff[vkds_digit(o[i], pass)] + s;
-    if (s < valid) vkds_dst_key(to_a, uint64_t(g[i]), o[i]);
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) g[i] = vkds_goff[vkds_digit(o[i], pass)] + t + 256u * i;
+  if (valid == VKDS_TILE && to_a) {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_key(true, uint64_t(g[i]), o[i]);
+  } else if (valid == VKDS_TILE) {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_key(false, uint64_t(g[i]), o[i]);
+  } else {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
+      if (t + 256u * i < valid) vkds_dst_key(to_a, uint64_t(g[i]), o[i]);
   }
 #if VKDS_VALUES
   uvec2 v[VKDS_ITEMS];
-  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
-    uint s = vkds_pos(j);
-    v[j] = s < valid ? vkds_src_val(from_a, base + uint64_t(s)) : uvec2(0u);
+  if (valid == VKDS_TILE && from_a) {
+    [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) v[j] = vkds_src_val(true, base + uint64_t(vkds_pos(j)));
+  } else if (valid == VKDS_TILE) {
+    [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) v[j] = vkds_src_val(false, base + uint64_t(vkds_pos(j)));
+  } else {
+    [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+      uint s = vkds_pos(j);
+      v[j] = s < valid ? vkds_src_val(from_a, base + uint64_t(s)) : uvec2(0u);
+    }
   }
   uvec2 w[VKDS_ITEMS];
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].x;
@@ -650,7 +709,13 @@ void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T o[V
   barrier();
   [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i].y = vkds_sh[t + 256u * i];
 #endif
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
-    if (t + 256u * i < valid) vkds_dst_val(to_a, uint64_t(g[i]), w[i]);
+  if (valid == VKDS_TILE && to_a) {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_val(true, uint64_t(g[i]), w[i]);
+  } else if (valid == VKDS_TILE) {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_val(false, uint64_t(g[i]), w[i]);
+  } else {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
+      if (t + 256u * i < valid) vkds_dst_val(to_a, uint64_t(g[i]), w[i]);
+  }
 #endif
 }
