@@ -88,7 +88,7 @@
  * recorded while the other runs, so the GPU waits only for the host to wake from a
  * wait), so that a drift of the GPU's speed hits the row and its baseline alike ("copy
  * GB/s"). Each size's device rows come first and together: on a GPU (not a CPU device),
- * CLOCK_WARM_NS (200 ms) of plain copies back to back first, untimed, so the clocks are
+ * CLOCK_WARM_NS (1 s) of plain copies back to back first, untimed, so the clocks are
  * up when timing starts; then the plain copy's batches and every recorded row's (the
  * forced scan paths' last, in their contexts), nothing host-bound between them (each
  * row's first call, which may compile its kernel, comes before the warm-up; blocking
@@ -166,7 +166,12 @@ enum {
 #define BATCH_NS 10000000ull        /* the GPU time one batch aims at */
 #define LONG_CALL_NS 20000000ull    /* a first call this long is warm-up enough */
 #define WARM_NS 10000000ull         /* on GPUs, the warm-up of a wall-timed row lasts at least this long */
-#define CLOCK_WARM_NS 200000000ull  /* on GPUs, plain copies back to back before each size's device rows */
+/* On GPUs, plain copies back to back before each size's device rows. 200 ms was not
+ * enough at 2^28 on an H100 (2026-11-27, session 25, VKDS_BENCH_INTERVALS=1, six runs of
+ * `--only copy_if`): in 5 of 12 datasets every call of the plain copy's row ran at 1,239
+ * us against 710 (1.74x, a plateau, not a drift), for ~100 ms after the warm-up, and in
+ * one the slow state reached into vkds_copy_if's first 8 calls (1,980 us against 862) */
+#define CLOCK_WARM_NS 1000000000ull
 #define POISON 0xffffffffu          /* a NaN as f32 */
 #define HIST_BINS 256u              /* the histogram's bins (cub_bench's) */
 #define F32_TOLERANCE 1e-5
@@ -2184,7 +2189,7 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
          "back in batches of ~10 ms of GPU work (one submission, one wait each), as CUB's events around\n"
          "its launches: plain_copy's dispatches; on device data, the recording form (vkds_cmd_*, results\n"
          "to device memory). Each size's device rows run together, the GPU at sustained load (on a\n"
-         "GPU after 200 ms of plain copies, so its clocks are up). wall µs: median wall time of the\n"
+         "GPU after 1 s of plain copies, so its clocks are up). wall µs: median wall time of the\n"
          "blocking call, one per submission and wait (plain_copy: submit + wait on the timeline,\n"
          "spinning 50 µs as vkds does, then sleeping); host rows and rt_ rows have wall time only, the\n"
          "forced scan paths' rows (_single, _portable) GPU time only. GB/s: bytes the algorithm must\n"
