@@ -522,14 +522,13 @@ void vkds_hist_zero() {
 // also hold the digit's vkds_toff (the slot of its subgroup's first key). Returns the
 // tile's count of digit vkds_tid() and sets vkds_toff[vkds_tid()] to the digit's first
 // slot; the block scan's last barrier is left to the caller. Word counters: thread t walks
-// digit t's counters. 16-bit counters: threads t and
-// t ^ 1 (neighbouring lanes) hold digits 2w and 2w + 1 of word w; only the even one reads
-// and writes the word, and one shuffle hands it to the odd one and brings back the odd
-// one's prefix (sort.c refuses subgroups of one lane); a digit's count is at most 5,120:
-// 16 bits hold it. (This was half the threads walking the
-// words, then the counts through vkds_toff: two barriers more; u32 at 2^28 on an H100,
-// portable path, two rounds in one call: 11,726 / 11,764 -> 11,585 / 11,586 us; Onesweep
-// unchanged. bench/RESULTS.md, session 22.)
+// digit t's counters. 16-bit counters: threads t and t ^ 1 (neighbouring lanes) hold
+// digits 2w and 2w + 1 of word w; only the even one reads and writes the word, and one
+// shuffle hands it to the odd one and brings back the odd one's prefix (sort.c refuses
+// subgroups of one lane); a digit's count is at most 5,120: 16 bits hold it. (This was
+// half the threads walking the words, then the counts through vkds_toff: two barriers
+// more; u32 at 2^28 on an H100, portable path, two rounds in one call: 11,726 / 11,764 ->
+// 11,585 / 11,586 us; Onesweep unchanged. bench/RESULTS.md, session 22.)
 #if VKDS_SORT_WORD_COUNTERS
 uint vkds_hist_scan() {
   uint t = vkds_tid(), count = 0u, total;
