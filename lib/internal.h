@@ -135,7 +135,7 @@ typedef struct vkds__device_facts {
   VkPhysicalDeviceProperties2 props;
   VkPhysicalDeviceVulkan11Properties props11;
   VkPhysicalDeviceVulkan12Properties props12;
-  VkPhysicalDeviceVulkan13Properties props13; /* zero below Vulkan 1.3 */
+  VkPhysicalDeviceVulkan13Properties props13; /* zero unless the device and the context speak Vulkan 1.3 */
   VkPhysicalDeviceFeatures2 features;
   VkPhysicalDeviceVulkan11Features features11;
   VkPhysicalDeviceVulkan12Features features12;
@@ -176,8 +176,8 @@ typedef struct vkds__device_enabled {
   bool buffer_device_address, timeline_semaphore, shader_int64, int64_atomics, float64;
   bool external_memory_host, push_descriptor;
   bool host_query_reset; /* vkResetQueryPool from the host (lib/backend/backend_vulkan.c says why) */
-  /* subgroupSizeControl (Vulkan 1.3) on, and the context speaks 1.3: a pipeline may name
-   * its subgroup size (vkds__device_required_subgroup_size) */
+  /* subgroupSizeControl (Vulkan 1.3) on: with props13 (1.3 on both sides), a pipeline
+   * may name its subgroup size (vkds__device_required_subgroup_size) */
   bool subgroup_size_control;
   /* the SPIR-V capabilities whose features vkds enabled (VKDS__CAP_*), checked before a
    * pipeline is made; caps_known false for an adopted device (the application enabled its

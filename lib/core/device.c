@@ -177,8 +177,7 @@ static uint32_t caps_enabled(const VkPhysicalDeviceFeatures *f, const VkPhysical
 static void record_enabled(vkds__device *dev, const VkPhysicalDeviceFeatures *f,
                            const VkPhysicalDeviceVulkan12Features *f12, bool emh, bool pd, bool size_control) {
   dev->enabled = (vkds__device_enabled){
-      .subgroup_size_control = size_control && dev->ctx->api_version >= VK_API_VERSION_1_3 &&
-                               dev->facts.props.properties.apiVersion >= VK_API_VERSION_1_3,
+      .subgroup_size_control = size_control,
       .buffer_device_address = f12 && f12->bufferDeviceAddress,
       .timeline_semaphore = f12 && f12->timelineSemaphore,
       .shader_int64 = f && f->shaderInt64,
