@@ -69,8 +69,9 @@ typedef struct chained_shape {
   {#t "x" #r, t, r,                                                                                                \
    SINGLE_EXTENSIONS "#define VKDS_SCAN_CHAINED\n#define VKDS_CH_THREADS " #t "\n#define VKDS_CH_RUNS " #r "u\n" extra}
 #define REREAD "#define VKDS_CH_REREAD\n"
-/* largest groups first: chained() picks one by the count (the last four) and walks down
- * from it to one the device takes; 1024x5 only where VKDS_SCAN_CHAINED asks (the shape of
+/* largest groups first: chained() picks one by the count and the algorithm (the last
+ * five) and walks down from it to one the device takes; 1024x5 only where
+ * VKDS_SCAN_CHAINED asks (the shape of
  * the plain-Vulkan baseline, bench/scan1.comp). (Session 18 built shapes whose groups
  * took 2 or 4 tiles each and looked back for each after reducing them all, to hide the
  * waits behind the next reductions; session 19 the tile waiting in an array indexed by
@@ -78,8 +79,8 @@ typedef struct chained_shape {
  * tiles kept in registers in 512- and 1024-thread groups (1024x5 0.89x CUB at 2^28,
  * 512x4 0.90x) and 512x6, 256x8 and 1024x4 re-reading (0.90x, 0.90x, 0.69x): all
  * slower on an H100 than the rule's 512x8, so removed: bench/RESULTS.md.) */
-static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(512, 8, REREAD), SHAPE(512, 5, REREAD),
-                                       SHAPE(512, 4, REREAD), SHAPE(256, 4, "")};
+static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(512, 8, REREAD), SHAPE(384, 8, REREAD),
+                                       SHAPE(512, 5, REREAD),  SHAPE(512, 4, REREAD), SHAPE(256, 4, "")};
 #undef REREAD
 #undef SHAPE
 #define SHAPE_COUNT (sizeof SHAPES / sizeof SHAPES[0])
@@ -203,11 +204,18 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
    * tiles leave SMs idle; then, read again, 512 x 4 below 2^23, 512 x 5 below 2^24 and
    * 512 x 8 (16,384) from there. Measured on an H100 (2026-11-26, session 20), u32 plus,
    * GPU us: 2^22 256x4 27.0, 512x4 27.1, 512x5 31.6; 2^23 42.7, 42.8, 39.9; 2^24 512x4
-   * 73.2, 512x5 70.5, 512x8 71.0; 2^28 990.9, 954.9, 932.7 (CUB's InclusiveSum 886) */
+   * 73.2, 512x5 70.5, 512x8 71.0; 2^28 990.9, 954.9, 932.7 (CUB's InclusiveSum 886).
+   * Compaction (its flags' count) takes 384 x 8 there instead, CUB's DeviceSelect group
+   * (384 threads): faster for copy_if, slower for the scan. Measured on an H100
+   * (2026-11-27, session 26, one call, two rounds each), GPU us, 512x8 / 384x8: u32
+   * copy_if 2^24 70.4 / 70.1, 2^26 229.0 / 226.0, 2^28 862.7 / 853.6 (0.830x -> 0.840x
+   * CUB); f32 copy_if 2^28 791 / 765 (0.757x -> 0.784x); u32 inclusive scan 2^24 71.0 /
+   * 73.9, 2^28 935.7 / 989.7 (0.940x -> 0.889x). */
   uint32_t shape = a->count < (1ull << 22)   ? SHAPE_COUNT - 1
                    : a->count < (1ull << 23) ? SHAPE_COUNT - 2
                    : a->count < (1ull << 24) ? SHAPE_COUNT - 3
-                                             : SHAPE_COUNT - 4;
+                   : a->result == VKDS__RESULT_COUNT ? SHAPE_COUNT - 4
+                                             : SHAPE_COUNT - 5;
   for (uint32_t i = 0; v && i < SHAPE_COUNT; ++i)
     if (strcmp(v, SHAPES[i].name) == 0) shape = i;
   /* a group the device takes (Vulkan promises only 128 threads; vkds's other scans take
