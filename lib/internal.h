@@ -440,6 +440,11 @@ static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, ui
  * (lib/backend/backend.c). */
 const vkds_context *vkds__backend_alloc_ctx(const vkds_backend *b);
 
+/* vkds_select, with a selection that finds every candidate at capacity (or unhealthy,
+ * none lost) waited out as vkds_submit waits it out: retried until the policy's
+ * submit_timeout_ns (0: 10 s), then VKDS_ERROR_TIMEOUT, whose message names `what`. */
+vkds_result vkds__select_waiting(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out, const char *what);
+
 /* vkds_selection_create without the argument and capability checks: a FREE selection
  * (lib/backend/backend.c); a policy then marks it PICKED. */
 vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,

@@ -732,6 +732,70 @@ START_TEST(asynchronous_form) {
 }
 END_TEST
 
+/* A policy with a capacity: an algorithm's selection that finds it full is waited out,
+ * as vkds_submit waits it out (it returned VKDS_ERROR_WOULD_BLOCK, with no message, from
+ * the blocking and the asynchronous forms alike), and after the policy's
+ * submit_timeout_ns it is VKDS_ERROR_TIMEOUT with nothing written. A selection held and
+ * not submitted counts against the capacity: it fills the policy here. */
+typedef struct {
+  vkds_selection *held;
+  useconds_t after_us;
+} release_later;
+static void *release_after(void *arg) {
+  release_later *rl = arg;
+  usleep(rl->after_us);
+  vkds_selection_release(rl->held);
+  return NULL;
+}
+
+START_TEST(policy_at_capacity_is_waited_out) {
+  open_ctx();
+  enum { N = 10000 };
+  uint32_t *a = malloc(N * 4);
+  uint64_t want = 0;
+  for (int i = 0; i < N; ++i) a[i] = (uint32_t)(rnd() % 1000), want += a[i];
+  vkds_seq as = vkds_seq_host(a, N, VKDS_U32);
+  static const vkds_policy_kind kinds[] = {VKDS_POLICY_FIXED, VKDS_POLICY_ROUND_ROBIN, VKDS_POLICY_DYNAMIC_LOAD};
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
+    vkds_policy *p;
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = kinds[k], .capacity = 1,
+                                                          .submit_timeout_ns = 20000000ull, /* 20 ms */
+                                                          .resources = {.context = ctx}},
+                                      &p));
+    /* full for longer than the timeout: a named error, nothing written */
+    vkds_selection *held;
+    ck_assert_vkds(vkds_select(p, NULL, &held));
+    uint64_t sum = 7;
+    vkds_submission *sub = (vkds_submission *)&sum; /* any pointer: the call must clear it */
+    ck_assert_int_eq(vkds_reduce(p, &as, NULL, NULL, &sum), VKDS_ERROR_TIMEOUT);
+    ck_assert(strstr(vkds_last_error_message(), "vkds_reduce") && strstr(vkds_last_error_message(), "capacity"));
+    ck_assert_int_eq(vkds_reduce_async(p, &as, NULL, NULL, &sum, &sub), VKDS_ERROR_TIMEOUT);
+    ck_assert_ptr_null(sub);
+    ck_assert_uint_eq(sum, 7);
+    /* full for less: the blocking form waits, then runs */
+    release_later rl = {held, 5000};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, release_after, &rl), 0);
+    ck_assert_vkds(vkds_reduce(p, &as, NULL, NULL, &sum));
+    pthread_join(th, NULL);
+    ck_assert_uint_eq(sum, want);
+    /* and the asynchronous form, behind an asynchronous call in flight */
+    uint64_t sum2 = 0, sum3 = 0;
+    vkds_submission *s2, *s3;
+    ck_assert_vkds(vkds_reduce_async(p, &as, NULL, NULL, &sum2, &s2));
+    ck_assert_vkds(vkds_reduce_async(p, &as, NULL, NULL, &sum3, &s3));
+    ck_assert_vkds(vkds_submission_wait(s3));
+    ck_assert_vkds(vkds_submission_wait(s2));
+    ck_assert_uint_eq(sum2, want);
+    ck_assert_uint_eq(sum3, want);
+    vkds_submission_release(s2), vkds_submission_release(s3);
+    vkds_policy_release(p);
+  }
+  free(a);
+  close_ctx();
+}
+END_TEST
+
 /* A call repeated on the same buffers with the same arguments submits its first
  * recording again (vkds_task_info.replay_key) where the data is passed by device address,
  * and reads the buffers as they are then; anything different records anew. Leaves bound
@@ -1129,6 +1193,7 @@ int main(void) {
   tcase_add_loop_test(t, recording_form, 0, rules);
   tcase_add_loop_test(t, repeated_calls_replay_their_recording, 0, rules);
   tcase_add_test(t, queue_puts_the_leading_barrier_where_needed);
+  tcase_add_test(t, policy_at_capacity_is_waited_out);
   suite_add_tcase(s, t);
   t = harness_tcase("kernels");
   tcase_add_test(t, second_call_and_second_process_compile_nothing);

@@ -100,6 +100,11 @@
  * check runs on the device, since the data may be there: the order of a histogram's
  * boundaries. It still comes before anything is written; see "histograms".)
  *
+ * A policy with a capacity (vkds_policy_info.capacity) that has every candidate full is
+ * waited out, as vkds_submit waits it out, by the blocking and the asynchronous forms
+ * alike: until a task in flight finishes, or, after the policy's submit_timeout_ns (0:
+ * 10 s), VKDS_ERROR_TIMEOUT with nothing submitted or written.
+ *
  * Host memory is streamed when every sequence keeps element i at element i of its
  * leaves (plain sequences, counting, discard, transform and zip views): the call runs
  * chunk by chunk, the host threads copying chunk i+1 into one of two host-visible stream

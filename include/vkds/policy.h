@@ -98,12 +98,13 @@ typedef struct vkds_policy_info {
   uint32_t fixed_index;
   /* At most this many tasks in flight per resource. The policies choose among the
    * resources with room (round robin passes a full resource's turn on); a selection
-   * that finds none is VKDS_ERROR_WOULD_BLOCK (vkds_try_submit) or waited out
-   * (vkds_submit). fixed and auto tune once it has chosen wait for their one resource
-   * instead. 0: no limit. Needs completion reports, which it turns on. */
+   * that finds none is VKDS_ERROR_WOULD_BLOCK (vkds_try_submit, vkds_select) or waited
+   * out (vkds_submit, vkds_launch and the algorithms). fixed and auto tune once it has
+   * chosen wait for their one resource instead. 0: no limit. Needs completion reports,
+   * which it turns on. */
   uint32_t capacity;
-  /* vkds_submit retries a blocked selection until this much time passed, then returns
-   * VKDS_ERROR_TIMEOUT; 0: 10 seconds. */
+  /* vkds_submit (and vkds_launch and the algorithms) retry a blocked selection until this
+   * much time passed, then return VKDS_ERROR_TIMEOUT; 0: 10 seconds. */
   uint64_t submit_timeout_ns;
   /* auto tune: measured samples per resource in a trial round (after one warm-up
    * sample, which is excluded); 0: 1. */

@@ -548,8 +548,8 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   uint64_t key = ((uint64_t)a->template_kind << 56 | (uint64_t)a->elem << 48 | (uint64_t)a->elem_type << 40) ^
                  (uint64_t)(a->count ? 64 - __builtin_clzll(a->count) : 0);
   vkds_task_info hints = {.key = key, .bytes = bytes, .data_devices = on_host ? 0 : devices, .label = a->name};
-  vkds_selection *sel;
-  VKDS_CHECK(vkds_select(p, &hints, &sel));
+  vkds_selection *sel; /* (a policy at capacity is waited out, as by vkds_submit) */
+  VKDS_CHECK(vkds__select_waiting(p, &hints, &sel, a->name));
 
   vkds_resource *res = vkds_selection_resource(sel);
   call *c = call_alloc(res->dev->ctx); /* freed by call_free, with the same context */

@@ -491,12 +491,26 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   return VKDS_SUCCESS;
 }
 
-vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out) {
-  if (out) *out = NULL;
-  if (!task || !task->fn)
-    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: task and task->fn are required");
-  vkds_selection *sel;
-  VKDS_CHECK(vkds_select(p, task, &sel));
+vkds_result vkds__select_waiting(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out, const char *what) {
+  vkds_result r = vkds_select(p, hints, out);
+  if (r != VKDS_ERROR_WOULD_BLOCK) return r;
+  uint64_t limit = vkds__policy_in(p)->info.submit_timeout_ns ? vkds__policy_in(p)->info.submit_timeout_ns : 10000000000ull;
+  uint64_t start = vkds__now_ns();
+  while (r == VKDS_ERROR_WOULD_BLOCK) {
+    if (vkds__now_ns() - start >= limit)
+      return vkds__fail(p->backend->context, VKDS_ERROR_TIMEOUT, VK_SUCCESS,
+                        "%s: every resource stayed at capacity or unhealthy for %llu ns", what,
+                        (unsigned long long)limit);
+    struct timespec nap = {0, 20000}; /* completions need the GPU, not this thread */
+    nanosleep(&nap, NULL);
+    r = vkds_select(p, hints, out);
+  }
+  return r;
+}
+
+/* Submits the task on a selection and releases it. */
+static vkds_result submit_selected(vkds_policy *p, vkds_selection *sel, const vkds_task_info *task,
+                                   vkds_submission **out) {
   vkds_result r = vkds_selection_submit(sel, task, out);
   /* Vulkan resources learn it from their device (check_health); other kinds from here */
   if (r == VKDS_ERROR_DEVICE_LOST)
@@ -505,21 +519,25 @@ vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_sub
   return r;
 }
 
+static vkds_result check_task(const vkds_task_info *task, vkds_submission **out) {
+  if (out) *out = NULL;
+  if (!task || !task->fn)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: task and task->fn are required");
+  return VKDS_SUCCESS;
+}
+
+vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out) {
+  VKDS_CHECK(check_task(task, out));
+  vkds_selection *sel;
+  VKDS_CHECK(vkds_select(p, task, &sel));
+  return submit_selected(p, sel, task, out);
+}
+
 vkds_result vkds_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out) {
-  vkds_result r = vkds_try_submit(p, task, out);
-  if (r != VKDS_ERROR_WOULD_BLOCK) return r;
-  uint64_t limit = vkds__policy_in(p)->info.submit_timeout_ns ? vkds__policy_in(p)->info.submit_timeout_ns : 10000000000ull;
-  uint64_t start = vkds__now_ns();
-  while (r == VKDS_ERROR_WOULD_BLOCK) {
-    if (vkds__now_ns() - start >= limit)
-      return vkds__fail(p->backend->context, VKDS_ERROR_TIMEOUT, VK_SUCCESS,
-                        "vkds_submit: every resource stayed at capacity or unhealthy for %llu ns",
-                        (unsigned long long)limit);
-    struct timespec nap = {0, 20000}; /* completions need the GPU, not this thread */
-    nanosleep(&nap, NULL);
-    r = vkds_try_submit(p, task, out);
-  }
-  return r;
+  VKDS_CHECK(check_task(task, out));
+  vkds_selection *sel;
+  VKDS_CHECK(vkds__select_waiting(p, task, &sel, "vkds_submit"));
+  return submit_selected(p, sel, task, out);
 }
 
 vkds_result vkds_submit_and_wait(vkds_policy *p, const vkds_task_info *task) {
