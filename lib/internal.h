@@ -30,6 +30,11 @@ void vkds__log(const vkds_context *ctx, vkds_log_level level, const char *fmt, .
  * `vk` is the VkResult behind it (VK_SUCCESS when none). */
 vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A wait given a timeout that ran out: VKDS_ERROR_TIMEOUT, recorded as vkds__fail records
+ * a failure but logged at VKDS_LOG_INFO: the caller chose the timeout, and one who polls
+ * with short ones should not fill its logger with errors. */
+vkds_result vkds__timed_out(const vkds_context *ctx, VkResult vk, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* A failure recorded with no context (checks of a public call's arguments before its
  * context is known) reached no logger: for a failed `result`, hands the thread's last
  * error to ctx's logger if that is so (once), and returns `result`. */

@@ -51,7 +51,9 @@ VKDS_API const char *vkds_result_str(vkds_result result);
  * valid until the next failing vkds call on this thread). "" when nothing has failed.
  * Never NULL. Lets a program without a logger still say *why* something failed.
  * VKDS_ERROR_WOULD_BLOCK from the try and poll calls is an answer, not a failure: it
- * leaves the message as it was (and nothing is logged). */
+ * leaves the message as it was (and nothing is logged). VKDS_ERROR_TIMEOUT from a wait
+ * given a timeout (vkds_submission_wait_timeout, vkds_policy_wait_all, ...) sets the
+ * message but is logged at VKDS_LOG_INFO, not as an error. */
 VKDS_API const char *vkds_last_error_message(void);
 
 /* The VkResult behind the last failure on the calling thread, VK_SUCCESS when that

@@ -54,19 +54,33 @@ void vkds__log(const vkds_context *ctx, vkds_log_level level, const char *fmt, .
   free(whole);
 }
 
+static vkds_result record(const vkds_context *ctx, vkds_log_level level, vkds_result result, VkResult vk,
+                          const char *fmt, va_list ap) {
+  int n = snprintf(last_message, sizeof last_message, "%s: ", vkds_result_str(result));
+  if (n < 0 || (size_t)n >= sizeof last_message) n = 0;
+  vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
+  last_vk = vk;
+  last_unlogged = !ctx || hold_logs;
+  ++failures;
+  if (!hold_logs) emit(ctx, level, last_message);
+  return result;
+}
+
 vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
                        const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = snprintf(last_message, sizeof last_message, "%s: ", vkds_result_str(result));
-  if (n < 0 || (size_t)n >= sizeof last_message) n = 0;
-  vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
+  record(ctx, VKDS_LOG_ERROR, result, vk, fmt, ap);
   va_end(ap);
-  last_vk = vk;
-  last_unlogged = !ctx || hold_logs;
-  ++failures;
-  if (!hold_logs) emit(ctx, VKDS_LOG_ERROR, last_message);
   return result;
+}
+
+vkds_result vkds__timed_out(const vkds_context *ctx, VkResult vk, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(ctx, VKDS_LOG_INFO, VKDS_ERROR_TIMEOUT, vk, fmt, ap);
+  va_end(ap);
+  return VKDS_ERROR_TIMEOUT;
 }
 
 vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result) {
