@@ -1,6 +1,7 @@
 /* tests/test_lifecycle.c: creating and destroying contexts. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <pthread.h>
 
 #include "harness.h"
@@ -119,6 +120,33 @@ START_TEST(contexts_from_several_threads) {
 }
 END_TEST
 
+/* A context destroyed before the buffers made from it frees their memory and says so
+ * (a warning naming how many), so that the use after free a later vkds_buffer_destroy
+ * would be has a line in the log before it. Nothing is said when they were destroyed. */
+static int undestroyed_warnings;
+static void warning_log(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
+  harness_log(user, level, source, message);
+  if (level == VKDS_LOG_WARN && strstr(message, "2 buffer(s) of device 0 were not destroyed first")) ++undestroyed_warnings;
+}
+
+START_TEST(destroying_a_context_before_its_buffers_warns) {
+  vkds_context_info info = harness_info();
+  info.log = warning_log;
+  for (int leave = 0; leave < 2; ++leave) {
+    vkds_context *ctx;
+    ck_assert_vkds(vkds_context_create(&info, &ctx));
+    vkds_buffer *b[3];
+    for (int i = 0; i < 3; ++i)
+      ck_assert_vkds(vkds_buffer_create(vkds_context_resource(ctx, 0), &(vkds_buffer_info){.size = 4096}, &b[i]));
+    vkds_buffer_destroy(b[0]);
+    if (!leave) vkds_buffer_destroy(b[1]), vkds_buffer_destroy(b[2]);
+    undestroyed_warnings = 0;
+    vkds_context_destroy(ctx); /* (b[1] and b[2] dangle when left: never touched again) */
+    ck_assert_int_eq(undestroyed_warnings, leave);
+  }
+}
+END_TEST
+
 START_TEST(version_string) {
   char expect[32];
   snprintf(expect, sizeof expect, "%d.%d.%d", VKDS_VERSION_MAJOR, VKDS_VERSION_MINOR, VKDS_VERSION_PATCH);
@@ -136,6 +164,7 @@ int main(void) {
   tcase_add_test(tc, repeated_create_destroy);
   tcase_add_test(tc, destroy_null_is_a_no_op);
   tcase_add_test(tc, contexts_from_several_threads);
+  tcase_add_test(tc, destroying_a_context_before_its_buffers_warns);
   tcase_add_test(tc, version_string);
   suite_add_tcase(s, tc);
   return harness_run(s);

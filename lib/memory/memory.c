@@ -114,6 +114,16 @@ static void block_free(vkds__device *dev, vkds__block *b) {
 void vkds__allocator_destroy(vkds__device *dev) {
   vkds__allocator *a = dev->allocator;
   if (!a) return;
+  /* vkds's own buffers are gone by now: what is left is the application's, and its
+   * handles dangle from here on (destroying one afterwards is a use after free) */
+  uint64_t live = 0;
+  for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; ++t)
+    for (vkds__block *b = a->blocks[t]; b; b = b->next) live += b->live;
+  if (live)
+    vkds__log(dev->ctx, VKDS_LOG_WARN,
+              "vkds_context_destroy: %llu buffer(s) of device %u were not destroyed first; their memory is freed "
+              "now, and a vkds_buffer_destroy of one afterwards is a use after free",
+              (unsigned long long)live, dev->index);
   for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; ++t)
     for (vkds__block *b = a->blocks[t], *next; b; b = next) {
       next = b->next;
