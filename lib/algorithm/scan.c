@@ -71,14 +71,14 @@ typedef struct chained_shape {
 #define REREAD "#define VKDS_CH_REREAD\n"
 /* largest groups first: chained() picks one by the count and the algorithm (the last
  * five) and walks down from it to one the device takes; 1024x5 only where
- * VKDS_SCAN_CHAINED asks (the shape of
- * the plain-Vulkan baseline, bench/scan1.comp). (Session 18 built shapes whose groups
- * took 2 or 4 tiles each and looked back for each after reducing them all, to hide the
- * waits behind the next reductions; session 19 the tile waiting in an array indexed by
- * a value the compiler cannot prove constant, to move it to local memory; session 20
- * tiles kept in registers in 512- and 1024-thread groups (1024x5 0.89x CUB at 2^28,
- * 512x4 0.90x) and 512x6, 256x8 and 1024x4 re-reading (0.90x, 0.90x, 0.69x): all
- * slower on an H100 than the rule's 512x8, so removed: bench/RESULTS.md.) */
+ * VKDS_SCAN_CHAINED asks (the shape of the plain-Vulkan baseline, bench/scan1.comp).
+ * (Session 18 built shapes whose groups took 2 or 4 tiles each and looked back for each
+ * after reducing them all, to hide the waits behind the next reductions; session 19 the
+ * tile waiting in an array indexed by a value the compiler cannot prove constant, to
+ * move it to local memory; session 20 tiles kept in registers in 512- and 1024-thread
+ * groups (1024x5 0.89x CUB at 2^28, 512x4 0.90x) and 512x6, 256x8 and 1024x4 re-reading
+ * (0.90x, 0.90x, 0.69x): all slower on an H100 than the rule's 512x8, so removed;
+ * session 26 compaction in 384 x 6, 10 and 12: bench/RESULTS.md.) */
 static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(512, 8, REREAD), SHAPE(384, 8, REREAD),
                                        SHAPE(512, 5, REREAD),  SHAPE(512, 4, REREAD), SHAPE(256, 4, "")};
 #undef REREAD
