@@ -30,6 +30,13 @@ void vkds__log(const vkds_context *ctx, vkds_log_level level, const char *fmt, .
  * `vk` is the VkResult behind it (VK_SUCCESS when none). */
 vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The Vulkan version GLSL is compiled for (lib/kernel/kernel.c), one for the whole context
+ * since a kernel's SPIR-V serves every device: the instance's, or 1.2 (SPIR-V 1.5) where a
+ * device is older than 1.3 or has maintenance4 off. glslang's SPIR-V 1.6 declares the work
+ * group size with LocalSizeId, which needs maintenance4 (VUID-RuntimeSpirv-LocalSizeId-06434):
+ * vkds enables it where a device has it, an application's own 1.3 device may not. */
+uint32_t vkds__glsl_api_version(const vkds_context *ctx);
+
 /* A wait given a timeout that ran out: VKDS_ERROR_TIMEOUT, recorded as vkds__fail records
  * a failure but logged at VKDS_LOG_INFO: the caller chose the timeout, and one who polls
  * with short ones should not fill its logger with errors. */
@@ -184,6 +191,9 @@ typedef struct vkds__device_enabled {
   /* subgroupSizeControl (Vulkan 1.3) on: with props13 (1.3 on both sides), a pipeline
    * may name its subgroup size (vkds__device_required_subgroup_size) */
   bool subgroup_size_control;
+  /* maintenance4 (Vulkan 1.3) on: SPIR-V 1.6 modules may declare their work group size
+   * with LocalSizeId, as glslang's do (vkds__glsl_api_version) */
+  bool maintenance4;
   /* the SPIR-V capabilities whose features vkds enabled (VKDS__CAP_*), checked before a
    * pipeline is made; caps_known false for an adopted device (the application enabled its
    * features: not checked) */

@@ -30,7 +30,8 @@ void app_create(app *a) {
       .pfnUserCallback = on_message};
   const char *layer = "VK_LAYER_KHRONOS_validation";
   const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-  VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
+  VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                          .apiVersion = a->want.v13 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2};
   VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pNext = &mci,
                              .pApplicationInfo = &ai, .enabledLayerCount = 1, .ppEnabledLayerNames = &layer,
                              .enabledExtensionCount = 1, .ppEnabledExtensionNames = &ext};
@@ -89,7 +90,7 @@ void describe(app *a, vkds_embed_queue q[DEVICES], vkds_embed_device ed[DEVICES]
     ed[d] = (vkds_embed_device){.physical_device = a->phys, .device = a->dev[d], .queue_count = 1,
                                 .queues = &q[d], .enabled_features = &a->features};
   }
-  *ei = (vkds_embed_info){.instance = a->instance, .api_version = VK_API_VERSION_1_2,
+  *ei = (vkds_embed_info){.instance = a->instance, .api_version = a->want.v13 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2,
                           .debug_utils = true, .device_count = DEVICES, .devices = ed};
 }
 

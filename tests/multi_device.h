@@ -22,6 +22,7 @@ typedef struct app {
   /* Optional features to enable beyond timelineSemaphore: set before app_create. */
   struct {
     bool address, int64, float64;
+    bool v13; /* a Vulkan 1.3 instance and description (its devices' features stay 1.2's) */
   } want;
 } app;
 

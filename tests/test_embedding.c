@@ -2,6 +2,7 @@
  * vkds. Here the "application" creates three VkDevices on the first physical device
  * (lavapipe on a machine without a GPU) and vkds uses them as three resources. */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <vulkan/vulkan.h>
 
@@ -62,6 +63,64 @@ START_TEST(three_devices_as_three_resources) {
   ck_assert_int_eq(atomic_load(&locks), atomic_load(&unlocks));
   vkds_context_destroy(ctx);
   app_use_and_destroy(&a); /* vkds destroyed none of it */
+}
+END_TEST
+
+/* An application's Vulkan 1.3 devices without maintenance4 (which vkds enables on its own
+ * devices where they have it): kernels compiled for SPIR-V 1.6 would declare their work
+ * group size with LocalSizeId, which needs it (every launch was a validation error), so
+ * GLSL is compiled for Vulkan 1.2 there. A run-time GLSL kernel and an algorithm, checked,
+ * with validation on. */
+static const char fill_glsl[] =
+    "#version 450\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 64) in;\n"
+    "VKDS_VIEW(uint, 4, Words)\n"
+    "#define VKDS_ARGS uint n; Words out_;\n"
+    "VKDS_DECLARE_ARGS\n"
+    "void main() {\n"
+    "  uint64_t i = vkds_global_index();\n"
+    "  if (i < VKDS_ARG(n)) Words_store(VKDS_ARG(out_), i, uint(i) * 3u);\n"
+    "}\n";
+typedef struct fill_args {
+  uint32_t n;
+  vkds_view out;
+} fill_args;
+
+START_TEST(vulkan_13_devices_without_maintenance4) {
+  app a = {.want = {.address = true, .int64 = true, .v13 = true}};
+  app_create(&a);
+  vkds_context *ctx = app_context(&a);
+  vkds_resource *r = vkds_context_resource(ctx, 0);
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){r}}}, &p));
+  static const vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .offset = offsetof(fill_args, n), .name = "n"},
+                                  {.kind = VKDS_ARG_VIEW, .offset = offsetof(fill_args, out), .name = "out_"},
+                                  {0}};
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = fill_glsl, .args = desc, .name = "fill"}, &k));
+  enum { N = 1000 };
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(r, &(vkds_buffer_info){.size = 4 * N}, &b));
+  fill_args args = {.n = N, .out = vkds_view_of(b)};
+  vkds_submission *s;
+  ck_assert_vkds(vkds_launch(p, k, &(vkds_launch_info){.global = {N}, .args = &args}, &s));
+  ck_assert_vkds(vkds_submission_wait(s));
+  vkds_submission_release(s);
+  static uint32_t got[N];
+  ck_assert_vkds(vkds_download(r, got, vkds_view_of(b), sizeof got));
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(got[i], 3u * i);
+  uint64_t sum = 0;
+  vkds_seq seq = vkds_seq_buffer(vkds_view_of(b), VKDS_U32);
+  ck_assert_vkds(vkds_reduce(p, &seq, NULL, NULL, &sum));
+  ck_assert_uint_eq(sum, 3ull * N * (N - 1) / 2);
+  ck_assert_int_eq(harness_validation_messages(), 0);
+  vkds_buffer_destroy(b);
+  vkds_kernel_destroy(k);
+  vkds_policy_release(p);
+  vkds_context_destroy(ctx);
+  app_use_and_destroy(&a);
 }
 END_TEST
 
@@ -126,6 +185,7 @@ int main(void) {
   Suite *s = suite_create("embedding");
   TCase *tc = harness_tcase("embedding");
   tcase_add_test(tc, three_devices_as_three_resources);
+  tcase_add_test(tc, vulkan_13_devices_without_maintenance4);
   tcase_add_test(tc, adopted_device_needs_timeline_semaphores);
   tcase_add_test(tc, bad_embed_descriptions);
   suite_add_tcase(s, tc);

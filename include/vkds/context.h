@@ -42,7 +42,10 @@ typedef struct vkds_embed_device {
    * NULL: vkds assumes none of the features it uses are enabled. vkds needs
    * timelineSemaphore (Vulkan 1.2 core): a device without it is VKDS_ERROR_UNSUPPORTED.
    * Buffer device address, 64-bit atomics and float64 are used where enabled, as is
-   * hostQueryReset (task times then cost the GPU less: no query reset in each task). */
+   * hostQueryReset (task times then cost the GPU less: no query reset in each task), and
+   * on Vulkan 1.3 subgroupSizeControl (the sorts' faster counters) and maintenance4: with
+   * it off on any device, GLSL compiles for Vulkan 1.2 (SPIR-V 1.5) in the whole context,
+   * since glslang's SPIR-V 1.6 declares work group sizes in a way that needs it. */
   const VkPhysicalDeviceFeatures2 *enabled_features;
   /* The device extensions the application enabled (for push descriptors and
    * VK_EXT_external_memory_host). */

@@ -175,9 +175,11 @@ static uint32_t caps_enabled(const VkPhysicalDeviceFeatures *f, const VkPhysical
 }
 
 static void record_enabled(vkds__device *dev, const VkPhysicalDeviceFeatures *f,
-                           const VkPhysicalDeviceVulkan12Features *f12, bool emh, bool pd, bool size_control) {
+                           const VkPhysicalDeviceVulkan12Features *f12, bool emh, bool pd, bool size_control,
+                           bool maintenance4) {
   dev->enabled = (vkds__device_enabled){
       .subgroup_size_control = size_control,
+      .maintenance4 = maintenance4,
       .buffer_device_address = f12 && f12->bufferDeviceAddress,
       .timeline_semaphore = f12 && f12->timelineSemaphore,
       .shader_int64 = f && f->shaderInt64,
@@ -263,7 +265,7 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
   }
   vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
   record_enabled(dev, &on.features, &on12, facts->has_external_memory_host, facts->has_push_descriptor,
-                 v13 && on13.subgroupSizeControl);
+                 v13 && on13.subgroupSizeControl, v13 && on13.maintenance4);
   dev->enabled.pipeline_stats = stats;
   dev->enabled.caps = caps_enabled(&on.features, &on11, &on12);
   dev->enabled.caps_known = true;
@@ -305,9 +307,12 @@ void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *emb
       f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES) : NULL;
   const VkPhysicalDeviceSubgroupSizeControlFeatures *ssc =
       f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES) : NULL;
+  const VkPhysicalDeviceMaintenance4Features *m4 =
+      f ? find_in_chain(f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES) : NULL;
   record_enabled(dev, f ? &f->features : NULL, &merged, emh && dev->facts.has_external_memory_host,
                  pd && dev->facts.has_push_descriptor,
-                 (f13 && f13->subgroupSizeControl) || (ssc && ssc->subgroupSizeControl));
+                 (f13 && f13->subgroupSizeControl) || (ssc && ssc->subgroupSizeControl),
+                 (f13 && f13->maintenance4) || (m4 && m4->maintenance4));
 }
 
 uint32_t vkds__device_required_subgroup_size(const vkds__device *dev) {

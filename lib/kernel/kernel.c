@@ -107,6 +107,16 @@ struct vkds__glsl_entry {
   size_t word_count;
 };
 
+uint32_t vkds__glsl_api_version(const vkds_context *ctx) {
+  uint32_t v = ctx->api_version;
+  for (uint32_t d = 0; d < ctx->device_count && v >= VK_API_VERSION_1_3; ++d) {
+    const vkds__device *dev = &ctx->devices[d];
+    if (dev->device && (dev->facts.props.properties.apiVersion < VK_API_VERSION_1_3 || !dev->enabled.maintenance4))
+      v = VK_API_VERSION_1_2;
+  }
+  return v;
+}
+
 /* The cache key: everything that changes the SPIR-V, one string. */
 static char *glsl_key(const vkds_context *ctx, const vkds_glsl_info *info, uint32_t api_version) {
   size_t n = strlen(info->source) + 64;
@@ -134,7 +144,8 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
   keyed.defines = defines;
   keyed.define_count = nd;
   keyed.debug = false; /* already among the defines */
-  char *key = glsl_key(ctx, &keyed, ctx->api_version);
+  uint32_t api_version = vkds__glsl_api_version(ctx);
+  char *key = glsl_key(ctx, &keyed, api_version);
   if (!key) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache key");
   uint64_t hash = vkds__hash(key, strlen(key));
   pthread_mutex_lock(&ctx->glsl_lock);
@@ -157,7 +168,7 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
   /* compiled by an earlier process into pipeline_cache_dir? */
   bool from_disk = vkds__spirv_cache_load(ctx, hash, key, &fresh->words, &fresh->word_count);
   if (!from_disk) {
-    vkds_result r = vkds__glsl_compile(ctx, info->source, info->name, defines, nd, ctx->api_version, &fresh->words,
+    vkds_result r = vkds__glsl_compile(ctx, info->source, info->name, defines, nd, api_version, &fresh->words,
                                        &fresh->word_count);
     if (r != VKDS_SUCCESS) {
       vkds__free(ctx, fresh);
