@@ -318,6 +318,11 @@ START_TEST(transfer_errors) {
   ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 60, 0}, data, 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 0, 4}, data, 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 65, 0}, data, 0), VKDS_ERROR_INVALID_ARGUMENT);
+  /* a view running past its buffer, even where the bytes copied would fit */
+  ck_assert_int_eq(vkds_download(r0, data, (vkds_view){b, 0, 100}, 4), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 8, UINT64_MAX - 7}, data, 4), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 60, 8}, data, 4), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_vkds(vkds_upload(r0, (vkds_view){b, 56, 8}, data, 4));
   ck_assert_int_eq(vkds_download(r1, data, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "device"));
   ck_assert_int_eq(vkds_download(r0, NULL, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);

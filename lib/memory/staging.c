@@ -138,7 +138,9 @@ static vkds_result check_transfer(const char *fn, vkds_resource *res, const vkds
                       "%s: the buffer lives on device %u, the resource on device %u", fn, v->buffer->dev->index,
                       res->dev->index);
   uint64_t size = v->buffer->size, room = v->offset <= size ? size - v->offset : 0;
-  if (v->offset > size || bytes > room || (v->bytes && bytes > v->bytes))
+  /* a view that runs past its buffer is refused whatever part of it is copied, as
+   * vkds_launch and the sequences refuse it */
+  if (v->offset > size || v->bytes > room || bytes > room || (v->bytes && bytes > v->bytes))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: %llu bytes at offset %llu do not fit the view (%llu bytes) of a %llu-byte buffer", fn,
                       (unsigned long long)bytes, (unsigned long long)v->offset, (unsigned long long)v->bytes,
