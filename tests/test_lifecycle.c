@@ -120,16 +120,22 @@ START_TEST(contexts_from_several_threads) {
 }
 END_TEST
 
-/* A context destroyed before the buffers made from it frees their memory and says so
- * (a warning naming how many), so that the use after free a later vkds_buffer_destroy
- * would be has a line in the log before it. Nothing is said when they were destroyed. */
-static int undestroyed_warnings;
+/* A context destroyed before the buffers and kernels made from it says so (a warning
+ * naming how many of each), so that the use after free a later vkds_buffer_destroy
+ * would be, and the validation layer's report of the kernels' pipelines at
+ * vkDestroyDevice, have a line in the log before them. Buffers' memory is freed. Nothing
+ * is said when everything was destroyed. */
+static int buffer_warnings, kernel_warnings;
 static void warning_log(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
   harness_log(user, level, source, message);
-  if (level == VKDS_LOG_WARN && strstr(message, "2 buffer(s) of device 0 were not destroyed first")) ++undestroyed_warnings;
+  if (level != VKDS_LOG_WARN) return;
+  if (strstr(message, "2 buffer(s) of device 0 were not destroyed first")) ++buffer_warnings;
+  if (strstr(message, "1 kernel(s) made from the context were not destroyed first")) ++kernel_warnings;
 }
 
-START_TEST(destroying_a_context_before_its_buffers_warns) {
+static const char noop_glsl[] = "#version 450\nlayout(local_size_x = 64) in;\nvoid main() {}\n";
+
+START_TEST(destroying_a_context_before_its_objects_warns) {
   vkds_context_info info = harness_info();
   info.log = warning_log;
   for (int leave = 0; leave < 2; ++leave) {
@@ -138,12 +144,20 @@ START_TEST(destroying_a_context_before_its_buffers_warns) {
     vkds_buffer *b[3];
     for (int i = 0; i < 3; ++i)
       ck_assert_vkds(vkds_buffer_create(vkds_context_resource(ctx, 0), &(vkds_buffer_info){.size = 4096}, &b[i]));
+    vkds_kernel *k;
+    ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = noop_glsl, .name = "noop"}, &k));
+    vkds_policy *p;
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
+    ck_assert_vkds(vkds_launch(p, k, &(vkds_launch_info){.global = {64}}, NULL)); /* its pipeline made */
+    vkds_policy_release(p);
     vkds_buffer_destroy(b[0]);
-    if (!leave) vkds_buffer_destroy(b[1]), vkds_buffer_destroy(b[2]);
-    undestroyed_warnings = 0;
-    vkds_context_destroy(ctx); /* (b[1] and b[2] dangle when left: never touched again) */
-    ck_assert_int_eq(undestroyed_warnings, leave);
+    if (!leave) vkds_buffer_destroy(b[1]), vkds_buffer_destroy(b[2]), vkds_kernel_destroy(k);
+    buffer_warnings = kernel_warnings = 0;
+    vkds_context_destroy(ctx); /* (b[1], b[2] and k dangle when left: never touched again) */
+    ck_assert_int_eq(buffer_warnings, leave);
+    ck_assert_int_eq(kernel_warnings, leave);
   }
+  harness_forget_validation_messages(); /* the pipeline left behind, reported at vkDestroyDevice */
 }
 END_TEST
 
@@ -164,7 +178,7 @@ int main(void) {
   tcase_add_test(tc, repeated_create_destroy);
   tcase_add_test(tc, destroy_null_is_a_no_op);
   tcase_add_test(tc, contexts_from_several_threads);
-  tcase_add_test(tc, destroying_a_context_before_its_buffers_warns);
+  tcase_add_test(tc, destroying_a_context_before_its_objects_warns);
   tcase_add_test(tc, version_string);
   suite_add_tcase(s, tc);
   return harness_run(s);

@@ -386,6 +386,12 @@ void vkds_context_destroy(vkds_context *ctx) {
     pthread_mutex_destroy(&r->queue_lock);
   }
   vkds__algorithm_state_free(ctx); /* kernels and buffers, while the devices live */
+  unsigned kernels = atomic_load(&ctx->live_kernels);
+  if (kernels)
+    vkds__log(ctx, VKDS_LOG_WARN,
+              "vkds_context_destroy: %u kernel(s) made from the context were not destroyed first; their pipelines "
+              "outlive the devices, and their handles may not be used, nor destroyed, afterwards",
+              kernels);
   pthread_mutex_destroy(&ctx->alg_lock);
   for (uint32_t d = 0; d < ctx->device_count; ++d) {
     vkds__device *dev = &ctx->devices[d];

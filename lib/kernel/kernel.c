@@ -59,6 +59,7 @@ static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t 
   vkds_kernel *k = vkds__alloc(ctx, sizeof *k);
   if (!k) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "kernel");
   k->ctx = ctx;
+  atomic_fetch_add_explicit(&ctx->live_kernels, 1, memory_order_relaxed);
   snprintf(k->name, sizeof k->name, "%s", name ? name : "kernel");
   k->range = range ? range : VKDS_RANGE_U32;
   k->hash = vkds__hash(words, word_count * 4);
@@ -461,6 +462,7 @@ void vkds_kernel_destroy(vkds_kernel *k) {
   arg_list_free(ctx, k->args);
   vkds__free(ctx, k->words);
   pthread_mutex_destroy(&k->lock);
+  atomic_fetch_sub_explicit(&k->ctx->live_kernels, 1, memory_order_relaxed);
   vkds__free(ctx, k);
 }
 
