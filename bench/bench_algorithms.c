@@ -2144,6 +2144,16 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   int status = 0;
   vkds_resource_info ri;
   vkds_resource_get_info(vkds_context_resource(ctx, 0), &ri);
+  /* arguments that would measure nothing are said so, not run as an empty table */
+  bool any = false;
+  for (size_t k = 0; k < ALGO_COUNT; ++k) any |= algo_wanted(&st, &ALGOS[k]);
+  if (!any) {
+    fprintf(stderr, "vkds-bench: --only %s names no algorithm; the rows are:", opt->only);
+    for (size_t k = 0; k < ALGO_COUNT; ++k) fprintf(stderr, " %s", ALGOS[k].name);
+    fprintf(stderr, "\n");
+    return 2;
+  }
+
   if (opt->cub_path && cub_load(opt->cub_path, &st.cub)) return 1;
   if (state_open(&st, ctx, 0)) {
     status = 1;
@@ -2169,6 +2179,12 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   if (!gpu_timed) printf("the queue family writes no timestamps: every row is timed by wall clock\n");
   fflush(stdout);
   uint32_t max_log2 = max_log2_for(&ri, opt, path_count);
+  if (opt->min_log2 > max_log2) {
+    fprintf(stderr, "vkds-bench: --min-log2 %u is above the largest size measured on %s (2^%u)\n", opt->min_log2,
+            ri.device_name, max_log2);
+    status = 2;
+    goto done;
+  }
   uint64_t t0 = bench_now_ns();
   dataset d;
   if (dataset_create(&d, st.res, VKDS_U32, 1u << MIN_LOG2, &st.seed) == 0) {

@@ -239,6 +239,13 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
     }
   }
   if (!*mode) *mode = &modes[0];
+  /* the options of --algorithms elsewhere would be ignored without a word */
+  const char *only_algorithms = opt->json ? "--json" : opt->cub_path ? "--cub" : opt->only ? "--only"
+                                : opt->min_log2 ? "--min-log2" : opt->max_log2 ? "--max-log2" : NULL;
+  if (only_algorithms && strcmp((*mode)->name, "algorithms") != 0)
+    return usage_error("this option applies to --algorithms only:", only_algorithms);
+  if (opt->min_log2 && opt->max_log2 && opt->min_log2 > opt->max_log2)
+    return usage_error("--min-log2 is above --max-log2:", "--min-log2");
   return PARSE_RUN;
 }
 
