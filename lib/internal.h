@@ -551,8 +551,9 @@ struct vkds_context {
    * when it changes), and how long vkds_context_destroy waits for work in flight */
   atomic_uint lost_devices;
   uint64_t destroy_timeout_ns;
-  /* kernels made from the context and not destroyed (vkds's own included): what is left
-   * at vkds_context_destroy, after vkds's, the application's, and worth a warning */
+  /* kernels made from the context and not yet destroyed, vkds's own included: at
+   * vkds_context_destroy, once vkds's are gone, those left are the application's (a
+   * warning names how many) */
   atomic_uint live_kernels;
 
   /* how often a policy over this context's queues has its backend's due reports
