@@ -752,7 +752,7 @@ START_TEST(policy_at_capacity_is_waited_out) {
   open_ctx();
   enum { N = 10000 };
   uint32_t *a = malloc(N * 4);
-  uint64_t want = 0;
+  uint32_t want = 0;
   for (int i = 0; i < N; ++i) a[i] = (uint32_t)(rnd() % 1000), want += a[i];
   vkds_seq as = vkds_seq_host(a, N, VKDS_U32);
   static const vkds_policy_kind kinds[] = {VKDS_POLICY_FIXED, VKDS_POLICY_ROUND_ROBIN, VKDS_POLICY_DYNAMIC_LOAD};
@@ -765,7 +765,7 @@ START_TEST(policy_at_capacity_is_waited_out) {
     /* full for longer than the timeout: a named error, nothing written */
     vkds_selection *held;
     ck_assert_vkds(vkds_select(p, NULL, &held));
-    uint64_t sum = 7;
+    uint32_t sum = 7; /* (a reduction of U32 writes a uint32_t) */
     vkds_submission *sub = (vkds_submission *)&sum; /* any pointer: the call must clear it */
     ck_assert_int_eq(vkds_reduce(p, &as, NULL, NULL, &sum), VKDS_ERROR_TIMEOUT);
     ck_assert(strstr(vkds_last_error_message(), "vkds_reduce") && strstr(vkds_last_error_message(), "capacity"));
@@ -780,7 +780,7 @@ START_TEST(policy_at_capacity_is_waited_out) {
     pthread_join(th, NULL);
     ck_assert_uint_eq(sum, want);
     /* and the asynchronous form, behind an asynchronous call in flight */
-    uint64_t sum2 = 0, sum3 = 0;
+    uint32_t sum2 = 0, sum3 = 0;
     vkds_submission *s2, *s3;
     ck_assert_vkds(vkds_reduce_async(p, &as, NULL, NULL, &sum2, &s2));
     ck_assert_vkds(vkds_reduce_async(p, &as, NULL, NULL, &sum3, &s3));

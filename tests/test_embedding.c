@@ -111,10 +111,10 @@ START_TEST(vulkan_13_devices_without_maintenance4) {
   static uint32_t got[N];
   ck_assert_vkds(vkds_download(r, got, vkds_view_of(b), sizeof got));
   for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(got[i], 3u * i);
-  uint64_t sum = 0;
+  uint32_t sum = 0;
   vkds_seq seq = vkds_seq_buffer(vkds_view_of(b), VKDS_U32);
   ck_assert_vkds(vkds_reduce(p, &seq, NULL, NULL, &sum));
-  ck_assert_uint_eq(sum, 3ull * N * (N - 1) / 2);
+  ck_assert_uint_eq(sum, 3u * N * (N - 1) / 2);
   ck_assert_int_eq(harness_validation_messages(), 0);
   vkds_buffer_destroy(b);
   vkds_kernel_destroy(k);
