@@ -476,11 +476,12 @@ static void shared_tiles_off(void) { harness_setenv("VKDS_SCAN_TILES", NULL); }
 
 /* The single pass's two compactions: by default (open_path(SINGLE) above) the chained
  * tiles in their small shape (256x4, tiles of 4,096); these tcases force the shape the
- * rule gives large compactions (384x8: tiles of 12,288, loaded whole and read again for
- * the stores; groups of 384, not a power of two) with every tile also reducing its predecessor (the fallback), and the
+ * rule gives the largest compactions (384x10: tiles of 15,360, loaded whole and read again
+ * for the stores; groups of 384 and runs of 10, neither a power of two) with every tile
+ * also reducing its predecessor (the fallback), and the
  * A/B/R single pass (scan_single.glsl) that compaction ran in before. */
 static void chained_large_on(void) {
-  harness_setenv("VKDS_SCAN_CHAINED", "384x8");
+  harness_setenv("VKDS_SCAN_CHAINED", "384x10");
   harness_setenv("VKDS_SCAN_SPINS", "-1");
   path_count = 1;
 }

@@ -69,8 +69,8 @@ typedef struct chained_shape {
   {#t "x" #r, t, r,                                                                                                \
    SINGLE_EXTENSIONS "#define VKDS_SCAN_CHAINED\n#define VKDS_CH_THREADS " #t "\n#define VKDS_CH_RUNS " #r "u\n" extra}
 #define REREAD "#define VKDS_CH_REREAD\n"
-/* largest groups first: chained() picks one by the count and the algorithm (the last
- * five) and walks down from it to one the device takes; 1024x5 only where
+/* largest groups first: chained() picks one by the count and the algorithm (SHAPE_*
+ * below) and walks down from it to one the device takes; 1024x5 only where
  * VKDS_SCAN_CHAINED asks (the shape of the plain-Vulkan baseline, bench/scan1.comp).
  * (Session 18 built shapes whose groups took 2 or 4 tiles each and looked back for each
  * after reducing them all, to hide the waits behind the next reductions; session 19 the
@@ -78,9 +78,12 @@ typedef struct chained_shape {
  * move it to local memory; session 20 tiles kept in registers in 512- and 1024-thread
  * groups (1024x5 0.89x CUB at 2^28, 512x4 0.90x) and 512x6, 256x8 and 1024x4 re-reading
  * (0.90x, 0.90x, 0.69x): all slower on an H100 than the rule's 512x8, so removed;
- * session 26 compaction in 384 x 6, 10 and 12: bench/RESULTS.md.) */
-static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(512, 8, REREAD), SHAPE(384, 8, REREAD),
-                                       SHAPE(512, 5, REREAD),  SHAPE(512, 4, REREAD), SHAPE(256, 4, "")};
+ * session 26 compaction in 384 x 6 and 12: bench/RESULTS.md.) */
+static const chained_shape SHAPES[] = {SHAPE(1024, 5, REREAD), SHAPE(512, 8, REREAD), SHAPE(384, 10, REREAD),
+                                       SHAPE(384, 8, REREAD),  SHAPE(512, 5, REREAD), SHAPE(512, 4, REREAD),
+                                       SHAPE(256, 4, "")};
+/* SHAPES' indices, as the rule names them */
+enum { SHAPE_512X8 = 1, SHAPE_384X10, SHAPE_384X8, SHAPE_512X5, SHAPE_512X4, SHAPE_256X4 };
 #undef REREAD
 #undef SHAPE
 #define SHAPE_COUNT (sizeof SHAPES / sizeof SHAPES[0])
@@ -210,12 +213,19 @@ static uint32_t chained(const vkds__alg *a, const vkds__device *dev, vkds_scan_p
    * (2026-11-27, session 26, one call, two rounds each), GPU us, 512x8 / 384x8: u32
    * copy_if 2^24 70.4 / 70.1, 2^26 229.0 / 226.0, 2^28 862.7 / 853.6 (0.830x -> 0.840x
    * CUB); f32 copy_if 2^28 791 / 765 (0.757x -> 0.784x); u32 inclusive scan 2^24 71.0 /
-   * 73.9, 2^28 935.7 / 989.7 (0.940x -> 0.889x). */
-  uint32_t shape = a->count < (1ull << 22)   ? SHAPE_COUNT - 1
-                   : a->count < (1ull << 23) ? SHAPE_COUNT - 2
-                   : a->count < (1ull << 24) ? SHAPE_COUNT - 3
-                   : a->result == VKDS__RESULT_COUNT ? SHAPE_COUNT - 4
-                                             : SHAPE_COUNT - 5;
+   * 73.9, 2^28 935.7 / 989.7 (0.940x -> 0.889x). From 2^26 compaction takes 384 x 10:
+   * (2026-11-27, session 27, one call, two rounds each), GPU us, 384x8 / 384x10: f32
+   * copy_if 2^26 205.0-205.5 / 199.5, 2^27 391.7-391.8 / 377.7-379.1, 2^28 762.5-765.4 /
+   * 735.3-736.0 (0.78x -> 0.81x CUB); u32 the same from 2^26 (2^28 851.0-852.4 /
+   * 851.6-851.9), 2% slower at 2^24 and 2^25 (69.9 / 71.3-71.5, 121.4-121.7 /
+   * 123.6-123.9). */
+  bool counts = a->result == VKDS__RESULT_COUNT;
+  uint32_t shape = a->count < (1ull << 22)            ? SHAPE_256X4
+                   : a->count < (1ull << 23)          ? SHAPE_512X4
+                   : a->count < (1ull << 24)          ? SHAPE_512X5
+                   : counts && a->count >= (1ull << 26) ? SHAPE_384X10
+                   : counts                           ? SHAPE_384X8
+                                                      : SHAPE_512X8;
   for (uint32_t i = 0; v && i < SHAPE_COUNT; ++i)
     if (strcmp(v, SHAPES[i].name) == 0) shape = i;
   /* a group the device takes (Vulkan promises only 128 threads; vkds's other scans take
