@@ -441,6 +441,18 @@ struct vkds_selection {
  * the next select instead of a free and a calloc. */
 extern VKDS__FAST_TLS vkds_selection *vkds__cached_selection;
 
+/* The base backend's slots that vkds_backend_vulkan_ops keeps (lib/backend/backend_base.c):
+ * named in its table, so that a table derived from it finds every slot set. */
+void vkds__backend_base_destroy(vkds_backend *b);
+vkds_result vkds__backend_base_get_resources(vkds_backend *b, uint32_t *count, void *const **resources);
+size_t vkds__backend_base_scratch_size(vkds_backend *b, uint32_t reports);
+vkds_result vkds__backend_base_submit(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info,
+                                      vkds_submission **out);
+
+/* Counts a selection made of b (lib/backend/backend.c): until its release, b and the
+ * policy over it stay (a destroy waits for it, as for a submission). */
+void vkds__backend_selection_made(vkds_backend *b);
+
 /* Fills a selection (one reference, state FREE); `sink` may be NULL. */
 static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, uint32_t index, uint32_t reports,
                                         size_t scratch, const vkds_report_sink *sink) {
@@ -448,6 +460,7 @@ static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, ui
   *sel = (vkds_selection){.refs = 1, .state = VKDS__SEL_FREE, .alloc_ctx = sel->alloc_ctx, .index = index,
                           .reports = reports, .backend = b, .sink = sink ? *sink : (vkds_report_sink){0},
                           .scratch_size = scratch};
+  vkds__backend_selection_made(b);
 }
 
 /* The context whose allocator backend b's memory (its selections, submissions) comes
@@ -551,10 +564,11 @@ struct vkds_context {
    * when it changes), and how long vkds_context_destroy waits for work in flight */
   atomic_uint lost_devices;
   uint64_t destroy_timeout_ns;
-  /* kernels made from the context and not yet destroyed, vkds's own included: at
-   * vkds_context_destroy, once vkds's are gone, those left are the application's (a
-   * warning names how many) */
-  atomic_uint live_kernels;
+  /* kernels made from the context and not yet destroyed, vkds's own included, linked
+   * under kernels_lock: at vkds_context_destroy, once vkds's are gone, those left are the
+   * application's, destroyed then while the devices live (a warning names how many) */
+  pthread_mutex_t kernels_lock;
+  struct vkds_kernel *live_kernels;
 
   /* how often a policy over this context's queues has its backend's due reports
    * delivered before a selection (lib/backend/policy.c, lazy_report_due): at most once

@@ -164,6 +164,7 @@ const vkds_policy_ops vkds_policy_auto_tune_ops = {
     .version = VKDS_POLICY_OPS_VERSION,
     .policy_size = sizeof(auto_tune),
     .name = "auto_tune",
+    .parent = &vkds_policy_base_ops,
     .reports = VKDS_REPORT_TIME,
     .init = at_init,
     .destroy = at_destroy,

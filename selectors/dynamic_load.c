@@ -42,8 +42,13 @@ static vkds_result dl_select(vkds_policy *p, const vkds_task_info *hints, uint32
 
 const vkds_policy_ops vkds_policy_dynamic_load_ops = {
     .version = VKDS_POLICY_OPS_VERSION,
+    .policy_size = sizeof(vkds_policy),
     .name = "dynamic_load",
+    .parent = &vkds_policy_base_ops,
     .reports = VKDS_REPORT_COMPLETION,
     .select_counts_in_flight = true,
+    .init = vkds__policy_base_init,
+    .destroy = vkds__policy_base_destroy,
     .select = dl_select,
+    .report = vkds__policy_base_report,
 };

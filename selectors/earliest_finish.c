@@ -233,6 +233,7 @@ const vkds_policy_ops vkds_policy_earliest_finish_ops = {
     .version = VKDS_POLICY_OPS_VERSION,
     .policy_size = sizeof(earliest_finish),
     .name = "earliest_finish",
+    .parent = &vkds_policy_base_ops,
     .reports = VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME,
     .init = ef_init,
     .destroy = ef_destroy,

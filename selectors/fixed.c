@@ -21,7 +21,11 @@ static vkds_result fixed_select(vkds_policy *p, const vkds_task_info *hints, uin
 
 const vkds_policy_ops vkds_policy_fixed_ops = {
     .version = VKDS_POLICY_OPS_VERSION,
+    .policy_size = sizeof(vkds_policy),
     .name = "fixed",
+    .parent = &vkds_policy_base_ops,
     .init = fixed_init,
+    .destroy = vkds__policy_base_destroy,
     .select = fixed_select,
+    .report = vkds__policy_base_report,
 };

@@ -61,8 +61,10 @@ const vkds_policy_ops vkds_policy_round_robin_ops = {
     .version = VKDS_POLICY_OPS_VERSION,
     .policy_size = sizeof(round_robin),
     .name = "round_robin",
+    .parent = &vkds_policy_base_ops,
     .init = rr_init,
     .destroy = rr_destroy,
     .select = rr_select,
+    .report = vkds__policy_base_report,
     .selections = rr_selections,
 };

@@ -122,15 +122,16 @@ END_TEST
 
 /* A context destroyed before the buffers and kernels made from it says so (a warning
  * naming how many of each), so that the use after free a later vkds_buffer_destroy
- * would be, and the validation layer's report of the kernels' pipelines at
- * vkDestroyDevice, have a line in the log before them. Buffers' memory is freed. Nothing
- * is said when everything was destroyed. */
+ * would be has a line in the log before it. Buffers' memory is freed and kernels are
+ * destroyed, while the devices live: the validation layer (on in tests) sees no object
+ * left at vkDestroyDevice. Nothing is said when everything was destroyed. */
 static int buffer_warnings, kernel_warnings;
 static void warning_log(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
   harness_log(user, level, source, message);
   if (level != VKDS_LOG_WARN) return;
   if (strstr(message, "2 buffer(s) of device 0 were not destroyed first")) ++buffer_warnings;
-  if (strstr(message, "1 kernel(s) made from the context were not destroyed first")) ++kernel_warnings;
+  if (strstr(message, "1 kernel(s) made from the context (the last made: 'noop') were not destroyed first"))
+    ++kernel_warnings;
 }
 
 static const char noop_glsl[] = "#version 450\nlayout(local_size_x = 64) in;\nvoid main() {}\n";
@@ -157,7 +158,6 @@ START_TEST(destroying_a_context_before_its_objects_warns) {
     ck_assert_int_eq(buffer_warnings, leave);
     ck_assert_int_eq(kernel_warnings, leave);
   }
-  harness_forget_validation_messages(); /* the pipeline left behind, reported at vkDestroyDevice */
 }
 END_TEST
 

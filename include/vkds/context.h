@@ -182,9 +182,9 @@ VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_con
 /* Waits for vkds's work on the context's queues to finish, then destroys everything vkds
  * created. Objects it adopted (embedding) are left alone. NULL is a no-op. Every object
  * made from the context must be destroyed first: device buffers still alive have their
- * memory freed here, kernels still alive are named in a warning too (VKDS_LOG_WARN, how
- * many of each; their pipelines outlive the devices), and none of their handles may be
- * used, nor destroyed, afterwards.
+ * memory freed here, kernels still alive are destroyed here, both named in a warning
+ * (VKDS_LOG_WARN, how many of each), and none of their handles may be used, nor
+ * destroyed, afterwards.
  * The wait is bounded by vkds_context_info.destroy_timeout_ns (default 10 s). Work still
  * running then (a kernel that never ends, a task waiting on a semaphore nobody signals)
  * is never destroyed under the GPU: the call logs an error and returns, leaving the

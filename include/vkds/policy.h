@@ -31,7 +31,9 @@ typedef enum vkds_policy_kind {
 } vkds_policy_kind;
 
 /* The table behind a policy. Slots are REQUIRED, DEFAULTED (NULL: the parent's) or
- * OPTIONAL, as for backends; the table grows only by appending. */
+ * OPTIONAL, as for backends; the table grows only by appending. The built-in tables
+ * below have every DEFAULTED slot set, so a policy derived from one may call any of its
+ * parent's slots ("super"). */
 #define VKDS_POLICY_OPS_VERSION 2
 typedef struct vkds_policy_ops {
   uint32_t version;   /* REQUIRED: VKDS_POLICY_OPS_VERSION */
@@ -40,7 +42,9 @@ typedef struct vkds_policy_ops {
   const struct vkds_policy_ops *parent; /* NULL: vkds_policy_base_ops */
   /* The reports (vkds_report_bits) the policy needs; its backend must deliver them.
    * Resources that cannot deliver VKDS_REPORT_TIME are left out of a policy that needs
-   * it (none left: VKDS_ERROR_UNSUPPORTED). Not inherited: 0 means none. */
+   * it (none left: VKDS_ERROR_UNSUPPORTED). A table that inherits its select also
+   * inherits the parent's reports (added to its own), and its select_counts_in_flight:
+   * they belong to the select. */
   uint32_t reports;
   /* Set when select itself counts the pick in the resource's in-flight count
    * (vkds_policy_count_in_flight), so that picking and counting are one atomic step. */

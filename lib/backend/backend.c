@@ -93,6 +93,9 @@ typedef struct backend_internal {
   /* under free_lock: submissions made and not yet released, and what runs when the last
    * of them is (a destroy asked for while some were out: vkds__backend_defer) */
   uint64_t live;
+  /* selections made and not yet released: each holds the backend, and a policy's holds
+   * the policy whose sink it reports to (the last one's release, 1 -> 0, under free_lock) */
+  _Atomic uint64_t live_selections;
   void (*on_last)(void *);
   void *on_last_user;
   pthread_mutex_t finish_lock; /* runs each submission's finishing step once */
@@ -140,6 +143,9 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   uint32_t count = all_of_context ? ctx->resource_count : info->resource_count;
   if (count == 0)
     return vkds__fail(ctx, VKDS_ERROR_EMPTY, VK_SUCCESS, "vkds_backend_create: no resources");
+  if (!all_of_context && !info->resources)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_backend_create: resources is NULL (with %u resources of a kind other than Vulkan's)", count);
   if (!all_of_context)
     for (uint32_t i = 0; i < count; ++i)
       if (!info->resources[i])
@@ -181,7 +187,7 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
 bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user) {
   backend_internal *in = internal_of(b);
   pthread_mutex_lock(&in->free_lock);
-  bool later = in->live > 0;
+  bool later = in->live > 0 || atomic_load_explicit(&in->live_selections, memory_order_relaxed) > 0;
   if (later) in->on_last = fn, in->on_last_user = user;
   pthread_mutex_unlock(&in->free_lock);
   return later;
@@ -311,6 +317,30 @@ vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t repor
   return VKDS_SUCCESS;
 }
 
+void vkds__backend_selection_made(vkds_backend *b) {
+  atomic_fetch_add_explicit(&internal_of(b)->live_selections, 1, memory_order_relaxed);
+}
+
+/* A selection of b released: the last one out runs a destroy that waited for it. Only the
+ * step from 1 to 0 takes the lock, so a destroy (vkds__backend_defer) sees either a
+ * selection still out, whose release will run it, or none, and then nothing here touches
+ * b again. */
+static void selection_gone(vkds_backend *b) {
+  backend_internal *in = internal_of(b);
+  uint64_t n = atomic_load_explicit(&in->live_selections, memory_order_relaxed);
+  while (n > 1)
+    if (atomic_compare_exchange_weak_explicit(&in->live_selections, &n, n - 1, memory_order_acq_rel,
+                                              memory_order_relaxed))
+      return;
+  pthread_mutex_lock(&in->free_lock);
+  bool none = atomic_fetch_sub_explicit(&in->live_selections, 1, memory_order_acq_rel) == 1 && in->live == 0;
+  void (*last)(void *) = none ? in->on_last : NULL;
+  void *user = in->on_last_user;
+  if (last) in->on_last = NULL;
+  pthread_mutex_unlock(&in->free_lock);
+  if (last) last(user);
+}
+
 vkds_selection *vkds_selection_retain(vkds_selection *sel) {
   if (sel) atomic_fetch_add_explicit(&sel->refs, 1, memory_order_relaxed);
   return sel;
@@ -328,7 +358,9 @@ void vkds_selection_release(vkds_selection *sel) {
     vkds_report rep = {.what = VKDS_REPORT_UNUSED, .resource_index = sel->index, .key = sel->key};
     sel->sink.report(sel->sink.user, &rep);
   }
+  vkds_backend *b = sel->backend;
   if (sel->alloc_ctx || sel->scratch_size || !cache_selection(sel)) vkds__free(sel->alloc_ctx, sel);
+  selection_gone(b); /* (last: it may destroy b, and the policy that made sel) */
 }
 
 void *vkds_selection_resource(const vkds_selection *sel) {
@@ -413,7 +445,8 @@ void vkds_submission_release(vkds_submission *s) {
   pthread_mutex_lock(&in->free_lock);
   s->next_free = in->free_submissions;
   in->free_submissions = s;
-  void (*last)(void *) = --in->live == 0 ? in->on_last : NULL;
+  bool none = --in->live == 0 && atomic_load_explicit(&in->live_selections, memory_order_relaxed) == 0;
+  void (*last)(void *) = none ? in->on_last : NULL;
   void *user = in->on_last_user;
   if (last) in->on_last = NULL;
   pthread_mutex_unlock(&in->free_lock);

@@ -7,9 +7,9 @@ static vkds_result base_init(vkds_backend *b) {
   return VKDS_SUCCESS;
 }
 
-static void base_destroy(vkds_backend *b) { (void)b; }
+void vkds__backend_base_destroy(vkds_backend *b) { (void)b; }
 
-static vkds_result base_get_resources(vkds_backend *b, uint32_t *count, void *const **resources) {
+vkds_result vkds__backend_base_get_resources(vkds_backend *b, uint32_t *count, void *const **resources) {
   *count = b->resource_count;
   *resources = b->resources;
   return VKDS_SUCCESS;
@@ -21,15 +21,15 @@ static uint32_t base_supports(vkds_backend *b, uint32_t index, uint32_t reports)
   return reports & VKDS_REPORT_SUBMISSION;
 }
 
-static size_t base_scratch_size(vkds_backend *b, uint32_t reports) {
+size_t vkds__backend_base_scratch_size(vkds_backend *b, uint32_t reports) {
   (void)b, (void)reports;
   return 0;
 }
 
 /* The four steps of seed 004, each through the table so an override of one hook
  * changes what submit does. */
-static vkds_result base_submit(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info,
-                               vkds_submission **out) {
+vkds_result vkds__backend_base_submit(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info,
+                                      vkds_submission **out) {
   vkds_task task = {.resource = vkds_selection_resource(sel),
                     .resource_index = vkds_selection_index(sel),
                     .selection = sel,
@@ -101,11 +101,11 @@ const vkds_backend_ops vkds_backend_base_ops = {
     .name = "base",
     .parent = NULL,
     .init = base_init,
-    .destroy = base_destroy,
-    .get_resources = base_get_resources,
+    .destroy = vkds__backend_base_destroy,
+    .get_resources = vkds__backend_base_get_resources,
     .supports = base_supports,
-    .scratch_size = base_scratch_size,
-    .submit = base_submit,
+    .scratch_size = vkds__backend_base_scratch_size,
+    .submit = vkds__backend_base_submit,
     .instrument_before = base_instrument_before,
     .instrument_after = base_instrument_after,
     .abandon = base_abandon,

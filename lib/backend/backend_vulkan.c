@@ -204,12 +204,19 @@ static void vulkan_lazy_report(vkds_backend *b) {
   for (uint32_t i = 0; i < b->resource_count; ++i) vkds__queue_reclaim(res_of(b, i));
 }
 
+/* Every slot set, the base's where it keeps them: a backend derived from this table
+ * calls any of its slots as "super". */
 const vkds_backend_ops vkds_backend_vulkan_ops = {
     .version = VKDS_BACKEND_OPS_VERSION,
+    .backend_size = sizeof(vkds_backend),
     .name = "vulkan",
     .parent = &vkds_backend_base_ops,
     .init = vulkan_init,
+    .destroy = vkds__backend_base_destroy,
+    .get_resources = vkds__backend_base_get_resources,
     .supports = vulkan_supports,
+    .scratch_size = vkds__backend_base_scratch_size,
+    .submit = vkds__backend_base_submit,
     .instrument_before = vulkan_instrument_before,
     .instrument_after = vulkan_instrument_after,
     .abandon = vulkan_abandon,

@@ -9,21 +9,21 @@
 
 /* ---- the base table ---- */
 
-static vkds_result base_init(vkds_policy *p) {
+vkds_result vkds__policy_base_init(vkds_policy *p) {
   (void)p;
   return VKDS_SUCCESS;
 }
-static void base_destroy(vkds_policy *p) { (void)p; }
-static void base_report(vkds_policy *p, const vkds_report *r) { (void)p, (void)r; }
+void vkds__policy_base_destroy(vkds_policy *p) { (void)p; }
+void vkds__policy_base_report(vkds_policy *p, const vkds_report *r) { (void)p, (void)r; }
 
 const vkds_policy_ops vkds_policy_base_ops = {
     .version = VKDS_POLICY_OPS_VERSION,
     .policy_size = sizeof(vkds_policy),
     .name = "base",
-    .init = base_init,
-    .destroy = base_destroy,
+    .init = vkds__policy_base_init,
+    .destroy = vkds__policy_base_destroy,
     .select = NULL, /* REQUIRED of every policy */
-    .report = base_report,
+    .report = vkds__policy_base_report,
 };
 
 static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *dst) {
@@ -44,7 +44,14 @@ static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *d
     p = p->parent ? p->parent : &vkds_policy_base_ops;
     if (!dst->init) dst->init = p->init;
     if (!dst->destroy) dst->destroy = p->destroy;
-    if (!dst->select) dst->select = p->select;
+    if (!dst->select && p->select) {
+      /* what the select needs and does comes with it: the reports its picks depend on
+       * (auto tune's task times), and whether it counts its picks itself (dynamic load:
+       * counted again by vkds, every task would be two in flight) */
+      dst->select = p->select;
+      dst->reports |= p->reports;
+      dst->select_counts_in_flight = p->select_counts_in_flight;
+    }
     if (!dst->report) dst->report = p->report;
     if (!dst->policy_size) dst->policy_size = p->policy_size;
     if (!dst->name) dst->name = p->name;
@@ -154,12 +161,21 @@ static vkds_result make_backend(vkds_policy *p, const vkds_policy_resources *res
   for (uint32_t i = 0; i < b->resource_count; ++i) keep += vkds_backend_supports(b, i, in->reports) == in->reports;
   if (keep == 0) {
     vkds_backend_destroy(b);
-    uint32_t want = in->reports;
+    uint32_t want = in->reports, own = p->ops->reports;
+    /* why it needs them: its kind, or the settings that count tasks in flight */
+    const vkds_policy_info *pi = &in->info;
+    bool settings = (want & ~own & VKDS_REPORT_COMPLETION) != 0;
+    const char *why = !settings           ? "by its kind (round_robin and fixed need none)"
+                      : pi->capacity      ? "for its capacity"
+                      : pi->task_deadline_ns ? "for its task_deadline_ns"
+                                          : "for track_completion";
     return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                      "policy '%s' needs reports of%s%s%s, which no resource's backend gives (the base backend "
-                      "reports submissions only; task times need GPU timestamps): round_robin and fixed need none",
+                      "policy '%s' needs reports of%s%s%s %s, which no resource's backend gives (the base backend "
+                      "reports submissions only; task times need GPU timestamps)",
                       p->ops->name, want & VKDS_REPORT_SUBMISSION ? " submission" : "",
-                      want & VKDS_REPORT_COMPLETION ? " completion" : "", want & VKDS_REPORT_TIME ? " task time" : "");
+                      want & VKDS_REPORT_COMPLETION ? " completion" : "",
+                      want & VKDS_REPORT_TIME ? (want & VKDS_REPORT_COMPLETION ? " and task time" : " task time") : "",
+                      why);
   }
   if (keep < b->resource_count) {
     void **kept = vkds__temp_alloc_array(vkds__backend_alloc_ctx(b), keep, sizeof *kept);
@@ -201,7 +217,7 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   in->sink = (vkds_report_sink){on_report, p};
   /* An unused selection is worth a report only where select counted something. */
   in->selection_reports = in->reports;
-  if (in->tracks_completion || p->ops->report != base_report) in->selection_reports |= VKDS_REPORT_UNUSED;
+  if (in->tracks_completion || p->ops->report != vkds__policy_base_report) in->selection_reports |= VKDS_REPORT_UNUSED;
   /* from here on the policy's memory comes from its backend's context (a deferred policy
    * made without one learns it only now) */
   in->alloc_ctx = vkds__backend_alloc_ctx(p->backend);
@@ -261,7 +277,7 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   }
   in->info = *info;
   atomic_init(&in->refs, 1);
-  in->reports = given->reports; /* not inherited: the policy's own declaration */
+  in->reports = in->ops.reports; /* its own, and its inherited select's (complete_ops) */
   if (info->capacity || info->track_completion || info->task_deadline_ns) in->reports |= VKDS_REPORT_COMPLETION;
   in->tracks_completion = in->reports & VKDS_REPORT_COMPLETION;
   p->ops = &in->ops;

@@ -6,6 +6,12 @@
 
 #include "internal.h"
 
+/* vkds_policy_base_ops's slots (lib/backend/policy.c), which the built-in tables name
+ * where they keep them: a table derived from one finds every DEFAULTED slot set. */
+vkds_result vkds__policy_base_init(vkds_policy *p);
+void vkds__policy_base_destroy(vkds_policy *p);
+void vkds__policy_base_report(vkds_policy *p, const vkds_report *r);
+
 /* Task-time statistics of one key on one resource. */
 typedef struct vkds__key_stats {
   uint64_t key;

@@ -305,6 +305,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->log_level = info->log_level ? info->log_level : VKDS_LOG_WARN;
   pthread_mutex_init(&ctx->glsl_lock, NULL);
   pthread_mutex_init(&ctx->alg_lock, NULL);
+  pthread_mutex_init(&ctx->kernels_lock, NULL);
   ctx->device_memory_limit = info->device_memory_limit;
   ctx->destroy_timeout_ns = info->destroy_timeout_ns ? info->destroy_timeout_ns : 10000000000ull;
   ctx->staging_chunks = info->staging_chunks ? info->staging_chunks : 4;
@@ -386,12 +387,19 @@ void vkds_context_destroy(vkds_context *ctx) {
     pthread_mutex_destroy(&r->queue_lock);
   }
   vkds__algorithm_state_free(ctx); /* kernels and buffers, while the devices live */
-  unsigned kernels = atomic_load(&ctx->live_kernels);
+  /* the application's kernels left alive: destroyed now, while their devices live */
+  unsigned kernels = 0;
+  char first[64] = "";
+  while (ctx->live_kernels) {
+    if (!kernels++) snprintf(first, sizeof first, "%s", ctx->live_kernels->name);
+    vkds_kernel_destroy(ctx->live_kernels);
+  }
+  pthread_mutex_destroy(&ctx->kernels_lock);
   if (kernels)
     vkds__log(ctx, VKDS_LOG_WARN,
-              "vkds_context_destroy: %u kernel(s) made from the context were not destroyed first; their pipelines "
-              "outlive the devices, and their handles may not be used, nor destroyed, afterwards",
-              kernels);
+              "vkds_context_destroy: %u kernel(s) made from the context (the last made: '%s') were not destroyed "
+              "first; they are destroyed now, and their handles may not be used, nor destroyed, afterwards",
+              kernels, first);
   pthread_mutex_destroy(&ctx->alg_lock);
   for (uint32_t d = 0; d < ctx->device_count; ++d) {
     vkds__device *dev = &ctx->devices[d];

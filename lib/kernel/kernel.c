@@ -59,7 +59,11 @@ static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t 
   vkds_kernel *k = vkds__alloc(ctx, sizeof *k);
   if (!k) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "kernel");
   k->ctx = ctx;
-  atomic_fetch_add_explicit(&ctx->live_kernels, 1, memory_order_relaxed);
+  pthread_mutex_lock(&ctx->kernels_lock);
+  k->next_live = ctx->live_kernels;
+  if (k->next_live) k->next_live->prev_live = k;
+  ctx->live_kernels = k;
+  pthread_mutex_unlock(&ctx->kernels_lock);
   snprintf(k->name, sizeof k->name, "%s", name ? name : "kernel");
   k->range = range ? range : VKDS_RANGE_U32;
   k->hash = vkds__hash(words, word_count * 4);
@@ -462,7 +466,11 @@ void vkds_kernel_destroy(vkds_kernel *k) {
   arg_list_free(ctx, k->args);
   vkds__free(ctx, k->words);
   pthread_mutex_destroy(&k->lock);
-  atomic_fetch_sub_explicit(&k->ctx->live_kernels, 1, memory_order_relaxed);
+  pthread_mutex_lock(&k->ctx->kernels_lock);
+  if (k->prev_live) k->prev_live->next_live = k->next_live;
+  else k->ctx->live_kernels = k->next_live;
+  if (k->next_live) k->next_live->prev_live = k->prev_live;
+  pthread_mutex_unlock(&k->ctx->kernels_lock);
   vkds__free(ctx, k);
 }
 

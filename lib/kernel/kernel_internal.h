@@ -186,6 +186,7 @@ struct vkds_kernel {
   uint64_t hash;          /* of the SPIR-V: the default launch key */
   pthread_mutex_t lock;   /* guards `pipelines` */
   vkds__pipeline *pipelines; /* per context device */
+  struct vkds_kernel *prev_live, *next_live; /* the context's live_kernels */
 };
 
 /* A 64-bit hash of bytes (FNV-1a): cache keys. */
