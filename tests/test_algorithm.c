@@ -527,6 +527,27 @@ START_TEST(every_sequence_kind) {
   vkds_seq scatter = vkds_seq_permutation(&outs, &mp);
   ck_assert_vkds(vkds_copy(pol, &src, &scatter));
   for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(out[map[i]], host[i]);
+  /* a map that misses most of its source (staged host memory, a buffer of device 1):
+   * what it does not select keeps its value (the staged copy was written back whole over
+   * elements never uploaded: found by a new-user probe) */
+  uint32_t some[3] = {N - 1, 7, 0};
+  vkds_seq some_map = vkds_seq_host(some, 3, VKDS_U32);
+  for (uint32_t i = 0; i < N; ++i) out[i] = i ^ 0x5a5a;
+  vkds_seq partial = vkds_seq_permutation(&outs, &some_map);
+  ck_assert_vkds(vkds_fill(pol, &partial, &(uint32_t){0xfeedu}));
+  for (uint32_t i = 0; i < N; ++i)
+    harness_expect_uint_eq(out[i], i == N - 1 || i == 7 || i == 0 ? 0xfeedu : i ^ 0x5a5a);
+  ck_assert_vkds(vkds_upload(r1, vkds_view_of(other), out, sizeof out));
+  vkds_seq on_other = vkds_seq_buffer(vkds_view_of(other), VKDS_U32), partial_other = vkds_seq_permutation(&on_other, &some_map);
+  ck_assert(!vkds_seq_is_passed_directly(&partial_other, r0));
+  uint32_t some_again[3] = {N - 1, 7, 0}; /* (the map itself would overlap the output) */
+  vkds_seq scanned = vkds_seq_host(some_again, 3, VKDS_U32);
+  ck_assert_vkds(vkds_inclusive_scan(pol, &scanned, &partial_other, NULL, NULL));
+  uint32_t seen[N];
+  ck_assert_vkds(vkds_download(r1, seen, vkds_view_of(other), sizeof seen));
+  for (uint32_t i = 0; i < N; ++i)
+    harness_expect_uint_eq(seen[i], i == N - 1 ? N - 1 : i == 7 ? N + 6 : i == 0 ? N + 6 : out[i]);
+  ck_assert_vkds(vkds_upload(r1, vkds_view_of(other), host, sizeof host)); /* as it was */
 
   /* the user type: read in place by reduce and transform when both parts are buffers here */
   vkds_seq halves[2] = {vkds_seq_buffer((vkds_view){dev, 0, 1000 * 4}, VKDS_U32),

@@ -461,11 +461,15 @@ static node reverse(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_
 }
 
 /* source[map[i]]; a map entry past the source reads as 0 and drops a write (the map is
- * the user's data: a device must never be sent outside its memory). */
+ * the user's data: a device must never be sent outside its memory). Written, it may leave
+ * elements of the source untouched (a map that misses some): a staged source is then
+ * uploaded before and copied back whole after, so it is read as well as written. */
 static node permutation(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
   g->streamable = false;
   sig_u32(g, 'P');
-  node src = walk(g, s->base, access, depth + 1);
+  vkds_access src_access =
+      access == VKDS_ACCESS_WRITE && s->base->ops != &vkds_seq_discard_ops ? VKDS_ACCESS_READ_WRITE : access;
+  node src = walk(g, s->base, src_access, depth + 1);
   node map = walk(g, s->map, VKDS_ACCESS_READ, depth + 1);
   node n = {.id = g->next_node++, .type = src.type, .readable = src.readable, .writable = src.writable};
   memcpy(n.glsl, src.glsl, sizeof n.glsl);
