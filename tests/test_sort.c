@@ -646,6 +646,20 @@ START_TEST(every_sequence_kind) {
     ck_assert_vkds(vkds_download(r0, a, vkds_view_of(kb), N * 4));
     snprintf(what, sizeof what, "%s: user type", path);
     check_keys(VKDS_U32, true, in, a, N, what);
+    /* the same type over F32 and I32 keys: its code works on its parts' own types, not on
+     * the bits a sort moves built-in sequences as (a compile error: found by a new-user
+     * probe) */
+    const vkds_type typed[2] = {VKDS_F32, VKDS_I32};
+    for (int t = 0; t < 2; ++t) {
+      fill(typed[t], RANDOM, tmp, N);
+      ck_assert_vkds(vkds_upload(r0, vkds_view_of(kb), tmp, N * 4));
+      halves[0].type = halves[1].type = typed[t];
+      vkds_seq both_typed = concat(halves);
+      ck_assert_vkds(vkds_sort(pol, &both_typed, VKDS_SORT_ASCENDING));
+      ck_assert_vkds(vkds_download(r0, a, vkds_view_of(kb), N * 4));
+      snprintf(what, sizeof what, "%s: user type of %s", path, t ? "I32" : "F32");
+      check_keys(typed[t], false, tmp, a, N, what);
+    }
 
     vkds_buffer_destroy(mapped), vkds_buffer_destroy(other), vkds_buffer_destroy(kb), vkds_buffer_destroy(vb);
     vkds_buffer_destroy(mb);

@@ -609,14 +609,20 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
   sig_str(g, access != VKDS_ACCESS_READ ? code.store : NULL);
   sig_u32(g, code.part_count), sig_u32(g, code.param_count);
   node parts[VKDS_SEQ_DEVICE_PARTS];
+  /* the user's code works on its parts' own types: a sort walks them so, not as bits
+   * (their int keys would meet a uint leaf: found by a new-user probe) */
+  bool sort_bits = g->sort_bits;
+  g->sort_bits = false;
   for (uint32_t k = 0; k < code.part_count; ++k) {
     if (!code.parts[k]) {
+      g->sort_bits = sort_bits;
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "part %u of a '%s' sequence's device code is NULL", k,
                o->name ? o->name : "user");
       return n;
     }
     parts[k] = walk(g, code.parts[k], access, depth + 1);
   }
+  g->sort_bits = sort_bits;
   uint32_t params[VKDS_SEQ_DEVICE_PARTS];
   for (uint32_t k = 0; k < code.param_count; ++k) params[k] = param(g, code.params[k]);
   n = (node){.id = g->next_node++, .readable = access != VKDS_ACCESS_WRITE, .writable = access != VKDS_ACCESS_READ};
