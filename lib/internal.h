@@ -449,6 +449,14 @@ size_t vkds__backend_base_scratch_size(vkds_backend *b, uint32_t reports);
 vkds_result vkds__backend_base_submit(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info,
                                       vkds_submission **out);
 
+/* A kernel whose arguments did not fit the push constants (vkds.glsl's spilled block):
+ * their bytes, else 0 (lib/kernel/launch.c). vkds__cmd_dispatch_spilled records it as
+ * vkds_cmd_dispatch would, its arguments written to `mapped`, which the GPU reads at
+ * `address` (host-visible memory the caller keeps until the work is done). */
+uint64_t vkds__kernel_spilled_bytes(const vkds_kernel *k);
+vkds_result vkds__cmd_dispatch_spilled(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
+                                       const vkds_launch_info *li, void *mapped, VkDeviceAddress address);
+
 /* Counts a selection made of b (lib/backend/backend.c): until its release, b and the
  * policy over it stay (a destroy waits for it, as for a submission). */
 void vkds__backend_selection_made(vkds_backend *b);

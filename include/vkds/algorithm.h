@@ -22,7 +22,13 @@
  *                               bound as a storage buffer (push descriptors) while the
  *                               leaf fits one binding (maxStorageBufferRange);
  *                               VKDS_ALGORITHM_ACCESS=descriptor|address, read when the
- *                               context is created, forces either (tests, benchmarks)
+ *                               context is created, forces either (tests, benchmarks).
+ *                               One call reaches at most 16 leaves (a zip of 16 parts
+ *                               can be read, not also written to another 16-part
+ *                               sequence: VKDS_ERROR_UNSUPPORTED); where their arguments
+ *                               outgrow the device's push constants, the blocking and
+ *                               _async forms keep them in a buffer of their own, the
+ *                               recording form refuses (VKDS_ERROR_UNSUPPORTED)
  *   -> record -> submit -> (blocking) wait, write the results and staged outputs back.
  *
  * Each algorithm comes in three forms:

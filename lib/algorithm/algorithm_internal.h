@@ -201,7 +201,7 @@ bool vkds__type_is_float(vkds_type t);
 
 /* ---- one call in flight (frame.c, stream.c) ---- */
 
-enum { VKDS__STREAM_SLOTS = 2 };
+enum { VKDS__STREAM_SLOTS = 2, VKDS__CALL_ARG_BUFFERS = 8 };
 
 /* Leaves are copied in: a binding points at its sequence until it is undone, which for
  * the asynchronous form is after the caller's sequences are gone. */
@@ -233,7 +233,18 @@ typedef struct vkds__call {
   vkds_buffer *device_stage[VKDS__GEN_MAX_LEAVES][VKDS__STREAM_SLOTS];
   /* chunks whose outputs still wait in stage buffers: [first, first + pending) */
   uint64_t pending_first, pending;
+  /* the launch arguments of a kernel that keeps them in a buffer (too many for the push
+   * constants: a zip of many parts), one region a dispatch, in host-visible buffers freed
+   * with the call (blocking and asynchronous forms: args_kept; vkds__alg_dispatch) */
+  bool args_kept;
+  vkds_buffer *args[VKDS__CALL_ARG_BUFFERS];
+  uint32_t args_buffers;
+  uint64_t args_used; /* bytes of the last buffer taken */
 } vkds__call;
+
+/* Records one dispatch of the call's kernel `k` (vkds_cmd_dispatch; frame.c): a kernel
+ * whose arguments are kept in a buffer has them written to the call's. */
+vkds_result vkds__alg_dispatch(vkds__call *c, VkCommandBuffer cmd, vkds_kernel *k, const vkds_launch_info *li);
 
 /* Records the call's work on elements [first, first + count) into `cmd` (frame.c).
  * `last`: for a streamed reduction, the chunk after which the chunk totals are combined

@@ -388,7 +388,8 @@ static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
     return n;
   }
   if (g->leaf_count >= VKDS__GEN_MAX_LEAVES) {
-    gen_fail(g, VKDS_ERROR_UNSUPPORTED, "more than %d memory ranges in one algorithm call", VKDS__GEN_MAX_LEAVES);
+    gen_fail(g, VKDS_ERROR_UNSUPPORTED, "more than %d memory ranges (leaves: buffers, host arrays, a zip's parts) in "
+             "one algorithm call", VKDS__GEN_MAX_LEAVES);
     return n;
   }
   uint32_t p = param(g, 0); /* the address or first word, filled in when the leaf is bound */

@@ -347,13 +347,13 @@ static vkds_result record_reduction(call *c, VkCommandBuffer cmd, uint64_t flags
   uint32_t groups = vkds__reduce_groups(c->res->dev, p[VKDS__P_COUNT]);
   p[VKDS__P_GROUPS] = groups;
   p[VKDS__P_FLAGS] = flags;
-  VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
+  VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel,
                                &(vkds_launch_info){.global = {256ull * groups}, .args = &c->gen.args}));
   if (groups > 1) {
     vkds__cmd_barrier(c->res->dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     p[VKDS__P_FLAGS] = flags | VKDS__FLAG_SECOND_PASS;
-    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
+    VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
   }
   return VKDS_SUCCESS;
 }
@@ -380,7 +380,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     uint64_t n = p[VKDS__P_COUNT];
     uint64_t threads = c->a.template_kind == VKDS__TEMPLATE_MERGE ? (n + 2047) / 2048 * 256 : (n + 3) / 4;
     if (n)
-      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {threads}, .args = &c->gen.args}));
+      VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {threads}, .args = &c->gen.args}));
   } else if (part == VKDS__PART_WHOLE) {
     p[VKDS__P_RESULT] = result;
     p[VKDS__P_PARTIALS] = partials;
@@ -399,7 +399,7 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
       p[VKDS__P_PARTIALS] = totals;
       p[VKDS__P_GROUPS] = chunk + 1;
       p[VKDS__P_FLAGS] = init | VKDS__FLAG_SECOND_PASS;
-      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
+      VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
     }
   }
   /* vkds's full barrier (vkds__slot.ends_full): everything recorded before it, compute
@@ -483,7 +483,42 @@ static call *call_alloc(vkds_context *ctx) {
   return c;
 }
 
+/* The recording form's answer to a kernel whose arguments are kept in a buffer. */
+static vkds_result args_refused(const call *c, const vkds_kernel *k) {
+  return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                    "%s: its launch arguments (%llu bytes: the sequences' memory ranges and views) are more than the "
+                    "device's push constants hold, and the recording form has nowhere to keep them; use the "
+                    "blocking or _async form", c->a.name, (unsigned long long)vkds__kernel_spilled_bytes(k));
+}
+
+/* (64 KiB: a sort of 64-bit keys records 26 dispatches, a merge sort 2 a pass) */
+#define ARG_BUFFER_BYTES 65536u
+
+vkds_result vkds__alg_dispatch(call *c, VkCommandBuffer cmd, vkds_kernel *k, const vkds_launch_info *li) {
+  uint64_t bytes = (vkds__kernel_spilled_bytes(k) + 15) & ~15ull;
+  if (!bytes) return vkds_cmd_dispatch(cmd, c->res, k, li);
+  vkds_context *ctx = c->res->dev->ctx;
+  if (!c->args_kept) return args_refused(c, k);
+  uint64_t cap = c->args_buffers ? vkds_buffer_size(c->args[c->args_buffers - 1]) : 0;
+  if (c->args_used + bytes > cap) {
+    if (c->args_buffers == VKDS__CALL_ARG_BUFFERS)
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: more dispatches with arguments kept in buffers "
+                        "than one call holds", c->a.name);
+    uint64_t size = bytes > ARG_BUFFER_BYTES ? bytes : ARG_BUFFER_BYTES;
+    VKDS_CHECK(vkds_buffer_create(c->res, &(vkds_buffer_info){.size = size, .memory = VKDS_MEMORY_MAPPED},
+                                  &c->args[c->args_buffers]));
+    ++c->args_buffers;
+    c->args_used = 0;
+  }
+  vkds_buffer *b = c->args[c->args_buffers - 1];
+  vkds_result r = vkds__cmd_dispatch_spilled(cmd, c->res, k, li, (char *)vkds_buffer_map(b) + c->args_used,
+                                             vkds_buffer_address(b) + c->args_used);
+  c->args_used += bytes;
+  return r;
+}
+
 static void call_free(call *c) {
+  for (uint32_t i = 0; i < c->args_buffers; ++i) vkds_buffer_destroy(c->args[i]);
   /* a sort's scratch holds copies of its data: not kept for reuse */
   if (sorts_in_place(c->a.template_kind)) vkds_buffer_destroy(c->scratch);
   else vkds__alg_buffer_put(c->scratch);
@@ -553,6 +588,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
 
   vkds_resource *res = vkds_selection_resource(sel);
   call *c = call_alloc(res->dev->ctx); /* freed by call_free, with the same context */
+  if (c) c->args_kept = true;
   if (!c) {
     vkds_selection_release(sel);
     return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "%s", a->name);
@@ -731,6 +767,8 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(&c); /* all direct: no copies */
   if (r == VKDS_SUCCESS) r = find_kernel(&c);
+  /* (refused before anything is recorded: a sort records a fill before its first dispatch) */
+  if (r == VKDS_SUCCESS && vkds__kernel_spilled_bytes(c.kernel)) r = args_refused(&c, c.kernel);
   if (r == VKDS_SUCCESS)
     r = vkds__call_record(&c, cmd->cmd, result_at, scratch_at + VKDS__ALG_RESULT_BYTES, VKDS__PART_WHOLE, 0);
   unbind_leaves(&c, false);

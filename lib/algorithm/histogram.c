@@ -120,7 +120,7 @@ static uint64_t groups_for(const vkds__device *dev, uint64_t items, uint64_t per
 }
 
 static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups) {
-  return vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = &c->gen.args});
+  return vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {256 * groups}, .args = &c->gen.args});
 }
 
 vkds_result vkds__histogram_record(vkds__call *c, VkCommandBuffer cmd) {

@@ -100,7 +100,7 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
    * (in place) when the count of passes is even, else A */
   bool in_a = passes % 2 == 1;
   p[4] = in_a ? 0 : STAGE_IN_PLACE;
-  VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel,
+  VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel,
                                &(vkds_launch_info){.global = {256 * tiles_of(n)}, .args = p}));
   /* VKDS_MSORT_PASSES=k records only the first k merge passes (a measuring aid: the
    * differences of such runs time one pass alone; the output is then not sorted) */
@@ -119,11 +119,11 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
     bool in_group = searches_in_group(n, (uint64_t)TILE << (k - 1));
     if (!in_group) {
       p[4] = k | (in_a ? STAGE_FROM_A : 0) | STAGE_PARTITION;
-      VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {merge_groups(n)}, .args = p}));
+      VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {merge_groups(n)}, .args = p}));
       barrier(c->res->dev, cmd);
     }
     p[4] = k | (in_a ? STAGE_FROM_A : 0) | (in_group ? STAGE_SEARCH_IN_GROUP : 0);
-    VKDS_CHECK(vkds_cmd_dispatch(cmd, c->res, c->kernel, &(vkds_launch_info){.global = {256 * merge_groups(n)}, .args = p}));
+    VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {256 * merge_groups(n)}, .args = p}));
     in_a = !in_a;
   }
   return VKDS_SUCCESS;

@@ -352,7 +352,7 @@ static uint32_t spins(uint64_t *flags) {
 
 static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, uint64_t groups) {
   uint64_t threads = is_chained(c->a.variant) ? shape_of(c->a.variant)->threads : 256; /* the local size */
-  return vkds_cmd_dispatch(cmd, c->res, c->kernel,
+  return vkds__alg_dispatch(c, cmd, c->kernel,
                            &(vkds_launch_info){.global = {threads * groups}, .args = &c->gen.args});
 }
 

@@ -351,7 +351,7 @@ static uint64_t per_group(const vkds__device *dev, uint64_t units) {
 }
 
 static vkds_result dispatch(vkds__call *c, VkCommandBuffer cmd, vkds_kernel *k, uint64_t groups) {
-  return vkds_cmd_dispatch(cmd, c->res, k, &(vkds_launch_info){.global = {256 * groups}, .args = &c->gen.args});
+  return vkds__alg_dispatch(c, cmd, k, &(vkds_launch_info){.global = {256 * groups}, .args = &c->gen.args});
 }
 
 vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {

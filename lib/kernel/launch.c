@@ -138,6 +138,21 @@ vkds_result vkds_cmd_dispatch(VkCommandBuffer cmd, vkds_resource *res, vkds_kern
   return r;
 }
 
+uint64_t vkds__kernel_spilled_bytes(const vkds_kernel *k) { return k->layout.spilled ? k->layout.size : 0; }
+
+vkds_result vkds__cmd_dispatch_spilled(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
+                                       const vkds_launch_info *li, void *mapped, VkDeviceAddress address) {
+  packed_launch pl;
+  vkds_result r = prepare(&pl, k, res->dev, li);
+  if (r == VKDS_SUCCESS) {
+    memcpy(mapped, pl.spill, k->layout.size);
+    memcpy(pl.push + k->refl.push.members[1].offset, &address, 8);
+    record(&pl, cmd);
+  }
+  release(&pl);
+  return r;
+}
+
 typedef struct launch_task {
   vkds_kernel *k;
   const vkds_launch_info *li;
