@@ -96,6 +96,15 @@ static vkds_result concat_validate(const vkds_seq *s) {
   return vkds_seq_validate(p->b);
 }
 
+static vkds_result refuse_silently(const vkds_seq *s) {
+  (void)s;
+  return VKDS_ERROR_INVALID_ARGUMENT;
+}
+static bool never_direct(const vkds_seq *s, const vkds_resource *res) {
+  (void)s, (void)res;
+  return false;
+}
+
 static const vkds_seq_ops CONCAT = {VKDS_SEQ_OPS_VERSION, "concat", concat_direct, concat_read, concat_validate};
 
 static vkds_seq concat(concat_parts *p) {
@@ -611,6 +620,14 @@ START_TEST(hand_made_sequences_are_checked_too) {
   int32_t x;
   ck_assert_int_eq(vkds_seq_read(&r, 0, &x), VKDS_ERROR_INVALID_ARGUMENT);
   assert_message("deep");
+  /* a user type whose validate slot fails without a message of its own: named as such,
+   * not with the thread's last message, from an unrelated failure (found by a new-user
+   * probe) */
+  static const vkds_seq_ops silent = {VKDS_SEQ_OPS_VERSION, "silent", never_direct, NULL, refuse_silently};
+  vkds_seq quiet = {.ops = &silent, .count = 4, .type = VKDS_U32, .elem_size = 4};
+  ck_assert_int_eq(vkds_seq_read(&r, 0, &x), VKDS_ERROR_INVALID_ARGUMENT); /* the unrelated failure */
+  assert_refused(&quiet, "a 'silent' sequence: its validate slot returned invalid argument");
+  ck_assert_ptr_null(strstr(vkds_last_error_message(), "deep"));
   vkds_buffer_destroy(b);
   close_two();
 }

@@ -244,8 +244,12 @@ static vkds_result check(const vkds_seq *s, char *why) {
   if (own) {
     if (!own(s, why, true)) r = VKDS_ERROR_INVALID_ARGUMENT;
   } else if (s->ops->validate) {
+    /* its reason: the message of a failure inside the slot (a check of its parts), not
+     * whatever failed on this thread before it (found by a new-user probe) */
+    uint64_t failures = vkds__failures();
     r = s->ops->validate(s);
-    if (r != VKDS_SUCCESS) say(why, "%s: %s", s->ops->name, last_reason(r));
+    if (r != VKDS_SUCCESS && vkds__failures() != failures) say(why, "%s: %s", s->ops->name, last_reason(r));
+    else if (r != VKDS_SUCCESS) say(why, "a '%s' sequence: its validate slot returned %s", s->ops->name, vkds_result_str(r));
   }
   --depth;
   if (r == VKDS_SUCCESS && !elem_ok(s, why)) r = VKDS_ERROR_INVALID_ARGUMENT;
