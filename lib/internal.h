@@ -517,7 +517,7 @@ uint32_t vkds__device_required_subgroup_size(const vkds__device *dev);
 
 /* A parsed filter: positive and negative terms. */
 typedef struct vkds__filter vkds__filter;
-vkds_result vkds__filter_parse(const vkds_context *ctx, const char *text, vkds__filter **out);
+vkds_result vkds__filter_parse(const vkds_context *ctx, const char *text, const char *where, vkds__filter **out);
 bool vkds__filter_match(const vkds__filter *f, uint32_t index,
                         const VkPhysicalDeviceProperties *props);
 void vkds__filter_free(vkds__filter *f);

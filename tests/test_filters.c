@@ -212,7 +212,15 @@ START_TEST(malformed_filters) {
     ck_assert_msg(r == VKDS_ERROR_INVALID_ARGUMENT, "\"%s\" gave %s", bad[i], vkds_result_str(r));
     ck_assert_ptr_null(ctx);
     ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "malformed device filter"));
+    ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "in vkds_context_info.devices"));
   }
+  /* the variable's own, named as such (both filters apply) */
+  harness_setenv("VKDS_DEVICES", "bogus");
+  vkds_context_info info = harness_info();
+  vkds_context *ctx;
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "in VKDS_DEVICES \"bogus\""));
+  harness_setenv("VKDS_DEVICES", NULL);
 }
 END_TEST
 

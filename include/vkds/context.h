@@ -108,8 +108,9 @@ typedef struct vkds_context_info {
   vkds_log_level log_level;
   /* The Vulkan loader to open; NULL: "libvulkan.so.1" (then "libvulkan.so"). */
   const char *vulkan_library;
-  /* A folder where vkds keeps each device's VkPipelineCache between runs (one file per
-   * device kind); NULL or "": pipelines are cached in memory only. */
+  /* A folder where vkds keeps each device's VkPipelineCache and compiled GLSL between
+   * runs (one file per device kind, one per kernel); made, with its parents, where it is
+   * missing; one that cannot be made (a warning says why) or NULL or "": in memory only. */
   const char *pipeline_cache_dir;
   /* The application name given to the VkInstance; NULL: "vkds". */
   const char *app_name;

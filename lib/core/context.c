@@ -2,7 +2,9 @@
  * over the application's (embedding). */
 #include "kernel/kernel_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,8 +116,8 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
 
   /* parse both filters before touching Vulkan: a typo is the caller's error */
   vkds__filter *filters[2] = {NULL, NULL};
-  vkds_result r = vkds__filter_parse(ctx, info->devices ? info->devices : "", &filters[0]);
-  if (r == VKDS_SUCCESS && env_filter) r = vkds__filter_parse(ctx, env_filter, &filters[1]);
+  vkds_result r = vkds__filter_parse(ctx, info->devices ? info->devices : "", "vkds_context_info.devices", &filters[0]);
+  if (r == VKDS_SUCCESS && env_filter) r = vkds__filter_parse(ctx, env_filter, "VKDS_DEVICES", &filters[1]);
   if (r != VKDS_SUCCESS) goto done;
 
   r = vkds__loader_open(ctx, info->vulkan_library, &ctx->loader, &ctx->fn);
@@ -282,6 +284,31 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
   return VKDS_SUCCESS;
 }
 
+/* pipeline_cache_dir made where it is missing (with its parents); a path that cannot be
+ * a folder is said once and caching stays in memory (a warning each time a file could
+ * not be saved, with no reason given, was all a user saw: found by a new-user probe). */
+static void make_cache_dir(vkds_context *ctx) {
+  char *path = ctx->pipeline_cache_dir;
+  struct stat st;
+  int err = 0;
+  for (char *p = path + 1;; ++p) {
+    if (*p != '/' && *p != '\0') continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) err = errno;
+    *p = c;
+    if (!c || err) break;
+  }
+  if (!err && stat(path, &st) != 0) err = errno;
+  else if (!err && !S_ISDIR(st.st_mode)) err = ENOTDIR;
+  if (!err) return;
+  vkds__log(ctx, VKDS_LOG_WARN, "pipeline_cache_dir \"%s\" cannot be a folder (%s): pipelines and compiled GLSL are "
+            "cached in memory only", path, strerror(err));
+  vkds__free(ctx, path);
+  ctx->pipeline_cache_dir = NULL;
+}
+
+
 vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **out) {
   if (out) *out = NULL;
   if (!info || !out)
@@ -318,6 +345,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   if (info->pipeline_cache_dir && info->pipeline_cache_dir[0] &&
       !(ctx->pipeline_cache_dir = vkds__strdup(ctx, info->pipeline_cache_dir)))
     r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "pipeline cache path");
+  if (r == VKDS_SUCCESS && ctx->pipeline_cache_dir) make_cache_dir(ctx);
   if (r == VKDS_SUCCESS) r = info->embed ? create_adopted(ctx, info->embed) : create_own(ctx, info);
   for (uint32_t d = 0; r == VKDS_SUCCESS && d < ctx->device_count; ++d) {
     r = vkds__pipeline_cache_open(&ctx->devices[d]);

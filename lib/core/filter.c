@@ -86,7 +86,7 @@ static bool parse_term(const char *s, size_t len, term *t) {
   return false;
 }
 
-vkds_result vkds__filter_parse(const vkds_context *ctx, const char *text, vkds__filter **out) {
+vkds_result vkds__filter_parse(const vkds_context *ctx, const char *text, const char *where, vkds__filter **out) {
   *out = NULL;
   size_t terms = 1;
   for (const char *p = text; *p; ++p) terms += *p == ',';
@@ -108,10 +108,10 @@ vkds_result vkds__filter_parse(const vkds_context *ctx, const char *text, vkds__
     if (!parse_term(s, len, &f->terms[f->count])) {
       vkds__free(ctx, f);
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                        "malformed device filter term '%.*s' in \"%s\"; terms are an index, "
+                        "malformed device filter term '%.*s' in %s \"%s\"; terms are an index, "
                         "gpu, cpu, discrete, integrated, virtual, other, vendor=ID or "
                         "name=TEXT, each optionally preceded by '!'",
-                        (int)len, s, text);
+                        (int)len, s, where, text);
     }
     ++f->count;
     if (!end) break;
