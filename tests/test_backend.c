@@ -268,11 +268,21 @@ static vkds_result traced_after(vkds_backend *b, vkds_selection *sel, const vkds
   return vkds_backend_vulkan_ops.instrument_after(b, sel, info, task, wait_object, out);
 }
 
+/* every slot of the Vulkan table is set, so its submit is there to call (it was NULL:
+ * found by a new-user probe) */
+static atomic_int traced_submits;
+static vkds_result traced_submit(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info,
+                                 vkds_submission **out) {
+  atomic_fetch_add(&traced_submits, 1);
+  return vkds_backend_vulkan_ops.submit(b, sel, info, out);
+}
+
 static const vkds_backend_ops traced_ops = {
     .version = VKDS_BACKEND_OPS_VERSION,
     .backend_size = sizeof(traced_backend),
     .name = "traced",
     .parent = &vkds_backend_vulkan_ops,
+    .submit = traced_submit,
     .instrument_before = traced_before,
     .instrument_after = traced_after,
 };
@@ -303,6 +313,11 @@ START_TEST(hooks_run_in_order_and_see_every_submission) {
   ck_assert_vkds(vkds_backend_wait_all(b, UINT64_MAX));
   ck_assert_int_eq(atomic_load(&t->befores), 500);
   ck_assert_int_eq(atomic_load(&t->afters), 500);
+  ck_assert_int_eq(atomic_load(&traced_submits), 500);
+  const vkds_backend_ops *v = &vkds_backend_vulkan_ops;
+  ck_assert(v->init && v->destroy && v->get_resources && v->supports && v->scratch_size && v->submit &&
+            v->instrument_before && v->instrument_after && v->abandon && v->wait && v->poll && v->wait_all &&
+            v->backend_size >= sizeof(vkds_backend));
   ck_assert_uint_eq(gpu_counter_value(&c), 500); /* the inherited submit really ran */
   vkds_selection_release(sel);
   vkds_backend_destroy(b);

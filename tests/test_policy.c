@@ -358,6 +358,10 @@ START_TEST(bad_policies_are_named_errors) {
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = 99, .resources = r}, &p), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .fixed_index = N, .resources = r}, &p),
                    VKDS_ERROR_OUT_OF_RANGE);
+  vkds_policy_resources none = r; /* a count without the resources */
+  none.resources = NULL;
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = none}, &p),
+                   VKDS_ERROR_INVALID_ARGUMENT);
   vkds_policy_resources empty = r;
   empty.resource_count = 0;
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = empty}, &p),
@@ -545,6 +549,66 @@ static vkds_result enqueue(void *user, const vkds_task *task, void **wait_object
   return *wait_object ? VKDS_SUCCESS : VKDS_ERROR_OUT_OF_HOST_MEMORY;
 }
 
+/* ---- tables derived from the built-in ones (found by a new-user probe) ---- */
+
+static atomic_int derived_reports, derived_destroys;
+static void derived_report(vkds_policy *p, const vkds_report *r) {
+  atomic_fetch_add(&derived_reports, 1);
+  vkds_policy_dynamic_load_ops.report(p, r); /* super: every slot of a built-in table is set */
+}
+static void derived_destroy(vkds_policy *p) {
+  atomic_fetch_add(&derived_destroys, 1);
+  vkds_policy_dynamic_load_ops.destroy(p);
+}
+static vkds_result derived_init(vkds_policy *p) { return vkds_policy_dynamic_load_ops.init(p); }
+
+START_TEST(derived_policies_inherit_and_call_their_parent) {
+  fake_setup();
+  /* every DEFAULTED slot of the built-in tables is set: callable as "super" */
+  const vkds_policy_ops *tables[] = {&vkds_policy_fixed_ops, &vkds_policy_round_robin_ops,
+                                     &vkds_policy_dynamic_load_ops, &vkds_policy_auto_tune_ops,
+                                     &vkds_policy_earliest_finish_ops};
+  for (size_t t = 0; t < sizeof tables / sizeof *tables; ++t)
+    ck_assert(tables[t]->init && tables[t]->destroy && tables[t]->select && tables[t]->report &&
+              tables[t]->policy_size >= sizeof(vkds_policy));
+  /* dynamic load's select counts its own picks: a table inheriting it does not count
+   * them again (60 tasks read 120 selections) */
+  static const vkds_policy_ops derived = {.version = VKDS_POLICY_OPS_VERSION, .name = "derived",
+                                          .parent = &vkds_policy_dynamic_load_ops, .init = derived_init,
+                                          .destroy = derived_destroy, .report = derived_report};
+  vkds_policy *p = fake_policy((vkds_policy_info){.ops = &derived});
+  atomic_store(&derived_reports, 0), atomic_store(&derived_destroys, 0);
+  for (int i = 0; i < 60; ++i) run_one(p, 0, 0);
+  uint64_t picks = 0;
+  for (uint32_t i = 0; i < N; ++i) {
+    vkds_policy_resource_stats st;
+    ck_assert_vkds(vkds_policy_get_resource_stats(p, i, &st));
+    ck_assert_uint_eq(st.in_flight, 0);
+    picks += st.selections;
+  }
+  ck_assert_uint_eq(picks, 60);
+  ck_assert_int_ge(atomic_load(&derived_reports), 60); /* its completions at least */
+  /* a selection outlives its policy's last release: the policy goes with the selection
+   * (its release reported to a freed policy) */
+  vkds_selection *sel;
+  ck_assert_vkds(vkds_select(p, NULL, &sel));
+  vkds_policy_release(p);
+  ck_assert_int_eq(atomic_load(&derived_destroys), 0);
+  vkds_selection_release(sel);
+  ck_assert_int_eq(atomic_load(&derived_destroys), 1);
+  /* auto tune's select needs task times: a table inheriting it needs them too (it was
+   * made over a backend without them, and never tuned) */
+  static const vkds_policy_ops tuned = {.version = VKDS_POLICY_OPS_VERSION, .parent = &vkds_policy_auto_tune_ops};
+  vkds_policy_resources base = {.kind = &fake_kind, .resource_count = N, .resources = res_ptr,
+                                .backend_ops = &vkds_backend_base_ops};
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &tuned, .resources = base}, &p), VKDS_ERROR_UNSUPPORTED);
+  /* and the settings that need completions are named as the reason */
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .capacity = 2,
+                                                          .resources = base}, &p), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "needs reports of completion for its capacity"));
+}
+END_TEST
+
 START_TEST(cpu_pool_backend_under_every_policy) {
   cpu_pool *pools[2] = {cpu_pool_create(2), cpu_pool_create(2)};
   ck_assert_vkds(vkds_backend_register(&cpu_pool_kind, &cpu_pool_backend_ops));
@@ -588,6 +652,7 @@ int main(void) {
   tcase_add_test(tc, task_failure_is_named);
   tcase_add_test(tc, copies_share_state);
   tcase_add_test(tc, every_policy_on_three_lavapipe_devices);
+  tcase_add_test(tc, derived_policies_inherit_and_call_their_parent);
   tcase_add_test(tc, cpu_pool_backend_under_every_policy);
   suite_add_tcase(s, tc);
   return harness_run(s);
