@@ -1,4 +1,6 @@
 /* examples/cpu_pool.c: the thread pool itself (the backend is in cpu_pool_backend.c). */
+/* (POSIX's clock_gettime and CLOCK_MONOTONIC: built with -std=c11 alone, as a user would) */
+#define _POSIX_C_SOURCE 200809L
 #include "cpu_pool.h"
 
 #include <pthread.h>

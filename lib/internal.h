@@ -457,6 +457,9 @@ uint64_t vkds__kernel_spilled_bytes(const vkds_kernel *k);
 vkds_result vkds__cmd_dispatch_spilled(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
                                        const vkds_launch_info *li, void *mapped, VkDeviceAddress address);
 
+/* A vkds_type's name for messages ("I32", ...; "an unknown type"; lib/seq/seq.c). */
+const char *vkds__type_name(vkds_type t);
+
 /* Counts a selection made of b (lib/backend/backend.c): until its release, b and the
  * policy over it stay (a destroy waits for it, as for a submission). */
 void vkds__backend_selection_made(vkds_backend *b);

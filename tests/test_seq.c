@@ -558,6 +558,10 @@ START_TEST(invalid_constructions) {
   assert_invalid(vkds_seq_counting(0, 4, VKDS_TYPE_COMPOSITE), "vkds_seq_counting", "numeric");
   assert_invalid(vkds_seq_counting(INT32_MAX, 2, VKDS_I32), "vkds_seq_counting", "does not fit I32");
   assert_invalid(vkds_seq_counting(-1, 2, VKDS_U32), "vkds_seq_counting", "does not fit U32");
+  /* floats hold integers exactly to 2^24 (F32) and 2^53 (F64) */
+  assert_invalid(vkds_seq_counting(16777215, 3, VKDS_F32), "vkds_seq_counting", "does not fit F32");
+  assert_invalid(vkds_seq_counting(-(INT64_C(1) << 53) - 1, 1, VKDS_F64), "vkds_seq_counting", "does not fit F64");
+  ck_assert_ptr_eq(vkds_seq_counting(16777215, 2, VKDS_F32).ops, &vkds_seq_counting_ops);
   assert_invalid(vkds_seq_counting(INT64_MAX, 2, VKDS_I64), "vkds_seq_counting", "overflows");
   vkds_seq top = vkds_seq_counting(INT32_MAX, 1, VKDS_I32);
   ck_assert_ptr_eq(top.ops, &vkds_seq_counting_ops);

@@ -555,6 +555,8 @@ VKDS_API vkds_result vkds_cmd_reduce_by_key(const vkds_cmd *c, const vkds_seq *k
  * into what was there). Samples in no bin (below the first, at or above the last edge,
  * NaN) are not counted anywhere. At most 2^32 - 1 samples (VKDS_ERROR_UNSUPPORTED past
  * that), so counts are exact and never wrap. Host data is staged whole, not streamed.
+ * Zero bins (an empty `counts`) is a histogram with nothing to write: it succeeds, as
+ * every algorithm does on empty sequences.
  *
  * How it runs (shaders/algorithm/histogram.glsl): each work group counts its share of the
  * samples into bins in shared memory with 32-bit atomics (16-byte loads, up to 8 copies

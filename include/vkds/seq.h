@@ -27,7 +27,8 @@
  * beyond NULLs: a buffer range past its buffer, an offset that is not a multiple of a
  * numeric element's size, a remainder (bytes 0) that is not whole elements, a mapped
  * sequence over memory the host cannot see (every VKDS_MEMORY_DEVICE buffer), counting
- * values that do not fit the type, COMPOSITE where a size is needed, zips of
+ * values that do not fit the type (F32: integers up to 2^24 in magnitude, F64: 2^53, the
+ * ones they hold exactly), COMPOSITE where a size is needed, zips of
  * unequal counts, non-integer permutation maps. Count 0 is valid everywhere.
  *
  * Views hold pointers, so a sequence can be made to contain itself: validation, the

@@ -383,8 +383,8 @@ static node leaf(vkds__gen *g, const vkds_seq *s, vkds_access access) {
   node n = {.id = g->next_node++, .readable = access != VKDS_ACCESS_WRITE, .writable = access != VKDS_ACCESS_READ};
   node_type(&n, s->type, n.id);
   if (!vkds__glsl_type(s->type)) {
-    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a %s sequence of element type %d: algorithms take I32, U32, F32, I64, U64 "
-             "and F64 elements", s->ops->name, (int)s->type);
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a %s sequence of element type %s: algorithms take I32, U32, F32, I64, U64 "
+             "and F64 elements", s->ops->name, vkds__type_name(s->type));
     return n;
   }
   if (g->leaf_count >= VKDS__GEN_MAX_LEAVES) {

@@ -156,7 +156,8 @@ static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
   for (uint32_t i = 0; i < nk; ++i)
     for (uint32_t j = 0; j < nv; ++j)
       if (ks[i].base == vs[j].base && ks[i].begin < vs[j].end && vs[j].begin < ks[i].end)
-        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the keys and the values overlap", a->name);
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the keys and the %s overlap", a->name,
+                          a->elem == VKDS__ELEM_INDEX ? "indices" : "values");
   return VKDS_SUCCESS;
 }
 
@@ -179,8 +180,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     vkds_type t = a->inputs[k]->type;
     if (!is_numeric(t) && !(tuple_ok && t == VKDS_TYPE_COMPOSITE))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                        "%s: input %u has elements of type %d; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
-                        (int)t, tuple_ok ? " (and zips, through your operator)" : "");
+                        "%s: input %u has elements of type %s; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
+                        vkds__type_name(t), tuple_ok ? " (and zips, through your operator)" : "");
   }
   if (sorts_in_place(a->template_kind)) return check_sort(ctx, a);
   bool compacts = a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT;
@@ -205,8 +206,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
   if ((a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED) && !a->glsl)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the operator (GLSL text) is NULL", name);
   if (!is_numeric(a->elem_type))
-    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: result type %d is not numeric", name,
-                      (int)a->elem_type);
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: result type %s is not numeric", name,
+                      vkds__type_name(a->elem_type));
   if (a->combine == VKDS__COMBINE_OP) {
     vkds_op_kind k = a->op.kind;
     if ((unsigned)k > VKDS_OP_GLSL || k == VKDS_OP_DEFAULT)

@@ -198,10 +198,10 @@ static vkds_result check_roles(const char *name, const vkds_seq *in, const vkds_
   VKDS_CHECK(vkds_seq_validate(counts));
   if (ranged) VKDS_CHECK(vkds_seq_validate(boundaries));
   if (!is_numeric(in->type))
-    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the samples must be numbers (I32, U32, F32, I64, U64, F64), not type %d",
-                      name, (int)in->type);
+    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the samples must be numbers (I32, U32, F32, I64, U64, F64), not %s",
+                      name, vkds__type_name(in->type));
   if (counts->type != VKDS_U32)
-    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the counts are U32 elements, not type %d", name, (int)counts->type);
+    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the counts are U32 elements, not %s", name, vkds__type_name(counts->type));
   if (in->count > UINT32_MAX)
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: %llu samples are more than 32-bit counts can hold (at most 2^32 - 1)", name,
@@ -211,8 +211,8 @@ static vkds_result check_roles(const char *name, const vkds_seq *in, const vkds_
                       (unsigned long long)counts->count);
   if (ranged) {
     if (boundaries->type != in->type)
-      return vkds__fail(NULL, E, VK_SUCCESS, "%s: the boundaries (type %d) must be of the samples' type (%d)", name,
-                        (int)boundaries->type, (int)in->type);
+      return vkds__fail(NULL, E, VK_SUCCESS, "%s: the boundaries (%s) must be of the samples' type (%s)", name,
+                        vkds__type_name(boundaries->type), vkds__type_name(in->type));
     if (boundaries->count != counts->count + 1)
       return vkds__fail(NULL, E, VK_SUCCESS,
                         "%s: %llu boundaries for %llu counts: k bins take k + 1 boundaries", name,

@@ -17,8 +17,8 @@ static vkds_result describe(const char *name, const vkds_seq *a, const vkds_seq 
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
   if (a->ops && b->ops && out->ops && (a->type != b->type || a->type != out->type))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: both inputs and the output must have one element type (%d, %d, %d)", name, (int)a->type,
-                      (int)b->type, (int)out->type);
+                      "%s: both inputs and the output must have one element type (%s, %s, %s)", name,
+                      vkds__type_name(a->type), vkds__type_name(b->type), vkds__type_name(out->type));
   if (a->ops && b->ops && out->ops && a->count + b->count != out->count)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the output has %llu elements, the inputs %llu and %llu", name,

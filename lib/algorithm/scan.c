@@ -527,11 +527,11 @@ static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vk
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: %llu keys and %llu values: they must be as many", name,
                       (unsigned long long)keys->count, (unsigned long long)values->count);
   if (!is_numeric(values->type))
-    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the values must be numbers (I32, U32, F32, I64, U64, F64), not type %d",
-                      name, (int)values->type);
+    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the values must be numbers (I32, U32, F32, I64, U64, F64), not %s",
+                      name, vkds__type_name(values->type));
   if (!is_numeric(keys->type) && (numeric_keys || keys->type != VKDS_TYPE_COMPOSITE))
-    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the keys must be numbers%s, not type %d", name,
-                      numeric_keys ? " (they are written out)" : " or a zip of them", (int)keys->type);
+    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the keys must be numbers%s, not %s", name,
+                      numeric_keys ? " (they are written out)" : " or a zip of them", vkds__type_name(keys->type));
   z->parts[0] = *keys;
   z->parts[1] = *values;
   z->zip = vkds_seq_zip(z->parts, 2);

@@ -21,8 +21,8 @@ static vkds_result describe(const char *name, const vkds_seq *sorted, const vkds
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
   if (sorted->ops && needles->ops && sorted->type != needles->type)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: the needles (type %d) and the sorted sequence (type %d) must have one element type", name,
-                      (int)needles->type, (int)sorted->type);
+                      "%s: the needles (%s) and the sorted sequence (%s) must have one element type", name,
+                      vkds__type_name(needles->type), vkds__type_name(sorted->type));
   if (out->ops && !is_integer(out->type))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the output receives indices: I32, U32, I64 or U64 elements", name);

@@ -438,8 +438,13 @@ vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds_
     vkds_result made = make_pipeline(k, dev, p);
     if (made != VKDS_SUCCESS) {
       pipeline_free(dev, p); /* (clears *p) */
-      /* kept for later launches' messages, which would otherwise point at this one */
-      const char *m = vkds_last_error_message();
+      /* kept for later launches' messages, which would otherwise point at this one: the
+       * reason only, without the result and kernel name the message around it repeats */
+      const char *m = vkds_last_error_message(), *res = vkds_result_str(made);
+      char named[80];
+      snprintf(named, sizeof named, "kernel '%s': ", k->name);
+      if (strncmp(m, res, strlen(res)) == 0 && strncmp(m + strlen(res), ": ", 2) == 0) m += strlen(res) + 2;
+      if (strncmp(m, named, strlen(named)) == 0) m += strlen(named);
       if ((p->why = vkds__alloc(k->ctx, strlen(m) + 1))) memcpy(p->why, m, strlen(m) + 1);
     }
     p->result = made;

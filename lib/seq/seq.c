@@ -37,10 +37,11 @@ static bool say(char *why, const char *fmt, ...) {
   return false;
 }
 
-static const char *type_name(vkds_type t) {
+const char *vkds__type_name(vkds_type t) {
   static const char *const names[] = {"BYTES", "I32", "U32", "F32", "I64", "U64", "F64", "COMPOSITE"};
   return (unsigned)t <= VKDS_TYPE_COMPOSITE ? names[t] : "an unknown type";
 }
+#define type_name vkds__type_name
 static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
 static bool is_integer(vkds_type t) { return t == VKDS_I32 || t == VKDS_U32 || t == VKDS_I64 || t == VKDS_U64; }
 
@@ -142,6 +143,9 @@ static bool counting_own(const vkds_seq *s, char *why, bool deep) {
   if (s->type == VKDS_I32) lo = INT32_MIN, hi = INT32_MAX;
   if (s->type == VKDS_U32) lo = 0, hi = UINT32_MAX;
   if (s->type == VKDS_U64) lo = 0;
+  /* floats: the integers they hold exactly (past them two elements would be one value) */
+  if (s->type == VKDS_F32) lo = -(INT64_C(1) << 24), hi = INT64_C(1) << 24;
+  if (s->type == VKDS_F64) lo = -(INT64_C(1) << 53), hi = INT64_C(1) << 53;
   if (s->start < lo || last > hi)
     return say(why, "counting from %" PRId64 " to %" PRId64 " does not fit %s", s->start, last, type_name(s->type));
   return true;
