@@ -249,6 +249,22 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
   return PARSE_RUN;
 }
 
+/* A whole number from the environment variable `name` (unset or empty: *out stays 0);
+ * false, after a usage message, for anything else or more than `max`. */
+static bool env_count(const char *name, uint64_t max, uint64_t *out) {
+  const char *v = getenv(name);
+  if (!v || !*v) return true;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*end || errno || v[0] == '-' || n > max) {
+    fprintf(stderr, PROG ": %s=\"%s\" is not a whole number up to %llu\n", name, v, (unsigned long long)max);
+    return false;
+  }
+  *out = n;
+  return true;
+}
+
 int main(int argc, char **argv) {
   const bench_mode *mode;
   bench_options opt = {0};
@@ -262,16 +278,19 @@ int main(int argc, char **argv) {
                             .devices_per_physical = opt.devices_per_physical};
   /* the staging ring's shape, for measuring it (vkds_context_info.staging_chunks and
    * staging_chunk_bytes; unset: vkds's defaults) */
-  const char *chunks = getenv("VKDS_BENCH_STAGING_CHUNKS"), *chunk_mib = getenv("VKDS_BENCH_STAGING_CHUNK_MIB");
-  if (chunks) info.staging_chunks = (uint32_t)strtoul(chunks, NULL, 10);
-  if (chunk_mib) info.staging_chunk_bytes = strtoull(chunk_mib, NULL, 10) << 20;
+  uint64_t chunks = 0, chunk_mib = 0, max_queues = 0;
+  if (!env_count("VKDS_BENCH_STAGING_CHUNKS", UINT32_MAX, &chunks) ||
+      !env_count("VKDS_BENCH_STAGING_CHUNK_MIB", UINT64_MAX >> 20, &chunk_mib) ||
+      !env_count("VKDS_BENCH_MAX_QUEUES", UINT32_MAX, &max_queues))
+    return 2;
+  info.staging_chunks = (uint32_t)chunks;
+  info.staging_chunk_bytes = chunk_mib << 20;
   /* where the driver's compiled pipelines go (vkds_context_info.pipeline_cache_dir), for
    * reading their machine code: scripts/nvidia-cache-sass.py */
   info.pipeline_cache_dir = getenv("VKDS_BENCH_PIPELINE_CACHE");
   /* queues a family (vkds_context_info.max_queues_per_family; unset: all), to compare the
    * main context with the forced scan paths' one-queue contexts */
-  const char *max_queues = getenv("VKDS_BENCH_MAX_QUEUES");
-  if (max_queues) info.max_queues_per_family = (uint32_t)strtoul(max_queues, NULL, 10);
+  info.max_queues_per_family = (uint32_t)max_queues;
   vkds_context *ctx = NULL;
   vkds_result r = vkds_context_create(&info, &ctx);
   if (r != VKDS_SUCCESS) {
