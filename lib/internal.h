@@ -460,10 +460,6 @@ vkds_result vkds__cmd_dispatch_spilled(VkCommandBuffer cmd, vkds_resource *res, 
 /* A vkds_type's name for messages ("I32", ...; "an unknown type"; lib/seq/seq.c). */
 const char *vkds__type_name(vkds_type t);
 
-/* Counts a selection made of b (lib/backend/backend.c): until its release, b and the
- * policy over it stay (a destroy waits for it, as for a submission). */
-void vkds__backend_selection_made(vkds_backend *b);
-
 /* Fills a selection (one reference, state FREE); `sink` may be NULL. */
 static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, uint32_t index, uint32_t reports,
                                         size_t scratch, const vkds_report_sink *sink) {
@@ -471,7 +467,6 @@ static inline void vkds__selection_init(vkds_selection *sel, vkds_backend *b, ui
   *sel = (vkds_selection){.refs = 1, .state = VKDS__SEL_FREE, .alloc_ctx = sel->alloc_ctx, .index = index,
                           .reports = reports, .backend = b, .sink = sink ? *sink : (vkds_report_sink){0},
                           .scratch_size = scratch};
-  vkds__backend_selection_made(b);
 }
 
 /* The context whose allocator backend b's memory (its selections, submissions) comes

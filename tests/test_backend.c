@@ -320,7 +320,13 @@ START_TEST(hooks_run_in_order_and_see_every_submission) {
             v->backend_size >= sizeof(vkds_backend));
   ck_assert_uint_eq(gpu_counter_value(&c), 500); /* the inherited submit really ran */
   vkds_selection_release(sel);
+  /* a selection holds its backend: destroyed first, the backend waits for its release */
+  ck_assert_vkds(vkds_selection_create(b, 0, 0, NULL, &sel));
   vkds_backend_destroy(b);
+  ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = traced_fn, .user = t}, NULL));
+  ck_assert_int_eq(atomic_load(&t->afters), 501);
+  vkds_selection_release(sel); /* the backend goes here, its work waited for */
+  ck_assert_uint_eq(gpu_counter_value(&c), 501);
   gpu_counter_destroy(&c);
   vkds_context_destroy(ctx);
 }

@@ -261,7 +261,8 @@ VKDS_API void vkds_backend_lazy_report(vkds_backend *b);
 
 /* A selection of resource `index` of `b` (policies make these; this makes a fixed one).
  * `sink` (may be NULL) receives the reports in `reports`; a report the resource cannot
- * deliver is VKDS_ERROR_UNSUPPORTED. The selection holds a reference until released.
+ * deliver is VKDS_ERROR_UNSUPPORTED. The selection holds a reference to the backend
+ * until released (vkds_backend_destroy waits for the last one's release).
  * A selection made here may be submitted any number of times. One made by a policy
  * (vkds_select) stands for one task: the policy counted it when it picked, so it is
  * submitted at most once (again: VKDS_ERROR_INVALID_ARGUMENT), and released unsubmitted

@@ -141,12 +141,16 @@ VKDS_API vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_polic
 /* Gives a deferred policy its resources. VKDS_ERROR_ALREADY_INITIALIZED the second time. */
 VKDS_API vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *resources);
 /* Copies share state: retain adds a reference, release drops one; the last release
- * waits for the policy's work and destroys it. NULL is a no-op. */
+ * waits for the policy's work and destroys it (submissions not yet released keep it
+ * until theirs). NULL is a no-op. Its selections (vkds_select) must be submitted or
+ * released first: one still out then is an error the log names, and a policy that
+ * counts tasks in flight (capacity, track_completion, dynamic load, earliest finish)
+ * is left allocated for it rather than freed under it. */
 VKDS_API vkds_policy *vkds_policy_retain(vkds_policy *p);
 VKDS_API void vkds_policy_release(vkds_policy *p);
 
 /* Picks a resource for a task with these hints (NULL: none) and returns a selection
- * (release it). Delivers due reports first. VKDS_ERROR_NOT_INITIALIZED for a deferred
+ * (release it, before the policy's last release). Delivers due reports first. VKDS_ERROR_NOT_INITIALIZED for a deferred
  * policy not yet initialized; VKDS_ERROR_WOULD_BLOCK when every candidate is at capacity. */
 VKDS_API vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out);
 /* Selects and submits. Blocked selections are retried until submit_timeout_ns, then

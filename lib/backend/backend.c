@@ -93,8 +93,11 @@ typedef struct backend_internal {
   /* under free_lock: submissions made and not yet released, and what runs when the last
    * of them is (a destroy asked for while some were out: vkds__backend_defer) */
   uint64_t live;
-  /* selections made and not yet released: each holds the backend, and a policy's holds
-   * the policy whose sink it reports to (the last one's release, 1 -> 0, under free_lock) */
+  /* selections of vkds_selection_create not yet released: each holds the backend (the
+   * last one's release, 1 -> 0, under free_lock). Not a policy's: counting those cost
+   * vkds_select 17 ns on one thread and 150-170 at four (one cache line for every
+   * thread; H100 host, 2026-11-27, bench/RESULTS.md); a policy outlives them by its
+   * own rule (policy.h). */
   _Atomic uint64_t live_selections;
   void (*on_last)(void *);
   void *on_last_user;
@@ -300,7 +303,9 @@ vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t repo
   if (missing)
     return vkds__fail(b->context, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "resource %u of backend '%s' cannot report 0x%x", index, b->ops->name, missing);
-  return vkds__selection_make(b, index, reports, b->ops->scratch_size(b, reports), sink, out);
+  VKDS_CHECK(vkds__selection_make(b, index, reports, b->ops->scratch_size(b, reports), sink, out));
+  atomic_fetch_add_explicit(&internal_of(b)->live_selections, 1, memory_order_relaxed);
+  return VKDS_SUCCESS;
 }
 
 vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t reports, size_t scratch,
@@ -315,10 +320,6 @@ vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t repor
   vkds__selection_init(sel, b, index, reports, scratch, sink);
   *out = sel;
   return VKDS_SUCCESS;
-}
-
-void vkds__backend_selection_made(vkds_backend *b) {
-  atomic_fetch_add_explicit(&internal_of(b)->live_selections, 1, memory_order_relaxed);
 }
 
 /* A selection of b released: the last one out runs a destroy that waited for it. Only the
@@ -359,8 +360,9 @@ void vkds_selection_release(vkds_selection *sel) {
     sel->sink.report(sel->sink.user, &rep);
   }
   vkds_backend *b = sel->backend;
+  bool counted = atomic_load_explicit(&sel->state, memory_order_relaxed) == VKDS__SEL_FREE;
   if (sel->alloc_ctx || sel->scratch_size || !cache_selection(sel)) vkds__free(sel->alloc_ctx, sel);
-  selection_gone(b); /* (last: it may destroy b, and the policy that made sel) */
+  if (counted) selection_gone(b); /* (last: it may destroy b) */
 }
 
 void *vkds_selection_resource(const vkds_selection *sel) {
