@@ -492,7 +492,8 @@ static vkds_result args_refused(const call *c, const vkds_kernel *k) {
                     "blocking or _async form", c->a.name, (unsigned long long)vkds__kernel_spilled_bytes(k));
 }
 
-/* (64 KiB: a sort of 64-bit keys records 26 dispatches, a merge sort 2 a pass) */
+/* the first buffer's bytes (a sort of 64-bit keys records 26 dispatches, a merge sort 2
+ * a pass); each next one twice the last (a streamed call records some for each chunk) */
 #define ARG_BUFFER_BYTES 65536u
 
 vkds_result vkds__alg_dispatch(call *c, VkCommandBuffer cmd, vkds_kernel *k, const vkds_launch_info *li) {
@@ -505,7 +506,8 @@ vkds_result vkds__alg_dispatch(call *c, VkCommandBuffer cmd, vkds_kernel *k, con
     if (c->args_buffers == VKDS__CALL_ARG_BUFFERS)
       return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: more dispatches with arguments kept in buffers "
                         "than one call holds", c->a.name);
-    uint64_t size = bytes > ARG_BUFFER_BYTES ? bytes : ARG_BUFFER_BYTES;
+    uint64_t size = (uint64_t)ARG_BUFFER_BYTES << c->args_buffers;
+    if (size < bytes) size = bytes;
     VKDS_CHECK(vkds_buffer_create(c->res, &(vkds_buffer_info){.size = size, .memory = VKDS_MEMORY_MAPPED},
                                   &c->args[c->args_buffers]));
     ++c->args_buffers;
