@@ -774,6 +774,52 @@ END_TEST
 
 /* ---- the forms ---- */
 
+/* The asynchronous forms copy what they keep of their sequences: the vkds_seq structs may
+ * go out of scope when the call returns (only the memory under them, and result
+ * pointers, must live on). Streamed host outputs were copied out through the caller's
+ * structs after the call: garbage, or a crash (found by a new-user probe). A ring of
+ * 2 x 4 KiB makes 50,000 elements stream in 49 chunks. */
+static vkds_submission *scoped_call(vkds_policy *p, int which, uint32_t *in, uint32_t *out, uint32_t n) {
+  vkds_seq s = vkds_seq_host(in, n, VKDS_U32), o = vkds_seq_host(out, n, VKDS_U32);
+  vkds_submission *sub = NULL;
+  if (which == 0) ck_assert_vkds(vkds_transform_async(p, &s, &o, "x * 2u", &sub));
+  else ck_assert_vkds(vkds_inclusive_scan_async(p, &s, &o, NULL, NULL, &sub));
+  return sub;
+}
+static void overwrite_stack(void) {
+  volatile unsigned char junk[4096];
+  for (size_t i = 0; i < sizeof junk; ++i) junk[i] = (unsigned char)(0xa5 ^ i);
+}
+
+START_TEST(asynchronous_sequences_may_go_out_of_scope) {
+  vkds_context_info info = harness_info();
+  info.staging_chunks = 2;
+  info.staging_chunk_bytes = 4096;
+  vkds_context *small;
+  ck_assert_vkds(vkds_context_create(&info, &small));
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = small}}, &p));
+  enum { N = 50000 };
+  static uint32_t in[N], out[2][N];
+  for (uint32_t i = 0; i < N; ++i) in[i] = i % 7;
+  vkds_submission *subs[2];
+  for (int w = 0; w < 2; ++w) subs[w] = scoped_call(p, w, in, out[w], N);
+  overwrite_stack();
+  for (int w = 0; w < 2; ++w) {
+    ck_assert_vkds(vkds_submission_wait(subs[w]));
+    vkds_submission_release(subs[w]);
+  }
+  uint32_t sum = 0;
+  for (uint32_t i = 0; i < N; ++i) {
+    sum += in[i];
+    harness_expect_uint_eq(out[0][i], 2 * in[i]);
+    harness_expect_uint_eq(out[1][i], sum);
+  }
+  vkds_policy_release(p);
+  vkds_context_destroy(small);
+}
+END_TEST
+
 START_TEST(asynchronous_form) {
   force_access(_i);
   open_ctx();
@@ -1280,6 +1326,7 @@ int main(void) {
   tcase_add_loop_test(t, repeated_calls_replay_their_recording, 0, rules);
   tcase_add_test(t, queue_puts_the_leading_barrier_where_needed);
   tcase_add_test(t, policy_at_capacity_is_waited_out);
+  tcase_add_test(t, asynchronous_sequences_may_go_out_of_scope);
   suite_add_tcase(s, t);
   t = harness_tcase("kernels");
   tcase_add_test(t, second_call_and_second_process_compile_nothing);

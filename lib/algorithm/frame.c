@@ -284,8 +284,12 @@ void vkds__call_place(call *c, uint32_t k, vkds_buffer *buf, uint64_t offset, ui
 
 vkds_result vkds__call_bind(call *c) {
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
-    const vkds__leaf *l = &c->gen.leaves[k];
+    vkds__leaf *l = &c->gen.leaves[k];
+    /* the call's own copy from here on: an asynchronous call's streamed outputs are
+     * copied out after it returned, when the caller's vkds_seq structs may be gone
+     * (they pointed there: found by a new-user probe) */
     c->leaf[k] = *l->seq;
+    l->seq = &c->leaf[k];
     if (l->streamed) { /* stream.c moves it chunk by chunk */
       c->bound = k + 1;
       continue;
