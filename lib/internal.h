@@ -641,7 +641,13 @@ struct vkds_buffer {
   VkDeviceMemory memory;
   uint32_t type_index;
   struct vkds_buffer *next_import; /* the device's imported ranges */
+  struct vkds_buffer *prev_live, *next_live; /* the device's buffers (vkds__buffer_track) */
 };
+
+/* Links a made buffer into its device's list of buffers, or takes it out (destroyed):
+ * vkds_context_destroy destroys what is left there (lib/memory/memory.c). */
+void vkds__buffer_track(vkds__device *dev, vkds_buffer *buf);
+void vkds__buffer_untrack(vkds__device *dev, vkds_buffer *buf);
 
 /* The device's allocator: blocks per memory type, accounting, imported ranges. */
 vkds_result vkds__allocator_init(vkds__device *dev);

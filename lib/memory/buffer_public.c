@@ -64,6 +64,7 @@ vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info,
   vkds__log(dev->ctx, VKDS_LOG_DEBUG, "buffer: %llu bytes of %s memory, type %u (flags 0x%x)%s",
             (unsigned long long)b->size, kind_names[b->kind], b->type_index, (unsigned)b->flags,
             b->block ? ", sub-allocated" : "");
+  vkds__buffer_track(dev, b);
   *out = b;
   return VKDS_SUCCESS;
 }
@@ -96,12 +97,14 @@ vkds_result vkds_buffer_import_host(vkds_resource *res, void *host, uint64_t siz
     vkds__free(dev->ctx, b);
     return r;
   }
+  vkds__buffer_track(dev, b);
   *out = b;
   return VKDS_SUCCESS;
 }
 
 void vkds_buffer_destroy(vkds_buffer *buf) {
   if (!buf) return;
+  vkds__buffer_untrack(buf->dev, buf);
   if (buf->kind == VKDS_MEMORY_HOST) {
     vkds__free(buf->dev->ctx, buf->mapped);
   } else {

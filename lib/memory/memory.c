@@ -43,6 +43,9 @@ typedef struct vkds__allocator {
   uint64_t limit; /* on device-local bytes; 0: none */
   vkds_memory_stats stats;
   vkds_buffer *imports; /* imported buffers, for vkds__import_find */
+  /* every buffer of the device not yet destroyed, of every kind (vkds__buffer_track):
+   * vkds_context_destroy frees those the application left */
+  vkds_buffer *live;
 } vkds__allocator;
 
 /* What each kind must have, would like, and would rather not have. A device buffer
@@ -114,15 +117,25 @@ static void block_free(vkds__device *dev, vkds__block *b) {
 void vkds__allocator_destroy(vkds__device *dev) {
   vkds__allocator *a = dev->allocator;
   if (!a) return;
-  /* vkds's own buffers are gone by now: what is left is the application's, and its
-   * handles dangle from here on (destroying one afterwards is a use after free) */
+  /* vkds's own buffers are gone by now: what is left is the application's, destroyed
+   * here (its handles dangle from here on: destroying one afterwards is a use after
+   * free). Imported, dedicated and host buffers were left to leak before, and the first
+   * two to the validation layer's report at vkDestroyDevice (found by a new-user probe). */
   uint64_t live = 0;
-  for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; ++t)
-    for (vkds__block *b = a->blocks[t]; b; b = b->next) live += b->live;
+  for (vkds_buffer *b = a->live, *next; b; b = next, ++live) {
+    next = b->next_live;
+    if (b->kind == VKDS_MEMORY_HOST) {
+      vkds__free(dev->ctx, b->mapped);
+    } else if (!b->block) { /* its own memory (a sub-allocated one goes with its block below) */
+      dev->vk.vkDestroyBuffer(dev->device, b->vk, vkds__vk_allocator(dev->ctx));
+      dev->vk.vkFreeMemory(dev->device, b->memory, vkds__vk_allocator(dev->ctx));
+    }
+    vkds__free(dev->ctx, b);
+  }
   if (live)
     vkds__log(dev->ctx, VKDS_LOG_WARN,
-              "vkds_context_destroy: %llu buffer(s) of device %u were not destroyed first; their memory is freed "
-              "now, and a vkds_buffer_destroy of one afterwards is a use after free",
+              "vkds_context_destroy: %llu buffer(s) of device %u were not destroyed first; they are destroyed now, "
+              "and a vkds_buffer_destroy of one afterwards is a use after free",
               (unsigned long long)live, dev->index);
   for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; ++t)
     for (vkds__block *b = a->blocks[t], *next; b; b = next) {
@@ -422,6 +435,25 @@ vkds_result vkds__allocator_import(vkds__device *dev, vkds_buffer *buf, void *ho
     return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_DEVICE_MEMORY, vr, "vkds_buffer_import_host: out of memory");
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkds_buffer_import_host: the driver refused the pointer");
   return VKDS_SUCCESS;
+}
+
+void vkds__buffer_track(vkds__device *dev, vkds_buffer *buf) {
+  vkds__allocator *a = dev->allocator;
+  pthread_mutex_lock(&a->lock);
+  buf->prev_live = NULL;
+  buf->next_live = a->live;
+  if (a->live) a->live->prev_live = buf;
+  a->live = buf;
+  pthread_mutex_unlock(&a->lock);
+}
+
+void vkds__buffer_untrack(vkds__device *dev, vkds_buffer *buf) {
+  vkds__allocator *a = dev->allocator;
+  pthread_mutex_lock(&a->lock);
+  if (buf->prev_live) buf->prev_live->next_live = buf->next_live;
+  else a->live = buf->next_live;
+  if (buf->next_live) buf->next_live->prev_live = buf->prev_live;
+  pthread_mutex_unlock(&a->lock);
 }
 
 void vkds__import_unregister(vkds__device *dev, vkds_buffer *buf) {
