@@ -1050,6 +1050,15 @@ START_TEST(recording_form) {
   ck_assert_int_eq(vkds_cmd_reduce(&c, &hs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
   vkds_cmd small = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, 64}};
   ck_assert_int_eq(vkds_cmd_reduce(&small, &outs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  /* misaligned scratch and results (were accepted: found by a new-user probe) */
+  vkds_buffer *roomy;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = vkds_algorithm_scratch_bytes(r0, N) + 16}, &roomy));
+  vkds_cmd skewed = {.cmd = cmd, .resource = r0, .scratch = {roomy, 4, 0}};
+  ck_assert_int_eq(vkds_cmd_reduce(&skewed, &outs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "scratch view must start 16-byte aligned"));
+  ck_assert_int_eq(vkds_cmd_reduce(&c, &outs, NULL, NULL, (vkds_view){res, 2, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_cmd_min_element(&c, &outs, (vkds_view){res, 4, 16}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "result view must be 8-byte aligned"));
   ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
   VkFence fence;
   ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);
@@ -1068,6 +1077,7 @@ START_TEST(recording_form) {
   vkDestroyFence(dev, fence, NULL);
   vkDestroyCommandPool(dev, pool, NULL);
   vkds_buffer_destroy(in), vkds_buffer_destroy(out), vkds_buffer_destroy(res), vkds_buffer_destroy(scratch);
+  vkds_buffer_destroy(roomy);
   close_ctx();
 }
 END_TEST

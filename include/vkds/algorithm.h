@@ -221,7 +221,9 @@ VKDS_API vkds_result vkds_cmd_transform2(const vkds_cmd *c, const vkds_seq *in1,
 
 /* ---- reductions ---------------------------------------------------------------------
  * `result` points to one value of the reduction's type; `init` (NULL: none) too. In the
- * vkds_cmd_ forms `result` is a device view that receives the same bytes. */
+ * vkds_cmd_ forms `result` is a device view that receives the same bytes, aligned to
+ * their size (8 for an index and its value), and the scratch view starts 16-byte
+ * aligned (else VKDS_ERROR_INVALID_ARGUMENT). */
 
 /* *result = init op in[0] op in[1] op ... (in the documented order). Empty: init, or
  * the identity when init is NULL. */

@@ -767,10 +767,20 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     c.scan_result_view = result;
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE) {
+    /* the result at its widest store's alignment (an index and a value: 8), the scratch
+     * (partials of up to 16 bytes) 16-byte aligned, as the other families check theirs
+     * (these took any offset: found by a new-user probe) */
+    uint64_t align = a->result == VKDS__RESULT_LOCATION ? 8 : result_bytes(a);
     r = device_view(ctx, a->name, "the result view", res, result, result_bytes(a), &result_at);
+    if (r == VKDS_SUCCESS && result_at % align)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the result view must be %llu-byte aligned",
+                     a->name, (unsigned long long)align);
     if (r == VKDS_SUCCESS)
       r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds_algorithm_scratch_bytes(res, a->count),
                       &scratch_at);
+    if (r == VKDS_SUCCESS && vkds_algorithm_scratch_bytes(res, a->count) && scratch_at % 16)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
+                     a->name);
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(&c); /* all direct: no copies */
   if (r == VKDS_SUCCESS) r = find_kernel(&c);
