@@ -194,11 +194,12 @@ typedef struct vkds__device_enabled {
   /* maintenance4 (Vulkan 1.3) on: SPIR-V 1.6 modules may declare their work group size
    * with LocalSizeId, as glslang's do (vkds__glsl_api_version) */
   bool maintenance4;
-  /* the SPIR-V capabilities whose features vkds enabled (VKDS__CAP_*), checked before a
-   * pipeline is made; caps_known false for an adopted device (the application enabled its
-   * features: not checked) */
+  /* the SPIR-V capabilities whose features are on (VKDS__CAP_*), checked before a
+   * pipeline is made, for those in caps_known: all where vkds made the device; for an
+   * adopted one those its enabled_features tell for certain (the core features and
+   * bufferDeviceAddress: the others may come in structs vkds does not read) */
   uint32_t caps;
-  bool caps_known;
+  uint32_t caps_known;
   /* VKDS_PIPELINE_STATS set and the device has VK_KHR_pipeline_executable_properties:
    * every pipeline vkds makes prints its driver's statistics to stderr (kernel.c) */
   bool pipeline_stats;

@@ -124,6 +124,36 @@ START_TEST(vulkan_13_devices_without_maintenance4) {
 }
 END_TEST
 
+/* A kernel that needs a feature the application's device has off (its enabled_features
+ * say bufferDeviceAddress is off): refused before its module reaches the driver (it was
+ * a validation error, then UNSUPPORTED: found by a new-user probe). */
+START_TEST(adopted_device_without_a_kernels_feature) {
+  app a = {.want = {.address = false, .int64 = true}};
+  app_create(&a);
+  vkds_context *ctx = app_context(&a);
+  vkds_resource *r = vkds_context_resource(ctx, 0);
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){r}}}, &p));
+  static const vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .offset = offsetof(fill_args, n), .name = "n"},
+                                  {.kind = VKDS_ARG_VIEW, .offset = offsetof(fill_args, out), .name = "out_"},
+                                  {0}};
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = fill_glsl, .args = desc, .name = "fill"}, &k));
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(r, &(vkds_buffer_info){.size = 64}, &b));
+  fill_args args = {.n = 16, .out = vkds_view_of(b)};
+  ck_assert_int_eq(vkds_launch(p, k, &(vkds_launch_info){.global = {16}, .args = &args}, NULL), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "bufferDeviceAddress"));
+  ck_assert_int_eq(harness_validation_messages(), 0);
+  vkds_buffer_destroy(b);
+  vkds_kernel_destroy(k);
+  vkds_policy_release(p);
+  vkds_context_destroy(ctx);
+  app_use_and_destroy(&a);
+}
+END_TEST
+
 START_TEST(adopted_device_needs_timeline_semaphores) {
   app a = {0};
   app_create(&a);
@@ -186,6 +216,7 @@ int main(void) {
   TCase *tc = harness_tcase("embedding");
   tcase_add_test(tc, three_devices_as_three_resources);
   tcase_add_test(tc, vulkan_13_devices_without_maintenance4);
+  tcase_add_test(tc, adopted_device_without_a_kernels_feature);
   tcase_add_test(tc, adopted_device_needs_timeline_semaphores);
   tcase_add_test(tc, bad_embed_descriptions);
   suite_add_tcase(s, tc);

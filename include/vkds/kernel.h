@@ -85,9 +85,10 @@ typedef struct vkds_kernel_info {
  * variables or argument block over that device's limits is VKDS_ERROR_LIMIT_EXCEEDED at
  * launches there (each with the reason), and a module that needs a feature vkds could not
  * enable there (8- or 16-bit arguments or storage, 8/16/64-bit types, 64-bit atomics,
- * buffer device addresses) VKDS_ERROR_UNSUPPORTED naming it (not checked on an adopted
- * device: its features are the application's), while the kernel still runs on the
- * context's other devices. */
+ * buffer device addresses) VKDS_ERROR_UNSUPPORTED naming it (on an adopted device only
+ * for what its enabled_features tell for certain: shaderFloat64, shaderInt64,
+ * shaderInt16 and bufferDeviceAddress), while the kernel still runs on the context's
+ * other devices. */
 VKDS_API vkds_result vkds_kernel_create(vkds_context *ctx, const vkds_kernel_info *info, vkds_kernel **out);
 
 typedef struct vkds_glsl_info {

@@ -268,7 +268,7 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
                  v13 && on13.subgroupSizeControl, v13 && on13.maintenance4);
   dev->enabled.pipeline_stats = stats;
   dev->enabled.caps = caps_enabled(&on.features, &on11, &on12);
-  dev->enabled.caps_known = true;
+  dev->enabled.caps_known = UINT32_MAX;
   return VKDS_SUCCESS;
 }
 
@@ -313,6 +313,15 @@ void vkds__device_adopt_features(vkds__device *dev, const vkds_embed_device *emb
                  pd && dev->facts.has_push_descriptor,
                  (f13 && f13->subgroupSizeControl) || (ssc && ssc->subgroupSizeControl),
                  (f13 && f13->maintenance4) || (m4 && m4->maintenance4));
+  /* what the application's chain tells for certain: a kernel that needs one of these
+   * and finds it off is refused before its module reaches the driver (it was a
+   * validation error, then UNSUPPORTED: found by a new-user probe) */
+  if (f) {
+    dev->enabled.caps = (f->features.shaderFloat64 ? VKDS__CAP_FLOAT64 : 0) |
+                        (f->features.shaderInt64 ? VKDS__CAP_INT64 : 0) | (f->features.shaderInt16 ? VKDS__CAP_INT16 : 0) |
+                        (merged.bufferDeviceAddress ? VKDS__CAP_BUFFER_ADDRESS : 0);
+    dev->enabled.caps_known = VKDS__CAP_FLOAT64 | VKDS__CAP_INT64 | VKDS__CAP_INT16 | VKDS__CAP_BUFFER_ADDRESS;
+  }
 }
 
 uint32_t vkds__device_required_subgroup_size(const vkds__device *dev) {

@@ -318,8 +318,7 @@ static const char *missing_feature(const vkds__reflection *r, const vkds__device
       {VKDS__CAP_MEMORY_MODEL, "the Vulkan memory model (vulkanMemoryModel)"},
       {VKDS__CAP_MEMORY_MODEL_DEVICE, "device scope in the memory model (vulkanMemoryModelDeviceScope)"},
   };
-  if (!dev->enabled.caps_known) return NULL;
-  uint32_t missing = r->caps & ~dev->enabled.caps;
+  uint32_t missing = r->caps & dev->enabled.caps_known & ~dev->enabled.caps;
   for (size_t i = 0; missing && i < sizeof names / sizeof names[0]; ++i)
     if (missing & names[i].cap) return names[i].what;
   return NULL;
@@ -442,9 +441,10 @@ vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds_
        * reason only, without the result and kernel name the message around it repeats */
       const char *m = vkds_last_error_message(), *res = vkds_result_str(made);
       char named[80];
-      snprintf(named, sizeof named, "kernel '%s': ", k->name);
+      int len = snprintf(named, sizeof named, "kernel '%s'", k->name);
       if (strncmp(m, res, strlen(res)) == 0 && strncmp(m + strlen(res), ": ", 2) == 0) m += strlen(res) + 2;
-      if (strncmp(m, named, strlen(named)) == 0) m += strlen(named);
+      if (len > 0 && strncmp(m, named, (size_t)len) == 0 && (m[len] == ':' || m[len] == ' '))
+        m += len + (m[len] == ':' ? 2 : 1);
       if ((p->why = vkds__alloc(k->ctx, strlen(m) + 1))) memcpy(p->why, m, strlen(m) + 1);
     }
     p->result = made;
