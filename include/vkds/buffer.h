@@ -73,9 +73,9 @@ VKDS_API uint64_t vkds_import_alignment(const vkds_resource *res);
 /* Destroys it; the device must be done with it. NULL is a no-op. An imported buffer
  * leaves the application's memory alone. */
 VKDS_API void vkds_buffer_destroy(vkds_buffer *buf);
-/* The host pointer of a mapped, readback, host or imported buffer; NULL for
- * VKDS_MEMORY_DEVICE that fell back to nothing host-visible (or a NULL buf). A device
- * buffer that fell back to host-visible memory is mapped too. */
+/* The host pointer of a mapped, readback, host or imported buffer; NULL for a
+ * VKDS_MEMORY_DEVICE buffer (never mapped, even where its memory is host-visible, as on
+ * lavapipe: vkds_upload and vkds_download reach it on every device alike) or a NULL buf. */
 VKDS_API void *vkds_buffer_map(const vkds_buffer *buf);
 /* Its size in bytes (as asked for); 0 for NULL. */
 VKDS_API uint64_t vkds_buffer_size(const vkds_buffer *buf);

@@ -41,7 +41,9 @@ typedef struct vkds_embed_device {
    * of a VkPhysicalDeviceFeatures2 (Vulkan11/12/13 feature structs are read from it).
    * NULL: vkds assumes none of the features it uses are enabled. vkds needs
    * timelineSemaphore (Vulkan 1.2 core): a device without it is VKDS_ERROR_UNSUPPORTED.
-   * Buffer device address, 64-bit atomics and float64 are used where enabled, as is
+   * The algorithms (algorithm.h) need shaderInt64 and bufferDeviceAddress too (without
+   * them each is VKDS_ERROR_UNSUPPORTED, naming them); kernels and buffers work without.
+   * 64-bit atomics and float64 are used where enabled, as is
    * hostQueryReset (task times then cost the GPU less: no query reset in each task), and
    * on Vulkan 1.3 subgroupSizeControl (the sorts' faster counters) and maintenance4: with
    * it off on any device, GLSL compiles for Vulkan 1.2 (SPIR-V 1.5) in the whole context,
