@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(text, data, size);
   text[size] = '\0';
   vkds__filter *f = NULL;
-  vkds_result r = vkds__filter_parse(NULL, text, &f);
+  vkds_result r = vkds__filter_parse(NULL, text, "the fuzzed filter", &f);
   if (r != VKDS_SUCCESS && r != VKDS_ERROR_INVALID_ARGUMENT && r != VKDS_ERROR_OUT_OF_HOST_MEMORY) abort();
   if (r == VKDS_SUCCESS) {
     static const struct { VkPhysicalDeviceType type; uint32_t vendor; const char *name; } devices[] = {
