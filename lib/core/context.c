@@ -308,7 +308,6 @@ static void make_cache_dir(vkds_context *ctx) {
   ctx->pipeline_cache_dir = NULL;
 }
 
-
 vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **out) {
   if (out) *out = NULL;
   if (!info || !out)

@@ -41,7 +41,6 @@ const char *vkds__type_name(vkds_type t) {
   static const char *const names[] = {"BYTES", "I32", "U32", "F32", "I64", "U64", "F64", "COMPOSITE"};
   return (unsigned)t <= VKDS_TYPE_COMPOSITE ? names[t] : "an unknown type";
 }
-#define type_name vkds__type_name
 static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
 static bool is_integer(vkds_type t) { return t == VKDS_I32 || t == VKDS_U32 || t == VKDS_I64 || t == VKDS_U64; }
 
@@ -76,11 +75,11 @@ static bool elem_ok(const vkds_seq *s, char *why) {
   if ((unsigned)s->type > VKDS_TYPE_COMPOSITE)
     return say(why, "%s: unknown element type %d", s->ops->name, (int)s->type);
   if (s->elem_size == 0)
-    return say(why, "%s: elements of %s have no size%s", s->ops->name, type_name(s->type),
+    return say(why, "%s: elements of %s have no size%s", s->ops->name, vkds__type_name(s->type),
                s->type == VKDS_TYPE_COMPOSITE ? " (COMPOSITE is a zip's tuple, sized by its parts)" : "");
   if (is_numeric(s->type) && s->elem_size != vkds_type_size(s->type))
     return say(why, "%s: elem_size %" PRIu32 " for %s, which is %" PRIu32 " bytes", s->ops->name, s->elem_size,
-               type_name(s->type), vkds_type_size(s->type));
+               vkds__type_name(s->type), vkds_type_size(s->type));
   return true;
 }
 
@@ -116,7 +115,7 @@ static bool range_ok(const vkds_seq *s, char *why, bool need_mapping) {
     return say(why, "%" PRIu64 " elements of %" PRIu32 " bytes from offset %" PRIu64 " go past the buffer's %" PRIu64 " bytes",
                s->count, s->elem_size, s->offset, b->size);
   if (is_numeric(s->type) && s->offset % s->elem_size)
-    return say(why, "offset %" PRIu64 " is not a multiple of %s's %" PRIu32 " bytes", s->offset, type_name(s->type),
+    return say(why, "offset %" PRIu64 " is not a multiple of %s's %" PRIu32 " bytes", s->offset, vkds__type_name(s->type),
                s->elem_size);
   return true;
 }
@@ -134,7 +133,7 @@ static bool host_own(const vkds_seq *s, char *why, bool deep) {
 static bool counting_own(const vkds_seq *s, char *why, bool deep) {
   (void)deep;
   if (!is_numeric(s->type))
-    return say(why, "counting sequences are numeric (I32, U32, F32, I64, U64, F64), not %s", type_name(s->type));
+    return say(why, "counting sequences are numeric (I32, U32, F32, I64, U64, F64), not %s", vkds__type_name(s->type));
   if (s->count == 0) return true;
   /* INT64_MAX - start as a number always lies in [0, 2^64) */
   if (s->count - 1 > (uint64_t)INT64_MAX - (uint64_t)s->start)
@@ -147,7 +146,7 @@ static bool counting_own(const vkds_seq *s, char *why, bool deep) {
   if (s->type == VKDS_F32) lo = -(INT64_C(1) << 24), hi = INT64_C(1) << 24;
   if (s->type == VKDS_F64) lo = -(INT64_C(1) << 53), hi = INT64_C(1) << 53;
   if (s->start < lo || last > hi)
-    return say(why, "counting from %" PRId64 " to %" PRId64 " does not fit %s", s->start, last, type_name(s->type));
+    return say(why, "counting from %" PRId64 " to %" PRId64 " does not fit %s", s->start, last, vkds__type_name(s->type));
   return true;
 }
 
@@ -159,8 +158,8 @@ static bool like_base(const vkds_seq *s, const vkds_seq *base, const char *what,
   if (s->count != base->count)
     return say(why, "%" PRIu64 " elements where its %s has %" PRIu64, s->count, what, base->count);
   if (s->type != base->type || s->elem_size != base->elem_size)
-    return say(why, "elements are %s of %" PRIu32 " bytes, its %s's %s of %" PRIu32, type_name(s->type), s->elem_size,
-               what, type_name(base->type), base->elem_size);
+    return say(why, "elements are %s of %" PRIu32 " bytes, its %s's %s of %" PRIu32, vkds__type_name(s->type), s->elem_size,
+               what, vkds__type_name(base->type), base->elem_size);
   return true;
 }
 
@@ -169,11 +168,11 @@ static bool transform_own(const vkds_seq *s, char *why, bool deep) {
   if (!s->op || !s->op->glsl) return say(why, "transform without %s", s->op ? "op->glsl" : "an operator");
   if (s->op->type == VKDS_TYPE_BYTES) return like_base(s, s->base, "base", why);
   if (!is_numeric(s->op->type))
-    return say(why, "a transform's result type is numeric, or BYTES for its base's; not %s", type_name(s->op->type));
+    return say(why, "a transform's result type is numeric, or BYTES for its base's; not %s", vkds__type_name(s->op->type));
   if (s->count != s->base->count)
     return say(why, "%" PRIu64 " elements where its base has %" PRIu64, s->count, s->base->count);
   if (s->type != s->op->type)
-    return say(why, "elements of %s where its operator makes %s", type_name(s->type), type_name(s->op->type));
+    return say(why, "elements of %s where its operator makes %s", vkds__type_name(s->type), vkds__type_name(s->op->type));
   return true;
 }
 
@@ -193,7 +192,7 @@ static bool zip_own(const vkds_seq *s, char *why, bool deep) {
     return say(why, "zip of %" PRIu64 " elements where its parts have %" PRIu64, s->count, s->parts[0].count);
   if (s->type != VKDS_TYPE_COMPOSITE || s->elem_size != bytes)
     return say(why, "a zip's elements are COMPOSITE of its parts' %" PRIu64 " bytes, not %s of %" PRIu32, bytes,
-               type_name(s->type), s->elem_size);
+               vkds__type_name(s->type), s->elem_size);
   return true;
 }
 
@@ -201,12 +200,12 @@ static bool permutation_own(const vkds_seq *s, char *why, bool deep) {
   if (!part_ok(s->base, "source", UINT32_MAX, why, deep) || !part_ok(s->map, "map", UINT32_MAX, why, deep)) return false;
   if (!is_integer(s->map->type))
     return say(why, "the permutation map's elements are %s; a map is an integer sequence (I32, U32, I64, U64)",
-               type_name(s->map->type));
+               vkds__type_name(s->map->type));
   if (s->count != s->map->count)
     return say(why, "%" PRIu64 " elements where its map has %" PRIu64, s->count, s->map->count);
   if (s->type != s->base->type || s->elem_size != s->base->elem_size)
-    return say(why, "elements are %s of %" PRIu32 " bytes, its source's %s of %" PRIu32, type_name(s->type), s->elem_size,
-               type_name(s->base->type), s->base->elem_size);
+    return say(why, "elements are %s of %" PRIu32 " bytes, its source's %s of %" PRIu32, vkds__type_name(s->type), s->elem_size,
+               vkds__type_name(s->base->type), s->base->elem_size);
   return true;
 }
 
@@ -497,7 +496,7 @@ static vkds_seq over_buffer(const vkds_seq_ops *ops, vkds_view v, vkds_type type
   if (s.ops && bytes % s.elem_size) { /* after made(): a wrong buffer is the better reason */
     vkds__fail(v.buffer->dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                "%s: %" PRIu64 " bytes%s are not a whole number of %s elements", fn, bytes, v.bytes ? "" : " (to the end)",
-               type_name(type));
+               vkds__type_name(type));
     return (vkds_seq){0};
   }
   return s;
