@@ -1182,6 +1182,14 @@ START_TEST(bad_input) {
   uint64_t n;
   bool yes;
   ck_assert_int_eq(vkds_copy(pol, &as, &cs), VKDS_ERROR_INVALID_ARGUMENT);             /* counts */
+  /* counts near 2^64 (a discard view of them): a named error, not a division by zero or
+   * a zero-size launch; the scratch queries saturate (found by a hostile-input probe) */
+  vkds_seq endless = vkds_seq_discard(UINT64_MAX, VKDS_U32);
+  ck_assert_int_eq(vkds_fill(pol, &endless, &(uint32_t){1}), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_uint_eq(vkds_algorithm_scratch_bytes(r0, UINT64_MAX), UINT64_MAX);
+  ck_assert_uint_eq(vkds_sort_scratch_bytes(r0, 1ull << 60, VKDS_U64, VKDS_U64), UINT64_MAX);
+  ck_assert_uint_eq(vkds_histogram_scratch_bytes(r0, 1ull << 62), UINT64_MAX);
+  ck_assert_uint_eq(vkds_merge_sort_scratch_bytes(r0, 1ull << 62, VKDS_U64), UINT64_MAX);
   vkds_submission *sub = (vkds_submission *)&u; /* refused asynchronous calls leave nothing to release */
   ck_assert_int_eq(vkds_copy_async(pol, &as, &cs, &sub), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_null(sub);

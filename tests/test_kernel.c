@@ -291,6 +291,12 @@ START_TEST(range_types) {
   vkds_policy_resource_stats st;
   ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &st));
   ck_assert_uint_eq(st.selections, 0); /* nothing was even selected */
+  /* near 2^64 the group count wrapped to 0: nothing ran and the launch said success
+   * (found by a hostile-input probe); that many groups are past what a launch records */
+  ck_assert_int_eq(vkds_launch(pol, k64, &(vkds_launch_info){.global = {UINT64_MAX}, .args = &a}, &s),
+                   VKDS_ERROR_LIMIT_EXCEEDED);
+  ck_assert_int_eq(vkds_launch(pol, k64, &(vkds_launch_info){.global = {1, UINT64_MAX - 30}, .args = &a}, &s),
+                   VKDS_ERROR_LIMIT_EXCEEDED);
   /* within range: runs (every work-item sees n = 0 and returns) */
   launch_wait(k32, &(vkds_launch_info){.global = {(1ull << 31) - 64}, .args = &a, .max_groups = 65535});
   launch_wait(k64, &(vkds_launch_info){.global = {1ull << 20}, .args = &a});

@@ -632,6 +632,13 @@ START_TEST(hand_made_sequences_are_checked_too) {
   ck_assert_int_eq(vkds_seq_read(&r, 0, &x), VKDS_ERROR_INVALID_ARGUMENT); /* the unrelated failure */
   assert_refused(&quiet, "a 'silent' sequence: its validate slot returned invalid argument");
   ck_assert_ptr_null(strstr(vkds_last_error_message(), "deep"));
+  /* a copy of a built-in table is that kind (its validate slot ran itself 64 levels
+   * down: found by a hostile-input probe) */
+  static uint32_t words[4] = {1, 2, 3, 4};
+  vkds_seq_ops host_copy = vkds_seq_host_ops;
+  vkds_seq copied = vkds_seq_host(words, 4, VKDS_U32);
+  copied.ops = &host_copy;
+  ck_assert_vkds(vkds_seq_validate(&copied));
   vkds_buffer_destroy(b);
   close_two();
 }

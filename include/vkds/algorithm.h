@@ -50,6 +50,9 @@
  *                                        directly on that device, and scalar results go
  *                                        to a device view; see vkds_cmd below.
  *
+ * Sizes: at most 2^40 elements a call (VKDS_ERROR_UNSUPPORTED past it, before anything is
+ * selected), less where a family says so (sorts 2^32 - 1).
+ *
  * Element types: VKDS_I32, U32, F32, I64, U64, F64. 64-bit integers need shaderInt64 and
  * F64 needs shaderFloat64 on the selected device; without them the call fails with
  * VKDS_ERROR_UNSUPPORTED, naming the device and the feature. Values passed by pointer
@@ -190,7 +193,9 @@ typedef struct vkds_cmd {
  * histograms (their scratch goes by their bins: vkds_histogram_scratch_bytes), a sort's
  * copies of its keys and values included (about 24 bytes per element for argsort's of
  * 8-byte keys; the other families need far less: vkds_sort_scratch_bytes and
- * vkds_argsort_scratch_bytes give a sort's own). */
+ * vkds_argsort_scratch_bytes give a sort's own). UINT64_MAX past 2^48 elements, which
+ * no algorithm call takes (as the other scratch queries past their algorithm's count:
+ * no buffer can be that large). */
 VKDS_API uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* ---- element-wise ------------------------------------------------------------------ */
@@ -684,7 +689,7 @@ VKDS_API vkds_result vkds_cmd_sort_by_key(const vkds_cmd *c, const vkds_seq *key
 
 /* The scratch bytes a sort of `count` keys of `key_type` with values of `value_type`
  * (VKDS_TYPE_BYTES: none) needs on the device of `res` (its path decides). 0 for NULL or
- * a type that is not 4 or 8 bytes. */
+ * a type that is not 4 or 8 bytes; UINT64_MAX past 2^32 - 1 keys (more than a sort takes). */
 VKDS_API uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type,
                                           vkds_type value_type);
 

@@ -203,6 +203,15 @@ bool vkds__type_is_float(vkds_type t);
 
 enum { VKDS__STREAM_SLOTS = 2, VKDS__CALL_ARG_BUFFERS = 8 };
 
+/* Past this many elements the scratch-size queries answer UINT64_MAX (no buffer holds
+ * it; their arithmetic would wrap): 2^48, beyond what any algorithm call takes (the
+ * chained scans stop at 2^43, the sorts at 2^32 - 1). */
+#define VKDS__ALG_MAX_SCRATCH_COUNT (1ull << 48)
+/* The most elements one algorithm call takes (algorithm.h; families have lower limits of
+ * their own): 4 TiB of 4-byte elements, more than any device holds; views that need no
+ * memory (counting, discard) could ask for more. */
+#define VKDS__ALG_MAX_COUNT (1ull << 40)
+
 /* Leaves are copied in: a binding points at its sequence until it is undone, which for
  * the asynchronous form is after the caller's sequences are gone. */
 typedef struct vkds__call {

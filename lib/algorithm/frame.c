@@ -183,6 +183,11 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
                         "%s: input %u has elements of type %s; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
                         vkds__type_name(t), tuple_ok ? " (and zips, through your operator)" : "");
   }
+  /* (counts near 2^64, of views that need no memory, wrapped the launch sizes: a
+   * division by zero, or "zero work-items"; found by a hostile-input probe) */
+  if (a->count > VKDS__ALG_MAX_COUNT)
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one call takes (2^40)",
+                      name, (unsigned long long)a->count);
   if (sorts_in_place(a->template_kind)) return check_sort(ctx, a);
   bool compacts = a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT;
   const vkds_seq *outputs[2] = {a->output, a->output2};
@@ -258,7 +263,7 @@ static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_MSORT) VKDS_CHECK(vkds__msort_check(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
-  c->range64 = map_grid(c->a.template_kind) && (c->a.count + 3) / 4 > UINT32_MAX;
+  c->range64 = map_grid(c->a.template_kind) && c->a.count / 4 + (c->a.count % 4 != 0) > UINT32_MAX; /* (no wrap) */
   uint64_t *p = c->gen.args.p;
   p[VKDS__P_COUNT] = c->a.count;
   memcpy(&p[VKDS__P_VALUE], c->a.value, 8);
@@ -383,7 +388,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
   } else if (map_grid(c->a.template_kind)) {
     /* 4 elements a thread; the merge: 2048 outputs a group of 256 (merge.glsl) */
     uint64_t n = p[VKDS__P_COUNT];
-    uint64_t threads = c->a.template_kind == VKDS__TEMPLATE_MERGE ? (n + 2047) / 2048 * 256 : (n + 3) / 4;
+    /* (rounded up without n + d - 1, which wraps near 2^64) */
+    uint64_t threads = c->a.template_kind == VKDS__TEMPLATE_MERGE ? (n / 2048 + (n % 2048 != 0)) * 256 : n / 4 + (n % 4 != 0);
     if (n)
       VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {threads}, .args = &c->gen.args}));
   } else if (part == VKDS__PART_WHOLE) {

@@ -70,7 +70,8 @@ static uint64_t bins_of(const vkds__alg *a) { return a->extra[3]; }
 uint64_t vkds__histogram_scratch_bytes(const vkds__call *c) { return STATUS_BYTES + 4 * bins_of(&c->a); }
 
 uint64_t vkds_histogram_scratch_bytes(const vkds_resource *res, uint64_t bins) {
-  return res ? STATUS_BYTES + 4 * bins : 0;
+  if (!res) return 0;
+  return bins > (UINT64_MAX - STATUS_BYTES) / 4 ? UINT64_MAX : STATUS_BYTES + 4 * bins; /* (wrapped) */
 }
 
 vkds_result vkds__histogram_choose(vkds__call *c) {

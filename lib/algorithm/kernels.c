@@ -256,17 +256,20 @@ static uint32_t reduce_group_cap(const vkds__device *dev) {
 
 uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count) {
   if (count <= 8192) return 1;
-  uint64_t g = (count + 4095) / 4096, cap = reduce_group_cap(dev);
+  /* (rounded up without count + d - 1, which wraps near 2^64: 0 groups, then a division
+   * by zero; found by a hostile-input probe) */
+  uint64_t g = count / 4096 + (count % 4096 != 0), cap = reduce_group_cap(dev);
   if (g > cap) g = cap;
   if (g > VKDS__REDUCE_MAX_GROUPS) g = VKDS__REDUCE_MAX_GROUPS;
   /* lavapipe cuts a loop after 65,535 iterations: keep each thread under 32,768 steps */
-  uint64_t per_step = g * 1024;
-  if ((count + per_step - 1) / per_step > 32768) g = (count + 1024ull * 32768 - 1) / (1024ull * 32768);
+  uint64_t per_step = g * 1024, step = 1024ull * 32768;
+  if (count / per_step + (count % per_step != 0) > 32768) g = count / step + (count % step != 0);
   return g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
 }
 
 uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count) {
   if (!res) return 0;
+  if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX; /* (the sums below wrap) */
   uint64_t reduce = (uint64_t)VKDS__ALG_RESULT_BYTES + (uint64_t)vkds__reduce_groups(res->dev, count) * 16;
   uint64_t scan = vkds__scan_scratch_bound(count), sort = vkds__sort_scratch_bound(count);
   uint64_t msort = vkds_merge_sort_scratch_bytes(res, count, VKDS_TYPE_COMPOSITE); /* its widest tuples */

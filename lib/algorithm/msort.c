@@ -71,6 +71,7 @@ uint64_t vkds__msort_scratch_bytes(const vkds__call *c) {
 
 uint64_t vkds_merge_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type type) {
   if (!res || !((type >= VKDS_I32 && type <= VKDS_F64) || type == VKDS_TYPE_COMPOSITE)) return 0;
+  if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX; /* (wrapped) */
   return scratch_bytes(count, type == VKDS_TYPE_COMPOSITE ? MAX_STRIDE : vkds_type_size(type));
 }
 

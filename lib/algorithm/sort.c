@@ -263,6 +263,9 @@ static uint64_t scratch_on(const vkds_resource *res, uint64_t count, vkds_type k
 uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type value_type) {
   if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
   if (value_type != VKDS_TYPE_BYTES && (vkds_type_size(value_type) < 4 || vkds_type_size(value_type) > 8)) return 0;
+  /* past what a sort takes, no buffer holds it (the sizes wrapped: found by a
+   * hostile-input probe) */
+  if (count > UINT32_MAX) return UINT64_MAX;
   return scratch_on(res, count, key_type, value_type, false);
 }
 
@@ -273,6 +276,7 @@ vkds_scan_path vkds_resource_sort_path(const vkds_resource *res, uint64_t count)
 uint64_t vkds_argsort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type index_type) {
   if (!res || vkds_type_size(key_type) < 4 || vkds_type_size(key_type) > 8) return 0;
   if (index_type != VKDS_I32 && index_type != VKDS_U32 && index_type != VKDS_I64 && index_type != VKDS_U64) return 0;
+  if (count > UINT32_MAX) return UINT64_MAX;
   return scratch_on(res, count, key_type, index_type, true);
 }
 

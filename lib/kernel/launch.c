@@ -6,6 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The most dispatches one launch records (each of up to maxComputeWorkGroupCount groups,
+ * or max_groups): 65,536 x 65,535 groups of 64 is 2^38 items; past that a launch is a
+ * mistake (2^64 items would record 2^42 dispatches), refused as LIMIT_EXCEEDED. */
+#define MAX_PIECES 65536u
+
 /* Everything a launch records, prepared (and checked) before anything is recorded. */
 typedef struct packed_launch {
   vkds_kernel *k;
@@ -60,11 +65,23 @@ static vkds_result prepare(packed_launch *pl, vkds_kernel *k, vkds__device *dev,
   }
   VKDS_CHECK(vkds__args_pack(&pl->args, &k->layout, k->args, li->args));
   const VkPhysicalDeviceLimits *lim = &dev->facts.props.properties.limits;
+  /* (groups rounded up without global + local - 1, which wrapped to 0 groups near 2^64:
+   * nothing ran and the launch said success; found by a hostile-input probe) */
+  uint64_t pieces = 1;
   for (int d = 0; d < 3; ++d) {
-    pl->groups[d] = (global[d] + k->refl.local_size[d] - 1) / k->refl.local_size[d];
+    uint32_t local = k->refl.local_size[d];
+    pl->groups[d] = global[d] / local + (global[d] % local != 0);
     pl->max_groups[d] = lim->maxComputeWorkGroupCount[d];
     if (li->max_groups && li->max_groups < pl->max_groups[d]) pl->max_groups[d] = li->max_groups;
+    uint64_t along = pl->groups[d] / pl->max_groups[d] + (pl->groups[d] % pl->max_groups[d] != 0);
+    pieces = along > MAX_PIECES || pieces * along > MAX_PIECES ? MAX_PIECES + 1 : pieces * along;
   }
+  if (pieces > MAX_PIECES)
+    return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
+                      "kernel '%s': %llu x %llu x %llu work groups take more than %u dispatches of the device's "
+                      "largest (%u x %u x %u)", k->name, (unsigned long long)pl->groups[0],
+                      (unsigned long long)pl->groups[1], (unsigned long long)pl->groups[2], MAX_PIECES,
+                      pl->max_groups[0], pl->max_groups[1], pl->max_groups[2]);
   if ((pl->groups[1] > 1 || pl->groups[2] > 1) && !k->layout.first_member &&
       (pl->groups[1] > pl->max_groups[1] || pl->groups[2] > pl->max_groups[2] || pl->groups[0] > pl->max_groups[0]))
     return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
