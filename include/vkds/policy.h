@@ -143,9 +143,7 @@ VKDS_API vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resource
 /* Copies share state: retain adds a reference, release drops one; the last release
  * waits for the policy's work and destroys it (submissions not yet released keep it
  * until theirs). NULL is a no-op. Its selections (vkds_select) must be submitted or
- * released first: one still out then is an error the log names, and a policy that
- * counts tasks in flight (capacity, track_completion, dynamic load, earliest finish)
- * is left allocated for it rather than freed under it. */
+ * released first (a selection released after it reports to freed memory). */
 VKDS_API vkds_policy *vkds_policy_retain(vkds_policy *p);
 VKDS_API void vkds_policy_release(vkds_policy *p);
 

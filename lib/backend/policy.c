@@ -324,19 +324,6 @@ static void destroy_policy(void *arg) {
       vkds__abandon(p);
       return;
     }
-    /* selections picked and neither submitted nor released (a policy that counts tasks in
-     * flight sees them): their release would report to freed memory, so it is kept */
-    uint64_t picked = 0;
-    for (uint32_t i = 0; in->tracks_completion && i < p->resource_count; ++i)
-      picked += atomic_load_explicit(&in->stats[i].picks, memory_order_relaxed) & VKDS__IN_FLIGHT_MASK;
-    if (picked) {
-      vkds__log(p->backend->context, VKDS_LOG_ERROR,
-                "vkds_policy_release: policy '%s' has %llu selection(s) neither submitted nor released; it is left "
-                "allocated (release a policy's selections before the policy)", p->ops->name,
-                (unsigned long long)picked);
-      vkds__abandon(p);
-      return;
-    }
     p->ops->destroy(p);
     vkds_backend_destroy(p->backend);
   }
