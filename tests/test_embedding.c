@@ -87,19 +87,24 @@ typedef struct fill_args {
   vkds_view out;
 } fill_args;
 
+/* A fixed policy on `r` and the fill kernel, for the tests of an application's devices. */
+static void open_fill(vkds_context *ctx, vkds_resource *r, vkds_policy **p, vkds_kernel **k) {
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){r}}}, p));
+  static const vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .offset = offsetof(fill_args, n), .name = "n"},
+                                  {.kind = VKDS_ARG_VIEW, .offset = offsetof(fill_args, out), .name = "out_"},
+                                  {0}};
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = fill_glsl, .args = desc, .name = "fill"}, k));
+}
+
 START_TEST(vulkan_13_devices_without_maintenance4) {
   app a = {.want = {.address = true, .int64 = true, .v13 = true}};
   app_create(&a);
   vkds_context *ctx = app_context(&a);
   vkds_resource *r = vkds_context_resource(ctx, 0);
   vkds_policy *p;
-  ck_assert_vkds(vkds_policy_create(
-      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){r}}}, &p));
-  static const vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .offset = offsetof(fill_args, n), .name = "n"},
-                                  {.kind = VKDS_ARG_VIEW, .offset = offsetof(fill_args, out), .name = "out_"},
-                                  {0}};
   vkds_kernel *k;
-  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = fill_glsl, .args = desc, .name = "fill"}, &k));
+  open_fill(ctx, r, &p, &k);
   enum { N = 1000 };
   vkds_buffer *b;
   ck_assert_vkds(vkds_buffer_create(r, &(vkds_buffer_info){.size = 4 * N}, &b));
@@ -133,13 +138,8 @@ START_TEST(adopted_device_without_a_kernels_feature) {
   vkds_context *ctx = app_context(&a);
   vkds_resource *r = vkds_context_resource(ctx, 0);
   vkds_policy *p;
-  ck_assert_vkds(vkds_policy_create(
-      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){r}}}, &p));
-  static const vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .offset = offsetof(fill_args, n), .name = "n"},
-                                  {.kind = VKDS_ARG_VIEW, .offset = offsetof(fill_args, out), .name = "out_"},
-                                  {0}};
   vkds_kernel *k;
-  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = fill_glsl, .args = desc, .name = "fill"}, &k));
+  open_fill(ctx, r, &p, &k);
   vkds_buffer *b;
   ck_assert_vkds(vkds_buffer_create(r, &(vkds_buffer_info){.size = 64}, &b));
   fill_args args = {.n = 16, .out = vkds_view_of(b)};
