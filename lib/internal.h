@@ -297,6 +297,9 @@ struct vkds_resource {
   vkds__slot *free_slots;
   vkds__slot *inflight_head, *inflight_tail; /* in timeline order */
   _Atomic uint32_t inflight_count;           /* lets reclaim skip an idle queue without the lock */
+  /* reclaims whose reports are being delivered (raised under track_lock as they take
+   * their slots): a wait does not return before they are out (queue.c, reports_out) */
+  _Atomic uint32_t delivering;
   uint32_t slot_count;
 
   /* coalesced submission (lib/backend/queue.c): requests waiting for the thread that
@@ -405,6 +408,11 @@ void vkds__queue_self_submitted(vkds_resource *r, uint64_t value);
 vkds_result vkds__queue_reclaim(vkds_resource *r);
 /* The same, up to the last value read from the timeline (no driver call). */
 vkds_result vkds__queue_reclaim_known(vkds_resource *r);
+/* Returns once every report of slots reclaimed so far on this queue has been
+ * delivered, by whichever thread took them (its own deliveries excepted: a report sink
+ * that waits). A wait that reached its value calls it before its caller may release
+ * what the reports go to (a policy). */
+void vkds__queue_reports_out(vkds_resource *r);
 /* Waits until the timeline reaches `value`: spins up to spin_ns, then sleeps. */
 vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_ns, uint64_t spin_ns);
 /* Whether the timeline has reached `value` (VKDS_SUCCESS / VKDS_ERROR_WOULD_BLOCK). */

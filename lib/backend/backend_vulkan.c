@@ -171,8 +171,11 @@ static vkds_result vulkan_wait(vkds_backend *b, vkds_submission *sub, uint64_t t
   VKDS_CHECK(vkds__queue_wait(r, vkds_submission_data(sub), timeout_ns, b->spin_ns));
   /* completion reports are due now: up to what the wait read (reading the timeline
    * again is a driver call, ~0.3 us of a 20 us round trip; what finished since is
-   * reclaimed by the next acquire or wait) */
-  return vkds__queue_reclaim_known(r);
+   * reclaimed by the next acquire or wait); another thread that took them first may
+   * still be delivering them */
+  vkds_result res = vkds__queue_reclaim_known(r);
+  vkds__queue_reports_out(r);
+  return res;
 }
 
 static vkds_result vulkan_poll(vkds_backend *b, vkds_submission *sub) {
@@ -195,6 +198,7 @@ static vkds_result vulkan_wait_all(vkds_backend *b, uint64_t timeout_ns) {
     vkds_result res = target ? vkds__queue_wait(r, target, left, b->spin_ns) : VKDS_SUCCESS;
     if (res == VKDS_SUCCESS) res = vkds__queue_reclaim(r);
     if (res == VKDS_ERROR_TIMEOUT) return res;
+    vkds__queue_reports_out(r); /* (also after an error: a destroy goes on then) */
     if (first == VKDS_SUCCESS) first = res;
   }
   return first;

@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "queue_test.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -291,7 +292,21 @@ static void report_finished(vkds__slot *s) {
   vkds_selection_report(s->report_to, VKDS_REPORT_COMPLETION, s->key, 0);
 }
 
-/* Releases the slots of work up to timeline value `done` (and reports them). */
+/* The reclaims this thread is delivering reports of, innermost first: a report sink
+ * may wait (for its own queue too), and must not wait for its own delivery. */
+typedef struct delivery {
+  vkds_resource *r;
+  struct delivery *up;
+} delivery;
+static VKDS__FAST_TLS delivery *deliveries_here;
+
+/* Releases the slots of work up to timeline value `done` (and reports them). The
+ * reports are delivered outside track_lock, so a thread that finds the slots already
+ * taken must not take that for "reported": on a queue shared by several policies the
+ * taker may be a thread of another policy, and a wait returning early let the owner
+ * free its policy under the delivery (use after free in the policy's report sink,
+ * session 27). `delivering` counts such deliveries; vkds__queue_reports_out waits for
+ * them. */
 static vkds_result reclaim_upto(vkds_resource *r, uint64_t done) {
   if (atomic_load_explicit(&r->inflight_count, memory_order_acquire) == 0) return VKDS_SUCCESS;
   pthread_mutex_lock(&r->track_lock);
@@ -299,6 +314,9 @@ static vkds_result reclaim_upto(vkds_resource *r, uint64_t done) {
     pthread_mutex_unlock(&r->track_lock);
     return VKDS_SUCCESS;
   }
+  /* before the slots leave: a thread that then reads inflight_count (acquire) as 0 and
+   * skips the lock still sees this delivery */
+  atomic_fetch_add_explicit(&r->delivering, 1, memory_order_relaxed);
   vkds__slot *finished = NULL, **tail = &finished;
   while (r->inflight_head && r->inflight_head->value <= done) {
     vkds__slot *s = r->inflight_head;
@@ -306,18 +324,32 @@ static vkds_result reclaim_upto(vkds_resource *r, uint64_t done) {
     read_task_time(r, s);
     *tail = s;
     tail = &s->next;
-    atomic_fetch_sub_explicit(&r->inflight_count, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&r->inflight_count, 1, memory_order_release);
   }
   *tail = NULL;
   if (!r->inflight_head) r->inflight_tail = NULL;
   pthread_mutex_unlock(&r->track_lock);
   /* reports call user code: outside the lock */
+  delivery here = {.r = r, .up = deliveries_here};
+  deliveries_here = &here;
   for (vkds__slot *s = finished, *next; s; s = next) {
     next = s->next;
     report_finished(s);
-    vkds__queue_release_slot(r, s);
+    vkds__queue_release_slot(r, s); /* (releases its selection: part of the delivery) */
   }
+  deliveries_here = here.up;
+  atomic_fetch_sub_explicit(&r->delivering, 1, memory_order_release);
   return VKDS_SUCCESS;
+}
+
+void vkds__queue_reports_out(vkds_resource *r) {
+  uint32_t own = 0;
+  for (const delivery *d = deliveries_here; d; d = d->up) own += d->r == r;
+  /* reports are a few policy updates each: spin, then give the core away */
+  for (uint32_t round = 0; atomic_load_explicit(&r->delivering, memory_order_acquire) > own; ++round) {
+    if (round < 1024) vkds__cpu_relax();
+    else sched_yield();
+  }
 }
 
 vkds_result vkds__queue_reclaim(vkds_resource *r) {
