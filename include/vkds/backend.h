@@ -69,7 +69,11 @@ typedef struct vkds_report {
 } vkds_report;
 
 /* Where a selection's reports go (a policy). Called from whichever thread observes the
- * event: the submitting thread, or one that waits or polls. */
+ * event: the submitting thread, or one that waits or polls, possibly a thread of
+ * another policy whose work shares the queue. The Vulkan backend's wait for a
+ * submission, and its wait_all, return only after that submission's reports were
+ * delivered (whoever delivered them), so a policy may be released then. A sink should
+ * be short and must not wait for work on the queue it is called for. */
 typedef struct vkds_report_sink {
   void (*report)(void *user, const vkds_report *report);
   void *user;
