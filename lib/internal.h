@@ -50,6 +50,10 @@ vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result);
  * a caller of user code compares it before and after to tell whether a failure the code
  * returned came with a message. */
 uint64_t vkds__failures(void);
+/* The thread's last error message without the "<result>: " that vkds__fail puts in
+ * front of it (when `result` is the one there): the reason, for a caller that wraps it
+ * in a message of its own. */
+const char *vkds__last_reason(vkds_result result);
 /* While held, the calling thread's failures are recorded but not logged (they count as
  * unlogged for vkds__log_unlogged): for a caller that rewrites an inner failure's
  * message before the user sees it (an algorithm's snippet that does not compile). */

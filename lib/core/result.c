@@ -29,6 +29,14 @@ void vkds__hold_failure_logs(bool hold) { hold_logs = hold; }
 
 uint64_t vkds__failures(void) { return failures; }
 
+const char *vkds__last_reason(vkds_result result) {
+  const char *name = vkds_result_str(result);
+  size_t n = strlen(name);
+  return strncmp(last_message, name, n) == 0 && last_message[n] == ':' && last_message[n + 1] == ' '
+             ? last_message + n + 2
+             : last_message;
+}
+
 const char *vkds_last_error_message(void) { return last_message; }
 VkResult vkds_last_vk_result(void) { return last_vk; }
 

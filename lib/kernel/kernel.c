@@ -439,10 +439,9 @@ vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds_
       pipeline_free(dev, p); /* (clears *p) */
       /* kept for later launches' messages, which would otherwise point at this one: the
        * reason only, without the result and kernel name the message around it repeats */
-      const char *m = vkds_last_error_message(), *res = vkds_result_str(made);
+      const char *m = vkds__last_reason(made);
       char named[80];
       int len = snprintf(named, sizeof named, "kernel '%s'", k->name);
-      if (strncmp(m, res, strlen(res)) == 0 && strncmp(m + strlen(res), ": ", 2) == 0) m += strlen(res) + 2;
       if (len > 0 && strncmp(m, named, (size_t)len) == 0 && (m[len] == ':' || m[len] == ' '))
         m += len + (m[len] == ':' ? 2 : 1);
       if ((p->why = vkds__alloc(k->ctx, strlen(m) + 1))) memcpy(p->why, m, strlen(m) + 1);

@@ -230,12 +230,10 @@ static own_fn *own_of(const vkds_seq_ops *o) {
   return NULL;
 }
 
-/* The thread's last message without the "<result>: " that vkds__fail puts in front, nor
- * the "vkds_seq_validate: " of a user type's check of its parts. */
+/* The thread's last failure's reason without the "vkds_seq_validate: " of a user type's
+ * check of its parts. */
 static const char *last_reason(vkds_result r) {
-  const char *m = vkds_last_error_message(), *p = vkds_result_str(r), *v = "vkds_seq_validate: ";
-  size_t n = strlen(p);
-  if (strncmp(m, p, n) == 0 && m[n] == ':' && m[n + 1] == ' ') m += n + 2;
+  const char *m = vkds__last_reason(r), *v = "vkds_seq_validate: ";
   return strncmp(m, v, strlen(v)) == 0 ? m + strlen(v) : m;
 }
 
