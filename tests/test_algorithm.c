@@ -330,6 +330,25 @@ START_TEST(fill_copy_transform2_conversions_in_place) {
   int32_t back[N];
   ck_assert_vkds(vkds_download(r0, back, vkds_view_of(b), sizeof back));
   for (int i = 0; i < N; ++i) harness_expect_int_eq(back[i], 500 - i);
+  /* in place through the same views: a reverse view, itself or another built alike (a
+   * new-user probe found both refused); not through a permutation, whose map may name an
+   * element twice */
+  vkds_seq rv = vkds_seq_reverse(&bs), rv2 = vkds_seq_reverse(&bs);
+  ck_assert_vkds(vkds_transform(pol, &rv, &rv2, "x * 3"));
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(b), sizeof back));
+  for (int i = 0; i < N; ++i) harness_expect_int_eq(back[i], 3 * (500 - i));
+  int32_t map[N];
+  for (int i = 0; i < N; ++i) map[i] = (i * 31) % N; /* (31 is prime to 1001: a permutation) */
+  vkds_seq mapped = vkds_seq_host(map, N, VKDS_I32), pv = vkds_seq_permutation(&bs, &mapped);
+  ck_assert_int_eq(vkds_transform(pol, &pv, &pv, "x + 1"), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "permutation"), "%s", vkds_last_error_message());
+  /* gathering and scattering through one map: the map is only read (was refused as an overlap) */
+  for (int i = 0; i < N; ++i) g[i] = -1.0f;
+  vkds_seq from = vkds_seq_permutation(&fs, &mapped), to = vkds_seq_permutation(&gs, &mapped);
+  ck_assert_vkds(vkds_transform(pol, &from, &to, "x * 2.0"));
+  for (int i = 0; i < N; ++i) harness_expect(g[i] == f[i] * 2.0f); /* every place, once */
+  vkds_seq to_map = vkds_seq_permutation(&mapped, &mapped); /* but an output may not write its own map */
+  ck_assert_int_eq(vkds_copy(pol, &ks, &to_map), VKDS_ERROR_INVALID_ARGUMENT);
   vkds_buffer_destroy(b);
   close_ctx();
 }
@@ -604,9 +623,8 @@ START_TEST(every_sequence_kind) {
   ck_assert_vkds(vkds_upload(r1, vkds_view_of(other), out, sizeof out));
   vkds_seq on_other = vkds_seq_buffer(vkds_view_of(other), VKDS_U32), partial_other = vkds_seq_permutation(&on_other, &some_map);
   ck_assert(!vkds_seq_is_passed_directly(&partial_other, r0));
-  uint32_t some_again[3] = {N - 1, 7, 0}; /* (the map itself would overlap the output) */
-  vkds_seq scanned = vkds_seq_host(some_again, 3, VKDS_U32);
-  ck_assert_vkds(vkds_inclusive_scan(pol, &scanned, &partial_other, NULL, NULL));
+  /* the map scanned into the view it permutes: read twice, written never */
+  ck_assert_vkds(vkds_inclusive_scan(pol, &some_map, &partial_other, NULL, NULL));
   uint32_t seen[N];
   ck_assert_vkds(vkds_download(r1, seen, vkds_view_of(other), sizeof seen));
   for (uint32_t i = 0; i < N; ++i)
@@ -1042,9 +1060,20 @@ START_TEST(recording_form) {
   vkds_cmd c = {.cmd = cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
   vkds_seq ins = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), outs = vkds_seq_buffer(vkds_view_of(out), VKDS_U32);
   ck_assert_vkds(vkds_cmd_transform(&c, &ins, &outs, "x + 1u"));
-  ck_assert_vkds(vkds_cmd_reduce(&c, &outs, NULL, NULL, (vkds_view){res, 0, 4}));
-  ck_assert_vkds(vkds_cmd_min_element(&c, &outs, (vkds_view){res, 16, 16}));
-  ck_assert_vkds(vkds_cmd_none_of(&c, &outs, "x == 0u", (vkds_view){res, 32, 4}));
+  /* reductions take their own scratch, a partial a group (they demanded an argsort's:
+   * 25 MB for a million elements; found by a new-user probe) */
+  uint64_t need = vkds_reduce_scratch_bytes(r0, N);
+  ck_assert_uint_gt(need, 0);
+  ck_assert_uint_lt(need, 64 << 10);
+  ck_assert_uint_le(need, vkds_algorithm_scratch_bytes(r0, N));
+  ck_assert_uint_lt(vkds_reduce_scratch_bytes(r0, 1000000), 64 << 10);
+  ck_assert_uint_eq(vkds_reduce_scratch_bytes(NULL, N), 0);
+  vkds_cmd tight = {.cmd = cmd, .resource = r0, .scratch = {scratch, 0, need}};
+  ck_assert_vkds(vkds_cmd_reduce(&tight, &outs, NULL, NULL, (vkds_view){res, 0, 4}));
+  ck_assert_vkds(vkds_cmd_min_element(&tight, &outs, (vkds_view){res, 16, 16}));
+  ck_assert_vkds(vkds_cmd_none_of(&tight, &outs, "x == 0u", (vkds_view){res, 32, 4}));
+  vkds_cmd short_by_16 = {.cmd = cmd, .resource = r0, .scratch = {scratch, 0, need - 16}};
+  ck_assert_int_eq(vkds_cmd_reduce(&short_by_16, &outs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
   /* what cannot be recorded: host data (it would need staging), too little scratch */
   vkds_seq hs = vkds_seq_host(host, N, VKDS_U32);
   ck_assert_int_eq(vkds_cmd_reduce(&c, &hs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);

@@ -698,6 +698,25 @@ START_TEST(in_place) {
     ck_assert_vkds(vkds_inclusive_scan(pol, &mb, &mm, NULL, NULL));
     check_scan(VKDS_U32, VKDS_OP_PLUS, orig, N, false, NULL, vkds_buffer_map(m), "in place, buffer and mapped");
     vkds_buffer_destroy(m);
+    /* in place through the same views of the same memory (the view itself, or another
+     * built alike): element i is read and written at one place, as in place plainly.
+     * Reversed, the scan is a suffix sum. With every tile's predecessor reduced again
+     * (spins -1), a single pass would read overwritten input: in place goes portable. */
+    uint32_t *r = malloc(N * 4), *want = malloc(N * 4);
+    memcpy(r, orig, N * 4);
+    vkds_seq rs = vkds_seq_host(r, N, VKDS_U32), rev = vkds_seq_reverse(&rs), rev2 = vkds_seq_reverse(&rs);
+    ck_assert_vkds(vkds_inclusive_scan(pol, &rev, &rev, NULL, NULL));
+    uint32_t acc = 0;
+    for (uint32_t i = N; i-- > 0;) want[i] = acc += orig[i];
+    for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(r[i], want[i]);
+    vkds_buffer *rb = device_copy(r0, orig, N * 4);
+    vkds_seq rbs = vkds_seq_buffer(vkds_view_of(rb), VKDS_U32), rbv = vkds_seq_reverse(&rbs), rbv2 = vkds_seq_reverse(&rbs);
+    ck_assert_vkds(vkds_inclusive_scan(pol, &rbv, &rbv2, NULL, NULL));
+    ck_assert_vkds(vkds_download(r0, r, vkds_view_of(rb), N * 4));
+    for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(r[i], want[i]);
+    vkds_buffer_destroy(rb);
+    (void)rev2;
+    free(r), free(want);
     free(a), free(orig), free(d), free(dorig), free(back);
     close_ctx();
   }
@@ -980,7 +999,14 @@ START_TEST(bad_input) {
   vkds_seq shifted = vkds_seq_host(a + 1, 15, VKDS_U32), front = vkds_seq_host(a, 15, VKDS_U32);
   ck_assert_int_eq(vkds_inclusive_scan(pol, &front, &shifted, NULL, NULL), E);               /* overlap */
   vkds_seq rev = vkds_seq_reverse(&as);
-  ck_assert_int_eq(vkds_inclusive_scan(pol, &rev, &as, NULL, NULL), E);                      /* in place through a view */
+  ck_assert_int_eq(vkds_inclusive_scan(pol, &rev, &as, NULL, NULL), E);                      /* in place, another shape */
+  uint32_t m16[16];
+  for (int i = 0; i < 16; ++i) m16[i] = (uint32_t)(15 - i);
+  vkds_seq ms = vkds_seq_host(m16, 16, VKDS_U32), perm = vkds_seq_permutation(&as, &ms);
+  ck_assert_int_eq(vkds_inclusive_scan(pol, &perm, &perm, NULL, NULL), E);                   /* in place, permuted */
+  ck_assert_msg(strstr(vkds_last_error_message(), "permutation"), "%s", vkds_last_error_message());
+  vkds_seq writes_map = vkds_seq_permutation(&ms, &ms);
+  ck_assert_int_eq(vkds_inclusive_scan(pol, &bs, &writes_map, NULL, NULL), E);              /* writes its own map */
   ck_assert_int_eq(vkds_inclusive_scan(pol, &as, &bs, &(vkds_op){.kind = 42}, NULL), E);     /* operators */
   ck_assert_int_eq(vkds_inclusive_scan(pol, &as, &bs, &(vkds_op){VKDS_OP_GLSL, "a + b", NULL}, NULL), E);
   ck_assert_int_eq(vkds_inclusive_scan(pol, &as, &bs, &(vkds_op){VKDS_OP_GLSL, NULL, "0u"}, NULL), E);

@@ -215,6 +215,17 @@ START_TEST(bad_input) {
   ck_assert_int_eq(vkds_upper_bound(pol, &ss, &ns, &ro, VKDS_SORT_ASCENDING), E);       /* read-only output */
   ck_assert_int_eq(vkds_upper_bound(pol, &ss, &ns, &over, VKDS_SORT_ASCENDING), E);     /* output over the needles */
   ck_assert_int_eq(vkds_lower_bound(pol, &ss, &ns, &os, (vkds_sort_order)9), E);        /* order */
+  /* indices past what the output's type holds (a U32 output wrapped them, and said
+   * success: found by a new-user probe); U64 holds them */
+  uint64_t far_needles[2] = {5, (1ull << 32) + 3}, far64[2] = {0, 0};
+  uint32_t far32[2] = {77, 77};
+  vkds_seq far_sorted = vkds_seq_counting(0, (1ull << 32) + 10, VKDS_U64), far_n = vkds_seq_host(far_needles, 2, VKDS_U64);
+  vkds_seq f32s = vkds_seq_host(far32, 2, VKDS_U32), f32i = vkds_seq_host(far32, 2, VKDS_I32);
+  ck_assert_int_eq(vkds_lower_bound(pol, &far_sorted, &far_n, &f32s, VKDS_SORT_ASCENDING), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "cannot hold"), "%s", vkds_last_error_message());
+  vkds_seq half_sorted = vkds_seq_counting(0, (1ull << 31) + 1, VKDS_U64);
+  ck_assert_int_eq(vkds_upper_bound(pol, &half_sorted, &far_n, &f32i, VKDS_SORT_ASCENDING), E);
+  ck_assert_uint_eq(far32[0], 77);
   ck_assert_int_eq(vkds_lower_bound(NULL, &ss, &ns, &os, VKDS_SORT_ASCENDING), E);      /* NULLs */
   ck_assert_int_eq(vkds_lower_bound(pol, NULL, &ns, &os, VKDS_SORT_ASCENDING), E);
   ck_assert_int_eq(vkds_lower_bound(pol, &ss, NULL, &os, VKDS_SORT_ASCENDING), E);
@@ -224,6 +235,10 @@ START_TEST(bad_input) {
   ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &after));
   ck_assert_uint_eq(after.selections, before.selections);
   for (int i = 0; i < 8; ++i) ck_assert_uint_eq(o[i], 77);
+  vkds_seq f64s = vkds_seq_host(far64, 2, VKDS_U64);
+  ck_assert_vkds(vkds_lower_bound(pol, &far_sorted, &far_n, &f64s, VKDS_SORT_ASCENDING));
+  ck_assert_uint_eq(far64[0], 5);
+  ck_assert_uint_eq(far64[1], (1ull << 32) + 3);
   close_ctx();
 }
 END_TEST

@@ -910,6 +910,37 @@ END_TEST
 
 /* ---- bad input: a named error, nothing submitted, nothing written ---- */
 
+/* Keys and values gathered through one map: the map is only read, so sharing it is no
+ * overlap (a new-user probe found it refused). */
+START_TEST(keys_and_values_through_one_map) {
+  open_path(VKDS_SCAN_PATH_SINGLE);
+  enum { N = 1000 };
+  uint32_t k[N], v[N], m[N];
+  for (uint32_t i = 0; i < N; ++i) k[i] = (i * 7919u) % 613u, v[i] = 100000u + i, m[i] = (i * 337u + 11u) % N;
+  /* (337 is prime to 1000: m is a permutation) */
+  vkds_seq ks = vkds_seq_host(k, N, VKDS_U32), vs = vkds_seq_host(v, N, VKDS_U32), ms = vkds_seq_host(m, N, VKDS_U32);
+  vkds_seq pk = vkds_seq_permutation(&ks, &ms), pv = vkds_seq_permutation(&vs, &ms);
+  uint32_t k0[N], v0[N];
+  memcpy(k0, k, sizeof k), memcpy(v0, v, sizeof v);
+  ck_assert_vkds(vkds_sort_by_key(pol, &pk, &pv, VKDS_SORT_ASCENDING));
+  /* element i of the views is k[m[i]]: sorted stably, each value still beside its key */
+  for (uint32_t i = 1; i < N; ++i) harness_expect(k[m[i - 1]] <= k[m[i]]);
+  for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(k[m[i]], k0[v[m[i]] - 100000u]);
+  for (uint32_t i = 1; i < N; ++i)
+    if (k[m[i - 1]] == k[m[i]]) { /* stable: the earlier view position first */
+      uint32_t a = v[m[i - 1]] - 100000u, b = v[m[i]] - 100000u, pa = 0, pb = 0;
+      for (uint32_t j = 0; j < N; ++j) pa = m[j] == a ? j : pa, pb = m[j] == b ? j : pb;
+      harness_expect(pa < pb);
+    }
+  (void)v0;
+  /* a map the keys write is still refused */
+  vkds_seq pm = vkds_seq_permutation(&ms, &ms);
+  ck_assert_int_eq(vkds_sort(pol, &pm, VKDS_SORT_ASCENDING), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_sort_by_key(pol, &pk, &ms, VKDS_SORT_ASCENDING), VKDS_ERROR_INVALID_ARGUMENT);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(bad_input) {
   open_path(VKDS_SCAN_PATH_SINGLE);
   uint32_t a[16], b[16], c[8];
@@ -950,6 +981,18 @@ START_TEST(bad_input) {
   vkds_seq bytes = vkds_seq_host(a, 64, VKDS_TYPE_BYTES);                      /* unsupported element sizes */
   ck_assert_int_eq(vkds_sort(pol, &bytes, VKDS_SORT_ASCENDING), E);
   ck_assert_int_eq(vkds_sort_by_key(pol, &as, &(vkds_seq){0}, VKDS_SORT_ASCENDING), E);
+  /* a discard sequence (reached the kernel's compiler, whose message blamed an operator) */
+  vkds_seq gone = vkds_seq_discard(16, VKDS_U32), gone_rev = vkds_seq_reverse(&gone);
+  ck_assert_int_eq(vkds_sort(pol, &gone, VKDS_SORT_ASCENDING), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_sort: the keys are a discard sequence"), "%s",
+                vkds_last_error_message());
+  ck_assert_int_eq(vkds_sort_by_key(pol, &as, &gone_rev, VKDS_SORT_ASCENDING), E);
+  ck_assert_int_eq(vkds_argsort(pol, &as, &gone, VKDS_SORT_ASCENDING), E);
+  ck_assert_int_eq(vkds_merge_sort(pol, &gone, "a < b"), E);
+  /* indices that the index type cannot hold (refused before anything is allocated) */
+  vkds_seq many = vkds_seq_counting(0, (1ull << 32) + 2, VKDS_U64), many_idx = vkds_seq_discard((1ull << 32) + 2, VKDS_U32);
+  ck_assert_int_eq(vkds_argsort(pol, &many, &many_idx, VKDS_SORT_ASCENDING), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "cannot hold"), "%s", vkds_last_error_message());
   vkds_seq wz[2] = {vkds_seq_host(w, 16, VKDS_U64), vkds_seq_host(w, 16, VKDS_U64)};
   vkds_seq wzip = vkds_seq_zip(wz, 2); /* 16-byte elements */
   ck_assert_int_eq(vkds_sort(pol, &wzip, VKDS_SORT_ASCENDING), E);
@@ -1030,6 +1073,7 @@ int main(void) {
   tcase_add_test(t, many_onesweep_sorts);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
+  tcase_add_test(t, keys_and_values_through_one_map);
   tcase_add_test(t, bad_input);
   suite_add_tcase(s, t);
   /* The rank's counters in words of their own (sort.c, word_counters): the pipelines

@@ -97,10 +97,15 @@
  *
  * Sequence counts must match exactly where an algorithm has several (or the call is
  * VKDS_ERROR_INVALID_ARGUMENT); equal() is the exception: different counts are simply
- * not equal. Outputs may be the same memory as an input of the same shape (in place),
- * but not overlap an input otherwise. Outputs must be writable: buffer, mapped and host
- * sequences (not made with vkds_seq_host_const), discard, and reverse or permutation
- * views of writable sequences; counting, transform and zip views are not.
+ * not equal. Where an algorithm writes in place, its output may be exactly its input:
+ * the same memory through the same views (the same sequence, or one built alike: a
+ * reverse view of the same range, say), but not through a permutation view, whose map
+ * may name an element twice. Otherwise what an output writes must not overlap anything
+ * an input reads; a permutation's map is only read, so an input and an output may
+ * share one (gathering and scattering through one map), but an output may not write
+ * its own map. Outputs must be writable: buffer, mapped and host sequences (not made
+ * with vkds_seq_host_const), discard, and reverse or permutation views of writable
+ * sequences; counting, transform and zip views are not.
  *
  * Every error is reported before anything is submitted or written: NULL arguments,
  * invalid sequences, mismatched counts or types, read-only outputs, overlap, a
@@ -228,7 +233,14 @@ VKDS_API vkds_result vkds_cmd_transform2(const vkds_cmd *c, const vkds_seq *in1,
  * `result` points to one value of the reduction's type; `init` (NULL: none) too. In the
  * vkds_cmd_ forms `result` is a device view that receives the same bytes, aligned to
  * their size (8 for an index and its value), and the scratch view starts 16-byte
- * aligned (else VKDS_ERROR_INVALID_ARGUMENT). */
+ * aligned, of at least vkds_reduce_scratch_bytes(resource, count) bytes (else
+ * VKDS_ERROR_INVALID_ARGUMENT); the same for every reduction below (count, min_element,
+ * equal, is_sorted, ...). */
+
+/* The scratch bytes a recorded reduction over `count` elements needs on the device of
+ * `res`: a partial result per work group, a few KiB at any count (0 for NULL; UINT64_MAX
+ * past 2^48 elements). vkds_algorithm_scratch_bytes is at least as large. */
+VKDS_API uint64_t vkds_reduce_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* *result = init op in[0] op in[1] op ... (in the documented order). Empty: init, or
  * the identity when init is NULL. */
@@ -329,8 +341,8 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * none, so an inclusive out[0] is x[0] and an exclusive out[0] is op's identity. No
  * identity is ever combined into an element that has something before it, so
  * out[i] is exactly the host's left-to-right scan for integers (plus and multiplies
- * wrap around). Counts must match. out may be in itself (the same range: in place),
- * and must not overlap it otherwise. In the vkds_cmd_ forms `init` is read at the call.
+ * wrap around). Counts must match. out may be in itself (the same range, or the same
+ * views of it: in place), and must not overlap it otherwise. In the vkds_cmd_ forms `init` is read at the call.
  *
  * Two paths; vkds_resource_scan_path() says which one a device runs:
  *   VKDS_SCAN_PATH_SINGLE: one dispatch, a chained scan with decoupled look-back.
@@ -663,8 +675,9 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * another device and data under views are staged whole (sorting cannot stream) and
  * written back once done. Views are sorted as they read: sorting a reverse view of a
  * buffer leaves the buffer in the opposite order; a permutation view sorts the elements
- * it selects (its map must not repeat an index). Keys and values must be writable and
- * must not overlap; counts must match. At most 2^32 - 1 elements (else UNSUPPORTED).
+ * it selects (its map must not repeat an index; keys and values may share one). Keys
+ * and values must be writable, not discard sequences (a sort reads them too), and must
+ * not overlap; counts must match. At most 2^32 - 1 elements (else UNSUPPORTED).
  * Errors as for every algorithm. */
 
 typedef enum vkds_sort_order {
@@ -702,8 +715,8 @@ VKDS_API vkds_scan_path vkds_resource_sort_path(const vkds_resource *res, uint64
 
 /* Sorted indices: indices[i] = the position in `keys` of the key a stable vkds_sort would
  * put at i (equal keys by position). The keys are only read (any readable sequence: a
- * view, read-only host memory); indices (I32, U32, I64 or U64: big enough for count - 1)
- * are as many as the keys and must not overlap them. The radix sort above, its values
+ * view, read-only host memory); indices (I32, U32, I64 or U64: big enough for count - 1,
+ * else VKDS_ERROR_INVALID_ARGUMENT) are as many as the keys and must not overlap them. The radix sort above, its values
  * being the indices, over a copy of the keys in the scratch: that takes
  * vkds_argsort_scratch_bytes(), the sort's and the keys' size again. */
 VKDS_API vkds_result vkds_argsort(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices,
@@ -727,7 +740,8 @@ VKDS_API uint64_t vkds_argsort_scratch_bytes(const vkds_resource *res, uint64_t 
  *   upper_bound  the first index j whose element comes after needles[i]: after its equals.
  * The order is the sorts': floats in totalOrder (so a NaN needle has its place too, and
  * -0 comes before +0). Needles and sorted are of one element type; out (as many as the
- * needles, I32, U32, I64 or U64) receives the indices. A binary search per needle: log2
+ * needles, I32, U32, I64 or U64, big enough for sorted's count: else
+ * VKDS_ERROR_INVALID_ARGUMENT) receives the indices. A binary search per needle: log2
  * of sorted's count reads of it, at random, so a sorted sequence that is not passed
  * directly is staged whole (nor are the needles streamed). Errors as for every algorithm. */
 

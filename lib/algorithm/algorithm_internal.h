@@ -94,6 +94,15 @@ typedef struct vkds__alg {
   uint64_t extra[4];
 } vkds__alg;
 
+/* Whether the call writes its output in place: the output is input 0, the same memory
+ * through the same views (no permutation), where the algorithm allows it (frame.c). */
+bool vkds__alg_in_place(const vkds__alg *a);
+
+/* The largest index an output of integer type t holds (searches, argsort). */
+static inline uint64_t vkds__index_max(vkds_type t) {
+  return t == VKDS_I32 ? INT32_MAX : t == VKDS_U32 ? UINT32_MAX : t == VKDS_I64 ? INT64_MAX : UINT64_MAX;
+}
+
 /* The three forms (frame.c). */
 vkds_result vkds__alg_run(vkds_policy *p, const vkds__alg *a);
 vkds_result vkds__alg_run_async(vkds_policy *p, const vkds__alg *a, vkds_submission **sub);
@@ -148,6 +157,7 @@ typedef struct vkds__args {
 /* A call turned into code for one device. */
 typedef struct vkds__gen {
   const vkds_resource *res;
+  const char *name; /* the public function's, for messages */
   /* the signature: everything the code depends on, as bytes (the kernel cache's key) */
   unsigned char *sig; /* sig_inline until it outgrows it (a call's is ~100-200 bytes) */
   size_t sig_len, sig_cap;

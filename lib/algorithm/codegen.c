@@ -157,7 +157,7 @@ static vkds_result gen_fail(vkds__gen *g, vkds_result r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  g->error = vkds__fail(g->res->dev->ctx, r, VK_SUCCESS, "%s", msg);
+  g->error = vkds__fail(g->res->dev->ctx, r, VK_SUCCESS, "%s: %s", g->name, msg);
   return g->error;
 }
 
@@ -939,7 +939,7 @@ static bool merge_ballot(const vkds__alg *a, const vkds_resource *res) {
 }
 
 vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit, uint32_t aligned) {
-  *g = (vkds__gen){.res = res, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true, .aligned = aligned,
+  *g = (vkds__gen){.res = res, .name = a->name, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true, .aligned = aligned,
                    /* not for sorts yet: their stage kernels leave some leaves unused (the
                     * upsweep never reads values), and an unused binding is dropped from
                     * the shader, which then no longer matches the call's arguments */
@@ -974,8 +974,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     in[k] = walk(g, a->inputs[k], read_only ? VKDS_ACCESS_READ : in_access, 0);
     if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
         a->elem != VKDS__ELEM_NOT_PRED && a->elem != VKDS__ELEM_BY_KEY)
-      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: input %u is a zip; only an operator of yours (transform, a "
-               "predicate) can take its tuples (x.p0, x.p1, ...)", a->name, k);
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "input %u is a zip; only an operator of yours (transform, a "
+               "predicate) can take its tuples (x.p0, x.p1, ...)", k);
   }
   node out2 = {0};
   uint32_t counts = 0;
@@ -1006,7 +1006,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     counts = param(g, a->output->count);
     if (a->output2) param(g, a->output2->count);
     if (!g->error && in[0].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_BY_KEY)
-      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "%s: a zip's tuples cannot be copied to an output", a->name);
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a zip's tuples cannot be copied to an output");
   }
   if (a->elem == VKDS__ELEM_BY_KEY) g->streamable = false; /* a segment starts where a key differs from the one before */
   use_type(g, a->elem_type);

@@ -49,44 +49,115 @@ static bool span_of(const vkds_seq *s, span *out) {
   return false;
 }
 
+enum { MAX_SPANS = 32 };
+
 /* Collects the plain sequences under `s` (through the built-in views). */
-static uint32_t spans_under(const vkds_seq *s, span *out, uint32_t n, uint32_t cap, uint32_t depth) {
-  if (depth > 32 || n >= cap) return n;
+static uint32_t spans_under(const vkds_seq *s, span *out, uint32_t n, uint32_t depth) {
+  if (depth > 32 || n >= MAX_SPANS) return n;
   if (span_of(s, &out[n])) return n + 1;
-  if (s->base) n = spans_under(s->base, out, n, cap, depth + 1);
-  if (s->map) n = spans_under(s->map, out, n, cap, depth + 1);
+  if (s->base) n = spans_under(s->base, out, n, depth + 1);
+  if (s->map) n = spans_under(s->map, out, n, depth + 1);
   if (s->ops == &vkds_seq_zip_ops)
-    for (uint32_t k = 0; k < s->part_count; ++k) n = spans_under(&s->parts[k], out, n, cap, depth + 1);
+    for (uint32_t k = 0; k < s->part_count; ++k) n = spans_under(&s->parts[k], out, n, depth + 1);
   return n;
+}
+
+/* What a sequence the algorithm writes covers, by use: the plain sequences it writes
+ * (through reverse views, a permutation's source, a zip's parts) in `w`, and what it
+ * only reads (a permutation's map) in `r`. A map shared by an input and an output is
+ * read by both, which is no overlap (gathering and scattering through one map; found
+ * by a new-user probe, which was refused). */
+typedef struct spans {
+  span w[MAX_SPANS], r[MAX_SPANS];
+  uint32_t nw, nr;
+} spans;
+
+static void written_spans(const vkds_seq *s, spans *out, uint32_t depth) {
+  if (depth > 32 || out->nw >= MAX_SPANS) return;
+  if (span_of(s, &out->w[out->nw])) {
+    out->nw++;
+    return;
+  }
+  if (s->ops == &vkds_seq_reverse_ops || s->ops == &vkds_seq_permutation_ops) written_spans(s->base, out, depth + 1);
+  if (s->ops == &vkds_seq_permutation_ops) out->nr = spans_under(s->map, out->r, out->nr, depth + 1);
+  if (s->ops == &vkds_seq_zip_ops)
+    for (uint32_t k = 0; k < s->part_count; ++k) written_spans(&s->parts[k], out, depth + 1);
+}
+
+static bool meet(const span *a, uint32_t na, const span *b, uint32_t nb) {
+  for (uint32_t i = 0; i < na; ++i)
+    for (uint32_t j = 0; j < nb; ++j)
+      if (a[i].base == b[j].base && a[i].begin < b[j].end && b[j].begin < a[i].end) return true;
+  return false;
+}
+
+/* Whether `in` and `out` are the same sequence: the same plain memory with elements of
+ * one size, or the same views over such (reverse, permutation by the same map, zip).
+ * *permuted: a permutation is in the way. */
+static bool same_sequence(const vkds_seq *in, const vkds_seq *out, bool *permuted, uint32_t depth) {
+  span si, so;
+  if (depth > 32 || in->count != out->count || in->elem_size != out->elem_size) return false;
+  /* (a buffer and a mapped sequence over one range are the same memory) */
+  if (span_of(in, &si)) return span_of(out, &so) && si.base == so.base && si.begin == so.begin && si.end == so.end;
+  if (in->ops != out->ops) return false;
+  if (in->ops == &vkds_seq_reverse_ops) return same_sequence(in->base, out->base, permuted, depth + 1);
+  if (in->ops == &vkds_seq_permutation_ops) {
+    bool dummy;
+    if (!same_sequence(in->map, out->map, &dummy, depth + 1) || !same_sequence(in->base, out->base, permuted, depth + 1))
+      return false;
+    *permuted = true;
+    return true;
+  }
+  if (in->ops == &vkds_seq_zip_ops && in->part_count == out->part_count) {
+    for (uint32_t k = 0; k < in->part_count; ++k)
+      if (!same_sequence(&in->parts[k], &out->parts[k], permuted, depth + 1)) return false;
+    return true;
+  }
+  return false;
+}
+
+bool vkds__alg_in_place(const vkds__alg *a) {
+  bool permuted = false;
+  return a->in_place_allowed && a->output && a->input_count && a->count &&
+         same_sequence(a->inputs[0], a->output, &permuted, 0) && !permuted;
 }
 
 static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
   if (!a->output) return VKDS_SUCCESS;
-  span outs[16], ins[32];
-  uint32_t no = spans_under(a->output, outs, 0, 16, 0), ni = 0;
+  spans outs = {0};
+  written_spans(a->output, &outs, 0);
   if (a->output2) { /* two outputs (partition): not overlapping each other either */
-    uint32_t first = no;
-    no = spans_under(a->output2, outs, no, 16, 0);
-    for (uint32_t i = 0; i < first; ++i)
-      for (uint32_t j = first; j < no; ++j)
-        if (outs[i].base == outs[j].base && outs[i].begin < outs[j].end && outs[j].begin < outs[i].end)
-          return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the two outputs overlap", a->name);
+    spans second = {0};
+    written_spans(a->output2, &second, 0);
+    if (meet(outs.w, outs.nw, second.w, second.nw))
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the two outputs overlap", a->name);
+    if (meet(outs.w, outs.nw, second.r, second.nr) || meet(second.w, second.nw, outs.r, outs.nr))
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: an output writes the map of the other output's permutation view", a->name);
   }
+  if (meet(outs.w, outs.nw, outs.r, outs.nr))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the output writes the map of its own permutation view", a->name);
+  span ins[MAX_SPANS];
+  uint32_t ni = 0;
   for (uint32_t k = 0; k < a->input_count; ++k) {
-    /* exactly the same plain sequence, written in place, is allowed where the algorithm says so */
-    const vkds_seq *in = a->inputs[k], *out = a->output;
-    span si, so;
-    if (a->in_place_allowed && span_of(in, &si) && span_of(out, &so) && si.base == so.base && si.begin == so.begin &&
-        si.end == so.end && in->elem_size == out->elem_size)
-      continue;
-    ni = spans_under(in, ins, ni, 32, 0);
+    /* the very sequence written in place (the same memory, through the same views) is
+     * allowed where the algorithm says so; not through a permutation, whose map may
+     * name an element twice (one thread would read what another wrote) */
+    bool permuted = false;
+    if (a->in_place_allowed && same_sequence(a->inputs[k], a->output, &permuted, 0)) {
+      if (!permuted) continue;
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: in place through a permutation view is not allowed (its map may name an element twice); "
+                        "write to another sequence", a->name);
+    }
+    ni = spans_under(a->inputs[k], ins, ni, 0);
   }
-  for (uint32_t i = 0; i < no; ++i)
-    for (uint32_t j = 0; j < ni; ++j)
-      if (outs[i].base == ins[j].base && outs[i].begin < ins[j].end && ins[j].begin < outs[i].end)
-        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                          "%s: the output overlaps an input (only an output that is exactly an input, in place, is "
-                          "allowed, and only where the algorithm allows it)", a->name);
+  if (meet(outs.w, outs.nw, ins, ni))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output overlaps an input (%s)", a->name,
+                      a->in_place_allowed ? "only an output that is exactly the input, the same memory through the "
+                                            "same views, may be written in place"
+                                          : "this algorithm does not write in place");
   return VKDS_SUCCESS;
 }
 
@@ -124,40 +195,60 @@ static bool map_grid(vkds__alg_template t) {
   return t == VKDS__TEMPLATE_MAP || t == VKDS__TEMPLATE_SEARCH || t == VKDS__TEMPLATE_MERGE;
 }
 
-/* Keys and values are written (argsort's keys only read): they must be writable and must
- * not overlap. */
+/* Whether a discard sequence is under `s` (through the built-in views). */
+static bool holds_discard(const vkds_seq *s, uint32_t depth) {
+  if (!s || depth > 32) return false;
+  if (s->ops == &vkds_seq_discard_ops) return true;
+  if (holds_discard(s->base, depth + 1) || holds_discard(s->map, depth + 1)) return true;
+  if (s->ops == &vkds_seq_zip_ops)
+    for (uint32_t k = 0; k < s->part_count; ++k)
+      if (holds_discard(&s->parts[k], depth + 1)) return true;
+  return false;
+}
+
+/* Keys and values are written (argsort's keys only read): they must be writable, must
+ * not be (or view) a discard sequence, and must not overlap. */
 static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
   const vkds_seq *z = a->inputs[0];
   bool msort = a->template_kind == VKDS__TEMPLATE_MSORT, zip = z->ops == &vkds_seq_zip_ops;
-  for (uint32_t k = a->elem == VKDS__ELEM_INDEX ? 1 : 0; k < a->input_count; ++k) { /* argsort reads its keys */
-    const char *why = unwritable(a->inputs[k], 0, msort);
-    if (why) /* (the merge sort has no keys: its data, or a zip's parts) */
+  bool argsort = a->elem == VKDS__ELEM_INDEX;
+  for (uint32_t k = 0; k < a->input_count; ++k) {
+    /* (the merge sort has no keys: its data, or a zip's parts) */
+    const char *what = k ? (argsort ? "the indices are" : "the values are")
+                       : !msort ? "the keys are"
+                       : zip    ? "a part of the zip is"
+                                : "the data is";
+    /* (a discard sequence got as far as the kernel's compiler, whose message blamed an operator) */
+    if (holds_discard(a->inputs[k], 0))
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: %s a discard sequence (or a view of one), which a sort cannot %s", a->name, what,
+                        argsort && k ? "fill" : "read");
+    const char *why = argsort && !k ? NULL : unwritable(a->inputs[k], 0, msort); /* (argsort reads its keys) */
+    if (why)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s %s, which cannot be written", a->name,
-                        k ? (a->elem == VKDS__ELEM_INDEX ? "the indices are" : "the values are")
-                        : !msort ? "the keys are"
-                        : zip    ? "a part of the zip is"
-                                 : "the data is",
-                        why);
+                        what, why);
   }
   if (msort && zip) /* a zip sorted in place */
     for (uint32_t i = 0; i < z->part_count; ++i)
       for (uint32_t j = i + 1; j < z->part_count; ++j) {
-        span ps[16], qs[16];
-        uint32_t np = spans_under(&z->parts[i], ps, 0, 16, 0), nq = spans_under(&z->parts[j], qs, 0, 16, 0);
-        for (uint32_t x = 0; x < np; ++x)
-          for (uint32_t y = 0; y < nq; ++y)
-            if (ps[x].base == qs[y].base && ps[x].begin < qs[y].end && qs[y].begin < ps[x].end)
-              return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: parts %u and %u of the zip overlap",
-                                a->name, i, j);
+        spans p = {0}, q = {0};
+        written_spans(&z->parts[i], &p, 0);
+        written_spans(&z->parts[j], &q, 0);
+        if (meet(p.w, p.nw, q.w, q.nw) || meet(p.w, p.nw, q.r, q.nr) || meet(q.w, q.nw, p.r, p.nr))
+          return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: parts %u and %u of the zip overlap",
+                            a->name, i, j);
       }
-  if (a->input_count < 2) return VKDS_SUCCESS;
-  span ks[16], vs[16];
-  uint32_t nk = spans_under(a->inputs[0], ks, 0, 16, 0), nv = spans_under(a->inputs[1], vs, 0, 16, 0);
-  for (uint32_t i = 0; i < nk; ++i)
-    for (uint32_t j = 0; j < nv; ++j)
-      if (ks[i].base == vs[j].base && ks[i].begin < vs[j].end && vs[j].begin < ks[i].end)
-        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the keys and the %s overlap", a->name,
-                          a->elem == VKDS__ELEM_INDEX ? "indices" : "values");
+  spans ks = {0}, vs = {0};
+  if (argsort) ks.nr = spans_under(a->inputs[0], ks.r, 0, 0);
+  else written_spans(a->inputs[0], &ks, 0);
+  if (a->input_count > 1) written_spans(a->inputs[1], &vs, 0);
+  if (meet(ks.w, ks.nw, ks.r, ks.nr) || meet(vs.w, vs.nw, vs.r, vs.nr))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the %s write the map of their own permutation view", a->name,
+                      meet(ks.w, ks.nw, ks.r, ks.nr) ? (msort ? "data" : "keys") : argsort ? "indices" : "values");
+  if (meet(ks.w, ks.nw, vs.w, vs.nw) || meet(ks.w, ks.nw, vs.r, vs.nr) || meet(vs.w, vs.nw, ks.r, ks.nr))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the keys and the %s overlap", a->name,
+                      argsort ? "indices" : "values");
   return VKDS_SUCCESS;
 }
 
@@ -781,10 +872,11 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     if (r == VKDS_SUCCESS && result_at % align)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the result view must be %llu-byte aligned",
                      a->name, (unsigned long long)align);
-    if (r == VKDS_SUCCESS)
-      r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds_algorithm_scratch_bytes(res, a->count),
-                      &scratch_at);
-    if (r == VKDS_SUCCESS && vkds_algorithm_scratch_bytes(res, a->count) && scratch_at % 16)
+    /* (its own need: it demanded vkds_algorithm_scratch_bytes, an argsort's ~24 bytes an
+     * element, where it uses 16 bytes a group) */
+    uint64_t need = vkds_reduce_scratch_bytes(res, a->count);
+    if (r == VKDS_SUCCESS) r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
+    if (r == VKDS_SUCCESS && need && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);
   }

@@ -267,10 +267,16 @@ uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count) {
   return g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
 }
 
+uint64_t vkds_reduce_scratch_bytes(const vkds_resource *res, uint64_t count) {
+  if (!res) return 0;
+  if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX;
+  return (uint64_t)VKDS__ALG_RESULT_BYTES + (uint64_t)vkds__reduce_groups(res->dev, count) * 16;
+}
+
 uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count) {
   if (!res) return 0;
   if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX; /* (the sums below wrap) */
-  uint64_t reduce = (uint64_t)VKDS__ALG_RESULT_BYTES + (uint64_t)vkds__reduce_groups(res->dev, count) * 16;
+  uint64_t reduce = vkds_reduce_scratch_bytes(res, count);
   uint64_t scan = vkds__scan_scratch_bound(count), sort = vkds__sort_scratch_bound(count);
   uint64_t msort = vkds_merge_sort_scratch_bytes(res, count, VKDS_TYPE_COMPOSITE); /* its widest tuples */
   uint64_t most = reduce > scan ? reduce : scan;

@@ -135,16 +135,9 @@ vkds_scan_path vkds_resource_scan_path(const vkds_resource *res) {
   }
 }
 
-static bool is_buffer(const vkds_seq *s) { return s->ops == &vkds_seq_buffer_ops || s->ops == &vkds_seq_mapped_ops; }
-
-/* The output is the input's memory (the frame allows nothing else that overlaps); a
- * buffer and a mapped sequence over one range are the same memory. */
-static bool in_place(const vkds__alg *a) {
-  const vkds_seq *in = a->inputs[0], *out = a->output;
-  if (!in->count) return false;
-  if (is_buffer(in) && is_buffer(out)) return in->buffer == out->buffer && in->offset == out->offset;
-  return in->ops == &vkds_seq_host_ops && out->ops == &vkds_seq_host_ops && in->host == out->host;
-}
+/* The output is the input's memory (the frame allows nothing else that overlaps): the
+ * same plain memory, or the same views of it (vkds__alg_in_place). */
+static bool in_place(const vkds__alg *a) { return vkds__alg_in_place(a); }
 
 /* ---- sizes ---- */
 

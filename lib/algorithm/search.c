@@ -26,6 +26,11 @@ static vkds_result describe(const char *name, const vkds_seq *sorted, const vkds
   if (out->ops && !is_integer(out->type))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the output receives indices: I32, U32, I64 or U64 elements", name);
+  /* (a U32 output of a longer sequence's indices wrapped them, and said success) */
+  if (out->ops && sorted->count > vkds__index_max(out->type))
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the output's %s elements cannot hold the indices of a sorted sequence of %llu elements (up "
+                      "to its length)", name, vkds__type_name(out->type), (unsigned long long)sorted->count);
   if (sorted->count > VKDS__SEARCH_DESCENDING - 1)
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: the sorted sequence is too long", name);
   uint64_t p1 = sorted->count | (order == VKDS_SORT_DESCENDING ? VKDS__SEARCH_DESCENDING : 0) |

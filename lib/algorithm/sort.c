@@ -453,6 +453,10 @@ static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_s
       values->type != VKDS_U64)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the indices must be of an integer type (I32, U32, I64, U64)", name);
+  if (argsort && keys && values->ops && keys->count && keys->count - 1 > vkds__index_max(values->type))
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the indices' %s elements cannot hold the indices of %llu keys", name,
+                      vkds__type_name(values->type), (unsigned long long)keys->count);
   if (keys && values && keys->count != values->count)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the keys have %llu elements and the %s %llu", name, (unsigned long long)keys->count,
