@@ -513,6 +513,21 @@ START_TEST(zips_of_many_parts) {
     for (uint32_t k = 0; k < 12; ++k) t += data[k][i];
     harness_expect_uint_eq(out[i], t);
   }
+  /* a call repeated is replayed from its recording, except where its arguments spill:
+   * they live in a buffer of the call, freed with it (a probe's reading of the code);
+   * another call's arguments land there in between */
+  vkds_seq ea[8], eb[8];
+  for (uint32_t k = 0; k < 8; ++k) ea[k] = parts[2 * k], eb[k] = parts[14 - 2 * k];
+  vkds_seq za = vkds_seq_zip(ea, 8), zb = vkds_seq_zip(eb, 8);
+  const char *gt = "x.p0 > x.p1";
+  uint64_t want_a = 0, want_b = 0, got_a = 0, got_b = 0, again = 0;
+  for (uint32_t i = 0; i < N; ++i) want_a += data[0][i] > data[2][i], want_b += data[14][i] > data[12][i];
+  ck_assert_vkds(vkds_count_if(pol, &za, gt, &got_a));
+  ck_assert_vkds(vkds_count_if(pol, &zb, gt, &got_b));
+  ck_assert_vkds(vkds_count_if(pol, &za, gt, &again));
+  ck_assert_uint_eq(got_a, want_a);
+  ck_assert_uint_eq(got_b, want_b);
+  ck_assert_uint_eq(again, want_a);
   /* recorded (every part in device memory here): refused where the arguments spill */
   vkds_seq even[8];
   for (uint32_t k = 0; k < 8; ++k) even[k] = parts[2 * k];

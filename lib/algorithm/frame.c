@@ -518,7 +518,8 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
  * recording again (a loop reducing the same buffer; NVIDIA's recording costs 2-3 us of
  * a 20 us round trip). Only for reductions and element-wise calls through device
  * addresses: leaves bound as descriptors (CPU devices) name buffers that may be
- * destroyed while the recording is kept; streamed calls record chunk by chunk. 0: none. */
+ * destroyed while the recording is kept; streamed calls record chunk by chunk; nor
+ * calls whose arguments spill past the push constants. 0: none. */
 static uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   h ^= h >> 31, h *= 0xbf58476d1ce4e5b9ull, h ^= h >> 29;
@@ -528,6 +529,9 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 static uint64_t replay_key(const call *c) {
   vkds__alg_template t = c->a.template_kind;
   if (c->streaming || (t != VKDS__TEMPLATE_REDUCE && t != VKDS__TEMPLATE_MAP)) return 0;
+  /* arguments kept in a buffer of the call (vkds__alg_dispatch) go with it: a replay
+   * would read the next call's there (a wrong count, found by a probe's reading) */
+  if (vkds__kernel_spilled_bytes(c->kernel)) return 0;
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k)
     if (c->gen.leaves[k].bound) return 0;
   uint64_t h = mix(0x766b6473ull, (uint64_t)(uintptr_t)c->kernel);
