@@ -302,7 +302,8 @@ struct vkds_resource {
   vkds__slot *inflight_head, *inflight_tail; /* in timeline order */
   _Atomic uint32_t inflight_count;           /* lets reclaim skip an idle queue without the lock */
   /* reclaims whose reports are being delivered (raised under track_lock as they take
-   * their slots): a wait does not return before they are out (queue.c, reports_out) */
+   * their slots), and deferred batches submitted but not yet tracked: a wait does not
+   * return before they are out (queue.c, vkds__queue_settle) */
   _Atomic uint32_t delivering;
   uint32_t slot_count;
 
@@ -412,11 +413,12 @@ void vkds__queue_self_submitted(vkds_resource *r, uint64_t value);
 vkds_result vkds__queue_reclaim(vkds_resource *r);
 /* The same, up to the last value read from the timeline (no driver call). */
 vkds_result vkds__queue_reclaim_known(vkds_resource *r);
-/* Returns once every report of slots reclaimed so far on this queue has been
- * delivered, by whichever thread took them (its own deliveries excepted: a report sink
- * that waits). A wait that reached its value calls it before its caller may release
- * what the reports go to (a policy). */
-void vkds__queue_reports_out(vkds_resource *r);
+/* After a wait reached its value: reclaims what finished up to the last value read,
+ * and returns once every report of finished slots has been delivered, by whichever
+ * thread took them (its own deliveries excepted: a report sink that waits), deferred
+ * tasks tracked meanwhile included. Its caller may then free what the reports go to (a
+ * policy, a sink's data). */
+void vkds__queue_settle(vkds_resource *r);
 /* Waits until the timeline reaches `value`: spins up to spin_ns, then sleeps. */
 vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_ns, uint64_t spin_ns);
 /* Whether the timeline has reached `value` (VKDS_SUCCESS / VKDS_ERROR_WOULD_BLOCK). */

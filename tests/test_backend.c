@@ -1,5 +1,6 @@
 /* tests/test_backend.c: backends, selections and submissions, on lavapipe through the
  * Vulkan backend and on a CPU thread pool through the base (examples/cpu_pool*). */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -757,6 +758,146 @@ static vkds_result enqueue_add(void *user, const vkds_task *task, void **wait_ob
   return *wait_object ? VKDS_SUCCESS : VKDS_ERROR_OUT_OF_HOST_MEMORY;
 }
 
+/* ---- backends destroyed while their tasks run, and reports a wait must see ---- */
+
+static atomic_int sink_reports;
+static void count_sink_report(void *user, const vkds_report *r) {
+  (void)user, (void)r;
+  atomic_fetch_add(&sink_reports, 1);
+}
+static vkds_result record_nothing(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_SUCCESS;
+}
+
+/* vkds_backend_destroy while a fire-and-forget task with a completion sink runs waits for
+ * the selection its slot holds: the destroy runs when that slot is reclaimed. Reclaimed
+ * by vkds_context_destroy's queue teardown, it walked a list being freed and freed the
+ * selection twice (use after free under ASan, SIGSEGV without; a concurrency probe).
+ * With the context's allocator and without (then the thread caches selections, and the
+ * next context's first one came from that cache, freed). */
+static void *plain_alloc(void *user, size_t size, size_t align, VkSystemAllocationScope scope) {
+  (void)user, (void)scope;
+  void *p = NULL;
+  return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1) ? NULL : p;
+}
+static void *plain_realloc(void *user, void *old, size_t size, size_t align, VkSystemAllocationScope scope) {
+  void *p = plain_alloc(user, size, align, scope);
+  if (p && old) memcpy(p, old, malloc_usable_size(old) < size ? malloc_usable_size(old) : size);
+  if (p || !size) free(old);
+  return p;
+}
+static void plain_free(void *user, void *p) {
+  (void)user;
+  free(p);
+}
+
+START_TEST(backend_destroyed_before_its_tasks_end_then_the_context) {
+  const VkAllocationCallbacks allocator = {.pfnAllocation = plain_alloc, .pfnReallocation = plain_realloc,
+                                           .pfnFree = plain_free};
+  for (int with_allocator = 0; with_allocator < 2; ++with_allocator) {
+    vkds_context_info info = harness_info();
+    if (with_allocator) info.allocator = &allocator;
+    for (int round = 0; round < 2; ++round) {
+      vkds_context *ctx;
+      ck_assert_vkds(vkds_context_create(&info, &ctx));
+      vkds_backend *b;
+      ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = ctx}, &b));
+      vkds_selection *sel;
+      atomic_store(&sink_reports, 0);
+      ck_assert_vkds(vkds_selection_create(b, 0, VKDS_REPORT_COMPLETION, &(vkds_report_sink){count_sink_report, NULL}, &sel));
+      for (int i = 0; i < 3; ++i) ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = record_nothing}, NULL));
+      vkds_selection_release(sel);
+      vkds_backend_destroy(b); /* deferred: the slots hold the selection */
+      vkds_context_destroy(ctx);
+      ck_assert_int_eq(atomic_load(&sink_reports), 3); /* every report delivered, before the queues went */
+    }
+  }
+}
+END_TEST
+
+/* Two threads each destroying backends whose tasks still run on one queue: each destroy
+ * ran inside the report delivery that released its selection, and waited for the other
+ * thread's delivery, which waited for it (a deadlock in seconds; a concurrency probe).
+ * The test's timeout catches a hang. */
+static void *destroy_backends_in_flight(void *arg) {
+  vkds_context *ctx = arg;
+  for (int i = 0; i < 300; ++i) {
+    vkds_backend *b;
+    vkds_selection *sel;
+    ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = ctx}, &b));
+    ck_assert_vkds(vkds_selection_create(b, 0, VKDS_REPORT_COMPLETION, &(vkds_report_sink){count_sink_report, NULL}, &sel));
+    for (int k = 0; k < 2; ++k) ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = record_nothing}, NULL));
+    vkds_selection_release(sel);
+    vkds_backend_destroy(b);
+  }
+  return NULL;
+}
+
+START_TEST(backends_destroyed_in_flight_from_two_threads) {
+  vkds_context *ctx = harness_context();
+  atomic_store(&sink_reports, 0);
+  pthread_t t[2];
+  for (int i = 0; i < 2; ++i) ck_assert_int_eq(pthread_create(&t[i], NULL, destroy_backends_in_flight, ctx), 0);
+  for (int i = 0; i < 2; ++i) pthread_join(t[i], NULL);
+  vkds_context_destroy(ctx);
+  ck_assert_int_eq(atomic_load(&sink_reports), 2 * 300 * 2);
+}
+END_TEST
+
+/* A wait returns after its task's reports, also for a task the queue deferred. Two
+ * slow tasks keep the queue busy, so that a third and the task waited for are deferred;
+ * the flusher's vkQueueSubmit of those two then returns 100 ms late (the fault layer's
+ * delay), long after lavapipe ran them, which opens the window in which the task is
+ * done but not yet tracked. A wait in it found nothing to reclaim and returned, and the
+ * completion came later: a capacity-1 policy still counted the task after its wait (3
+ * in 41,000 waits in a concurrency probe; here every round). */
+START_TEST(a_wait_sees_the_reports_of_a_deferred_task) {
+  vkds__vk_fault_install();
+  fixture f;
+  fixture_open(&f, 0, NULL);
+  vkds_resource *r = vkds_context_resource(f.ctx, 0);
+  vkds_policy *one;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .capacity = 1,
+                                                        .resources = {.context = f.ctx}}, &one));
+  add_task slow = {.counter = &f.counter, .add = 1, .groups = 8, .iterations = 20000};
+  int stale = 0, coalesced = 0, in_window = 0;
+  for (int round = 0; round < 4; ++round) {
+    uint64_t calls0, tasks0, calls, tasks;
+    vkds_resource_submit_counts(r, &calls0, &tasks0);
+    for (int i = 0; i < 3; ++i)
+      ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &slow}, NULL));
+    vkds_submission *s;
+    ck_assert_vkds(vkds_submit(one, &(vkds_task_info){.fn = record_nothing}, &s));
+    vkds__vk_fault_arm(&(vkds__vk_fault_plan){.function = "vkQueueSubmit", .delay_ns = 100000000});
+    /* (a poll that found the queue free would submit the deferred tasks itself, and
+     * return only once they are tracked: let the flusher take them first) */
+    nanosleep(&(struct timespec){.tv_nsec = 30000000}, NULL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (vkds_submission_poll(s) == VKDS_ERROR_WOULD_BLOCK) {
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* done while the flusher's call had not returned yet: the window was open */
+    in_window += (t1.tv_sec - t0.tv_sec) * 1000000000l + (t1.tv_nsec - t0.tv_nsec) < 40000000l;
+    ck_assert_vkds(vkds_submission_wait(s));
+    vkds_policy_resource_stats st;
+    ck_assert_vkds(vkds_policy_get_resource_stats(one, 0, &st));
+    stale += st.in_flight != 0;
+    vkds_submission_release(s);
+    ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
+    vkds__vk_fault_arm(NULL);
+    vkds_resource_submit_counts(r, &calls, &tasks);
+    coalesced += tasks - tasks0 > calls - calls0; /* the two deferred in one call */
+  }
+  ck_assert_msg(coalesced > 0 && in_window > 0, "no task was deferred and found done in the window (%d, %d of 4)",
+                coalesced, in_window);
+  ck_assert_msg(stale == 0, "%d of 4 waited tasks were still counted in flight after their wait", stale);
+  vkds_policy_release(one);
+  fixture_close(&f);
+}
+END_TEST
+
 START_TEST(cpu_pool_backend) {
   cpu_pool *pools[2] = {cpu_pool_create(2), cpu_pool_create(1)};
   ck_assert_vkds(vkds_backend_register(&cpu_pool_kind, &cpu_pool_backend_ops));
@@ -894,6 +1035,12 @@ int main(void) {
   tcase_add_test(tc, cpu_pool_backend);
   tcase_add_test(tc, errors_are_named);
   tcase_add_test(tc, vulkan_backend_errors);
+  suite_add_tcase(s, tc);
+  /* destroys and waits while tasks run */
+  tc = harness_tcase("in_flight");
+  tcase_add_test(tc, backend_destroyed_before_its_tasks_end_then_the_context);
+  tcase_add_test(tc, backends_destroyed_in_flight_from_two_threads);
+  tcase_add_test(tc, a_wait_sees_the_reports_of_a_deferred_task);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

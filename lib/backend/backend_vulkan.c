@@ -173,9 +173,8 @@ static vkds_result vulkan_wait(vkds_backend *b, vkds_submission *sub, uint64_t t
    * again is a driver call, ~0.3 us of a 20 us round trip; what finished since is
    * reclaimed by the next acquire or wait); another thread that took them first may
    * still be delivering them */
-  vkds_result res = vkds__queue_reclaim_known(r);
-  vkds__queue_reports_out(r);
-  return res;
+  vkds__queue_settle(r);
+  return VKDS_SUCCESS;
 }
 
 static vkds_result vulkan_poll(vkds_backend *b, vkds_submission *sub) {
@@ -196,9 +195,9 @@ static vkds_result vulkan_wait_all(vkds_backend *b, uint64_t timeout_ns) {
     uint64_t spent = vkds__now_ns() - start;
     uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : (spent < timeout_ns ? timeout_ns - spent : 0);
     vkds_result res = target ? vkds__queue_wait(r, target, left, b->spin_ns) : VKDS_SUCCESS;
-    if (res == VKDS_SUCCESS) res = vkds__queue_reclaim(r);
+    if (res == VKDS_SUCCESS) res = vkds__queue_reclaim(r); /* (reads the timeline: what finished since) */
     if (res == VKDS_ERROR_TIMEOUT) return res;
-    vkds__queue_reports_out(r); /* (also after an error: a destroy goes on then) */
+    vkds__queue_settle(r); /* (also after an error: a destroy goes on then) */
     if (first == VKDS_SUCCESS) first = res;
   }
   return first;

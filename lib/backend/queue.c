@@ -58,12 +58,17 @@ void vkds__queue_destroy(vkds_resource *r) {
   stop_flusher(r); /* (nothing is pending: the context waited for everything) */
   if (r->lead_pool) dev->vk.vkDestroyCommandPool(dev->device, r->lead_pool, vkds__vk_allocator(dev->ctx));
   r->lead_pool = VK_NULL_HANDLE;
-  for (vkds__slot *lists[2] = {r->free_slots, r->inflight_head}, **l = lists; l < lists + 2; ++l)
+  /* (the context reclaimed every queue first, so no slot holds a selection whose
+   * release could run a backend's destroy, and with it a reclaim, from here; the lists
+   * are detached first all the same) */
+  vkds__slot *lists[2] = {r->free_slots, r->inflight_head};
+  r->free_slots = r->inflight_head = r->inflight_tail = NULL;
+  atomic_store(&r->inflight_count, 0);
+  for (vkds__slot **l = lists; l < lists + 2; ++l)
     for (vkds__slot *s = *l, *next; s; s = next) {
       next = s->next;
       slot_free(dev, s);
     }
-  r->free_slots = r->inflight_head = r->inflight_tail = NULL;
   dev->vk.vkDestroySemaphore(dev->device, r->timeline, vkds__vk_allocator(dev->ctx));
   r->timeline = VK_NULL_HANDLE;
   pthread_mutex_destroy(&r->track_lock);
@@ -305,8 +310,8 @@ static VKDS__FAST_TLS delivery *deliveries_here;
  * taken must not take that for "reported": on a queue shared by several policies the
  * taker may be a thread of another policy, and a wait returning early let the owner
  * free its policy under the delivery (use after free in the policy's report sink,
- * session 27). `delivering` counts such deliveries; vkds__queue_reports_out waits for
- * them. */
+ * session 27). `delivering` counts such deliveries (and deferred tasks submitted but
+ * not yet tracked: submit_batch); vkds__queue_settle waits for them. */
 static vkds_result reclaim_upto(vkds_resource *r, uint64_t done) {
   if (atomic_load_explicit(&r->inflight_count, memory_order_acquire) == 0) return VKDS_SUCCESS;
   pthread_mutex_lock(&r->track_lock);
@@ -332,23 +337,33 @@ static vkds_result reclaim_upto(vkds_resource *r, uint64_t done) {
   /* reports call user code: outside the lock */
   delivery here = {.r = r, .up = deliveries_here};
   deliveries_here = &here;
-  for (vkds__slot *s = finished, *next; s; s = next) {
-    next = s->next;
-    report_finished(s);
-    vkds__queue_release_slot(r, s); /* (releases its selection: part of the delivery) */
-  }
+  for (vkds__slot *s = finished; s; s = s->next) report_finished(s);
   deliveries_here = here.up;
   atomic_fetch_sub_explicit(&r->delivering, 1, memory_order_release);
+  /* The slots go back after the delivery: releasing one releases its selection, whose
+   * backend (vkds_selection_create's, destroyed while the task ran) may then be
+   * destroyed here, and that destroy waits for the queue's deliveries: inside its own,
+   * two threads doing so waited for each other forever (a concurrency probe). A policy
+   * is not touched by the release of a submitted selection. */
+  for (vkds__slot *s = finished, *next; s; s = next) {
+    next = s->next;
+    vkds__queue_release_slot(r, s);
+  }
   return VKDS_SUCCESS;
 }
 
-void vkds__queue_reports_out(vkds_resource *r) {
+void vkds__queue_settle(vkds_resource *r) {
   uint32_t own = 0;
   for (const delivery *d = deliveries_here; d; d = d->up) own += d->r == r;
-  /* reports are a few policy updates each: spin, then give the core away */
-  for (uint32_t round = 0; atomic_load_explicit(&r->delivering, memory_order_acquire) > own; ++round) {
-    if (round < 1024) vkds__cpu_relax();
-    else sched_yield();
+  for (;;) {
+    reclaim_upto(r, atomic_load_explicit(&r->completed, memory_order_acquire));
+    if (atomic_load_explicit(&r->delivering, memory_order_acquire) <= own) return;
+    /* reports are a few policy updates each: spin, then give the core away; then look
+     * again, for slots a deferred batch tracked meanwhile */
+    for (uint32_t round = 0; atomic_load_explicit(&r->delivering, memory_order_acquire) > own; ++round) {
+      if (round < 1024) vkds__cpu_relax();
+      else sched_yield();
+    }
   }
 }
 
@@ -540,6 +555,13 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
     tail_full = q->slot->ends_full;
   }
   if (!n) return q; /* (first is never NULL) */
+  /* Deferred tasks are tracked (or, failed, reported) below, after the GPU may have run
+   * them and any thread may have seen their values reached: until then they count as
+   * reports on their way, or a wait for one could find it done, find nothing to reclaim
+   * and return before its report (a probe: a capacity-1 policy still counted the task
+   * after its wait). Whoever waits for the value of a task not deferred is the thread
+   * that submitted it, which returns only once it is tracked. */
+  if (deferred) atomic_fetch_add(&r->delivering, 1); /* (a full barrier: before the submit) */
   /* a device lost meanwhile (by another queue's thread), or a queue that lost deferred
    * tasks, takes nothing more */
   int lost_before = atomic_load(&r->deferred_error);
@@ -581,6 +603,7 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
     }
     atomic_store_explicit(&req->done, true, memory_order_release); /* the owner may return now */
   }
+  if (deferred) atomic_fetch_sub_explicit(&r->delivering, 1, memory_order_release);
   return q;
 }
 

@@ -384,6 +384,16 @@ static bool wait_for_work(vkds_context *ctx) {
     vkds__device *dev = &ctx->devices[d];
     if (dev->device && !dev->adopted && atomic_load(&dev->lost)) dev->vk.vkDeviceWaitIdle(dev->device);
   }
+  /* Every report delivered and every slot back while all queues still work: a slot's
+   * selection may be the last of a backend whose destroy waited for it, and that destroy
+   * waits on the backend's queues (run from the queues' teardown instead, it walked a
+   * list being freed and freed a selection twice: a concurrency probe). */
+  for (uint32_t i = 0; i < ctx->resource_count; ++i) {
+    vkds_resource *r = &ctx->resources[i];
+    if (!r->timeline) continue;
+    vkds__queue_reclaim(r);
+    vkds__queue_settle(r);
+  }
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include "vk_fault.h"
 
 #include <string.h>
+#include <time.h>
 
 #define MAX_DEVICES 64
 
@@ -61,8 +62,18 @@ static wrapped *find(const void *key) {
   return NULL;
 }
 
-/* What a wrapper does first: finds the real table, and decides whether this call fails.
- * `lossy`: a lost device fails this call. */
+/* A delay the plan puts after the calling thread's current driver call (late()). */
+static _Thread_local uint64_t delay_due;
+
+static void late(void) {
+  if (!delay_due) return;
+  struct timespec ts = {.tv_sec = (time_t)(delay_due / 1000000000u), .tv_nsec = (long)(delay_due % 1000000000u)};
+  delay_due = 0;
+  nanosleep(&ts, NULL);
+}
+
+/* What a wrapper does first: finds the real table, and decides whether this call fails
+ * (or, not failing, returns late). `lossy`: a lost device fails this call. */
 static bool intercept(const void *handle, const char *name, bool lossy, const struct VolkDeviceTable **real,
                       VkResult *result) {
   const void *key = key_of(handle);
@@ -80,6 +91,8 @@ static bool intercept(const void *handle, const char *name, bool lossy, const st
       fail = fired = true;
       *result = plan.result;
       if (plan.lose_device && !w->lost) w->lost = true, drain = w->device;
+    } else {
+      delay_due = plan.delay_ns;
     }
   }
   pthread_mutex_unlock(&lock);
@@ -98,7 +111,9 @@ static bool intercept(const void *handle, const char *name, bool lossy, const st
     const struct VolkDeviceTable *real;                                                     \
     VkResult injected;                                                                      \
     if (intercept(first, #name, lossy, &real, &injected)) return injected;                  \
-    return real->name args;                                                                 \
+    VkResult vr = real->name args;                                                          \
+    late();                                                                                 \
+    return vr;                                                                              \
   }
 
 #define ALLOC const VkAllocationCallbacks *a
@@ -149,8 +164,11 @@ static VkResult VKAPI_PTR wrap_vkCreateComputePipelines(VkDevice d, VkPipelineCa
                                                        const VkAllocationCallbacks *a, VkPipeline *o) {
   const struct VolkDeviceTable *real;
   VkResult injected;
-  if (!intercept(d, "vkCreateComputePipelines", false, &real, &injected))
-    return real->vkCreateComputePipelines(d, c, n, i, a, o);
+  if (!intercept(d, "vkCreateComputePipelines", false, &real, &injected)) {
+    VkResult vr = real->vkCreateComputePipelines(d, c, n, i, a, o);
+    late();
+    return vr;
+  }
   for (uint32_t k = 0; k < n; ++k) o[k] = VK_NULL_HANDLE;
   return injected;
 }
@@ -159,7 +177,11 @@ static VkResult VKAPI_PTR wrap_vkAllocateCommandBuffers(VkDevice d, const VkComm
                                                        VkCommandBuffer *o) {
   const struct VolkDeviceTable *real;
   VkResult injected;
-  if (!intercept(d, "vkAllocateCommandBuffers", false, &real, &injected)) return real->vkAllocateCommandBuffers(d, i, o);
+  if (!intercept(d, "vkAllocateCommandBuffers", false, &real, &injected)) {
+    VkResult vr = real->vkAllocateCommandBuffers(d, i, o);
+    late();
+    return vr;
+  }
   for (uint32_t k = 0; k < i->commandBufferCount; ++k) o[k] = VK_NULL_HANDLE;
   return injected;
 }
@@ -170,6 +192,7 @@ static VkResult VKAPI_PTR wrap_vkDeviceWaitIdle(VkDevice d) {
   VkResult injected;
   bool fail = intercept(d, "vkDeviceWaitIdle", true, &real, &injected);
   VkResult vr = real->vkDeviceWaitIdle(d);
+  late();
   return fail ? injected : vr;
 }
 

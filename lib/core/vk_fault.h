@@ -42,6 +42,10 @@ typedef struct vkds__vk_fault_plan {
   VkResult result;
   /* The device of the failing call is lost from then on (see above). */
   bool lose_device;
+  /* Every matching call that does not fail returns this many ns late, after the
+   * driver's call: a window between what the driver did and what vkds does next,
+   * widened for a race test. 0: none. */
+  uint64_t delay_ns;
 } vkds__vk_fault_plan;
 
 /* Wraps the devices made from now on. Not undone (devices already wrapped stay so). */
