@@ -328,6 +328,24 @@ END_TEST
 
 /* ---- the verbs' errors ---- */
 
+typedef struct init_race {
+  vkds_policy *p;
+  vkds_policy_resources res;
+  vkds_result result;
+} init_race;
+static void *init_in_thread(void *arg) {
+  init_race *race = arg;
+  race->result = vkds_policy_init(race->p, &race->res);
+  return NULL;
+}
+/* a backend that takes 2 ms to make: the other thread's init comes in meanwhile */
+static vkds_result slow_backend_init(vkds_backend *b) {
+  nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+  return vkds_backend_base_ops.init(b);
+}
+static const vkds_backend_ops slow_backend_ops = {.version = VKDS_BACKEND_OPS_VERSION, .name = "slow fake",
+                                                  .parent = &fake_backend_ops, .init = slow_backend_init};
+
 START_TEST(deferred_initialization) {
   fake_setup();
   vkds_policy *p = NULL;
@@ -345,6 +363,22 @@ START_TEST(deferred_initialization) {
   ck_assert_ptr_eq(vkds_policy_resource(p, 3), &res[3]);
   ck_assert_ptr_null(vkds_policy_resource(p, 4));
   vkds_policy_release(p);
+  /* two threads initializing one deferred policy: one succeeds (both did, and one
+   * backend leaked: a concurrency probe) */
+  vkds_policy_resources slow = r;
+  slow.backend_ops = &slow_backend_ops;
+  for (int round = 0; round < 20; ++round) {
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .deferred = true}, &p));
+    init_race race = {.p = p, .res = slow};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, init_in_thread, &race), 0);
+    vkds_result mine = vkds_policy_init(p, &slow);
+    pthread_join(t, NULL);
+    ck_assert_msg((mine == VKDS_SUCCESS) != (race.result == VKDS_SUCCESS), "round %d: %s and %s", round,
+                  vkds_result_str(mine), vkds_result_str(race.result));
+    ck_assert_int_eq(mine == VKDS_SUCCESS ? race.result : mine, VKDS_ERROR_ALREADY_INITIALIZED);
+    vkds_policy_release(p);
+  }
 }
 END_TEST
 

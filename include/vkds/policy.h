@@ -138,7 +138,9 @@ typedef struct vkds_policy_info {
  * VKDS_ERROR_UNSUPPORTED (the backend cannot report what the policy needs), and the
  * backend's errors. */
 VKDS_API vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out);
-/* Gives a deferred policy its resources. VKDS_ERROR_ALREADY_INITIALIZED the second time. */
+/* Gives a deferred policy its resources. VKDS_ERROR_ALREADY_INITIALIZED the second time,
+ * also when two threads call it at once (one succeeds); after a failed init it may be
+ * called again. */
 VKDS_API vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *resources);
 /* Copies share state: retain adds a reference, release drops one; the last release
  * waits for the policy's work and destroys it (submissions not yet released keep it

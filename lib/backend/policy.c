@@ -205,11 +205,18 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   if (!p || !res)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_policy_init: NULL argument");
   vkds__policy_internal *in = vkds__policy_in(p);
-  if (atomic_load(&in->initialized) || p->backend)
+  /* one init at a time: two threads initializing one deferred policy both succeeded,
+   * each making a backend, one leaked (a concurrency probe) */
+  bool unclaimed = false;
+  if (!atomic_compare_exchange_strong(&in->init_claimed, &unclaimed, true))
     return vkds__fail(res->context, VKDS_ERROR_ALREADY_INITIALIZED, VK_SUCCESS,
-                      "policy '%s' is already initialized", p->ops->name);
+                      "policy '%s' is already initialized (or being initialized by another thread)", p->ops->name);
   in->info.resources = *res;
-  VKDS_CHECK(make_backend(p, res));
+  vkds_result made = make_backend(p, res);
+  if (made != VKDS_SUCCESS) {
+    atomic_store(&in->init_claimed, false); /* (a later init may try again) */
+    return made;
+  }
   p->resource_count = p->backend->resource_count;
   vkds_result r = VKDS_SUCCESS;
   in->scratch = p->backend->ops->scratch_size(p->backend, in->reports);
@@ -239,6 +246,7 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
     vkds_backend_destroy(p->backend);
     p->backend = NULL;
     p->resource_count = 0;
+    atomic_store(&in->init_claimed, false);
     return r;
   }
   atomic_store(&in->initialized, true);

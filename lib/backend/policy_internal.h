@@ -48,6 +48,7 @@ typedef struct vkds__policy_internal {
   vkds_policy_info info;
   atomic_uint refs;
   atomic_bool initialized;
+  atomic_bool init_claimed; /* a vkds_policy_init is under way or done: a second one is refused */
   uint32_t reports; /* asked of the backend */
   size_t scratch;    /* per selection, for those reports */
   void (*lazy_report)(vkds_backend *b); /* the backend's, when the policy needs reports; else NULL */
