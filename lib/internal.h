@@ -569,7 +569,8 @@ struct vkds_context {
    * mapped buffers for reductions' results, per device */
   pthread_mutex_t alg_lock;
   struct vkds__alg_kernel *alg_kernels;
-  struct vkds__alg_spare *alg_spares;
+  struct vkds__alg_spare *alg_spares; /* newest first */
+  uint64_t alg_spare_bytes;           /* their sizes, within kernels.c's budget (alg_lock) */
   struct vkds__alg_spare *alg_spare_nodes; /* emptied list nodes, for the next put */
   void *alg_spare_call; /* one call's state kept for the next (frame.c): a blocking call's
                            allocation and free of ~6 KB were a sixth of its host work */

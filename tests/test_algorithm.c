@@ -743,6 +743,47 @@ END_TEST
  * buffers, and (last, as on a discrete GPU) reached through their addresses. */
 static const struct { const char *memory; int access; } stream_modes[] = {
     {"readback", 0}, {"mapped", 0}, {"copy", 0}, {"copy", 1}};
+/* Host data streams through buffers no larger than itself, and the temporaries a
+ * context keeps for later calls stay within eight staging rings (a new-user probe: 4 KB
+ * host arrays in a zip of 16 kept 32 buffers of half the ring, 512 MiB by default,
+ * until the context went). */
+START_TEST(kept_temporaries_are_bounded) {
+  vkds_context_info info = harness_info();
+  info.staging_chunks = 2;
+  info.staging_chunk_bytes = 256 << 10; /* a budget of 4 MiB */
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  r0 = vkds_context_resource(ctx, 0);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  enum { PARTS = 16, MAX_N = 1 << 16 };
+  static uint32_t data[PARTS][MAX_N];
+  for (uint32_t k = 0; k < PARTS; ++k)
+    for (uint32_t i = 0; i < MAX_N; ++i) data[k][i] = (uint32_t)(rnd() % 1000);
+  char sum16[256] = "";
+  for (uint32_t k = 0; k < PARTS; ++k) snprintf(sum16 + strlen(sum16), sizeof sum16 - strlen(sum16), "%sx.p%u", k ? " + " : "", k);
+  uint64_t first = 0, most = 0;
+  for (uint32_t n = 1000; n <= MAX_N; n *= 2) {
+    vkds_seq parts[PARTS];
+    for (uint32_t k = 0; k < PARTS; ++k) parts[k] = vkds_seq_host(data[k], n, VKDS_U32);
+    vkds_seq z = vkds_seq_zip(parts, PARTS);
+    uint64_t got = 0, want = 0;
+    for (uint32_t k = 0; k < PARTS; ++k)
+      for (uint32_t i = 0; i < n; ++i) want += data[k][i];
+    ck_assert_vkds(vkds_transform_reduce(pol, &z, sum16, VKDS_U64, &(vkds_op){.kind = VKDS_OP_PLUS}, NULL, &got));
+    ck_assert_uint_eq(got, want);
+    vkds_memory_stats st;
+    ck_assert_vkds(vkds_memory_get_stats(r0, &st));
+    if (n == 1000) first = st.used_bytes;
+    most = st.used_bytes > most ? st.used_bytes : most;
+  }
+  /* 1000 elements: 32 buffers of 4 KiB (were 256 KiB each, 8 MiB) */
+  ck_assert_msg(first < (1u << 20), "%llu bytes in use after a call on 4 KB arrays", (unsigned long long)first);
+  /* every size after it: 32 buffers a size, 16 MiB in all, kept within 4 MiB (+ the
+   * call's own, and the ring); were 8 MiB from the first call on */
+  ck_assert_msg(most < (6u << 20), "%llu bytes in use", (unsigned long long)most);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(host_larger_than_staging_ring) {
   /* set before the context exists: no vkds thread reads the environment meanwhile */
   setenv("VKDS_STREAM_MEMORY", stream_modes[_i].memory, 1);
@@ -1380,6 +1421,7 @@ int main(void) {
   tcase_add_loop_test(t, host_larger_than_staging_ring, 0, (int)(sizeof stream_modes / sizeof *stream_modes));
   tcase_add_test(t, earliest_finish_prefers_resident_data);
   tcase_add_test(t, leaf_larger_than_a_binding);
+  tcase_add_test(t, kept_temporaries_are_bounded);
   tcase_add_loop_test(t, zips_of_many_parts, 0, rules);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");

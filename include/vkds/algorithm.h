@@ -124,8 +124,10 @@
  * chunk by chunk, the host threads copying chunk i+1 into one of two host-visible stream
  * buffers while the kernel reads chunk i from the other, and outputs come back the same
  * way. Memory used: two stream buffers of half the staging ring (staging_chunks *
- * staging_chunk_bytes / 2; 16 MiB by default) per host sequence, kept for reuse, and no
- * device memory of the data's size. A streamed reduction folds each chunk in the order
+ * staging_chunk_bytes / 2; 16 MiB by default), or of the data's size when it is
+ * smaller, per host sequence, and no device memory of the data's size. A context keeps
+ * the temporary buffers its calls used for the next calls, up to eight staging rings'
+ * worth (256 MiB by default; the oldest go first), until it is destroyed. A streamed reduction folds each chunk in the order
  * above and then the chunk totals in chunk order, so its result also depends on the
  * chunk size (fixed per context). Other host data (under reverse or permutation views,
  * user types, buffers of another device) is staged whole into a temporary device buffer.

@@ -162,6 +162,7 @@ vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint
   struct vkds__alg_spare *s = *at;
   if (s) { /* the node is kept for the next put: no allocation on a call's way */
     *at = s->next;
+    ctx->alg_spare_bytes -= s->buffer->size;
     *out = s->buffer;
     s->buffer = NULL;
     s->next = ctx->alg_spare_nodes;
@@ -172,9 +173,39 @@ vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint
   return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
 }
 
+/* The bytes of spare buffers a context keeps: eight staging rings' worth (256 MiB by
+ * default: a streamed call over three host sequences on a discrete GPU keeps 192 MiB of
+ * stream buffers, reused call after call). Past it the oldest spares go. Kept without a
+ * bound, every size a call ever needed stayed allocated until the context went (a
+ * new-user probe). */
+static uint64_t spare_budget(const vkds_context *ctx) {
+  return 8ull * ctx->staging_chunks * ctx->staging_chunk_bytes;
+}
+
+/* Destroys the oldest spares until `incoming` more bytes fit the budget (alg_lock held;
+ * the buffers are destroyed after it). Returns the list of removed nodes' buffers. */
+static struct vkds__alg_spare *evict(vkds_context *ctx, uint64_t incoming) {
+  struct vkds__alg_spare *gone = NULL;
+  uint64_t budget = spare_budget(ctx);
+  while (ctx->alg_spares && ctx->alg_spare_bytes + incoming > budget) {
+    struct vkds__alg_spare **last = &ctx->alg_spares; /* the list is newest first */
+    while ((*last)->next) last = &(*last)->next;
+    struct vkds__alg_spare *s = *last;
+    *last = NULL;
+    ctx->alg_spare_bytes -= s->buffer->size;
+    s->next = gone;
+    gone = s;
+  }
+  return gone;
+}
+
 void vkds__alg_buffer_put(vkds_buffer *buf) {
   if (!buf) return;
   vkds_context *ctx = buf->dev->ctx;
+  if (buf->size > spare_budget(ctx)) { /* (never kept) */
+    vkds_buffer_destroy(buf);
+    return;
+  }
   pthread_mutex_lock(&ctx->alg_lock);
   struct vkds__alg_spare *s = ctx->alg_spare_nodes; /* a kept node: one critical section */
   if (s) {
@@ -187,10 +218,22 @@ void vkds__alg_buffer_put(vkds_buffer *buf) {
     }
     pthread_mutex_lock(&ctx->alg_lock);
   }
+  struct vkds__alg_spare *gone = evict(ctx, buf->size);
   s->buffer = buf;
   s->next = ctx->alg_spares;
   ctx->alg_spares = s;
+  ctx->alg_spare_bytes += buf->size;
   pthread_mutex_unlock(&ctx->alg_lock);
+  while (gone) {
+    struct vkds__alg_spare *next = gone->next;
+    vkds_buffer_destroy(gone->buffer);
+    pthread_mutex_lock(&ctx->alg_lock);
+    gone->buffer = NULL;
+    gone->next = ctx->alg_spare_nodes; /* (the node kept for a later put) */
+    ctx->alg_spare_nodes = gone;
+    pthread_mutex_unlock(&ctx->alg_lock);
+    gone = next;
+  }
 }
 
 void vkds__algorithm_state_free(vkds_context *ctx) {

@@ -18,9 +18,11 @@
  * host-cached memory) or "mapped" (direct, in mapped memory: device-local with ReBAR).
  *
  * Memory: per host sequence two stream buffers of half the staging ring
- * (staging_chunks * staging_chunk_bytes / 2, 16 MiB by default), host-visible and kept
- * for reuse; copied streaming adds two device buffers of that size per host sequence;
- * beyond that, nothing of the data's size, and a reduction's 32 KiB of results.
+ * (staging_chunks * staging_chunk_bytes / 2, 16 MiB by default) or of the data's size
+ * when smaller (a power of two from 1024 elements), host-visible, kept for reuse within
+ * the context's budget for spares (kernels.c); copied streaming adds two device buffers
+ * of that size per host sequence; beyond that, nothing of the data's size, and a
+ * reduction's 32 KiB of results.
  *
  * A reduction folds each chunk as a whole call would (vkds/algorithm.h gives the order)
  * into a chunk total; the last chunk's command buffer then folds the totals, in chunk
@@ -61,6 +63,12 @@ bool vkds__stream_plan(vkds__call *c) {
   uint64_t half_ring = (uint64_t)ctx->staging_chunks * ctx->staging_chunk_bytes / 2;
   uint64_t elems = half_ring / widest / 1024 * 1024;
   if (elems < 1024) elems = 1024;
+  /* no larger than the data (in powers of two, so that the buffers are found again):
+   * 4 KB of host data kept two 16 MiB buffers a leaf (a new-user probe: a zip of 16
+   * small host arrays held 512 MiB until the context went) */
+  uint64_t fit = 1024;
+  while (fit < c->a.count && fit < elems) fit *= 2;
+  if (fit < elems) elems = fit;
   if (c->a.template_kind == VKDS__TEMPLATE_REDUCE && (c->a.count + elems - 1) / elems > MAX_CHUNKS)
     elems = ((c->a.count + MAX_CHUNKS - 1) / MAX_CHUNKS + 1023) / 1024 * 1024;
   c->chunk_elems = elems;
