@@ -29,8 +29,9 @@ extern "C" {
 
 /* Copies `bytes` from `src` into `dst` (a view's offset, then `bytes`; bytes may exceed
  * dst.bytes only when dst.bytes is 0, meaning "to the end"), using the queue of `res`,
- * which must be on the buffer's device. bytes 0 copies nothing (the view is still
- * checked). Returns
+ * which must be on the buffer's device (a VKDS_MEMORY_HOST buffer is plain host memory:
+ * any resource of the context copies it, on the host). bytes 0 copies
+ * nothing (the view is still checked). Returns
  * VKDS_ERROR_INVALID_ARGUMENT (NULL res, NULL src with bytes > 0, NULL buffer, range
  * past the buffer, a buffer of another device), VKDS_ERROR_WRONG_CONTEXT (a buffer of
  * another context than res's), VKDS_ERROR_OUT_OF_DEVICE_MEMORY when
