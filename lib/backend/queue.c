@@ -503,11 +503,10 @@ static uint64_t enqueue(vkds_resource *r, vkds__submit_req *req) {
 }
 
 /* A deferred task whose call failed: it never runs; its completion is reported (it is
- * no longer in flight for a policy) and its slot freed. */
-static void drop_deferred(vkds_resource *r, vkds__slot *s) {
+ * no longer in flight for a policy); submit_batch gives its slot back afterwards. */
+static void drop_deferred(vkds__slot *s) {
   s->time_known = false;
   report_finished(s);
-  vkds__queue_release_slot(r, s);
 }
 
 /* Submits up to MAX_COALESCED requests (linked) in one call; returns what follows them.
@@ -524,7 +523,8 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
   VkSubmitInfo si[MAX_COALESCED];
   VkCommandBuffer cmds[2 * MAX_COALESCED];
   uint32_t info_of[MAX_COALESCED];
-  uint32_t n = 0, infos = 0, c = 0, deferred = 0, grouped = 0;
+  uint32_t n = 0, infos = 0, c = 0, deferred = 0, grouped = 0, drops = 0;
+  vkds__slot *dropped[MAX_COALESCED];
   bool tail_full = r->tail_full; /* the queue is held: this is the order the GPU sees */
   vkds__submit_req *q = first;
   for (; q && n < MAX_COALESCED; q = q->next, ++n) {
@@ -589,7 +589,8 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
     vkds__slot *slot = req->slot;
     if (req->deferred) { /* its slot's last use here: once tracked, another thread may reuse it */
       if (vr != VK_SUCCESS) {
-        drop_deferred(r, slot);
+        drop_deferred(slot);
+        dropped[drops++] = slot;
         continue;
       }
       slot->value = req->value;
@@ -604,6 +605,9 @@ static vkds__submit_req *submit_batch(vkds_resource *r, vkds__submit_req *first)
     atomic_store_explicit(&req->done, true, memory_order_release); /* the owner may return now */
   }
   if (deferred) atomic_fetch_sub_explicit(&r->delivering, 1, memory_order_release);
+  /* (after the delivery, as reclaim_upto does: a slot's release may run a backend's
+   * destroy, which settles the queue) */
+  for (uint32_t k = 0; k < drops; ++k) vkds__queue_release_slot(r, dropped[k]);
   return q;
 }
 
