@@ -127,7 +127,8 @@
  * staging_chunk_bytes / 2; 16 MiB by default), or of the data's size when it is
  * smaller, per host sequence, and no device memory of the data's size. A context keeps
  * the temporary buffers its calls used for the next calls, up to eight staging rings'
- * worth (256 MiB by default; the oldest go first), until it is destroyed. A streamed reduction folds each chunk in the order
+ * worth (256 MiB by default; the oldest go first), until it is destroyed. A streamed
+ * reduction folds each chunk in the order
  * above and then the chunk totals in chunk order, so its result also depends on the
  * chunk size (fixed per context). Other host data (under reverse or permutation views,
  * user types, buffers of another device) is staged whole into a temporary device buffer.
@@ -344,7 +345,8 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  * identity is ever combined into an element that has something before it, so
  * out[i] is exactly the host's left-to-right scan for integers (plus and multiplies
  * wrap around). Counts must match. out may be in itself (the same range, or the same
- * views of it: in place), and must not overlap it otherwise. In the vkds_cmd_ forms `init` is read at the call.
+ * views of it: in place), and must not overlap it otherwise. In the vkds_cmd_ forms
+ * `init` is read at the call.
  *
  * Two paths; vkds_resource_scan_path() says which one a device runs:
  *   VKDS_SCAN_PATH_SINGLE: one dispatch, a chained scan with decoupled look-back.
@@ -718,7 +720,8 @@ VKDS_API vkds_scan_path vkds_resource_sort_path(const vkds_resource *res, uint64
 /* Sorted indices: indices[i] = the position in `keys` of the key a stable vkds_sort would
  * put at i (equal keys by position). The keys are only read (any readable sequence: a
  * view, read-only host memory); indices (I32, U32, I64 or U64: big enough for count - 1,
- * else VKDS_ERROR_INVALID_ARGUMENT) are as many as the keys and must not overlap them. The radix sort above, its values
+ * else VKDS_ERROR_INVALID_ARGUMENT) are as many as the keys and must not overlap them.
+ * The radix sort above, its values
  * being the indices, over a copy of the keys in the scratch: that takes
  * vkds_argsort_scratch_bytes(), the sort's and the keys' size again. */
 VKDS_API vkds_result vkds_argsort(vkds_policy *p, const vkds_seq *keys, const vkds_seq *indices,
