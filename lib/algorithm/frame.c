@@ -91,6 +91,17 @@ static bool meet(const span *a, uint32_t na, const span *b, uint32_t nb) {
   return false;
 }
 
+/* A written sequence that writes what it reads itself (its own permutation's map). */
+static bool writes_own_map(const spans *s) { return meet(s->w, s->nw, s->r, s->nr); }
+/* Two written sequences, either writing what the other reads. */
+static bool writes_the_others_map(const spans *a, const spans *b) {
+  return meet(a->w, a->nw, b->r, b->nr) || meet(b->w, b->nw, a->r, a->nr);
+}
+/* Two written sequences that may not share memory: writing the same, or what the other reads. */
+static bool clash(const spans *a, const spans *b) {
+  return meet(a->w, a->nw, b->w, b->nw) || writes_the_others_map(a, b);
+}
+
 /* Whether `in` and `out` are the same sequence: the same plain memory with elements of
  * one size, or the same views over such (reverse, permutation by the same map, zip).
  * *permuted: a permutation is in the way. */
@@ -131,11 +142,11 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
     written_spans(a->output2, &second, 0);
     if (meet(outs.w, outs.nw, second.w, second.nw))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the two outputs overlap", a->name);
-    if (meet(outs.w, outs.nw, second.r, second.nr) || meet(second.w, second.nw, outs.r, outs.nr))
+    if (writes_the_others_map(&outs, &second))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "%s: an output writes the map of the other output's permutation view", a->name);
   }
-  if (meet(outs.w, outs.nw, outs.r, outs.nr))
+  if (writes_own_map(&outs))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the output writes the map of its own permutation view", a->name);
   span ins[MAX_SPANS];
@@ -234,7 +245,7 @@ static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
         spans p = {0}, q = {0};
         written_spans(&z->parts[i], &p, 0);
         written_spans(&z->parts[j], &q, 0);
-        if (meet(p.w, p.nw, q.w, q.nw) || meet(p.w, p.nw, q.r, q.nr) || meet(q.w, q.nw, p.r, p.nr))
+        if (clash(&p, &q))
           return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: parts %u and %u of the zip overlap",
                             a->name, i, j);
       }
@@ -242,11 +253,12 @@ static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
   if (argsort) ks.nr = spans_under(a->inputs[0], ks.r, 0, 0);
   else written_spans(a->inputs[0], &ks, 0);
   if (a->input_count > 1) written_spans(a->inputs[1], &vs, 0);
-  if (meet(ks.w, ks.nw, ks.r, ks.nr) || meet(vs.w, vs.nw, vs.r, vs.nr))
+  bool keys_own = writes_own_map(&ks);
+  if (keys_own || writes_own_map(&vs))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the %s write the map of their own permutation view", a->name,
-                      meet(ks.w, ks.nw, ks.r, ks.nr) ? (msort ? "data" : "keys") : argsort ? "indices" : "values");
-  if (meet(ks.w, ks.nw, vs.w, vs.nw) || meet(ks.w, ks.nw, vs.r, vs.nr) || meet(vs.w, vs.nw, ks.r, ks.nr))
+                      keys_own ? (msort ? "data" : "keys") : argsort ? "indices" : "values");
+  if (clash(&ks, &vs))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the keys and the %s overlap", a->name,
                       argsort ? "indices" : "values");
   return VKDS_SUCCESS;
