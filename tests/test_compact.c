@@ -438,6 +438,9 @@ START_TEST(bad_input) {
   ck_assert_int_eq(vkds_unique(pol, &as, &bs, NULL), E);
   ck_assert_int_eq(vkds_partition(pol, &as, &bs, NULL, "x > 1u", &n), E);                 /* no second output */
   ck_assert_int_eq(vkds_partition(pol, &as, &bs, &bs, "x > 1u", &n), E);                  /* outputs overlap */
+  vkds_seq own_map = vkds_seq_permutation(&cs, &cs); /* a second output that writes its own map */
+  ck_assert_int_eq(vkds_partition(pol, &as, &bs, &own_map, "x > 1u", &n), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "second output writes the map"), "%s", vkds_last_error_message());
   vkds_seq half = vkds_seq_host(b + 8, 8, VKDS_U32);
   ck_assert_int_eq(vkds_partition(pol, &as, &bs, &half, "x > 1u", &n), E);
   ck_assert_int_eq(vkds_copy_if(pol, &as, &as, "x > 1u", &n), E);                         /* no in place */

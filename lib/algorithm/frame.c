@@ -145,6 +145,9 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
     if (writes_the_others_map(&outs, &second))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "%s: an output writes the map of the other output's permutation view", a->name);
+    if (writes_own_map(&second)) /* (only the first output was asked this) */
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: the second output writes the map of its own permutation view", a->name);
   }
   if (writes_own_map(&outs))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
