@@ -17,6 +17,8 @@
  * Batched: N dispatches each in its own submission, then one wait (mean per dispatch).
  *   plain           N pre-recorded command buffers, N vkQueueSubmit, one wait
  *   plain, one vkQueueSubmit: the N command buffers in one submission
+ *   plain, one command buffer: the N dispatches recorded into one command buffer
+ *   plain, N secondaries: each in a secondary, one primary executes them all
  *   vkds            N vkds_submit (fire and forget), one vkds_backend_wait_all
  * Throughput (issue 15): tiny tasks through a policy, from 1, 4 and 16 threads (each
  * N / threads tasks, fire and forget, then one wait), on the resource alone (fixed
@@ -301,6 +303,50 @@ static double plain_one_submit(plain *p) {
   plain_submit_cmds(p, p->cmd_count, p->cmds, VK_NULL_HANDLE);
   plain_wait_timeline(p);
   return (double)(bench_now_ns() - t0) / p->cmd_count;
+}
+
+/* All N tiny tasks recorded into one command buffer (each the dispatch and its barrier,
+ * as in its own command buffer), one vkQueueSubmit: whether the GPU's cost of a task in
+ * one submission (all in one, above) is the command buffer's or the dispatch's own.
+ * With `secondaries`, each task is recorded into a secondary command buffer and one
+ * primary executes them all: what merging tasks that each record their own would cost. */
+static double plain_one_cmd(plain *p, const gpu_counter *c, bool secondaries) {
+  uint32_t n = p->cmd_count;
+  VkCommandBuffer primary = VK_NULL_HANDLE, *sec = NULL;
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = p->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+  if (vkAllocateCommandBuffers(p->dev, &ai, &primary) != VK_SUCCESS) return 0.0;
+  if (secondaries) {
+    sec = malloc(n * sizeof *sec);
+    ai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+    ai.commandBufferCount = n;
+    if (!sec || vkAllocateCommandBuffers(p->dev, &ai, sec) != VK_SUCCESS) {
+      free(sec);
+      return 0.0;
+    }
+    VkCommandBufferInheritanceInfo inh = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+    for (uint32_t i = 0; i < n; ++i) {
+      VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .pInheritanceInfo = &inh};
+      vkBeginCommandBuffer(sec[i], &bi);
+      gpu_counter_record(c, sec[i], 1, 1, 0);
+      vkEndCommandBuffer(sec[i]);
+    }
+  }
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(primary, &bi);
+  if (secondaries)
+    vkCmdExecuteCommands(primary, n, sec);
+  else
+    for (uint32_t i = 0; i < n; ++i) gpu_counter_record(c, primary, 1, 1, 0);
+  vkEndCommandBuffer(primary);
+  uint64_t t0 = bench_now_ns();
+  plain_submit_cmds(p, 1, &primary, VK_NULL_HANDLE);
+  plain_wait_timeline(p);
+  double per = (double)(bench_now_ns() - t0) / n;
+  vkFreeCommandBuffers(p->dev, p->pool, 1, &primary);
+  if (sec) vkFreeCommandBuffers(p->dev, p->pool, n, sec);
+  free(sec);
+  return per;
 }
 
 static double plain_round_trip(plain *p, plain_wait how) {
@@ -796,6 +842,8 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   double b_plain_last = plain_batched(&p, false);
   double b_plain_one = plain_one_submit(&p);
   double b_plain_each = plain_one_call_each_signals(&p);
+  double b_plain_cmd = plain_one_cmd(&p, &c, false);
+  double b_plain_sec = plain_one_cmd(&p, &c, true);
   double b_vkds = vkds_batched(res, &c, batch, &e);
   err = err ? err : e;
   gpu_counter_destroy(&c);
@@ -824,6 +872,8 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
       {"batched     plain, only the last signals", b_plain_last, b_plain},
       {"batched     plain, all in one vkQueueSubmit", b_plain_one, b_plain},
       {"batched     plain, one call, each signals", b_plain_each, b_plain},
+      {"batched     plain, all in one command buffer", b_plain_cmd, b_plain},
+      {"batched     plain, one primary, N secondaries", b_plain_sec, b_plain},
       {"batched     vkds (per dispatch)", b_vkds, b_plain},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
