@@ -267,7 +267,20 @@ static void free_cached(void *unused) {
   free(vkds__cached_selection);
   vkds__cached_selection = NULL;
 }
-static void make_cache_key(void) { pthread_key_create(&cache_key, free_cached); }
+static atomic_bool cache_key_made;
+static void make_cache_key(void) {
+  if (pthread_key_create(&cache_key, free_cached) == 0) atomic_store(&cache_key_made, true);
+}
+
+/* When the library is unloaded (dlclose; also at exit), the key goes with it: a thread
+ * that used vkds and exits after the unload would otherwise run free_cached, which is
+ * no longer mapped (a probe's plugin host: SIGSEGV at the thread's exit). Other threads'
+ * cached selections are left to the process then: one small block a thread. */
+__attribute__((destructor)) static void forget_cache_key(void) {
+  if (!atomic_exchange(&cache_key_made, false)) return;
+  pthread_key_delete(cache_key);
+  free_cached(NULL);
+}
 
 static vkds_selection *take_cached_selection(void) {
   vkds_selection *sel = vkds__cached_selection;
@@ -280,7 +293,7 @@ static bool cache_selection(vkds_selection *sel) {
   if (!cache_registered) {
     pthread_once(&cache_once, make_cache_key);
     /* any non-NULL value makes the destructor run for this thread */
-    if (pthread_setspecific(cache_key, (void *)1) != 0) return false;
+    if (!atomic_load(&cache_key_made) || pthread_setspecific(cache_key, (void *)1) != 0) return false;
     cache_registered = true;
   }
   vkds__cached_selection = sel;
