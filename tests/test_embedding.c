@@ -1,11 +1,14 @@
 /* tests/test_embedding.c: an application that owns its Vulkan objects hands them to
  * vkds. Here the "application" creates three VkDevices on the first physical device
  * (lavapipe on a machine without a GPU) and vkds uses them as three resources. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 #include <vulkan/vulkan.h>
 
+#include "gpu_counter.h"
 #include "harness.h"
 
 #include "multi_device.h"
@@ -203,10 +206,127 @@ START_TEST(bad_embed_descriptions) {
   describe(&a, q, ed, &ei);
   ei.instance = VK_NULL_HANDLE;
   ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "embed->instance"), "%s", vkds_last_error_message());
+  /* a VkQueue listed twice: two resources would submit to it at once (Vulkan forbids) */
+  describe(&a, q, ed, &ei);
+  vkds_embed_queue twice[2] = {q[0], q[0]};
+  ed[0].queues = twice;
+  ed[0].queue_count = 2;
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "each VkQueue once"), "%s", vkds_last_error_message());
+  describe(&a, q, ed, &ei);
+  ed[2] = ed[0]; /* the same device and queue in two entries */
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "devices[2].queues[0] is also listed as devices[0].queues[0]"), "%s",
+                vkds_last_error_message());
   describe(&a, q, ed, &ei);
   ei.device_count = 0;
   ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_null(ctx);
+  app_use_and_destroy(&a);
+}
+END_TEST
+
+/* The application's queue lock: a mutex of its own, which its threads hold while they
+ * submit or present. */
+static pthread_mutex_t app_queue_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void app_lock(void *user, VkQueue q) {
+  (void)user, (void)q;
+  pthread_mutex_lock(&app_queue_mutex);
+}
+static void app_unlock(void *user, VkQueue q) {
+  (void)user, (void)q;
+  pthread_mutex_unlock(&app_queue_mutex);
+}
+static void *hold_app_lock(void *held) {
+  pthread_mutex_lock(&app_queue_mutex);
+  atomic_store((atomic_bool *)held, true);
+  nanosleep(&(struct timespec){.tv_sec = 2}, NULL); /* a present waiting for the display, say */
+  pthread_mutex_unlock(&app_queue_mutex);
+  return NULL;
+}
+static vkds_result record_slow(void *user, const vkds_task *task, void **wait_object) {
+  (void)wait_object;
+  gpu_counter_record(user, task->cmd, 1, 4, 20000);
+  return VKDS_SUCCESS;
+}
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/* vkds_submission_poll never blocks, also on a queue the application locks: a poll of a
+ * task still queued (deferred while the GPU was backed up) tried to take the queue to
+ * submit it, through the application's lock callback, which blocks (a probe: 1.5 s, and
+ * a deadlock when the polling thread held that lock itself). It leaves the submit to
+ * vkds's flusher there. */
+START_TEST(poll_never_waits_for_the_applications_queue_lock) {
+  app a = {0};
+  app_create(&a);
+  vkds_embed_queue q[DEVICES];
+  vkds_embed_device ed[DEVICES];
+  vkds_embed_info ei;
+  describe(&a, q, ed, &ei);
+  ed[0].queue_lock = app_lock;
+  ed[0].queue_unlock = app_unlock;
+  vkds_context_info info = harness_info();
+  info.embed = &ei;
+  vkds_context *ctx = NULL;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *r = vkds_context_resource(ctx, 0);
+  gpu_counter c;
+  ck_assert_int_eq(gpu_counter_create(&c, r), VK_SUCCESS);
+  vkds_backend *b;
+  ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = ctx, .resource_count = 1,
+                                                          .resources = (void *[]){r}}, &b));
+  vkds_selection *sel;
+  ck_assert_vkds(vkds_selection_create(b, 0, 0, NULL, &sel));
+  enum { TASKS = 4 };
+  vkds_submission *s[TASKS];
+  bool deferred = false;
+  uint32_t ran = 0;
+  for (int round = 0; round < 3 && !deferred; ++round) {
+    uint64_t calls0, tasks0, calls, tasks;
+    vkds_resource_submit_counts(r, &calls0, &tasks0);
+    for (int i = 0; i < TASKS; ++i)
+      ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = record_slow, .user = &c}, &s[i]));
+    vkds_resource_submit_counts(r, &calls, &tasks);
+    deferred = tasks - tasks0 < TASKS; /* the last still queued: the GPU was backed up */
+    if (deferred) {
+      /* another thread of the application holds its lock for 2 s */
+      atomic_bool held = false;
+      pthread_t t;
+      ck_assert_int_eq(pthread_create(&t, NULL, hold_app_lock, &held), 0);
+      while (!atomic_load(&held)) nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+      struct timespec t0;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      vkds_result pr = vkds_submission_poll(s[TASKS - 1]);
+      double took = seconds_since(&t0);
+      ck_assert_msg(pr == VKDS_ERROR_WOULD_BLOCK || pr == VKDS_SUCCESS, "%s", vkds_result_str(pr));
+      ck_assert_msg(took < 1.0, "poll took %.3f s: it waited for the application's queue lock", took);
+      pthread_join(t, NULL);
+      /* and the polling thread holding that lock itself */
+      pthread_mutex_lock(&app_queue_mutex);
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      pr = vkds_submission_poll(s[TASKS - 1]);
+      took = seconds_since(&t0);
+      pthread_mutex_unlock(&app_queue_mutex);
+      ck_assert_msg(pr == VKDS_ERROR_WOULD_BLOCK || pr == VKDS_SUCCESS, "%s", vkds_result_str(pr));
+      ck_assert_msg(took < 1.0, "poll took %.3f s under the application's own lock", took);
+    }
+    for (int i = 0; i < TASKS; ++i) {
+      ck_assert_vkds(vkds_submission_wait(s[i]));
+      vkds_submission_release(s[i]);
+    }
+    ran += TASKS;
+  }
+  ck_assert_msg(deferred, "no task was deferred in 3 rounds: nothing tested");
+  ck_assert_uint_eq(gpu_counter_value(&c), ran); /* every task ran once */
+  vkds_selection_release(sel);
+  vkds_backend_destroy(b);
+  gpu_counter_destroy(&c);
+  vkds_context_destroy(ctx);
   app_use_and_destroy(&a);
 }
 END_TEST
@@ -219,6 +339,7 @@ int main(void) {
   tcase_add_test(tc, adopted_device_without_a_kernels_feature);
   tcase_add_test(tc, adopted_device_needs_timeline_semaphores);
   tcase_add_test(tc, bad_embed_descriptions);
+  tcase_add_test(tc, poll_never_waits_for_the_applications_queue_lock);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

@@ -54,7 +54,16 @@ typedef struct vkds_embed_device {
   uint32_t enabled_extension_count;
   const char *const *enabled_extensions;
   /* Queues submitted to by the application outside vkds must be locked against vkds's
-   * own submissions: give a lock (or leave NULL if only vkds submits to them). */
+   * own submissions: give a lock (or leave NULL if only vkds submits to them). vkds
+   * calls queue_lock around each vkQueueSubmit of its own, from the thread that submits
+   * (a caller of vkds, or a queue's flusher thread of vkds's, which submits tasks
+   * queued while the GPU was busy), and never holds it while it waits for the GPU.
+   * vkds_submission_poll never takes it (its answer never waits for the lock). A
+   * thread that holds the lock must not call vkds functions that submit or wait on that
+   * queue (they take it). To submit after the tasks vkds has queued, take the queue
+   * with vkds_resource_lock_queue() (which calls queue_lock) rather than the lock
+   * alone. Each VkQueue may be listed once in the whole description
+   * (VKDS_ERROR_INVALID_ARGUMENT otherwise). */
   void (*queue_lock)(void *user, VkQueue queue);
   void (*queue_unlock)(void *user, VkQueue queue);
   void *queue_lock_user;

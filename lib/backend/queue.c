@@ -633,11 +633,15 @@ static vkds_result deferred_failure(vkds_resource *r, const char *what) {
 
 /* Before waiting for `value`: submits the pending requests when it is one of them
  * (block: taking the queue even when another thread holds it; else only if it is free,
- * and the flusher will submit it). An error when the call that carried it failed. */
+ * and the flusher will submit it). Not blocking never tries a queue the application
+ * locks: its lock callback has no "try" and would block (a poll waited 1.5 s for an
+ * application's present, and deadlocked on a thread that held the lock itself; a
+ * probe); a value still pending there was deferred, so the flusher submits it. An
+ * error when the call that carried it failed. */
 static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block) {
   if (atomic_load(&r->submitted) >= value) return VKDS_SUCCESS;
   if (block) vkds__queue_flush(r);
-  else if (vkds__resource_try_lock_queue(r)) {
+  else if (!r->dev->queue_lock && vkds__resource_try_lock_queue(r)) {
     vkds__queue_flush_pending(r);
     vkds__resource_unlock_queue_own(r);
   }

@@ -214,19 +214,42 @@ done:
   return r;
 }
 
+/* The embed description's shape, each refusal named in the user's terms (these were
+ * assertion texts: "check_embed: e->instance != VK_NULL_HANDLE is false"). A queue
+ * listed twice (the same handle, or the same family and index of one VkDevice, within
+ * one entry or across entries for the same device) would become two resources with
+ * two locks submitting to one VkQueue at once, which Vulkan forbids (a probe: 36
+ * threading errors from the validation layer, success returned). */
+#define EMBED_REFUSE(...) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_context_create: " __VA_ARGS__)
 static vkds_result check_embed(vkds_context *ctx, const vkds_embed_info *e) {
-  VKDS__REQUIRE(ctx, e->instance != VK_NULL_HANDLE);
-  VKDS__REQUIRE(ctx, e->device_count > 0 && e->devices != NULL);
+  if (e->instance == VK_NULL_HANDLE) EMBED_REFUSE("embed->instance is VK_NULL_HANDLE");
+  if (e->device_count == 0 || e->devices == NULL) EMBED_REFUSE("embed->devices is NULL or device_count is 0");
   for (uint32_t d = 0; d < e->device_count; ++d) {
     const vkds_embed_device *ed = &e->devices[d];
-    VKDS__REQUIRE(ctx, ed->physical_device != VK_NULL_HANDLE && ed->device != VK_NULL_HANDLE);
-    VKDS__REQUIRE(ctx, ed->queue_count > 0 && ed->queues != NULL);
-    VKDS__REQUIRE(ctx, ed->enabled_extension_count == 0 || ed->enabled_extensions != NULL);
-    VKDS__REQUIRE(ctx, (ed->queue_lock == NULL) == (ed->queue_unlock == NULL));
-    for (uint32_t q = 0; q < ed->queue_count; ++q) VKDS__REQUIRE(ctx, ed->queues[q].queue != VK_NULL_HANDLE);
+    if (ed->physical_device == VK_NULL_HANDLE || ed->device == VK_NULL_HANDLE)
+      EMBED_REFUSE("embed->devices[%u]: physical_device and device are required", d);
+    if (ed->queue_count == 0 || ed->queues == NULL) EMBED_REFUSE("embed->devices[%u]: no queues", d);
+    if (ed->enabled_extension_count && !ed->enabled_extensions)
+      EMBED_REFUSE("embed->devices[%u]: enabled_extensions is NULL with a count of %u", d, ed->enabled_extension_count);
+    if ((ed->queue_lock == NULL) != (ed->queue_unlock == NULL))
+      EMBED_REFUSE("embed->devices[%u]: queue_lock and queue_unlock come together (one is NULL)", d);
+    for (uint32_t q = 0; q < ed->queue_count; ++q) {
+      const vkds_embed_queue *eq = &ed->queues[q];
+      if (eq->queue == VK_NULL_HANDLE) EMBED_REFUSE("embed->devices[%u].queues[%u].queue is VK_NULL_HANDLE", d, q);
+      /* every earlier queue of every entry: descriptions are a few queues long */
+      for (uint32_t d2 = 0; d2 <= d; ++d2)
+        for (uint32_t q2 = 0; q2 < (d2 == d ? q : e->devices[d2].queue_count); ++q2) {
+          const vkds_embed_queue *other = &e->devices[d2].queues[q2];
+          bool same_device = e->devices[d2].device == ed->device;
+          if (other->queue == eq->queue || (same_device && other->family == eq->family && other->index == eq->index))
+            EMBED_REFUSE("embed->devices[%u].queues[%u] is also listed as devices[%u].queues[%u]: each VkQueue once",
+                         d, q, d2, q2);
+        }
+    }
   }
   return VKDS_SUCCESS;
 }
+#undef EMBED_REFUSE
 
 static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
   VKDS_CHECK(check_embed(ctx, e));
