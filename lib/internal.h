@@ -371,6 +371,20 @@ void vkds__resource_unlock_queue_own(vkds_resource *res);
  * barrier's command buffer on first use; false on an adopted device (the application
  * may submit to the queue without telling vkds) or when it could not be made. */
 bool vkds__queue_lead_ready(vkds_resource *r);
+/* Whether a task of backend b on res may leave its leading barrier to the queue
+ * (vkds__slot.needs_lead): b records and submits as vkds's own Vulkan backend does (its
+ * tasks' backend_data is their slot) and the queue's barrier is ready. */
+bool vkds__queue_takes_lead(const vkds_backend *b, vkds_resource *res);
+/* Records one global memory barrier: `src` stages' `src_access` made available and
+ * visible to `dst` stages' `dst_access`. */
+void vkds__cmd_barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src,
+                       VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access);
+/* vkds's two barriers around a task's work on a queue. The leading one: compute and
+ * transfer writes before compute and transfer work (the queue's own, vkds__slot.
+ * needs_lead, holds the same). The full one (vkds__slot.ends_full): compute and transfer
+ * writes before compute and transfer work and the host. */
+void vkds__cmd_lead_barrier(const vkds__device *dev, VkCommandBuffer cmd);
+void vkds__cmd_full_barrier(const vkds__device *dev, VkCommandBuffer cmd);
 
 /* ---- queue tracking (lib/backend/queue.c) ---- */
 vkds_result vkds__queue_init(vkds_resource *r);

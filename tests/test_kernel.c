@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <vulkan/vulkan.h>
 
+#include "backend/queue_test.h"
 #include "harness.h"
 
 static vkds_context *ctx;
@@ -656,10 +657,76 @@ START_TEST(pipeline_cache_file) {
 }
 END_TEST
 
+/* ---- launches on one queue run in order ---- */
+
+static const char STEP[] =
+    "#version 450\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 64) in;\n"
+    "VKDS_VIEW(uint, 4, Words)\n"
+    "#define VKDS_ARGS uint n; Words y;\n"
+    "VKDS_DECLARE_ARGS\n"
+    "void main() {\n"
+    "  uint64_t i = vkds_global_index();\n"
+    "  if (i < VKDS_ARG(n)) Words_store(VKDS_ARG(y), i, Words_load(VKDS_ARG(y), i) * 3u + 1u);\n"
+    "}\n";
+
+typedef struct step_args {
+  uint32_t n;
+  vkds_view y;
+} step_args;
+
+static vkds_result record_nothing(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_SUCCESS;
+}
+
+/* Launches on one queue run in the order they were made, each after the writes of the
+ * work before it (vkds's barriers, as around an algorithm call: a GPU may otherwise
+ * overlap them; lavapipe runs them one after the other whatever, so the barriers are
+ * counted too): a chain of read-modify-write launches, fire and forget, then one wait;
+ * a launch after a task of another kind gets the queue's leading barrier, a launch
+ * after a launch none (the first ended in vkds's full barrier). */
+START_TEST(launches_run_in_order_on_their_queue) {
+  ctx = harness_context();
+  vkds_resource *r0 = vkds_context_resource(ctx, 0);
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){r0}}},
+      &pol));
+  static const vkds_arg desc[] = {{.kind = VKDS_ARG_UINT, .offset = offsetof(step_args, n), .name = "n"},
+                                  {.kind = VKDS_ARG_VIEW, .offset = offsetof(step_args, y), .name = "y"},
+                                  {0}};
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = STEP, .args = desc, .name = "step"}, &k));
+  enum { N = 10000, CHAIN = 20 };
+  vkds_buffer *y = mapped(N * 4);
+  uint32_t *ys = vkds_buffer_map(y);
+  for (uint32_t i = 0; i < N; ++i) ys[i] = i;
+  step_args a = {.n = N, .y = vkds_view_of(y)};
+  for (int c = 0; c < CHAIN; ++c) ck_assert_vkds(vkds_launch(pol, k, &(vkds_launch_info){.global = {N}, .args = &a}, NULL));
+  ck_assert_vkds(vkds_policy_wait_all(pol, UINT64_MAX));
+  for (uint32_t i = 0; i < N; ++i) {
+    uint32_t want = i;
+    for (int c = 0; c < CHAIN; ++c) want = want * 3u + 1u;
+    ck_assert_uint_eq(ys[i], want);
+  }
+  ck_assert_vkds(vkds_submit_and_wait(pol, &(vkds_task_info){.fn = record_nothing})); /* another kind of task */
+  uint64_t base = vkds__queue_lead_barriers(r0);
+  launch_wait(k, &(vkds_launch_info){.global = {N}, .args = &a});
+  ck_assert_uint_eq(vkds__queue_lead_barriers(r0) - base, 1);
+  launch_wait(k, &(vkds_launch_info){.global = {N}, .args = &a});
+  ck_assert_uint_eq(vkds__queue_lead_barriers(r0) - base, 1);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(y);
+  close_all();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kernel");
   TCase *tc = harness_tcase("kernel");
   tcase_add_test(tc, saxpy_from_glsl);
+  tcase_add_test(tc, launches_run_in_order_on_their_queue);
   tcase_add_test(tc, nested_struct_and_array_of_views);
   tcase_add_test(tc, descriptor_binding_and_vectors);
   tcase_add_test(tc, narrow_arguments);

@@ -83,7 +83,11 @@ typedef struct vkds_report_sink {
 
 typedef enum vkds_task_mode {
   /* Vulkan backend: the function records into `task->cmd`, already begun; vkds ends and
-   * submits it. Other backends: the function does the work or enqueues it. */
+   * submits it. vkds adds no barrier around what it records: tasks on one queue are
+   * submitted in order but may overlap on the GPU, so a task that reads what an earlier
+   * one wrote records its own barrier first (vkds's launches and algorithms do: they
+   * run after any earlier task's writes). Other backends: the function does the work or
+   * enqueues it. */
   VKDS_TASK_RECORD = 0,
   /* Vulkan backend: the function submits by itself to `task->queue` (already locked for
    * it) and must signal `task->signal_semaphore` to `task->signal_value` in that submit

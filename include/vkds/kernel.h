@@ -141,18 +141,23 @@ typedef struct vkds_launch_info {
 
 /* Selects a resource with the policy, records the kernel there (the pipeline is made
  * on first use on that device) and submits it. The arguments are packed before this
- * returns, so *args may change afterwards. Errors (nothing is submitted): VKDS_ERROR_
- * INVALID_ARGUMENT (zero-size launch, NULL args with arguments, a NULL buffer),
- * VKDS_ERROR_ND_RANGE, VKDS_ERROR_WRONG_CONTEXT (kernel, policy or a buffer of another context),
- * VKDS_ERROR_WRONG_DEVICE (a buffer of another device than the selected one),
- * VKDS_ERROR_LIMIT_EXCEEDED (the device's limits; or more work groups than 65,536
+ * returns, so *args may change afterwards. On one resource (a queue) launches and
+ * algorithm calls run in the order they were made, each after the writes of the work
+ * before it there, as on an in-order queue or a CUDA stream; calls a policy sends to
+ * different resources are not ordered (wait for the first's submission first).
+ * vkds_cmd_dispatch records no barrier: there the command buffer's owner orders.
+ * Errors (nothing is submitted): VKDS_ERROR_INVALID_ARGUMENT (zero-size launch, NULL
+ * args with arguments, a NULL buffer), VKDS_ERROR_ND_RANGE, VKDS_ERROR_WRONG_CONTEXT
+ * (kernel, policy or a buffer of another context), VKDS_ERROR_WRONG_DEVICE (a buffer of
+ * another device than the selected one), VKDS_ERROR_LIMIT_EXCEEDED (the device's limits; or more work groups than 65,536
  * dispatches of the device's largest hold, about 2^38 work-items of 64), and the
  * policy's errors. */
 VKDS_API vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_launch_info *li, vkds_submission **out);
 
 /* Records the kernel into the application's own command buffer (begun, on a queue of
  * `res`'s device) for embedding: binds, pushes the arguments, dispatches (split as
- * needed). Same errors as vkds_launch; on error nothing is recorded. */
+ * needed), with no barrier before or after (the application orders its command
+ * buffer). Same errors as vkds_launch; on error nothing is recorded. */
 VKDS_API vkds_result vkds_cmd_dispatch(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
                                        const vkds_launch_info *li);
 

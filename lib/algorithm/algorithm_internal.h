@@ -374,11 +374,6 @@ vkds_result vkds__msort_check(const vkds__call *c);
 vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
 /* Whether compute shaders on `dev` have every subgroup operation of `ops` (frame.c). */
 bool vkds__subgroup_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops);
-/* Records one global memory barrier: `src` stages' `src_access` made available and
- * visible to `dst` stages' `dst_access` (what every family records between its
- * dispatches). */
-void vkds__cmd_barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src,
-                       VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access);
 
 /* ---- sorts (sort.c) ----
  * A sort's description: inputs[0] the keys, inputs[1] the values (input_count 2), both

@@ -450,12 +450,6 @@ bool vkds__subgroup_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops) {
   return (p->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (p->subgroupSupportedOperations & ops) == ops;
 }
 
-void vkds__cmd_barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src,
-                       VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access) {
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
-  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
-}
-
 /* The reduction's passes over the elements of p[COUNT]: the first (G groups of
  * partials), and the second when G > 1. */
 static vkds_result record_reduction(call *c, VkCommandBuffer cmd, uint64_t flags) {
@@ -477,10 +471,7 @@ static vkds_result record_reduction(call *c, VkCommandBuffer cmd, uint64_t flags
 vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress result, VkDeviceAddress partials,
                               vkds__part part, uint64_t chunk) {
   const vkds__device *dev = c->res->dev;
-  const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-  const VkAccessFlags writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  if (!c->queue_lead)
-    vkds__cmd_barrier(dev, cmd, work, writes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  if (!c->queue_lead) vkds__cmd_lead_barrier(dev, cmd);
   uint64_t *p = c->gen.args.p;
   uint64_t init = c->a.has_value ? VKDS__FLAG_HAS_INIT : 0;
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) {
@@ -519,11 +510,9 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
       VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {256}, .args = &c->gen.args}));
     }
   }
-  /* vkds's full barrier (vkds__slot.ends_full): everything recorded before it, compute
-   * or transfer, before whatever comes next on the queue, and the host */
-  vkds__cmd_barrier(dev, cmd, work, writes, work | VK_PIPELINE_STAGE_HOST_BIT,
-                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+  /* everything recorded before it, compute or transfer, before whatever comes next on
+   * the queue, and the host */
+  vkds__cmd_full_barrier(dev, cmd);
   return VKDS_SUCCESS;
 }
 
@@ -756,10 +745,7 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   if (r == VKDS_SUCCESS) r = find_kernel(c);
   /* the leading barrier is left to the queue where vkds's own Vulkan backend records
    * the task (its slots carry the flag) and the queue can put it there */
-  const vkds_backend_ops *ops = p->backend->ops;
-  c->queue_lead = r == VKDS_SUCCESS && !c->streaming && ops->instrument_before == vkds_backend_vulkan_ops.instrument_before &&
-                  ops->instrument_after == vkds_backend_vulkan_ops.instrument_after && ops->submit == vkds_backend_base_ops.submit &&
-                  vkds__queue_lead_ready(res);
+  c->queue_lead = r == VKDS_SUCCESS && !c->streaming && vkds__queue_takes_lead(p->backend, res);
   vkds_task_info task = hints;
   task.fn = record_task;
   task.user = c;

@@ -115,6 +115,26 @@ static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
  * VkSubmitInfo when that did not end in a full barrier: another kind of vkds task, a
  * staging copy, the first submission, or anything after vkds_resource_unlock_queue (the
  * application's own submissions). Barriers order across submissions to one queue. */
+void vkds__cmd_barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src,
+                       VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+  dev->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+#define WORK_STAGES (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
+#define WORK_WRITES (VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+#define WORK_ACCESS (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | \
+                     VK_ACCESS_TRANSFER_WRITE_BIT)
+
+void vkds__cmd_lead_barrier(const vkds__device *dev, VkCommandBuffer cmd) {
+  vkds__cmd_barrier(dev, cmd, WORK_STAGES, WORK_WRITES, WORK_STAGES, WORK_ACCESS);
+}
+
+void vkds__cmd_full_barrier(const vkds__device *dev, VkCommandBuffer cmd) {
+  vkds__cmd_barrier(dev, cmd, WORK_STAGES, WORK_WRITES, WORK_STAGES | VK_PIPELINE_STAGE_HOST_BIT,
+                    WORK_ACCESS | VK_ACCESS_HOST_READ_BIT);
+}
+
 static bool make_lead(vkds_resource *r) {
   vkds__device *dev = r->dev;
   VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = r->family};
@@ -130,12 +150,7 @@ static bool make_lead(vkds_resource *r) {
   bool ok = dev->vk.vkAllocateCommandBuffers(dev->device, &ai, &r->lead_cmd) == VK_SUCCESS &&
             dev->vk.vkBeginCommandBuffer(r->lead_cmd, &bi) == VK_SUCCESS;
   if (ok) {
-    const VkPipelineStageFlags work = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-    dev->vk.vkCmdPipelineBarrier(r->lead_cmd, work, work, 0, 1, &mb, 0, NULL, 0, NULL);
+    vkds__cmd_lead_barrier(dev, r->lead_cmd);
     ok = dev->vk.vkEndCommandBuffer(r->lead_cmd) == VK_SUCCESS;
   }
   if (!ok) {
@@ -143,6 +158,13 @@ static bool make_lead(vkds_resource *r) {
     r->lead_pool = VK_NULL_HANDLE;
   }
   return ok;
+}
+
+bool vkds__queue_takes_lead(const vkds_backend *b, vkds_resource *res) {
+  const vkds_backend_ops *ops = b->ops;
+  return ops->instrument_before == vkds_backend_vulkan_ops.instrument_before &&
+         ops->instrument_after == vkds_backend_vulkan_ops.instrument_after && ops->submit == vkds_backend_base_ops.submit &&
+         vkds__queue_lead_ready(res);
 }
 
 uint64_t vkds__queue_lead_barriers(const vkds_resource *r) {

@@ -175,22 +175,34 @@ typedef struct launch_task {
   const vkds_launch_info *li;
 } launch_task;
 
+/* A launch runs after the work before it on its queue and before the work after it, as
+ * an algorithm call does: vkds's leading barrier (left to the queue where it can put it,
+ * and skipped there after a command buffer that ended in the full one) and its full
+ * barrier after the dispatches. Without them two launches on one queue could overlap on
+ * a GPU, the second reading what the first had not yet written (found reading the code
+ * after a probe: lavapipe runs them one after the other, NVIDIA need not). */
 static vkds_result launch_fn(void *user, const vkds_task *task, void **wait_object) {
   (void)wait_object;
   const launch_task *t = user;
-  vkds__device *dev = ((vkds_resource *)task->resource)->dev;
+  vkds_resource *res = task->resource;
+  vkds__device *dev = res->dev;
+  vkds__slot *slot = task->backend_data; /* (vkds_launch takes Vulkan backends only) */
   packed_launch pl;
   vkds_result r = prepare(&pl, t->k, dev, t->li);
   if (r == VKDS_SUCCESS && t->k->layout.spilled) {
     /* the arguments go to this task's slot: it is reused only after the GPU is done */
-    vkds__slot *slot = task->backend_data;
     r = vkds__scratch_reserve(dev, &slot->scratch, &slot->scratch_address, t->k->layout.size);
     if (r == VKDS_SUCCESS) {
       memcpy(slot->scratch.mapped, pl.spill, t->k->layout.size);
       memcpy(pl.push + t->k->refl.push.members[1].offset, &slot->scratch_address, 8);
     }
   }
-  if (r == VKDS_SUCCESS) record(&pl, task->cmd);
+  if (r == VKDS_SUCCESS) {
+    if (vkds__queue_takes_lead(task->selection->backend, res)) slot->needs_lead = slot->ends_full = true;
+    else vkds__cmd_lead_barrier(dev, task->cmd);
+    record(&pl, task->cmd);
+    vkds__cmd_full_barrier(dev, task->cmd);
+  }
   release(&pl);
   return r;
 }
