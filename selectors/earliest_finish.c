@@ -11,8 +11,11 @@
  *                in its time, and queued(r) counts it already), plus
  *   move(r)      hints->bytes / transfer_bytes_per_s unless hints->data_devices says the
  *                data already lives on r's device (then 0).
- * A resource that has never run K is tried first (one exploring task at a time), so
- * every estimate comes from a measurement.
+ * A resource that has not yet run K twice is tried first (one exploring task at a time
+ * on it), so every estimate comes from a measurement past the warm-up: judged on its
+ * warm-up sample alone (a pipeline made, caches cold), a resource that started slow
+ * was never picked again, so that sample was never replaced (a new-user probe: 29 of 30
+ * reductions went to the device without the data, 3.9x slower than the one with it).
  *
  * Queues of one physical device share its execution units: on the H100 (driver 580) 16
  * queues flooded at once retire work no faster than one (bench/RESULTS.md). So queued(r)
@@ -84,6 +87,9 @@ static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
 }
 
 static bool measured(const ef_cost *c) { return c->warmup_ns || c->count; }
+/* Whether the key's cost here is known past the warm-up: then it competes; else it is
+ * explored. */
+static bool judged(const ef_cost *c) { return c->count > 0; }
 static double cost_of(const ef_cost *c) { return c->count ? c->cost_ns : (double)c->warmup_ns; }
 
 /* A key's cost on a resource that has not run it yet: its mean over the resources that
@@ -144,7 +150,7 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
     const ef_cost *c = &k->per[r];
     double q = ef->queued_hw[ef->hw[r]];
     if (idlest == UINT32_MAX || q < idlest_queued) idlest = r, idlest_queued = q;
-    if (!measured(c)) { /* never ran this key: try it, unless a try is already running */
+    if (!judged(c)) { /* not run twice yet: try it, unless a try is already running */
       if (c->in_flight == 0 && (explore == UINT32_MAX || q < explore_queued)) explore = r, explore_queued = q;
       continue;
     }
