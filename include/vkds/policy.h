@@ -185,6 +185,8 @@ typedef enum vkds_resource_health {
 } vkds_resource_health;
 
 typedef struct vkds_policy_resource_stats {
+  /* picks of this resource, submitted or not: a selection released unsubmitted (a call
+   * that failed after selecting, say) is counted here too */
   uint64_t selections;
   bool tracks_completion; /* the two counts below are only kept when true */
   uint64_t in_flight;
