@@ -311,7 +311,9 @@ vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t repo
                       b->resource_count);
   const uint32_t known = VKDS_REPORT_SUBMISSION | VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME;
   if (reports & ~known)
-    return vkds__fail(b->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "unknown report bits 0x%x", reports & ~known);
+    return vkds__fail(b->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_selection_create: report bits 0x%x are not ones a selection asks for (SUBMISSION, "
+                      "COMPLETION and TIME are)", reports & ~known);
   uint32_t missing = reports & ~b->ops->supports(b, index, reports);
   if (missing)
     return vkds__fail(b->context, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
