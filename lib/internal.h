@@ -42,6 +42,11 @@ uint32_t vkds__glsl_api_version(const vkds_context *ctx);
  * with short ones should not fill its logger with errors. */
 vkds_result vkds__timed_out(const vkds_context *ctx, VkResult vk, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* An error that is an expected answer of a documented race (vkds_policy_init's second
+ * caller): recorded as vkds__fail records a failure, logged at VKDS_LOG_INFO (a probe's
+ * threads racing to initialize filled its logger with errors). */
+vkds_result vkds__fail_info(const vkds_context *ctx, vkds_result result, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* A failure recorded with no context (checks of a public call's arguments before its
  * context is known) reached no logger: for a failed `result`, hands the thread's last
  * error to ctx's logger if that is so (once), and returns `result`. */
@@ -57,7 +62,7 @@ const char *vkds__last_reason(vkds_result result);
 /* While held, the calling thread's failures are recorded but not logged (they count as
  * unlogged for vkds__log_unlogged): for a caller that rewrites an inner failure's
  * message before the user sees it (an algorithm's snippet that does not compile). */
-void vkds__hold_failure_logs(bool hold);
+bool vkds__hold_failure_logs(bool hold); /* (returns the state before) */
 
 /* Maps a failed VkResult to a vkds_result, records it, and returns it. */
 vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what);
@@ -575,17 +580,21 @@ struct vkds_context {
 
   /* kernels (lib/kernel/kernel.c) */
   pthread_mutex_t glsl_lock;
+  /* held while a source missing from the cache is compiled (or loaded from disk), so
+   * that threads asking for the same source at once compile it once */
+  pthread_mutex_t glsl_compile_lock;
   struct vkds__glsl_entry *glsl_cache;
   uint64_t glsl_compiles, glsl_hits;
   char *pipeline_cache_dir;
 
-  /* algorithms (lib/algorithm/kernels.c): compiled kernels by signature, and small
-   * mapped buffers for reductions' results, per device */
+  /* algorithms (lib/algorithm/kernels.c): compiled kernels by signature */
   pthread_mutex_t alg_lock;
   struct vkds__alg_kernel *alg_kernels;
-  struct vkds__alg_spare *alg_spares; /* newest first */
-  uint64_t alg_spare_bytes;           /* their sizes, within kernels.c's budget (alg_lock) */
-  struct vkds__alg_spare *alg_spare_nodes; /* emptied list nodes, for the next put */
+  /* buffers kept for the next call (lib/memory/spares.c) */
+  pthread_mutex_t spare_lock;
+  struct vkds__spare *spares;      /* newest first */
+  uint64_t spare_bytes;            /* their sizes, within spares.c's budget */
+  struct vkds__spare *spare_nodes; /* emptied list nodes, for the next put */
   void *alg_spare_call; /* one call's state kept for the next (frame.c): a blocking call's
                            allocation and free of ~6 KB were a sixth of its host work */
   vkds_scan_path scan_path; /* from the info, else VKDS_SCAN_PATH; DEFAULT: each device's rule */
@@ -687,6 +696,9 @@ void vkds__allocator_destroy(vkds__device *dev);
  * vkds_buffer_create; fills vk, offset, address, mapped, flags and the origin. */
 vkds_result vkds__allocator_alloc(vkds__device *dev, vkds_buffer *buf, uint32_t flags);
 void vkds__allocator_free(vkds__device *dev, vkds_buffer *buf);
+/* Gives the device's empty blocks back to the driver (the one kept per memory type for
+ * reuse included); whether there was any. */
+bool vkds__allocator_trim(vkds__device *dev);
 /* Imports `host` (buf->size bytes) into `dev` and registers the range so that
  * vkds__import_find sees it; vkds__import_unregister before vkds__allocator_free. */
 vkds_result vkds__allocator_import(vkds__device *dev, vkds_buffer *buf, void *host);
@@ -716,7 +728,22 @@ vkds_result vkds__seq_check_context(const vkds_context *ctx, const char *name, c
 bool vkds__str_icontains(const char *haystack, const char *needle);
 
 /* Returns an environment variable's value, or NULL when unset or empty. */
+/* ---- buffers kept for the next call (lib/memory/spares.c) ---- */
+/* A buffer of this resource's device, kind and size: a kept one, else a new one. */
+vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out);
+/* Keeps `buf` for a later get (within the budget; NULL: nothing). */
+void vkds__spare_put(vkds_buffer *buf);
+/* Destroys every kept buffer of `dev`; whether there was any (vkds_buffer_create, out of
+ * memory, before it tries again). */
+bool vkds__spares_drop(vkds__device *dev);
+/* Destroys them all (the context's teardown). */
+void vkds__spares_free(vkds_context *ctx);
+
 const char *vkds__getenv(const char *name);
+/* The longest pipeline_cache_dir vkds keeps files in (context.c): its files' paths, the
+ * folder and up to ~80 bytes of name, fit the 1,024-byte buffers of
+ * lib/kernel/pipeline_cache.c and spirv_cache.c. */
+#define VKDS__CACHE_DIR_MAX 900u
 /* An environment variable's value as a positive integer (the tuning knobs); 0 when it
  * is unset, not a number, or not positive. */
 uint32_t vkds__getenv_positive(const char *name);

@@ -207,6 +207,17 @@ START_TEST(argument_errors_reach_the_logger) {
   LOGGED_ONCE(E, vkds_reduce(pol, &loop, NULL, NULL, f));
   ck_assert_ptr_null(strstr(last_logged, "base: base:"));
   ck_assert_ptr_nonnull(strstr(last_logged, "contain itself"));
+  /* the loser of two initializations of one deferred policy gets an answer, not an error:
+   * its message is kept, but logged below VKDS_LOG_ERROR */
+  vkds_policy *deferred;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .deferred = true}, &deferred));
+  vkds_policy_resources all = {.context = ctx};
+  ck_assert_vkds(vkds_policy_init(deferred, &all));
+  n_logged = 0;
+  ck_assert_int_eq(vkds_policy_init(deferred, &all), VKDS_ERROR_ALREADY_INITIALIZED);
+  ck_assert_int_eq(n_logged, 0);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "already initialized"));
+  vkds_policy_release(deferred);
   vkds_policy_release(pol);
   vkds_context_destroy(ctx);
 }

@@ -1,6 +1,8 @@
 /* tests/test_kernel.c: kernels from GLSL and SPIR-V, argument lowering, range types,
  * split launches, and bad input, on lavapipe with validation on. */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -606,7 +608,9 @@ END_TEST
 static int cache_dir_warnings;
 static void cache_dir_log(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
   harness_log(user, level, source, message);
-  if (level == VKDS_LOG_WARN && strstr(message, "cannot be a folder (Not a directory)")) ++cache_dir_warnings;
+  if (level == VKDS_LOG_WARN &&
+      (strstr(message, "cannot be a folder (Not a directory)") || strstr(message, "cannot be a folder (File name too long)")))
+    ++cache_dir_warnings;
 }
 
 /* The folder is made (with its parents) where it is missing, and kept in the second
@@ -652,6 +656,23 @@ START_TEST(pipeline_cache_file) {
   vkds_kernel_destroy(k);
   vkds_context_destroy(c);
   ck_assert_int_eq(cache_dir_warnings, 1);
+  /* a folder too long for its files' names (five 190-byte parts): said once, in memory
+   * only, nothing made (its files landed beside it, their names cut short) */
+  char long_dir[1024];
+  int at = snprintf(long_dir, sizeof long_dir, "%s/long", top);
+  for (int part = 0; part < 5; ++part) {
+    long_dir[at++] = '/';
+    for (int i = 0; i < 190; ++i) long_dir[at++] = (char)('a' + part);
+  }
+  long_dir[at] = '\0';
+  info.pipeline_cache_dir = long_dir;
+  ck_assert_vkds(vkds_context_create(&info, &c));
+  ck_assert_int_eq(cache_dir_warnings, 2);
+  ck_assert_vkds(vkds_kernel_from_glsl(c, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
+  vkds_kernel_destroy(k);
+  vkds_context_destroy(c);
+  snprintf(cmd, sizeof cmd, "test ! -e %s/long", top);
+  ck_assert_int_eq(system(cmd), 0);
   snprintf(cmd, sizeof cmd, "rm -rf %s", top);
   ck_assert_int_eq(system(cmd), 0);
 }
@@ -722,6 +743,52 @@ START_TEST(launches_run_in_order_on_their_queue) {
 }
 END_TEST
 
+/* ---- threads ---- */
+
+enum { COMPILERS = 8 };
+static pthread_barrier_t compilers_ready;
+static vkds_result compiled[COMPILERS];
+static vkds_kernel *compiled_kernel[COMPILERS];
+
+static void *compile_saxpy(void *arg) {
+  int i = (int)(intptr_t)arg;
+  pthread_barrier_wait(&compilers_ready);
+  compiled[i] = vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &compiled_kernel[i]);
+  return NULL;
+}
+
+/* One source asked for by 8 threads at once is compiled once: the others wait for that
+ * compile and take its result (each compiled it, and each copy stayed cached, before:
+ * a concurrency probe). */
+START_TEST(one_source_from_many_threads_compiles_once) {
+  open_all();
+  pthread_t t[COMPILERS];
+  pthread_barrier_init(&compilers_ready, NULL, COMPILERS);
+  for (int i = 0; i < COMPILERS; ++i) ck_assert_int_eq(pthread_create(&t[i], NULL, compile_saxpy, (void *)(intptr_t)i), 0);
+  for (int i = 0; i < COMPILERS; ++i) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&compilers_ready);
+  uint64_t compiles, hits;
+  vkds_context_glsl_stats(ctx, &compiles, &hits);
+  ck_assert_uint_eq(compiles, 1);
+  ck_assert_uint_eq(hits, COMPILERS - 1);
+  /* and every kernel works */
+  enum { N = 1000 };
+  vkds_buffer *x = mapped(N * 4), *y = mapped(N * 4);
+  float *xs = vkds_buffer_map(x), *ys = vkds_buffer_map(y);
+  for (int i = 0; i < N; ++i) xs[i] = (float)i;
+  saxpy_args a = {.n = N, .a = 1.0f, .x = vkds_view_of(x), .y = vkds_view_of(y)};
+  for (int i = 0; i < COMPILERS; ++i) {
+    ck_assert_vkds(compiled[i]);
+    launch_wait(compiled_kernel[i], &(vkds_launch_info){.global = {N}, .args = &a});
+    vkds_kernel_destroy(compiled_kernel[i]);
+  }
+  for (int i = 0; i < N; ++i) harness_expect_float_eq(ys[i], (float)COMPILERS * (float)i);
+  vkds_buffer_destroy(x);
+  vkds_buffer_destroy(y);
+  close_all();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kernel");
   TCase *tc = harness_tcase("kernel");
@@ -738,5 +805,8 @@ int main(void) {
   tcase_add_test(tc, debug_views_check_bounds);
   tcase_add_test(tc, descriptions_are_refused_at_creation_by_name);
   suite_add_tcase(s, tc);
+  TCase *threads = harness_tcase("threads"); /* also run alone under TSan (tests/meson.build) */
+  tcase_add_test(threads, one_source_from_many_threads_compiles_once);
+  suite_add_tcase(s, threads);
   return harness_run(s);
 }

@@ -161,6 +161,47 @@ START_TEST(device_memory_limit_falls_back_then_fails_cleanly) {
 }
 END_TEST
 
+/* Buffers vkds keeps idle give way when the device runs out of memory: the empty block
+ * a small buffer leaves (kept for reuse) and the stream buffers a streamed call keeps for
+ * the next. Under device_memory_limit they made every later allocation fail, the
+ * application's too, until the context went (a probe). */
+START_TEST(idle_buffers_give_way_when_memory_runs_out) {
+  vkds_context_info info = harness_info();
+  info.device_memory_limit = 32 * MiB;
+  info.staging_chunks = 2;
+  info.staging_chunk_bytes = 1 * MiB;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
+      &pol));
+  vkds_buffer_destroy(make(res, 4096, VKDS_MEMORY_DEVICE, 0)); /* its block stays */
+  enum { N = 4 << 20 };                                          /* 16 MiB of floats each way */
+  float *in = malloc(N * sizeof *in), *out = malloc(N * sizeof *out);
+  ck_assert(in && out);
+  for (uint32_t i = 0; i < N; ++i) in[i] = (float)(i % 1000);
+  vkds_seq ins = vkds_seq_host(in, N, VKDS_F32), outs = vkds_seq_host(out, N, VKDS_F32);
+  for (int round = 0; round < 2; ++round) {
+    ck_assert_vkds(vkds_transform(pol, &ins, &outs, "x + 1.0"));
+    for (uint32_t i = 0; i < N; i += 997) harness_expect_float_eq(out[i], (float)(i % 1000) + 1.0f);
+    vkds_memory_stats st;
+    ck_assert_vkds(vkds_memory_get_stats(res, &st));
+    /* kept for the next call: the stream buffers (in the small buffers' block); the
+     * buffer below does not fit beside them */
+    ck_assert_uint_gt(st.buffers, 0);
+    ck_assert_uint_gt(st.device_local_bytes + 24 * MiB, 32 * MiB);
+    vkds_buffer *big = make(res, 24 * MiB, VKDS_MEMORY_DEVICE, 0); /* fits once they are given back */
+    vkds_buffer_destroy(big);
+  }
+  free(in);
+  free(out);
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* ---- import ---- */
 
 START_TEST(imported_host_memory_is_used_in_place) {
@@ -483,6 +524,7 @@ int main(void) {
   tcase_add_test(tc, large_or_dedicated_buffers_get_their_own_memory);
   tcase_add_test(tc, memory_kinds);
   tcase_add_test(tc, device_memory_limit_falls_back_then_fails_cleanly);
+  tcase_add_test(tc, idle_buffers_give_way_when_memory_runs_out);
   tcase_add_test(tc, imported_host_memory_is_used_in_place);
   suite_add_tcase(s, tc);
   tc = harness_tcase("staging");

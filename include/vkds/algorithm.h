@@ -125,9 +125,14 @@
  * buffers while the kernel reads chunk i from the other, and outputs come back the same
  * way. Memory used: two stream buffers of half the staging ring (staging_chunks *
  * staging_chunk_bytes / 2; 16 MiB by default), or of the data's size when it is
- * smaller, per host sequence, and no device memory of the data's size. A context keeps
- * the temporary buffers its calls used for the next calls, up to eight staging rings'
- * worth (256 MiB by default; the oldest go first), until it is destroyed. A streamed
+ * smaller, per host sequence, and no device memory of the data's size; a reduction
+ * runs in at most 1,000 chunks, so past 1,000 half rings of data its buffers grow to
+ * a thousandth of the data. An _async form streams all but its last chunks before it
+ * returns (the host copies are the call's work there): on host data it overlaps the
+ * caller less than on device data. A context keeps the temporary buffers its calls used
+ * for the next calls, up to eight staging rings' worth (256 MiB by default; the oldest
+ * go first), until it is destroyed or a device runs out of memory (then they are given
+ * back first, and the allocation tried again). A streamed
  * reduction folds each chunk in the order
  * above and then the chunk totals in chunk order, so its result also depends on the
  * chunk size (fixed per context). Other host data (under reverse or permutation views,

@@ -121,7 +121,8 @@ typedef struct vkds_context_info {
   const char *vulkan_library;
   /* A folder where vkds keeps each device's VkPipelineCache and compiled GLSL between
    * runs (one file per device kind, one per kernel); made, with its parents, where it is
-   * missing; one that cannot be made (a warning says why) or NULL or "": in memory only. */
+   * missing; one that cannot be made (a warning says why), one longer than 900 bytes,
+   * or NULL or "": in memory only. */
   const char *pipeline_cache_dir;
   /* The application name given to the VkInstance; NULL: "vkds". */
   const char *app_name;

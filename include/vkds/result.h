@@ -53,7 +53,9 @@ VKDS_API const char *vkds_result_str(vkds_result result);
  * VKDS_ERROR_WOULD_BLOCK from the try and poll calls is an answer, not a failure: it
  * leaves the message as it was (and nothing is logged). VKDS_ERROR_TIMEOUT from a wait
  * given a timeout (vkds_submission_wait_timeout, vkds_policy_wait_all, ...) sets the
- * message but is logged at VKDS_LOG_INFO, not as an error. */
+ * message but is logged at VKDS_LOG_INFO, not as an error, as is
+ * VKDS_ERROR_ALREADY_INITIALIZED from vkds_policy_init (the answer to the loser of two
+ * threads initializing one deferred policy). */
 VKDS_API const char *vkds_last_error_message(void);
 
 /* The VkResult behind the last failure on the calling thread, VK_SUCCESS when that

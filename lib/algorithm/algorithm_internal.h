@@ -295,11 +295,7 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
 
 /* ---- per-context state (kernels.c) ---- */
 
-/* Buffers kept for reuse per device: small mapped ones (a reduction's result and
- * partials) and host-visible stream buffers. `get` returns a spare of that kind and
- * size on the resource's device, or a new one. */
-vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out);
-void vkds__alg_buffer_put(vkds_buffer *buf);
+/* (Buffers kept for the next call: vkds__spare_get and vkds__spare_put, internal.h.) */
 #define VKDS__ALG_SCRATCH_BYTES 32768u /* 256 bytes of result, then the partials */
 #define VKDS__ALG_RESULT_BYTES 256u
 

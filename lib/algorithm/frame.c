@@ -633,8 +633,8 @@ static void call_free(call *c) {
   for (uint32_t i = 0; i < c->args_buffers; ++i) vkds_buffer_destroy(c->args[i]);
   /* a sort's scratch holds copies of its data: not kept for reuse */
   if (sorts_in_place(c->a.template_kind)) vkds_buffer_destroy(c->scratch);
-  else vkds__alg_buffer_put(c->scratch);
-  vkds__alg_buffer_put(c->scan_result);
+  else vkds__spare_put(c->scratch);
+  vkds__spare_put(c->scan_result);
   vkds__stream_free(c);
   vkds__gen_free(&c->gen);
   vkds_context *ctx = c->res->dev->ctx;
@@ -714,15 +714,15 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
     r = vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one reduction takes",
                    a->name, (unsigned long long)a->count);
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE)
-    r = vkds__alg_buffer_get(c->res, result_memory(c), VKDS__ALG_SCRATCH_BYTES, &c->scratch);
+    r = vkds__spare_get(c->res, result_memory(c), VKDS__ALG_SCRATCH_BYTES, &c->scratch);
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN) {
     /* device memory, in powers of two so that spares are found again */
     uint64_t need = vkds__scan_scratch_bytes(c), size = 4096;
     while (size < need) size *= 2;
-    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
+    r = vkds__spare_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
     if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
     if (r == VKDS_SUCCESS && a->result == VKDS__RESULT_COUNT) /* the count, for the host */
-      r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
+      r = vkds__spare_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 8};
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
@@ -730,10 +730,10 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
      * with boundaries a mapped word for their order */
     uint64_t need = vkds__histogram_scratch_bytes(c), size = 4096;
     while (size < need) size *= 2;
-    r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
+    r = vkds__spare_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
     if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
     if (r == VKDS_SUCCESS && a->input_count == 2)
-      r = vkds__alg_buffer_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
+      r = vkds__spare_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 4};
   }
   if (r == VKDS_SUCCESS && sorts_in_place(a->template_kind) && a->count) {

@@ -25,11 +25,6 @@ struct vkds__alg_kernel {
   vkds_kernel *kernel;
 };
 
-struct vkds__alg_spare {
-  struct vkds__alg_spare *next;
-  vkds_buffer *buffer;
-};
-
 static vkds_kernel *find(vkds_context *ctx, uint64_t hash, const vkds__gen *g, bool range64) {
   for (struct vkds__alg_kernel *e = ctx->alg_kernels; e; e = e->next)
     if (e->hash == hash && e->range64 == range64 && e->sig_len == g->sig_len && memcmp(e->sig, g->sig, g->sig_len) == 0)
@@ -153,89 +148,6 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
   return VKDS_SUCCESS;
 }
 
-vkds_result vkds__alg_buffer_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out) {
-  vkds_context *ctx = res->dev->ctx;
-  pthread_mutex_lock(&ctx->alg_lock);
-  struct vkds__alg_spare **at = &ctx->alg_spares;
-  while (*at && ((*at)->buffer->dev != res->dev || (*at)->buffer->kind != kind || (*at)->buffer->size != size))
-    at = &(*at)->next;
-  struct vkds__alg_spare *s = *at;
-  if (s) { /* the node is kept for the next put: no allocation on a call's way */
-    *at = s->next;
-    ctx->alg_spare_bytes -= s->buffer->size;
-    *out = s->buffer;
-    s->buffer = NULL;
-    s->next = ctx->alg_spare_nodes;
-    ctx->alg_spare_nodes = s;
-  }
-  pthread_mutex_unlock(&ctx->alg_lock);
-  if (s) return VKDS_SUCCESS;
-  return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
-}
-
-/* The bytes of spare buffers a context keeps: eight staging rings' worth (256 MiB by
- * default: a streamed call over three host sequences on a discrete GPU keeps 192 MiB of
- * stream buffers, reused call after call). Past it the oldest spares go. Kept without a
- * bound, every size a call ever needed stayed allocated until the context went (a
- * new-user probe). */
-static uint64_t spare_budget(const vkds_context *ctx) {
-  return 8ull * ctx->staging_chunks * ctx->staging_chunk_bytes;
-}
-
-/* Destroys the oldest spares until `incoming` more bytes fit the budget (alg_lock held;
- * the buffers are destroyed after it). Returns the list of removed nodes' buffers. */
-static struct vkds__alg_spare *evict(vkds_context *ctx, uint64_t incoming) {
-  struct vkds__alg_spare *gone = NULL;
-  uint64_t budget = spare_budget(ctx);
-  while (ctx->alg_spares && ctx->alg_spare_bytes + incoming > budget) {
-    struct vkds__alg_spare **last = &ctx->alg_spares; /* the list is newest first */
-    while ((*last)->next) last = &(*last)->next;
-    struct vkds__alg_spare *s = *last;
-    *last = NULL;
-    ctx->alg_spare_bytes -= s->buffer->size;
-    s->next = gone;
-    gone = s;
-  }
-  return gone;
-}
-
-void vkds__alg_buffer_put(vkds_buffer *buf) {
-  if (!buf) return;
-  vkds_context *ctx = buf->dev->ctx;
-  if (buf->size > spare_budget(ctx)) { /* (never kept) */
-    vkds_buffer_destroy(buf);
-    return;
-  }
-  pthread_mutex_lock(&ctx->alg_lock);
-  struct vkds__alg_spare *s = ctx->alg_spare_nodes; /* a kept node: one critical section */
-  if (s) {
-    ctx->alg_spare_nodes = s->next;
-  } else {
-    pthread_mutex_unlock(&ctx->alg_lock);
-    if (!(s = vkds__alloc(ctx, sizeof *s))) { /* keep nothing rather than fail */
-      vkds_buffer_destroy(buf);
-      return;
-    }
-    pthread_mutex_lock(&ctx->alg_lock);
-  }
-  struct vkds__alg_spare *gone = evict(ctx, buf->size);
-  s->buffer = buf;
-  s->next = ctx->alg_spares;
-  ctx->alg_spares = s;
-  ctx->alg_spare_bytes += buf->size;
-  pthread_mutex_unlock(&ctx->alg_lock);
-  while (gone) {
-    struct vkds__alg_spare *next = gone->next;
-    vkds_buffer_destroy(gone->buffer);
-    pthread_mutex_lock(&ctx->alg_lock);
-    gone->buffer = NULL;
-    gone->next = ctx->alg_spare_nodes; /* (the node kept for a later put) */
-    ctx->alg_spare_nodes = gone;
-    pthread_mutex_unlock(&ctx->alg_lock);
-    gone = next;
-  }
-}
-
 void vkds__algorithm_state_free(vkds_context *ctx) {
   for (struct vkds__alg_kernel *e = ctx->alg_kernels, *next; e; e = next) {
     next = e->next;
@@ -244,17 +156,7 @@ void vkds__algorithm_state_free(vkds_context *ctx) {
     vkds__free(ctx, e);
   }
   ctx->alg_kernels = NULL;
-  for (struct vkds__alg_spare *s = ctx->alg_spares, *next; s; s = next) {
-    next = s->next;
-    vkds_buffer_destroy(s->buffer);
-    vkds__free(ctx, s);
-  }
-  ctx->alg_spares = NULL;
-  for (struct vkds__alg_spare *s = ctx->alg_spare_nodes, *next; s; s = next) {
-    next = s->next;
-    vkds__free(ctx, s);
-  }
-  ctx->alg_spare_nodes = NULL;
+  vkds__spares_free(ctx);
   vkds__free(ctx, ctx->alg_spare_call);
   ctx->alg_spare_call = NULL;
 }

@@ -178,9 +178,9 @@ vkds_result vkds__stream_run(vkds__call *c, vkds_selection *sel, const vkds_task
   vkds_memory_kind kind = stream_memory(c->res->dev, &c->stream_copy);
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k)
     for (uint32_t s = 0; s < VKDS__STREAM_SLOTS && c->gen.leaves[k].streamed; ++s) {
-      VKDS_CHECK(vkds__alg_buffer_get(c->res, kind, c->stream_bytes, &c->stage[k][s]));
+      VKDS_CHECK(vkds__spare_get(c->res, kind, c->stream_bytes, &c->stage[k][s]));
       if (c->stream_copy)
-        VKDS_CHECK(vkds__alg_buffer_get(c->res, VKDS_MEMORY_DEVICE, c->stream_bytes, &c->device_stage[k][s]));
+        VKDS_CHECK(vkds__spare_get(c->res, VKDS_MEMORY_DEVICE, c->stream_bytes, &c->device_stage[k][s]));
     }
   uint64_t base[VKDS__GEN_MAX_PARAMS];
   memcpy(base, c->gen.args.p, sizeof base);
@@ -234,8 +234,8 @@ void vkds__stream_free(vkds__call *c) {
   if (!c->streaming) return; /* (only vkds__stream_run takes stage buffers) */
   for (uint32_t k = 0; k < VKDS__GEN_MAX_LEAVES; ++k)
     for (uint32_t s = 0; s < VKDS__STREAM_SLOTS; ++s) {
-      vkds__alg_buffer_put(c->stage[k][s]);
-      vkds__alg_buffer_put(c->device_stage[k][s]);
+      vkds__spare_put(c->stage[k][s]);
+      vkds__spare_put(c->device_stage[k][s]);
       c->stage[k][s] = c->device_stage[k][s] = NULL;
     }
 }

@@ -110,6 +110,10 @@ struct vkds_submission {
   void *wait_object;
   uint64_t data;
   vkds_submission *next_free;
+  /* set by its release, cleared when it is handed out again: a second release of a
+   * submission still free is refused (it pushed the submission on the free list twice
+   * and released its selection twice: later calls used freed memory; a probe) */
+  atomic_bool released;
   /* A finishing step (vkds__submission_set_finish), run once under finish_lock by the
    * first wait or poll that sees the work done, or by the release; its result is what
    * every later wait and poll returns. */
@@ -443,6 +447,12 @@ static vkds_result run_finish(vkds_submission *s, bool done) {
 
 void vkds_submission_release(vkds_submission *s) {
   if (!s) return;
+  if (atomic_exchange(&s->released, true)) {
+    vkds__log(s->backend->context, VKDS_LOG_ERROR,
+              "vkds_submission_release: this submission was released already (ignored; a submission is released "
+              "once)");
+    return;
+  }
   backend_internal *in = internal_of(s->backend);
   if (s->has_finish) { /* nothing is lost: the work is waited for and finished */
     vkds_result r = s->backend->ops->wait(s->backend, s, vkds__destroy_timeout(s->backend->context));
@@ -455,7 +465,14 @@ void vkds_submission_release(vkds_submission *s) {
       vkds__abandon(s->finish_user);
       s->finish = NULL;
     } else {
-      run_finish(s, r == VKDS_SUCCESS);
+      vkds_result done = run_finish(s, r == VKDS_SUCCESS);
+      if (r == VKDS_SUCCESS) r = done;
+      /* no caller to return it to (a probe: a sort whose deferred submit found no host
+       * memory for its slot at this release left only "slot" in the log) */
+      if (r != VKDS_SUCCESS)
+        vkds__log(s->backend->context, VKDS_LOG_ERROR,
+                  "vkds_submission_release: the released call failed (%s), and its outputs were not written",
+                  vkds_last_error_message());
     }
   }
   vkds_selection_release(s->selection);

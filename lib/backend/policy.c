@@ -209,8 +209,8 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
    * each making a backend, one leaked (a concurrency probe) */
   bool unclaimed = false;
   if (!atomic_compare_exchange_strong(&in->init_claimed, &unclaimed, true))
-    return vkds__fail(res->context, VKDS_ERROR_ALREADY_INITIALIZED, VK_SUCCESS,
-                      "policy '%s' is already initialized (or being initialized by another thread)", p->ops->name);
+    return vkds__fail_info(res->context, VKDS_ERROR_ALREADY_INITIALIZED,
+                           "policy '%s' is already initialized (or being initialized by another thread)", p->ops->name);
   in->info.resources = *res;
   vkds_result made = make_backend(p, res);
   if (made != VKDS_SUCCESS) {

@@ -309,12 +309,15 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
 
 /* pipeline_cache_dir made where it is missing (with its parents); a path that cannot be
  * a folder is said once and caching stays in memory (a warning each time a file could
- * not be saved, with no reason given, was all a user saw: found by a new-user probe). */
+ * not be saved, with no reason given, was all a user saw: found by a new-user probe).
+ * So is one too long for its files' names to fit vkds's path buffers (1,024 bytes with
+ * the longest name): such names were cut short, and the files landed beside the folder,
+ * under the folder's own name cut short (a probe, with a 1,125-byte folder). */
 static void make_cache_dir(vkds_context *ctx) {
   char *path = ctx->pipeline_cache_dir;
   struct stat st;
-  int err = 0;
-  for (char *p = path + 1;; ++p) {
+  int err = strlen(path) > VKDS__CACHE_DIR_MAX ? ENAMETOOLONG : 0;
+  for (char *p = path + 1; !err; ++p) {
     if (*p != '/' && *p != '\0') continue;
     char c = *p;
     *p = '\0';
@@ -353,7 +356,9 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->log_user = info->log_user;
   ctx->log_level = info->log_level ? info->log_level : VKDS_LOG_WARN;
   pthread_mutex_init(&ctx->glsl_lock, NULL);
+  pthread_mutex_init(&ctx->glsl_compile_lock, NULL);
   pthread_mutex_init(&ctx->alg_lock, NULL);
+  pthread_mutex_init(&ctx->spare_lock, NULL);
   pthread_mutex_init(&ctx->kernels_lock, NULL);
   ctx->device_memory_limit = info->device_memory_limit;
   ctx->destroy_timeout_ns = info->destroy_timeout_ns ? info->destroy_timeout_ns : 10000000000ull;
@@ -461,6 +466,7 @@ void vkds_context_destroy(vkds_context *ctx) {
               "first; they are destroyed now, and their handles may not be used, nor destroyed, afterwards",
               kernels, first);
   pthread_mutex_destroy(&ctx->alg_lock);
+  pthread_mutex_destroy(&ctx->spare_lock);
   for (uint32_t d = 0; d < ctx->device_count; ++d) {
     vkds__device *dev = &ctx->devices[d];
     if (dev->device) {
@@ -478,6 +484,7 @@ void vkds_context_destroy(vkds_context *ctx) {
   vkds__loader_close(ctx->loader);
   vkds__glsl_cache_free(ctx);
   pthread_mutex_destroy(&ctx->glsl_lock);
+  pthread_mutex_destroy(&ctx->glsl_compile_lock);
   vkds__host_copy_destroy(ctx);
   vkds__free(ctx, ctx->pipeline_cache_dir);
   vkds__free(ctx, ctx->resources);

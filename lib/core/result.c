@@ -25,7 +25,11 @@ static _Thread_local uint64_t failures;
 /* while set, failures are recorded but not logged (vkds__hold_failure_logs) */
 static _Thread_local bool hold_logs;
 
-void vkds__hold_failure_logs(bool hold) { hold_logs = hold; }
+bool vkds__hold_failure_logs(bool hold) {
+  bool before = hold_logs;
+  hold_logs = hold;
+  return before;
+}
 
 uint64_t vkds__failures(void) { return failures; }
 
@@ -54,12 +58,13 @@ void vkds__log(const vkds_context *ctx, vkds_log_level level, const char *fmt, .
   int n = vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
   /* a longer message (a generated kernel's source under VKDS_DUMP_ALGORITHMS) whole, from
-   * the heap; where that fails, the first 1,023 bytes */
-  char *whole = n >= (int)sizeof text ? malloc((size_t)n + 1) : NULL;
+   * the heap (the context's allocator, as every host allocation); where that fails, the
+   * first 1,023 bytes */
+  char *whole = n >= (int)sizeof text ? vkds__alloc(ctx, (size_t)n + 1) : NULL;
   if (whole) vsnprintf(whole, (size_t)n + 1, fmt, again);
   va_end(again);
   emit(ctx, level, whole ? whole : text);
-  free(whole);
+  vkds__free(ctx, whole);
 }
 
 static vkds_result record(const vkds_context *ctx, vkds_log_level level, vkds_result result, VkResult vk,
@@ -79,6 +84,14 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
   va_list ap;
   va_start(ap, fmt);
   record(ctx, VKDS_LOG_ERROR, result, vk, fmt, ap);
+  va_end(ap);
+  return result;
+}
+
+vkds_result vkds__fail_info(const vkds_context *ctx, vkds_result result, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(ctx, VKDS_LOG_INFO, result, VK_SUCCESS, fmt, ap);
   va_end(ap);
   return result;
 }

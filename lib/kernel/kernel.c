@@ -137,6 +137,20 @@ static char *glsl_key(const vkds_context *ctx, const vkds_glsl_info *info, uint3
 
 /* The SPIR-V for `info` (plus `extra`, a define, when not NULL), from the context's
  * cache or compiled into it. Entries live until the context goes, so no copy. */
+/* The cache's entry for (hash, key), counted as a hit; NULL when there is none. */
+static struct vkds__glsl_entry *glsl_lookup(vkds_context *ctx, uint64_t hash, const char *key) {
+  pthread_mutex_lock(&ctx->glsl_lock);
+  struct vkds__glsl_entry *e = ctx->glsl_cache;
+  while (e && (e->hash != hash || strcmp(e->key, key) != 0)) e = e->next;
+  if (e) ++ctx->glsl_hits;
+  pthread_mutex_unlock(&ctx->glsl_lock);
+  return e;
+}
+
+static vkds_result glsl_compile_and_keep(vkds_context *ctx, const vkds_glsl_info *info, const char **defines,
+                                         uint32_t nd, uint32_t api_version, uint64_t hash, char *key,
+                                         const struct vkds__glsl_entry **out);
+
 static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, const char *extra,
                                const struct vkds__glsl_entry **out) {
   const char *defines[66];
@@ -153,18 +167,34 @@ static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, co
   char *key = glsl_key(ctx, &keyed, api_version);
   if (!key) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "GLSL cache key");
   uint64_t hash = vkds__hash(key, strlen(key));
-  pthread_mutex_lock(&ctx->glsl_lock);
-  struct vkds__glsl_entry *e = ctx->glsl_cache;
-  while (e && (e->hash != hash || strcmp(e->key, key) != 0)) e = e->next;
-  if (e) ++ctx->glsl_hits;
-  pthread_mutex_unlock(&ctx->glsl_lock);
+  struct vkds__glsl_entry *e = glsl_lookup(ctx, hash, key);
   if (e) {
     vkds__free(ctx, key);
     *out = e;
     return VKDS_SUCCESS;
   }
-  /* compile outside the cache lock (glslang itself is serialized in lib/kernel/glsl.c); two
-   * threads compiling the same source at once both compile, and both entries serve */
+  /* A miss compiles under the context's compile lock, outside the cache lock: threads
+   * asking for the same source at once wait for the first one's result and compile
+   * nothing (each compiled it, and each copy stayed cached until the context went: a
+   * probe, 8 compiles for 8 threads). glslang is serialized in lib/kernel/glsl.c
+   * anyway, so the lock costs no parallelism. */
+  pthread_mutex_lock(&ctx->glsl_compile_lock);
+  if ((e = glsl_lookup(ctx, hash, key))) {
+    pthread_mutex_unlock(&ctx->glsl_compile_lock);
+    vkds__free(ctx, key);
+    *out = e;
+    return VKDS_SUCCESS;
+  }
+  vkds_result r = glsl_compile_and_keep(ctx, info, defines, nd, api_version, hash, key, out);
+  pthread_mutex_unlock(&ctx->glsl_compile_lock);
+  return r;
+}
+
+/* The rest of glsl_module's miss, under the compile lock: the source compiled (or loaded
+ * from pipeline_cache_dir) and put in the cache, which takes `key`. */
+static vkds_result glsl_compile_and_keep(vkds_context *ctx, const vkds_glsl_info *info, const char **defines,
+                                         uint32_t nd, uint32_t api_version, uint64_t hash, char *key,
+                                         const struct vkds__glsl_entry **out) {
   struct vkds__glsl_entry *fresh = vkds__alloc(ctx, sizeof *fresh);
   if (!fresh) {
     vkds__free(ctx, key);

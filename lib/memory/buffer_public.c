@@ -24,6 +24,22 @@ static vkds_result host_alloc(vkds__device *dev, vkds_buffer *b) {
   return VKDS_SUCCESS;
 }
 
+/* Device memory for b. Out of it, what vkds keeps idle on the device (buffers kept for
+ * later calls, empty blocks) is given back and the allocation tried once more; the first
+ * failure is logged only when nothing could be given back. Under device_memory_limit
+ * the kept ones made every later allocation fail, the application's too, until the
+ * context went (a probe). */
+static vkds_result alloc_device_memory(vkds__device *dev, vkds_buffer *b, uint32_t flags) {
+  bool held = vkds__hold_failure_logs(true);
+  vkds_result r = vkds__allocator_alloc(dev, b, flags);
+  vkds__hold_failure_logs(held);
+  if (r != VKDS_ERROR_OUT_OF_DEVICE_MEMORY) return held ? r : vkds__log_unlogged(dev->ctx, r);
+  bool gave_back = vkds__spares_drop(dev);
+  gave_back |= vkds__allocator_trim(dev);
+  if (!gave_back) return held ? r : vkds__log_unlogged(dev->ctx, r);
+  return vkds__allocator_alloc(dev, b, flags);
+}
+
 vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info, vkds_buffer **out) {
   if (out) *out = NULL;
   if (!res || !info || !out)
@@ -52,7 +68,7 @@ vkds_result vkds_buffer_create(vkds_resource *res, const vkds_buffer_info *info,
   vkds_buffer *b = vkds__alloc(dev->ctx, sizeof *b);
   if (!b) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "buffer");
   *b = (vkds_buffer){.dev = dev, .kind = info->memory, .size = info->size};
-  vkds_result r = b->kind == VKDS_MEMORY_HOST ? host_alloc(dev, b) : vkds__allocator_alloc(dev, b, info->flags);
+  vkds_result r = b->kind == VKDS_MEMORY_HOST ? host_alloc(dev, b) : alloc_device_memory(dev, b, info->flags);
   if (r != VKDS_SUCCESS) {
     vkds__free(dev->ctx, b);
     return r;

@@ -13,6 +13,8 @@
  * how the fallback is tested on lavapipe (one heap, one type). */
 #include "internal.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 
 #define DEFAULT_BLOCK_BYTES (64ull << 20)
@@ -367,15 +369,46 @@ vkds_result vkds__allocator_alloc(vkds__device *dev, vkds_buffer *buf, uint32_t 
     return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, vr,
                       "vkds_buffer_create: out of host memory for %llu bytes on '%s'", (unsigned long long)buf->size,
                       dev->facts.props.properties.deviceName);
-  if (vr == VK_ERROR_OUT_OF_DEVICE_MEMORY)
-    return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_DEVICE_MEMORY, vr,
-                      "vkds_buffer_create: no memory for %llu bytes on '%s'%s", (unsigned long long)buf->size,
+  if (vr == VK_ERROR_OUT_OF_DEVICE_MEMORY) {
+    /* the context's own cap, when it is what stopped it (no Vulkan call failed then) */
+    char why[160] = "";
+    pthread_mutex_lock(&a->lock);
+    uint64_t in_use = a->stats.device_local_bytes;
+    pthread_mutex_unlock(&a->lock);
+    bool capped = a->limit && in_use + buf->size > a->limit;
+    if (capped)
+      snprintf(why, sizeof why, "; device_memory_limit is %llu bytes and %llu are allocated",
+               (unsigned long long)a->limit, (unsigned long long)in_use);
+    return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_DEVICE_MEMORY, capped ? VK_SUCCESS : vr,
+                      "vkds_buffer_create: no memory for %llu bytes on '%s'%s%s", (unsigned long long)buf->size,
                       dev->facts.props.properties.deviceName,
-                      (flags & VKDS_BUFFER_NO_FALLBACK) ? " (fallback disabled)" : " (every memory type tried)");
+                      (flags & VKDS_BUFFER_NO_FALLBACK) ? " (fallback disabled)" : " (every memory type tried)", why);
+  }
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "allocating buffer memory");
   buf->flags = m->memoryTypes[buf->type_index].propertyFlags;
   buf->coherent = buf->flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   return VKDS_SUCCESS;
+}
+
+bool vkds__allocator_trim(vkds__device *dev) {
+  vkds__allocator *a = dev->allocator;
+  bool freed = false;
+  pthread_mutex_lock(&a->lock);
+  for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; ++t)
+    for (vkds__block **p = &a->blocks[t]; *p;) {
+      vkds__block *b = *p;
+      if (b->live) {
+        p = &b->next;
+        continue;
+      }
+      *p = b->next;
+      --a->stats.blocks;
+      unmake_memory(dev, b->type_index, b->size);
+      block_free(dev, b);
+      freed = true;
+    }
+  pthread_mutex_unlock(&a->lock);
+  return freed;
 }
 
 void vkds__allocator_free(vkds__device *dev, vkds_buffer *buf) {

@@ -1,0 +1,141 @@
+/* lib/memory/spares.c: buffers vkds made for a call and keeps for the next one (a call's
+ * scratch, its result word, streamed calls' staging buffers), by device, kind and size.
+ *
+ * Kept within a budget (spare_budget), oldest out first; and all of a device's are
+ * given back when that device runs out of memory (vkds_buffer_create drops them and
+ * tries once more): under device_memory_limit, kept spares made every later
+ * allocation fail, the application's own included, until the context went (a probe:
+ * a 32 MiB streamed transform under an 80 MiB limit, then no 32 MiB buffer). */
+#include "internal.h"
+
+struct vkds__spare {
+  struct vkds__spare *next;
+  vkds_buffer *buffer;
+};
+
+vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out) {
+  vkds_context *ctx = res->dev->ctx;
+  pthread_mutex_lock(&ctx->spare_lock);
+  struct vkds__spare **at = &ctx->spares;
+  while (*at && ((*at)->buffer->dev != res->dev || (*at)->buffer->kind != kind || (*at)->buffer->size != size))
+    at = &(*at)->next;
+  struct vkds__spare *s = *at;
+  if (s) { /* the node is kept for the next put: no allocation on a call's way */
+    *at = s->next;
+    ctx->spare_bytes -= s->buffer->size;
+    *out = s->buffer;
+    s->buffer = NULL;
+    s->next = ctx->spare_nodes;
+    ctx->spare_nodes = s;
+  }
+  pthread_mutex_unlock(&ctx->spare_lock);
+  if (s) return VKDS_SUCCESS;
+  return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
+}
+
+/* The bytes of spare buffers a context keeps: eight staging rings' worth (256 MiB by
+ * default: a streamed call over three host sequences on a discrete GPU keeps 192 MiB of
+ * stream buffers, reused call after call). Past it the oldest spares go. Kept without a
+ * bound, every size a call ever needed stayed allocated until the context went (a
+ * new-user probe). */
+static uint64_t spare_budget(const vkds_context *ctx) {
+  return 8ull * ctx->staging_chunks * ctx->staging_chunk_bytes;
+}
+
+/* Takes spares out of the list (spare_lock held; their buffers are destroyed after it,
+ * by destroy_taken): the oldest until `incoming` more bytes fit the budget, or, with a
+ * device, every one on it. */
+static struct vkds__spare *take_out(vkds_context *ctx, uint64_t incoming, const vkds__device *dev) {
+  struct vkds__spare *gone = NULL;
+  if (dev) {
+    for (struct vkds__spare **at = &ctx->spares; *at;) {
+      struct vkds__spare *s = *at;
+      if (s->buffer->dev != dev) {
+        at = &s->next;
+        continue;
+      }
+      *at = s->next;
+      ctx->spare_bytes -= s->buffer->size;
+      s->next = gone;
+      gone = s;
+    }
+    return gone;
+  }
+  uint64_t budget = spare_budget(ctx);
+  while (ctx->spares && ctx->spare_bytes + incoming > budget) {
+    struct vkds__spare **last = &ctx->spares; /* the list is newest first */
+    while ((*last)->next) last = &(*last)->next;
+    struct vkds__spare *s = *last;
+    *last = NULL;
+    ctx->spare_bytes -= s->buffer->size;
+    s->next = gone;
+    gone = s;
+  }
+  return gone;
+}
+
+/* Destroys the buffers of nodes take_out removed; the nodes are kept for later puts. */
+static void destroy_taken(vkds_context *ctx, struct vkds__spare *gone) {
+  while (gone) {
+    struct vkds__spare *next = gone->next;
+    vkds_buffer_destroy(gone->buffer);
+    pthread_mutex_lock(&ctx->spare_lock);
+    gone->buffer = NULL;
+    gone->next = ctx->spare_nodes;
+    ctx->spare_nodes = gone;
+    pthread_mutex_unlock(&ctx->spare_lock);
+    gone = next;
+  }
+}
+
+void vkds__spare_put(vkds_buffer *buf) {
+  if (!buf) return;
+  vkds_context *ctx = buf->dev->ctx;
+  if (buf->size > spare_budget(ctx)) { /* (never kept) */
+    vkds_buffer_destroy(buf);
+    return;
+  }
+  pthread_mutex_lock(&ctx->spare_lock);
+  struct vkds__spare *s = ctx->spare_nodes; /* a kept node: one critical section */
+  if (s) {
+    ctx->spare_nodes = s->next;
+  } else {
+    pthread_mutex_unlock(&ctx->spare_lock);
+    if (!(s = vkds__alloc(ctx, sizeof *s))) { /* keep nothing rather than fail */
+      vkds_buffer_destroy(buf);
+      return;
+    }
+    pthread_mutex_lock(&ctx->spare_lock);
+  }
+  struct vkds__spare *gone = take_out(ctx, buf->size, NULL);
+  s->buffer = buf;
+  s->next = ctx->spares;
+  ctx->spares = s;
+  ctx->spare_bytes += buf->size;
+  pthread_mutex_unlock(&ctx->spare_lock);
+  destroy_taken(ctx, gone);
+}
+
+bool vkds__spares_drop(vkds__device *dev) {
+  vkds_context *ctx = dev->ctx;
+  pthread_mutex_lock(&ctx->spare_lock);
+  struct vkds__spare *gone = take_out(ctx, 0, dev);
+  pthread_mutex_unlock(&ctx->spare_lock);
+  destroy_taken(ctx, gone);
+  return gone != NULL;
+}
+
+void vkds__spares_free(vkds_context *ctx) {
+  for (struct vkds__spare *s = ctx->spares, *next; s; s = next) {
+    next = s->next;
+    vkds_buffer_destroy(s->buffer);
+    vkds__free(ctx, s);
+  }
+  ctx->spares = NULL;
+  ctx->spare_bytes = 0;
+  for (struct vkds__spare *s = ctx->spare_nodes, *next; s; s = next) {
+    next = s->next;
+    vkds__free(ctx, s);
+  }
+  ctx->spare_nodes = NULL;
+}
