@@ -104,7 +104,9 @@ typedef struct vkds_glsl_info {
 
 /* A kernel from GLSL, compiled with glslang at run time; the SPIR-V is cached in the
  * context by a hash of the source and options, so a second identical call compiles
- * nothing, and with pipeline_cache_dir also on disk, so a new process compiles nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers.
+ * nothing (also one made by another thread at the same time: it waits for the first's
+ * compile), and with pipeline_cache_dir also on disk, so a new process compiles
+ * nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers.
  * glslang runs on a thread of vkds's own (256 MiB of stack, reserved: its recursion is as
  * deep as the source's expressions), and a source longer than 256 KiB after
  * preprocessing is VKDS_ERROR_LIMIT_EXCEEDED. The source is code: vkds does not bound
@@ -149,9 +151,9 @@ typedef struct vkds_launch_info {
  * Errors (nothing is submitted): VKDS_ERROR_INVALID_ARGUMENT (zero-size launch, NULL
  * args with arguments, a NULL buffer), VKDS_ERROR_ND_RANGE, VKDS_ERROR_WRONG_CONTEXT
  * (kernel, policy or a buffer of another context), VKDS_ERROR_WRONG_DEVICE (a buffer of
- * another device than the selected one), VKDS_ERROR_LIMIT_EXCEEDED (the device's limits; or more work groups than 65,536
- * dispatches of the device's largest hold, about 2^38 work-items of 64), and the
- * policy's errors. */
+ * another device than the selected one), VKDS_ERROR_LIMIT_EXCEEDED (the device's
+ * limits; or more work groups than 65,536 dispatches of the device's largest hold,
+ * about 2^38 work-items of 64), and the policy's errors. */
 VKDS_API vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_launch_info *li, vkds_submission **out);
 
 /* Records the kernel into the application's own command buffer (begun, on a queue of

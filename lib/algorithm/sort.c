@@ -200,7 +200,7 @@ vkds_result vkds__sort_choose(vkds__call *c) {
   vkds_type key = c->a.inputs[0]->type;
   c->path = path_for(c->res, c->a.count);
   bool big = big_tiles(dev, key, c->a.count, c->path == VKDS_SCAN_PATH_SINGLE);
-  uint32_t size;
+  uint32_t size = 0; /* (set by word_counters on success) */
   VKDS_CHECK(word_counters(c, big, &size));
   bool words = size != 0;
   uint32_t subgroups = words ? 256 / size : max_subgroups(dev);
