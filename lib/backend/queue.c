@@ -103,18 +103,8 @@ static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
   return VKDS_SUCCESS;
 }
 
-/* ---- the queue's leading barrier ----
- *
- * Every algorithm recording used to begin with a barrier that orders it after the writes
- * of whatever ran before it on the queue, and ends with one that orders its own writes
- * before whatever comes next (and the host). When the command buffer before it ends in
- * such a full barrier, the leading one orders nothing more, and costs 1.3 us of a 20 us
- * round trip on the H100 (bench/RESULTS.md). So a task may leave its leading barrier to
- * the queue (vkds__slot.needs_lead): submit_batch, which knows what went to the queue
- * just before, in order, puts this barrier-only command buffer before it in the same
- * VkSubmitInfo when that did not end in a full barrier: another kind of vkds task, a
- * staging copy, the first submission, or anything after vkds_resource_unlock_queue (the
- * application's own submissions). Barriers order across submissions to one queue. */
+/* ---- vkds's barriers (recorded by algorithms, launches and the queue's lead) ---- */
+
 void vkds__cmd_barrier(const vkds__device *dev, VkCommandBuffer cmd, VkPipelineStageFlags src,
                        VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access) {
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
@@ -135,6 +125,18 @@ void vkds__cmd_full_barrier(const vkds__device *dev, VkCommandBuffer cmd) {
                     WORK_ACCESS | VK_ACCESS_HOST_READ_BIT);
 }
 
+/* ---- the queue's leading barrier ----
+ *
+ * An algorithm call's or a launch's recording would begin with a barrier that orders it
+ * after the writes of whatever ran before it on the queue, and ends with one that orders
+ * its own writes before whatever comes next (and the host). When the command buffer before it ends in
+ * such a full barrier, the leading one orders nothing more, and costs 1.3 us of a 20 us
+ * round trip on the H100 (bench/RESULTS.md). So a task may leave its leading barrier to
+ * the queue (vkds__slot.needs_lead): submit_batch, which knows what went to the queue
+ * just before, in order, puts this barrier-only command buffer before it in the same
+ * VkSubmitInfo when that did not end in a full barrier: another kind of vkds task, a
+ * staging copy, the first submission, or anything after vkds_resource_unlock_queue (the
+ * application's own submissions). Barriers order across submissions to one queue. */
 static bool make_lead(vkds_resource *r) {
   vkds__device *dev = r->dev;
   VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = r->family};
