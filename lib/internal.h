@@ -63,6 +63,14 @@ const char *vkds__last_reason(vkds_result result);
  * unlogged for vkds__log_unlogged): for a caller that rewrites an inner failure's
  * message before the user sees it (an algorithm's snippet that does not compile). */
 bool vkds__hold_failure_logs(bool hold); /* (returns the state before) */
+/* The public call the thread is in (an algorithm, an upload), so that what fails on its
+ * way (a buffer of vkds's own that found no memory) is named by the call the user made,
+ * not by vkds_buffer_create (a probe). begin returns what to give end; an inner begin
+ * keeps the outer name. vkds__caller: that call's name, else `own`. */
+const char *vkds__call_begin(const char *name);
+void vkds__call_end(const char *before);
+const char *vkds__caller(const char *own);
+bool vkds__in_call(void);
 
 /* Maps a failed VkResult to a vkds_result, records it, and returns it. */
 vkds_result vkds__vk_fail(const vkds_context *ctx, VkResult vk, const char *what);

@@ -764,11 +764,16 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
 vkds_result vkds__alg_run(vkds_policy *p, const vkds__alg *a) {
   vkds_submission *sub;
   call *c;
-  VKDS_CHECK(start(p, a, &sub, &c));
-  vkds_result r = vkds_submission_wait(sub);
-  vkds_submission_release(sub);
-  vkds_result f = finish(c, r == VKDS_SUCCESS);
-  return r != VKDS_SUCCESS ? r : f;
+  const char *outer = vkds__call_begin(a->name);
+  vkds_result r = start(p, a, &sub, &c);
+  if (r == VKDS_SUCCESS) {
+    r = vkds_submission_wait(sub);
+    vkds_submission_release(sub);
+    vkds_result f = finish(c, r == VKDS_SUCCESS);
+    if (r == VKDS_SUCCESS) r = f;
+  }
+  vkds__call_end(outer);
+  return r;
 }
 
 vkds_result vkds__alg_run_async(vkds_policy *p, const vkds__alg *a, vkds_submission **sub) {
@@ -777,9 +782,11 @@ vkds_result vkds__alg_run_async(vkds_policy *p, const vkds__alg *a, vkds_submiss
                       "%s: the submission pointer is NULL", a->name);
   *sub = NULL;
   call *c;
-  VKDS_CHECK(start(p, a, sub, &c));
-  vkds__submission_set_finish(*sub, finish, c);
-  return VKDS_SUCCESS;
+  const char *outer = vkds__call_begin(a->name);
+  vkds_result r = start(p, a, sub, &c);
+  if (r == VKDS_SUCCESS) vkds__submission_set_finish(*sub, finish, c);
+  vkds__call_end(outer);
+  return r;
 }
 
 /* A view's device address, checked to be on `res`'s device and to hold `bytes`. */

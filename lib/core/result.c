@@ -33,6 +33,18 @@ bool vkds__hold_failure_logs(bool hold) {
 
 uint64_t vkds__failures(void) { return failures; }
 
+/* the public call the thread is in, for the messages of what it does on the way */
+static _Thread_local const char *calling;
+
+const char *vkds__call_begin(const char *name) {
+  const char *before = calling;
+  if (!before) calling = name; /* the outermost call names it */
+  return before;
+}
+void vkds__call_end(const char *before) { calling = before; }
+const char *vkds__caller(const char *own) { return calling ? calling : own; }
+bool vkds__in_call(void) { return calling != NULL; }
+
 const char *vkds__last_reason(vkds_result result) {
   const char *name = vkds_result_str(result);
   size_t n = strlen(name);

@@ -365,10 +365,11 @@ vkds_result vkds__allocator_alloc(vkds__device *dev, vkds_buffer *buf, uint32_t 
   }
   pthread_mutex_unlock(&a->lock);
   /* host memory (vkds's bookkeeping, or the driver's) ran out last: that is the error */
+  /* (inside another call, this buffer is one of vkds's own for it: named by that call) */
+  const char *who = vkds__caller("vkds_buffer_create"), *own = vkds__in_call() ? " (a buffer of vkds's own)" : "";
   if (vr == VK_ERROR_OUT_OF_HOST_MEMORY)
-    return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, vr,
-                      "vkds_buffer_create: out of host memory for %llu bytes on '%s'", (unsigned long long)buf->size,
-                      dev->facts.props.properties.deviceName);
+    return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, vr, "%s: out of host memory for %llu bytes%s on '%s'", who,
+                      (unsigned long long)buf->size, own, dev->facts.props.properties.deviceName);
   if (vr == VK_ERROR_OUT_OF_DEVICE_MEMORY) {
     /* the context's own cap, when it is what stopped it (no Vulkan call failed then) */
     char why[160] = "";
@@ -380,7 +381,7 @@ vkds_result vkds__allocator_alloc(vkds__device *dev, vkds_buffer *buf, uint32_t 
       snprintf(why, sizeof why, "; device_memory_limit is %llu bytes and %llu are allocated",
                (unsigned long long)a->limit, (unsigned long long)in_use);
     return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_DEVICE_MEMORY, capped ? VK_SUCCESS : vr,
-                      "vkds_buffer_create: no memory for %llu bytes on '%s'%s%s", (unsigned long long)buf->size,
+                      "%s: no memory for %llu bytes%s on '%s'%s%s", who, (unsigned long long)buf->size, own,
                       dev->facts.props.properties.deviceName,
                       (flags & VKDS_BUFFER_NO_FALLBACK) ? " (fallback disabled)" : " (every memory type tried)", why);
   }

@@ -367,11 +367,13 @@ vkds_result vkds_upload(vkds_resource *res, vkds_view dst, const void *src, uint
   uint64_t at;
   if (vkds__import_find(dev, src, bytes, &imported, &at)) /* the GPU reads the host memory itself */
     return copy_and_wait(res, imported, at, b, dst.offset, bytes, false);
+  const char *outer = vkds__call_begin("vkds_upload"); /* (names its ring's allocation) */
   pthread_mutex_lock(&dev->staging_lock);
   vkds__staging *st;
   vkds_result r = staging_get(dev, &st);
   if (r == VKDS_SUCCESS) r = upload_staged(res, st, &dst, src, bytes);
   pthread_mutex_unlock(&dev->staging_lock);
+  vkds__call_end(outer);
   return r;
 }
 
@@ -389,10 +391,12 @@ vkds_result vkds_download(vkds_resource *res, void *dst, vkds_view src, uint64_t
   uint64_t at;
   if (vkds__import_find(dev, dst, bytes, &imported, &at))
     return copy_and_wait(res, b, src.offset, imported, at, bytes, true);
+  const char *outer = vkds__call_begin("vkds_download"); /* (names its ring's allocation) */
   pthread_mutex_lock(&dev->staging_lock);
   vkds__staging *st;
   vkds_result r = staging_get(dev, &st);
   if (r == VKDS_SUCCESS) r = download_staged(res, st, dst, &src, bytes);
   pthread_mutex_unlock(&dev->staging_lock);
+  vkds__call_end(outer);
   return r;
 }
