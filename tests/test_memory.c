@@ -195,6 +195,18 @@ START_TEST(idle_buffers_give_way_when_memory_runs_out) {
     vkds_buffer *big = make(res, 24 * MiB, VKDS_MEMORY_DEVICE, 0); /* fits once they are given back */
     vkds_buffer_destroy(big);
   }
+  /* a call that finds no memory for a buffer of its own says so in its own name, and
+   * names the cap that stopped it */
+  enum { KEYS = 4 << 20 };
+  uint32_t *keys = malloc(KEYS * sizeof *keys);
+  ck_assert_ptr_nonnull(keys);
+  for (uint32_t i = 0; i < KEYS; ++i) keys[i] = KEYS - i;
+  vkds_seq ks = vkds_seq_host(keys, KEYS, VKDS_U32);
+  ck_assert_int_eq(vkds_sort(pol, &ks, VKDS_SORT_ASCENDING), VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
+  ck_assert_msg(strncmp(vkds_last_error_message(), "out of device memory: vkds_sort: ", 33) == 0 &&
+                    strstr(vkds_last_error_message(), "device_memory_limit"), "%s", vkds_last_error_message());
+  ck_assert_uint_eq(keys[0], KEYS); /* nothing written */
+  free(keys);
   free(in);
   free(out);
   vkds_policy_release(pol);
