@@ -298,6 +298,93 @@ START_TEST(earliest_finish_looks_past_a_slow_warm_up) {
 }
 END_TEST
 
+/* ---- policies of the application's own (probes of the ops tables) ---- */
+
+/* A table derived from a built-in one with state of its own would put its fields on the
+ * parent's private state (earliest finish's init and select wrote past a 48-byte
+ * policy): refused, naming the way (the parent's size, own state behind info.user). */
+typedef struct derived_policy {
+  vkds_policy base;
+  int mine;
+} derived_policy;
+
+START_TEST(a_policy_derived_from_a_built_in_keeps_its_size) {
+  fake_setup();
+  vkds_policy_ops ops = {.version = VKDS_POLICY_OPS_VERSION, .name = "derived",
+                         .parent = &vkds_policy_earliest_finish_ops, .policy_size = sizeof(derived_policy)};
+  vkds_policy *p = (vkds_policy *)1;
+  vkds_policy_info info = {.ops = &ops, .resources = {.kind = &fake_kind, .resource_count = N, .resources = res_ptr,
+                                                     .backend_ops = &fake_backend_ops}};
+  ck_assert_int_eq(vkds_policy_create(&info, &p), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(p);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "vkds_policy_info.user"));
+  ops.policy_size = 0; /* the parent's: works, all of earliest finish inherited */
+  p = fake_policy((vkds_policy_info){.ops = &ops});
+  for (int i = 0; i < 3 * N; ++i) ck_assert_int_ge(run_one(p, 0, 0), 4);
+  vkds_policy_release(p);
+}
+END_TEST
+
+/* A select that counts its own picks (select_counts_in_flight) gets the completions that
+ * count them out, and the capacity through vkds_policy_count_in_flight (a probe: counts
+ * that only grew; 3 in flight at capacity 1). */
+static vkds_result counting_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  (void)hints;
+  for (uint32_t i = 0; i < p->resource_count; ++i)
+    if (vkds_policy_count_in_flight(p, i, vkds_policy_in_flight(p, i))) {
+      *index = i;
+      return VKDS_SUCCESS;
+    }
+  return VKDS_ERROR_WOULD_BLOCK;
+}
+
+START_TEST(a_select_that_counts_its_picks_keeps_capacity_and_counts_out) {
+  fake_setup();
+  static const vkds_policy_ops ops = {.version = VKDS_POLICY_OPS_VERSION, .name = "counting",
+                                      .select = counting_select, .select_counts_in_flight = true};
+  fake_hold_completions(true);
+  vkds_policy *p = fake_policy((vkds_policy_info){.ops = &ops, .capacity = 1});
+  int ran = 0;
+  for (int i = 0; i < 2 * N; ++i) {
+    int id = -1;
+    vkds_result r = vkds_try_submit(p, &(vkds_task_info){.fn = fake_task, .user = &id}, NULL);
+    ck_assert(r == VKDS_SUCCESS || r == VKDS_ERROR_WOULD_BLOCK);
+    ran += r == VKDS_SUCCESS;
+  }
+  ck_assert_int_eq(ran, N); /* one a resource */
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(vkds_policy_in_flight(p, i), 1);
+  fake_complete(-1);
+  fake_hold_completions(false);
+  ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(vkds_policy_in_flight(p, i), 0);
+  vkds_policy_release(p);
+}
+END_TEST
+
+/* A completion reported twice (a faulty backend) is ignored: it wrapped the in-flight
+ * count into the selections, and the policy refused every later task. */
+START_TEST(a_completion_reported_twice_is_ignored) {
+  fake_setup();
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD, .capacity = 4});
+  vkds_selection *sel;
+  ck_assert_vkds(vkds_select(p, &(vkds_task_info){0}, &sel));
+  ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = fake_task}, NULL));
+  ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+  vkds_selection_report(sel, VKDS_REPORT_COMPLETION, 0, 0); /* again */
+  vkds_selection_release(sel);
+  vkds_policy_resource_stats st;
+  uint64_t selections = 0, in_flight = 0;
+  for (uint32_t i = 0; i < N; ++i) {
+    ck_assert_vkds(vkds_policy_get_resource_stats(p, i, &st));
+    selections += st.selections, in_flight += st.in_flight;
+  }
+  ck_assert_uint_eq(selections, 1);
+  ck_assert_uint_eq(in_flight, 0);
+  for (int i = 0; i < 8; ++i) ck_assert_int_ge(run_one(p, 0, 0), 4);
+  vkds_policy_release(p);
+}
+END_TEST
+
 /* A selection stands for one task. Released unsubmitted, it gives back what its select
  * counted (dynamic load's in-flight count, earliest finish's queued work, the capacity
  * it took); submitted a second time, it is a named error, since its task is counted
@@ -759,6 +846,9 @@ int main(void) {
   tcase_add_test(tc, auto_tune_retunes_after_the_interval);
   tcase_add_test(tc, earliest_finish_weighs_queue_cost_and_data);
   tcase_add_test(tc, earliest_finish_looks_past_a_slow_warm_up);
+  tcase_add_test(tc, a_policy_derived_from_a_built_in_keeps_its_size);
+  tcase_add_test(tc, a_select_that_counts_its_picks_keeps_capacity_and_counts_out);
+  tcase_add_test(tc, a_completion_reported_twice_is_ignored);
   tcase_add_test(tc, unsubmitted_selection_gives_its_place_back);
   tcase_add_test(tc, deferred_initialization);
   tcase_add_test(tc, bad_policies_are_named_errors);

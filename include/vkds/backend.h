@@ -38,6 +38,11 @@ typedef struct vkds_submission vkds_submission;
  * address of its (static) description. Both functions are OPTIONAL. */
 typedef struct vkds_resource_kind {
   const char *name;
+  /* These waits take no time limit: over a kind of yours, vkds's timed waits
+   * (vkds_submission_wait_timeout, vkds_policy_wait_all) and the destroy timeout wait
+   * as long as they do, and vkds_submission_poll says VKDS_ERROR_UNSUPPORTED, unless
+   * the kind's backend overrides wait, poll and wait_all (vkds_backend_ops), which are
+   * given the timeout. */
   /* Blocks until everything submitted to `resource` is done (submission groups). */
   vkds_result (*wait_resource)(void *resource);
   /* Blocks until the task that returned `wait_object` is done (submission waits). */

@@ -37,7 +37,11 @@ typedef enum vkds_policy_kind {
 #define VKDS_POLICY_OPS_VERSION 2
 typedef struct vkds_policy_ops {
   uint32_t version;   /* REQUIRED: VKDS_POLICY_OPS_VERSION */
-  size_t policy_size; /* DEFAULTED: sizeof the struct that embeds vkds_policy first */
+  /* DEFAULTED: sizeof the struct that embeds vkds_policy first, at least a parent's of
+   * your own. A table derived from a built-in one with state of its own (round robin,
+   * auto tune, earliest finish) leaves it 0: that state is private, so your fields would
+   * lie on it (VKDS_ERROR_INVALID_ARGUMENT); keep yours behind vkds_policy_info.user. */
+  size_t policy_size;
   const char *name;   /* DEFAULTED */
   const struct vkds_policy_ops *parent; /* NULL: vkds_policy_base_ops */
   /* The reports (vkds_report_bits) the policy needs; its backend must deliver them.
@@ -47,7 +51,8 @@ typedef struct vkds_policy_ops {
    * they belong to the select. */
   uint32_t reports;
   /* Set when select itself counts the pick in the resource's in-flight count
-   * (vkds_policy_count_in_flight), so that picking and counting are one atomic step. */
+   * (vkds_policy_count_in_flight), so that picking and counting are one atomic step.
+   * Such a policy is given completions (they count the tasks out). */
   bool select_counts_in_flight;
   /* DEFAULTED: set up after the resources are known (creation or deferred init). */
   vkds_result (*init)(vkds_policy *p);
@@ -234,8 +239,8 @@ VKDS_API vkds_result vkds_policy_auto_tune_state(const vkds_policy *p, uint64_t 
 /* The resource's in-flight counter, for a select that counts its own pick
  * (select_counts_in_flight): vkds_policy_in_flight reads it; vkds_policy_count_in_flight
  * counts one selection and one task in flight if the count is still `expected` and
- * returns true, else false (another thread changed it: look again; or it is at its
- * limit of 16,777,215 tasks in flight). A NULL or uninitialized policy, or an index
+ * returns true, else false (another thread changed it: look again; or it is at the
+ * policy's capacity, or at the limit of 16,777,215 tasks in flight). A NULL or uninitialized policy, or an index
  * past its resources: 0 in flight, and nothing is counted (false). */
 VKDS_API uint64_t vkds_policy_in_flight(const vkds_policy *p, uint32_t index);
 VKDS_API bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected);

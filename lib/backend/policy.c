@@ -26,6 +26,11 @@ const vkds_policy_ops vkds_policy_base_ops = {
     .report = vkds__policy_base_report,
 };
 
+static bool is_built_in(const vkds_policy_ops *o) {
+  return o == &vkds_policy_base_ops || o == &vkds_policy_fixed_ops || o == &vkds_policy_round_robin_ops ||
+         o == &vkds_policy_dynamic_load_ops || o == &vkds_policy_auto_tune_ops || o == &vkds_policy_earliest_finish_ops;
+}
+
 static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *dst) {
   if (given->version == 0 || given->version > VKDS_POLICY_OPS_VERSION)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
@@ -38,10 +43,15 @@ static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *d
   memcpy(dst, given, size_of_version[given->version]);
   dst->version = VKDS_POLICY_OPS_VERSION;
   const vkds_policy_ops *p = given;
+  /* the largest state any ancestor keeps, and the first built-in one that keeps some */
+  size_t ancestors_size = 0;
+  const vkds_policy_ops *private_state = NULL;
   for (int depth = 0; p != &vkds_policy_base_ops; ++depth) {
     if (depth > 16)
       return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "policy ops: parent chain too long");
     p = p->parent ? p->parent : &vkds_policy_base_ops;
+    if (p->policy_size > ancestors_size) ancestors_size = p->policy_size;
+    if (!private_state && p->policy_size > sizeof(vkds_policy) && is_built_in(p)) private_state = p;
     if (!dst->init) dst->init = p->init;
     if (!dst->destroy) dst->destroy = p->destroy;
     if (!dst->select && p->select) {
@@ -52,7 +62,10 @@ static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *d
       dst->reports |= p->reports;
       dst->select_counts_in_flight = p->select_counts_in_flight;
     }
-    if (!dst->report) dst->report = p->report;
+    if (!dst->report) {
+      dst->report = p->report;
+      dst->reports |= p->reports; /* the reports it acts on come with it, as with select */
+    }
     if (!dst->policy_size) dst->policy_size = p->policy_size;
     if (!dst->name) dst->name = p->name;
   }
@@ -61,6 +74,19 @@ static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *d
                       dst->name ? dst->name : "?");
   if (dst->policy_size < sizeof(vkds_policy))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "policy ops: policy_size too small");
+  /* A built-in parent's state is private: a derived struct's fields would lie on it (a
+   * probe: 48 bytes given, auto tune's and earliest finish's init and select wrote past
+   * them). Such a table keeps the parent's size; its own state goes behind info->user. */
+  if (private_state && given->policy_size && given->policy_size != private_state->policy_size)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "policy ops '%s': derived from '%s', whose state is private: leave policy_size 0 (the parent's) "
+                      "and keep your own state behind vkds_policy_info.user",
+                      dst->name ? dst->name : "?", private_state->name);
+  /* a table derived from the application's own must hold its parents' state */
+  if (dst->policy_size < ancestors_size)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "policy ops '%s': policy_size %zu is smaller than a parent's (%zu)", dst->name ? dst->name : "?",
+                      dst->policy_size, ancestors_size);
   return VKDS_SUCCESS;
 }
 
@@ -122,16 +148,31 @@ uint32_t vkds__policy_hardware_of(const vkds_policy *p, uint32_t i) {
 
 /* ---- reports ---- */
 
+/* One task fewer in flight on s; false (nothing changed) when none is: a backend that
+ * reports a completion twice wrapped the count into the selections' bits, and the
+ * policy refused every later task (a probe). */
+static bool one_fewer_in_flight(vkds__resource_stats *s) {
+  for (uint64_t w = atomic_load_explicit(&s->picks, memory_order_relaxed); w & VKDS__IN_FLIGHT_MASK;)
+    if (atomic_compare_exchange_weak_explicit(&s->picks, &w, w - 1, memory_order_relaxed, memory_order_relaxed))
+      return true;
+  return false;
+}
+
 static void on_report(void *user, const vkds_report *r) {
   vkds_policy *p = user;
   vkds__policy_internal *in = vkds__policy_in(p);
+  if (r->resource_index >= p->resource_count) return; /* (not one of this policy's: a backend's error) */
   vkds__resource_stats *s = &in->stats[r->resource_index];
+  if ((r->what == VKDS_REPORT_COMPLETION || r->what == VKDS_REPORT_UNUSED) && in->tracks_completion &&
+      !one_fewer_in_flight(s)) {
+    vkds__log(p->backend->context, VKDS_LOG_ERROR, "policy '%s': resource %u reported %s with no task in flight "
+              "(ignored; its backend reports a task more than once?)", p->ops->name, r->resource_index,
+              r->what == VKDS_REPORT_COMPLETION ? "a completion" : "an unused selection");
+    return;
+  }
   if (r->what == VKDS_REPORT_COMPLETION && in->tracks_completion) {
-    atomic_fetch_sub_explicit(&s->picks, 1, memory_order_relaxed); /* one task fewer in flight */
     atomic_fetch_add_explicit(&s->completed, 1, memory_order_relaxed);
     if (in->info.task_deadline_ns) atomic_store_explicit(&s->progress_ns, vkds__now_ns(), memory_order_relaxed);
-  } else if (r->what == VKDS_REPORT_UNUSED && in->tracks_completion) {
-    atomic_fetch_sub_explicit(&s->picks, 1, memory_order_relaxed); /* still a selection; never in flight */
   } else if (r->what == VKDS_REPORT_TIME) {
     pthread_mutex_lock(&s->lock);
     vkds__key_stats *k = vkds__key_stats_find(in->alloc_ctx, s, r->key, true);
@@ -286,7 +327,11 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   in->info = *info;
   atomic_init(&in->refs, 1);
   in->reports = in->ops.reports; /* its own, and its inherited select's (complete_ops) */
-  if (info->capacity || info->track_completion || info->task_deadline_ns) in->reports |= VKDS_REPORT_COMPLETION;
+  /* a select that counts its picks in flight needs the completions that count them out
+   * (without, a probe's custom policy saw its counts only grow, and would have refused
+   * every task at the count's limit) */
+  if (info->capacity || info->track_completion || info->task_deadline_ns || in->ops.select_counts_in_flight)
+    in->reports |= VKDS_REPORT_COMPLETION;
   in->tracks_completion = in->reports & VKDS_REPORT_COMPLETION;
   p->ops = &in->ops;
   p->info = &in->info;
@@ -363,7 +408,9 @@ static bool has_resource(const vkds_policy *p, uint32_t index) {
 
 bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected) {
   if (!has_resource(p, index)) return false;
-  for (uint64_t w = vkds__picks(p, index); (w & VKDS__IN_FLIGHT_MASK) == expected && expected < VKDS__IN_FLIGHT_MASK;) {
+  /* at the capacity no more is counted: a select that counts its own picks keeps the
+   * limit too (a probe's custom policy ran 3 in flight at capacity 1) */
+  for (uint64_t w = vkds__picks(p, index); (w & VKDS__IN_FLIGHT_MASK) == expected && expected < vkds__in_flight_limit(p);) {
     /* only the in-flight count decides; a change in the selection count is retried */
     if (atomic_compare_exchange_weak(&vkds__policy_in(p)->stats[index].picks, &w, w + VKDS__ONE_PICK)) return true;
   }
