@@ -459,6 +459,16 @@ static vkds_seq concat(vkds_seq parts[2]) {
                     .elem_size = parts[0].elem_size, .user = parts};
 }
 
+/* A user type that says it is passed directly whatever its parts are (a liar, as a
+ * buggy application's type would be). */
+static bool always_direct(const vkds_seq *s, const vkds_resource *res) {
+  (void)s, (void)res;
+  return true;
+}
+static const vkds_seq_ops liar_ops = {.version = VKDS_SEQ_OPS_VERSION, .name = "liar",
+                                      .is_passed_directly = always_direct, .read = concat_read,
+                                      .device_code = concat_code};
+
 /* A user type whose code reads only the first of its two parts: a bound part must still
  * be in the kernel's interface, which codegen.c sees to. */
 static vkds_result first_code(const vkds_seq *s, const vkds_resource *res, vkds_seq_device_code *out) {
@@ -1136,6 +1146,13 @@ START_TEST(recording_form) {
   /* what cannot be recorded: host data (it would need staging), too little scratch */
   vkds_seq hs = vkds_seq_host(host, N, VKDS_U32);
   ck_assert_int_eq(vkds_cmd_reduce(&c, &hs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  /* a user type passed directly by its word while a part is host memory: refused (the
+   * part, staged for the recording, was freed before the application submitted, and the
+   * recorded reduce read another call's data; a probe) */
+  vkds_seq lparts[2] = {vkds_seq_host(host, 10, VKDS_U32), vkds_seq_buffer((vkds_view){out, 0, 40}, VKDS_U32)};
+  vkds_seq liar = {.ops = &liar_ops, .count = 20, .type = VKDS_U32, .elem_size = 4, .user = lparts};
+  ck_assert_int_eq(vkds_cmd_reduce(&c, &liar, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "a part of a sequence (a host sequence)"));
   vkds_cmd small = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, 64}};
   ck_assert_int_eq(vkds_cmd_reduce(&small, &outs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
   /* misaligned scratch and results (were accepted: found by a new-user probe) */

@@ -715,6 +715,18 @@ START_TEST(in_place) {
     ck_assert_vkds(vkds_download(r0, r, vkds_view_of(rb), N * 4));
     for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(r[i], want[i]);
     vkds_buffer_destroy(rb);
+    /* a user type in place (its value given as input and output) is in place too: taken
+     * for two sequences, the scan took the single pass over memory it overwrote (a
+     * probe: 295,904 of 300,000 wrong with VKDS_SCAN_CHAINED=off) */
+    harness_setenv("VKDS_SCAN_CHAINED", "off");
+    vkds_buffer *ub = device_copy(r0, orig, N * 4);
+    vkds_seq uhalves[2] = {vkds_seq_buffer((vkds_view){ub, 0, 1000 * 4}, VKDS_U32),
+                           vkds_seq_buffer((vkds_view){ub, 1000 * 4, (N - 1000) * 4}, VKDS_U32)};
+    vkds_seq uin = concat(uhalves), uout = concat(uhalves);
+    ck_assert_vkds(vkds_inclusive_scan(pol, &uin, &uout, NULL, NULL));
+    ck_assert_vkds(vkds_download(r0, r, vkds_view_of(ub), N * 4));
+    check_scan(VKDS_U32, VKDS_OP_PLUS, orig, N, false, NULL, r, "in place, a user type");
+    vkds_buffer_destroy(ub);
     (void)rev2;
     free(r), free(want);
     free(a), free(orig), free(d), free(dorig), free(back);

@@ -104,6 +104,10 @@ static bool never_direct(const vkds_seq *s, const vkds_resource *res) {
   (void)s, (void)res;
   return false;
 }
+static vkds_result read_silently_fails(const vkds_seq *s, uint64_t i, void *out) {
+  (void)s, (void)i, (void)out;
+  return VKDS_ERROR_UNSUPPORTED;
+}
 
 static const vkds_seq_ops CONCAT = {VKDS_SEQ_OPS_VERSION, "concat", concat_direct, concat_read, concat_validate};
 
@@ -632,6 +636,19 @@ START_TEST(hand_made_sequences_are_checked_too) {
   ck_assert_int_eq(vkds_seq_read(&r, 0, &x), VKDS_ERROR_INVALID_ARGUMENT); /* the unrelated failure */
   assert_refused(&quiet, "a 'silent' sequence: its validate slot returned invalid argument");
   ck_assert_ptr_null(strstr(vkds_last_error_message(), "deep"));
+  /* so is one whose read slot fails without a message: its reads, and a call staging it
+   * (vkds_reduce's message kept an earlier call's text, and nothing was logged) */
+  static const vkds_seq_ops unreadable = {VKDS_SEQ_OPS_VERSION, "unreadable", never_direct, read_silently_fails, NULL};
+  vkds_seq closed = {.ops = &unreadable, .count = 4, .type = VKDS_U32, .elem_size = 4};
+  uint32_t got;
+  ck_assert_int_eq(vkds_seq_read(&r, 0, &x), VKDS_ERROR_INVALID_ARGUMENT); /* the unrelated failure */
+  ck_assert_int_eq(vkds_seq_read(&closed, 2, &got), VKDS_ERROR_UNSUPPORTED);
+  assert_message("vkds_seq_read: element 2 of a unreadable sequence: its read slot failed");
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  ck_assert_int_eq(vkds_reduce(pol, &closed, NULL, NULL, &got), VKDS_ERROR_UNSUPPORTED);
+  assert_message("vkds_reduce: element 0 of a unreadable sequence: its read slot failed");
+  vkds_policy_release(pol);
   /* a copy of a built-in table is that kind (its validate slot ran itself 64 levels
    * down: found by a hostile-input probe) */
   static uint32_t words[4] = {1, 2, 3, 4};

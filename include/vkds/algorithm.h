@@ -105,7 +105,14 @@
  * share one (gathering and scattering through one map), but an output may not write
  * its own map. Outputs must be writable: buffer, mapped and host sequences (not made
  * with vkds_seq_host_const), discard, and reverse or permutation views of writable
- * sequences; counting, transform and zip views are not.
+ * sequences; counting, transform and zip views are not. vkds cannot see inside a
+ * sequence type of yours: one is in place only as the same value (equal in every
+ * field) given as input and output, and its overlap with other sequences is not
+ * checked: an output of your type that overlaps an input otherwise gives undefined
+ * results. Views nest up to 32 deep in an algorithm's sequences (VKDS_ERROR_INVALID_
+ * ARGUMENT past that), and all the leaves and views of one call together take at most
+ * the launch parameters a kernel has (VKDS_ERROR_UNSUPPORTED says so; about 20
+ * nested views).
  *
  * Every error is reported before anything is submitted or written: NULL arguments,
  * invalid sequences, mismatched counts or types, read-only outputs, overlap, a

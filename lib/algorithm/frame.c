@@ -105,12 +105,32 @@ static bool clash(const spans *a, const spans *b) {
 /* Whether `in` and `out` are the same sequence: the same plain memory with elements of
  * one size, or the same views over such (reverse, permutation by the same map, zip).
  * *permuted: a permutation is in the way. */
+/* Whether `o` is one of vkds's own sequence types. */
+static bool built_in(const vkds_seq_ops *o) {
+  return o == &vkds_seq_buffer_ops || o == &vkds_seq_mapped_ops || o == &vkds_seq_host_ops ||
+         o == &vkds_seq_counting_ops || o == &vkds_seq_discard_ops || o == &vkds_seq_transform_ops ||
+         o == &vkds_seq_zip_ops || o == &vkds_seq_permutation_ops || o == &vkds_seq_reverse_ops;
+}
+
+/* Two values of a user type that agree in every field: the same sequence, for all vkds
+ * can tell (it cannot see inside one). */
+static bool same_user_value(const vkds_seq *a, const vkds_seq *b) {
+  return a->count == b->count && a->type == b->type && a->elem_size == b->elem_size && a->buffer == b->buffer &&
+         a->offset == b->offset && a->host == b->host && a->start == b->start && a->base == b->base &&
+         a->map == b->map && a->op == b->op && a->parts == b->parts && a->part_count == b->part_count &&
+         a->user == b->user;
+}
+
 static bool same_sequence(const vkds_seq *in, const vkds_seq *out, bool *permuted, uint32_t depth) {
   span si, so;
   if (depth > 32 || in->count != out->count || in->elem_size != out->elem_size) return false;
   /* (a buffer and a mapped sequence over one range are the same memory) */
   if (span_of(in, &si)) return span_of(out, &so) && si.base == so.base && si.begin == so.begin && si.end == so.end;
   if (in->ops != out->ops) return false;
+  /* a user type written in place: its value passed as input and output (a scan in place
+   * through one took the single pass, which may re-read a stalled tile its owner already
+   * overwrote: wrong results; a probe) */
+  if (!built_in(in->ops)) return same_user_value(in, out);
   if (in->ops == &vkds_seq_reverse_ops) return same_sequence(in->base, out->base, permuted, depth + 1);
   if (in->ops == &vkds_seq_permutation_ops) {
     bool dummy;
@@ -891,6 +911,16 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     if (r == VKDS_SUCCESS && need && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);
+  }
+  /* every leaf passed directly, a user type's parts too (only the top sequences were
+   * checked: a part staged for the recording was freed before the application
+   * submitted, and a recorded reduce read another call's data; a probe) */
+  for (uint32_t k = 0; r == VKDS_SUCCESS && k < c.gen.leaf_count; ++k) {
+    const vkds_seq *leaf = c.gen.leaves[k].seq;
+    if (leaf->count && !vkds_seq_is_passed_directly(leaf, res))
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                     "%s: a part of a sequence (a %s sequence) is not passed directly to this device, and the recording "
+                     "form cannot stage it (use the blocking or _async form)", a->name, leaf->ops->name);
   }
   if (r == VKDS_SUCCESS) r = vkds__call_bind(&c); /* all direct: no copies */
   if (r == VKDS_SUCCESS) r = find_kernel(&c);

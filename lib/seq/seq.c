@@ -331,8 +331,14 @@ vkds_result vkds_seq_read(const vkds_seq *seq, uint64_t index, void *out) {
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_seq_read: nested more than %d deep (does it contain itself?)", MAX_DEPTH);
   ++depth;
+  uint64_t failures = vkds__failures();
   vkds_result r = seq->ops->read(seq, index, out);
   --depth;
+  /* a user type's read that failed without saying why (through vkds) left the thread's
+   * last message to an earlier, unrelated failure, and nothing logged (a probe) */
+  if (r != VKDS_SUCCESS && vkds__failures() == failures)
+    return vkds__fail(ctx, r, VK_SUCCESS, "%s: element %" PRIu64 " of a %s sequence: its read slot failed",
+                      vkds__caller("vkds_seq_read"), index, seq->ops->name);
   return r;
 }
 
