@@ -361,6 +361,35 @@ START_TEST(a_select_that_counts_its_picks_keeps_capacity_and_counts_out) {
 }
 END_TEST
 
+/* A fixed policy whose capacity needs completions that one resource cannot report: that
+ * resource is left out, and fixed_index still names the resource of the caller's list
+ * (the task ran on the next one, the kept list's index; a probe). */
+static uint32_t first_reports_submissions_only(vkds_backend *b, uint32_t index, uint32_t reports) {
+  (void)b;
+  return index == 0 ? reports & VKDS_REPORT_SUBMISSION : reports;
+}
+static const vkds_backend_ops partial_ops = {.version = VKDS_BACKEND_OPS_VERSION, .name = "partial fake",
+                                             .parent = &fake_backend_ops, .supports = first_reports_submissions_only};
+
+START_TEST(a_fixed_index_names_the_callers_resource) {
+  fake_setup();
+  for (uint32_t f = 0; f < N; ++f) {
+    vkds_policy_info info = {.kind = VKDS_POLICY_FIXED, .fixed_index = f, .capacity = 1,
+                             .resources = {.kind = &fake_kind, .resource_count = N, .resources = res_ptr,
+                                           .backend_ops = &partial_ops}};
+    vkds_policy *p = NULL;
+    if (f == 0) { /* the one left out */
+      ck_assert_int_eq(vkds_policy_create(&info, &p), VKDS_ERROR_UNSUPPORTED);
+      ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "resource 0 cannot report"));
+      continue;
+    }
+    ck_assert_vkds(vkds_policy_create(&info, &p));
+    ck_assert_int_eq(run_one(p, 0, 0), 4 + (int)f);
+    vkds_policy_release(p);
+  }
+}
+END_TEST
+
 /* A completion reported twice (a faulty backend) is ignored: it wrapped the in-flight
  * count into the selections, and the policy refused every later task. */
 START_TEST(a_completion_reported_twice_is_ignored) {
@@ -849,6 +878,7 @@ int main(void) {
   tcase_add_test(tc, a_policy_derived_from_a_built_in_keeps_its_size);
   tcase_add_test(tc, a_select_that_counts_its_picks_keeps_capacity_and_counts_out);
   tcase_add_test(tc, a_completion_reported_twice_is_ignored);
+  tcase_add_test(tc, a_fixed_index_names_the_callers_resource);
   tcase_add_test(tc, unsubmitted_selection_gives_its_place_back);
   tcase_add_test(tc, deferred_initialization);
   tcase_add_test(tc, bad_policies_are_named_errors);

@@ -45,8 +45,11 @@ typedef struct vkds_policy_ops {
   const char *name;   /* DEFAULTED */
   const struct vkds_policy_ops *parent; /* NULL: vkds_policy_base_ops */
   /* The reports (vkds_report_bits) the policy needs; its backend must deliver them.
-   * Resources that cannot deliver VKDS_REPORT_TIME are left out of a policy that needs
-   * it (none left: VKDS_ERROR_UNSUPPORTED). A table that inherits its select also
+   * Resources that cannot deliver them (task times; or completions, which capacity,
+   * task_deadline_ns and track_completion need) are left out (none left: VKDS_ERROR_
+   * UNSUPPORTED), and the policy's resource indices then count the kept ones
+   * (vkds_policy_resource(p, i) says which; a fixed policy's fixed_index still names
+   * one of your list, which must be kept). A table that inherits its select also
    * inherits the parent's reports (added to its own), and its select_counts_in_flight:
    * they belong to the select. */
   uint32_t reports;

@@ -218,6 +218,21 @@ static vkds_result make_backend(vkds_policy *p, const vkds_policy_resources *res
                       want & VKDS_REPORT_TIME ? (want & VKDS_REPORT_COMPLETION ? " and task time" : " task time") : "",
                       why);
   }
+  /* A fixed policy's index names a resource of the caller's list: with some left out,
+   * it is that resource's place among the kept ones, and that resource must be kept (it
+   * ran on another resource, the kept list's index, before; a probe) */
+  if (keep < b->resource_count && p->ops->select == vkds_policy_fixed_ops.select &&
+      in->info.fixed_index < b->resource_count) {
+    uint32_t f = in->info.fixed_index, at = 0;
+    for (uint32_t i = 0; i < f; ++i) at += vkds_backend_supports(b, i, in->reports) == in->reports;
+    if (vkds_backend_supports(b, f, in->reports) != in->reports) {
+      vkds_backend_destroy(b);
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                        "fixed policy: resource %u cannot report 0x%x, which the policy's settings need (capacity, "
+                        "task_deadline_ns or track_completion)", f, in->reports);
+    }
+    in->info.fixed_index = at;
+  }
   if (keep < b->resource_count) {
     void **kept = vkds__temp_alloc_array(vkds__backend_alloc_ctx(b), keep, sizeof *kept);
     if (!kept) {
