@@ -417,8 +417,10 @@ static vkds_result require_initialized(const vkds_policy *p, const char *what) {
 
 /* Both refuse a policy that is NULL, not yet initialized or without that resource (a
  * policy writer's mistake must not crash the application): 0 in flight, nothing counted. */
+/* (the initialized flag, set last by init, not the statistics pointer: reading that while
+ * another thread initialized the policy was a data race, TSan; a probe) */
 static bool has_resource(const vkds_policy *p, uint32_t index) {
-  return p && p->internal && vkds__policy_in(p)->stats && index < p->resource_count;
+  return p && p->internal && vkds_policy_initialized(p) && index < p->resource_count;
 }
 
 bool vkds_policy_count_in_flight(vkds_policy *p, uint32_t index, uint64_t expected) {
