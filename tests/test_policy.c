@@ -361,6 +361,28 @@ START_TEST(a_select_that_counts_its_picks_keeps_capacity_and_counts_out) {
 }
 END_TEST
 
+/* A report slot inherited from a table in the middle of a chain brings the reports it
+ * acts on (a probe: through the leaf, the middle table's report saw none). */
+static atomic_int middle_completions;
+static void middle_report(vkds_policy *p, const vkds_report *r) {
+  (void)p;
+  if (r->what == VKDS_REPORT_COMPLETION) atomic_fetch_add(&middle_completions, 1);
+}
+static const vkds_policy_ops middle_ops = {.version = VKDS_POLICY_OPS_VERSION, .name = "middle",
+                                           .parent = &vkds_policy_round_robin_ops,
+                                           .reports = VKDS_REPORT_COMPLETION, .report = middle_report};
+static const vkds_policy_ops leaf_ops = {.version = VKDS_POLICY_OPS_VERSION, .name = "leaf", .parent = &middle_ops};
+
+START_TEST(an_inherited_report_slot_gets_its_reports) {
+  fake_setup();
+  atomic_store(&middle_completions, 0);
+  vkds_policy *p = fake_policy((vkds_policy_info){.ops = &leaf_ops});
+  for (int i = 0; i < 8; ++i) run_one(p, 0, 0);
+  ck_assert_int_eq(atomic_load(&middle_completions), 8);
+  vkds_policy_release(p);
+}
+END_TEST
+
 /* A fixed policy whose capacity needs completions that one resource cannot report: that
  * resource is left out, and fixed_index still names the resource of the caller's list
  * (the task ran on the next one, the kept list's index; a probe). */
@@ -879,6 +901,7 @@ int main(void) {
   tcase_add_test(tc, a_select_that_counts_its_picks_keeps_capacity_and_counts_out);
   tcase_add_test(tc, a_completion_reported_twice_is_ignored);
   tcase_add_test(tc, a_fixed_index_names_the_callers_resource);
+  tcase_add_test(tc, an_inherited_report_slot_gets_its_reports);
   tcase_add_test(tc, unsubmitted_selection_gives_its_place_back);
   tcase_add_test(tc, deferred_initialization);
   tcase_add_test(tc, bad_policies_are_named_errors);
