@@ -135,8 +135,6 @@ static char *glsl_key(const vkds_context *ctx, const vkds_glsl_info *info, uint3
   return key;
 }
 
-/* The SPIR-V for `info` (plus `extra`, a define, when not NULL), from the context's
- * cache or compiled into it. Entries live until the context goes, so no copy. */
 /* The cache's entry for (hash, key), counted as a hit; NULL when there is none. */
 static struct vkds__glsl_entry *glsl_lookup(vkds_context *ctx, uint64_t hash, const char *key) {
   pthread_mutex_lock(&ctx->glsl_lock);
@@ -151,6 +149,8 @@ static vkds_result glsl_compile_and_keep(vkds_context *ctx, const vkds_glsl_info
                                          uint32_t nd, uint32_t api_version, uint64_t hash, char *key,
                                          const struct vkds__glsl_entry **out);
 
+/* The SPIR-V for `info` (plus `extra`, a define, when not NULL), from the context's
+ * cache or compiled into it. Entries live until the context goes, so no copy. */
 static vkds_result glsl_module(vkds_context *ctx, const vkds_glsl_info *info, const char *extra,
                                const struct vkds__glsl_entry **out) {
   const char *defines[66];
