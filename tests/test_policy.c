@@ -383,6 +383,25 @@ START_TEST(an_inherited_report_slot_gets_its_reports) {
 }
 END_TEST
 
+/* A select of the application's that fails without a message gets one (the thread's
+ * last message was an earlier, unrelated failure's; a probe). */
+static vkds_result failing_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  (void)p, (void)hints, (void)index;
+  return VKDS_ERROR_UNSUPPORTED;
+}
+
+START_TEST(a_failing_select_is_named) {
+  fake_setup();
+  static const vkds_policy_ops ops = {.version = VKDS_POLICY_OPS_VERSION, .name = "refusing", .select = failing_select};
+  vkds_policy *p = fake_policy((vkds_policy_info){.ops = &ops});
+  ck_assert_int_eq(vkds_submit(NULL, &(vkds_task_info){.fn = fake_task}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = fake_task}, NULL), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(vkds_last_error_message(), "policy 'refusing': its select returned unsupported"), "%s",
+                vkds_last_error_message());
+  vkds_policy_release(p);
+}
+END_TEST
+
 /* A fixed policy whose capacity needs completions that one resource cannot report: that
  * resource is left out, and fixed_index still names the resource of the caller's list
  * (the task ran on the next one, the kept list's index; a probe). */
@@ -902,6 +921,7 @@ int main(void) {
   tcase_add_test(tc, a_completion_reported_twice_is_ignored);
   tcase_add_test(tc, a_fixed_index_names_the_callers_resource);
   tcase_add_test(tc, an_inherited_report_slot_gets_its_reports);
+  tcase_add_test(tc, a_failing_select_is_named);
   tcase_add_test(tc, unsubmitted_selection_gives_its_place_back);
   tcase_add_test(tc, deferred_initialization);
   tcase_add_test(tc, bad_policies_are_named_errors);

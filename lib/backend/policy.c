@@ -547,7 +547,16 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   check_health(p, in);
   uint32_t index = UINT32_MAX;
   pick_untimed = false;
-  VKDS_CHECK(p->ops->select(p, hints, &index));
+  uint64_t failures = vkds__failures();
+  vkds_result chosen = p->ops->select(p, hints, &index);
+  if (chosen != VKDS_SUCCESS) {
+    /* a select of the application's that failed without saying why (through vkds) left
+     * the thread's last message to an earlier, unrelated failure (a probe) */
+    if (chosen != VKDS_ERROR_WOULD_BLOCK && vkds__failures() == failures)
+      return vkds__fail(p->backend->context, chosen, VK_SUCCESS, "policy '%s': its select returned %s", p->ops->name,
+                        vkds_result_str(chosen));
+    return chosen;
+  }
   uint32_t reports = in->selection_reports;
   if (pick_untimed) reports &= ~(uint32_t)VKDS_REPORT_TIME, pick_untimed = false;
   if (index >= p->resource_count)
