@@ -164,9 +164,10 @@ static void usage(FILE *f) {
              "  --json         --algorithms: also one JSON object per row (before the table)\n"
              "  --cub FILE     --algorithms: cub_bench's JSON lines (bench/cub), the baseline\n"
              "                 of the reductions\n"
-             "  --only NAMES   --algorithms: only the algorithms whose row names contain one of\n"
-             "                 the comma-separated NAMES (e.g. histogram,reduce); the plain\n"
-             "                 copy and the round trips are always measured\n"
+             "  --only NAMES   --algorithms: only the algorithms whose names contain one of\n"
+             "                 the comma-separated NAMES (e.g. histogram,reduce; each must\n"
+             "                 name one); an algorithm's forced-path rows come with it; the\n"
+             "                 plain copy and the round trips are always measured\n"
              "  -h, --help     show this help\n"
              "\nEnvironment: VKDS_DEVICES restricts the devices, VKDS_VALIDATION=1 enables\n"
              "the Khronos validation layer.\n");
