@@ -1311,6 +1311,30 @@ START_TEST(bad_input) {
   vkds_seq shifted = vkds_seq_host(a + 1, 15, VKDS_U32), front = vkds_seq_host(a, 15, VKDS_U32);
   ck_assert_int_eq(vkds_copy(pol, &front, &shifted), VKDS_ERROR_INVALID_ARGUMENT);     /* overlap */
   ck_assert_int_eq(vkds_transform(pol, &front, &shifted, "x"), VKDS_ERROR_INVALID_ARGUMENT);
+  /* the same bytes as a buffer the host sees and as a host sequence: a mapped buffer's
+   * memory, and imported host memory, which a host sequence then uses in place (a copy
+   * between the two succeeded with wrong elements; a probe) */
+  vkds_buffer *mb;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &mb));
+  uint32_t *mp = vkds_buffer_map(mb);
+  vkds_seq mfront = vkds_seq_mapped((vkds_view){mb, 0, 60}, VKDS_U32), hback = vkds_seq_host(mp + 1, 15, VKDS_U32);
+  ck_assert_int_eq(vkds_copy(pol, &mfront, &hback), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_copy(pol, &hback, &mfront), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_buffer_destroy(mb);
+  uint64_t ia = vkds_import_alignment(r0);
+  if (ia) {
+    uint32_t *im = aligned_alloc(ia, ia);
+    for (uint32_t i = 0; i < ia / 4; ++i) im[i] = i;
+    vkds_buffer *ib;
+    ck_assert_vkds(vkds_buffer_import_host(r0, im, ia, &ib));
+    uint64_t k = ia / 4 - 1;
+    vkds_seq bfront = vkds_seq_buffer((vkds_view){ib, 0, k * 4}, VKDS_U32), iback = vkds_seq_host(im + 1, k, VKDS_U32);
+    ck_assert_int_eq(vkds_copy(pol, &bfront, &iback), VKDS_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(vkds_copy_if(pol, &iback, &bfront, "true", &n), VKDS_ERROR_INVALID_ARGUMENT);
+    for (uint32_t i = 0; i < ia / 4; ++i) ck_assert_uint_eq(im[i], i); /* nothing written */
+    vkds_buffer_destroy(ib);
+    free(im);
+  }
   ck_assert_int_eq(vkds_reduce(pol, &as, &(vkds_op){.kind = 42}, NULL, &u), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_reduce(pol, &as, &(vkds_op){VKDS_OP_GLSL, "a + b", NULL}, NULL, &u), VKDS_ERROR_INVALID_ARGUMENT);
   float f[4];

@@ -103,8 +103,11 @@
  * may name an element twice. Otherwise what an output writes must not overlap anything
  * an input reads; a permutation's map is only read, so an input and an output may
  * share one (gathering and scattering through one map), but an output may not write
- * its own map. Outputs must be writable: buffer, mapped and host sequences (not made
- * with vkds_seq_host_const), discard, and reverse or permutation views of writable
+ * its own map. Overlap is found through the host's view too: a host sequence over the
+ * memory of a mapped buffer or of imported host memory overlaps that buffer's
+ * sequences (and is never the same sequence as one of them, so not in place either).
+ * Outputs must be writable: buffer, mapped and host sequences (not made with
+ * vkds_seq_host_const), discard, and reverse or permutation views of writable
  * sequences; counting, transform and zip views are not. vkds cannot see inside a
  * sequence type of yours: one is in place only as the same value (equal in every
  * field) given as input and output, and its overlap with other sequences is not

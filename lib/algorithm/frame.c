@@ -30,20 +30,29 @@ const vkds_context *vkds__alg_cmd_ctx(const vkds_cmd *c) {
   return c && c->resource ? c->resource->dev->ctx : NULL;
 }
 
-/* The memory a plain sequence covers, for the overlap check. */
+/* The memory a plain sequence covers, for the overlap check. A buffer the host can see
+ * (mapped, host or imported memory) is placed by its host address, so that a host
+ * sequence over the same bytes meets it (a host sequence inside imported memory is used
+ * in place: a copy between the two went wrong unrefused; a probe). */
 typedef struct span {
-  const void *base; /* a buffer or a host pointer */
+  const void *base; /* a buffer, or NULL: host addresses */
   uint64_t begin, end;
+  bool host_seq; /* a host sequence (not the same sequence as a buffer's, though the same bytes) */
 } span;
 
 static bool span_of(const vkds_seq *s, span *out) {
   uint64_t bytes = s->count * s->elem_size;
   if (s->ops == &vkds_seq_buffer_ops || s->ops == &vkds_seq_mapped_ops) {
-    *out = (span){s->buffer, s->offset, s->offset + bytes};
+    if (s->buffer && s->buffer->mapped) {
+      uint64_t at = (uint64_t)(uintptr_t)s->buffer->mapped + s->offset;
+      *out = (span){NULL, at, at + bytes, false};
+    } else {
+      *out = (span){s->buffer, s->offset, s->offset + bytes, false};
+    }
     return bytes > 0;
   }
   if (s->ops == &vkds_seq_host_ops) {
-    *out = (span){NULL, (uint64_t)(uintptr_t)s->host, (uint64_t)(uintptr_t)s->host + bytes};
+    *out = (span){NULL, (uint64_t)(uintptr_t)s->host, (uint64_t)(uintptr_t)s->host + bytes, true};
     return bytes > 0;
   }
   return false;
@@ -125,7 +134,9 @@ static bool same_sequence(const vkds_seq *in, const vkds_seq *out, bool *permute
   span si, so;
   if (depth > 32 || in->count != out->count || in->elem_size != out->elem_size) return false;
   /* (a buffer and a mapped sequence over one range are the same memory) */
-  if (span_of(in, &si)) return span_of(out, &so) && si.base == so.base && si.begin == so.begin && si.end == so.end;
+  if (span_of(in, &si))
+    return span_of(out, &so) && si.base == so.base && si.begin == so.begin && si.end == so.end &&
+           si.host_seq == so.host_seq;
   if (in->ops != out->ops) return false;
   /* a user type written in place: its value passed as input and output (a scan in place
    * through one took the single pass, which may re-read a stalled tile its owner already
