@@ -455,6 +455,34 @@ START_TEST(a_completion_reported_twice_is_ignored) {
 }
 END_TEST
 
+/* A selection released twice (its memory kept for the thread's next select): the second
+ * release is ignored with an error logged. It counted the pick out twice and freed the
+ * selection under the thread's cache, which the next select handed out (a probe: use
+ * after free; the plain build aborted in malloc). */
+START_TEST(a_second_selection_release_is_ignored) {
+  fake_setup();
+  fake_hold_completions(true);
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD, .track_completion = true});
+  vkds_selection *sel, *a, *b;
+  ck_assert_vkds(vkds_select(p, NULL, &sel));
+  uint32_t at = vkds_selection_index(sel);
+  vkds_selection_release(sel);
+  vkds_selection_release(sel);
+  ck_assert_uint_eq(vkds_policy_in_flight(p, at), 0);
+  ck_assert_vkds(vkds_select(p, NULL, &a));
+  ck_assert_vkds(vkds_select(p, NULL, &b));
+  ck_assert_ptr_ne(a, b);
+  ck_assert_vkds(vkds_selection_submit(a, &(vkds_task_info){.fn = fake_task}, NULL));
+  ck_assert_vkds(vkds_selection_submit(b, &(vkds_task_info){.fn = fake_task}, NULL));
+  vkds_selection_release(a);
+  vkds_selection_release(b);
+  ck_assert_int_eq(fake_complete(-1), 2);
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(vkds_policy_in_flight(p, i), 0);
+  fake_hold_completions(false);
+  vkds_policy_release(p);
+}
+END_TEST
+
 /* A selection stands for one task. Released unsubmitted, it gives back what its select
  * counted (dynamic load's in-flight count, earliest finish's queued work, the capacity
  * it took); submitted a second time, it is a named error, since its task is counted
@@ -923,6 +951,7 @@ int main(void) {
   tcase_add_test(tc, an_inherited_report_slot_gets_its_reports);
   tcase_add_test(tc, a_failing_select_is_named);
   tcase_add_test(tc, unsubmitted_selection_gives_its_place_back);
+  tcase_add_test(tc, a_second_selection_release_is_ignored);
   tcase_add_test(tc, deferred_initialization);
   tcase_add_test(tc, bad_policies_are_named_errors);
   tcase_add_test(tc, capacity_blocks_and_times_out);

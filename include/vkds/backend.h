@@ -282,6 +282,11 @@ VKDS_API void vkds_backend_lazy_report(vkds_backend *b);
  * it gives its place back (VKDS_REPORT_UNUSED to the policy). */
 VKDS_API vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t reports,
                                            const vkds_report_sink *sink, vkds_selection **out);
+/* Drops one reference (retain adds one); the last release frees the selection or keeps
+ * its memory for the thread's next select. NULL: nothing. Each reference is released
+ * once: a second release of a selection whose memory the thread kept is logged as an
+ * error and ignored; of one already freed (made with scratch, or with the context's
+ * allocator) it is a use after free, as with free(). */
 VKDS_API void vkds_selection_release(vkds_selection *sel);
 VKDS_API vkds_selection *vkds_selection_retain(vkds_selection *sel); /* returns sel */
 /* The selected resource (the seed's unwrap), its index, its backend. */

@@ -369,10 +369,18 @@ vkds_selection *vkds_selection_retain(vkds_selection *sel) {
 void vkds_selection_release(vkds_selection *sel) {
   if (!sel) return;
   /* The last reference (the common case: select, submit, release) needs no atomic
-   * write: holding the only reference, nobody else can take one. */
-  if (atomic_load_explicit(&sel->refs, memory_order_acquire) != 1 &&
-      atomic_fetch_sub_explicit(&sel->refs, 1, memory_order_acq_rel) != 1)
+   * read-modify-write: holding the only reference, nobody else can take one. It leaves
+   * the count at 0, so that a second release of a selection the thread keeps for its
+   * next select is seen and ignored (it was released twice: the policy counted its
+   * pick out twice, and the cached selection was freed under the cache; a probe). */
+  unsigned refs = atomic_load_explicit(&sel->refs, memory_order_acquire);
+  if (refs == 0) {
+    vkds__log(sel->backend->context, VKDS_LOG_ERROR,
+              "vkds_selection_release: this selection was released already (ignored; a selection is released once)");
     return;
+  }
+  if (refs != 1 && atomic_fetch_sub_explicit(&sel->refs, 1, memory_order_acq_rel) != 1) return;
+  atomic_store_explicit(&sel->refs, 0, memory_order_relaxed);
   if ((sel->reports & VKDS_REPORT_UNUSED) && atomic_load_explicit(&sel->state, memory_order_relaxed) == VKDS__SEL_PICKED) {
     /* a policy's pick that never ran: it gives back what the policy counted */
     vkds_report rep = {.what = VKDS_REPORT_UNUSED, .resource_index = sel->index, .key = sel->key};
