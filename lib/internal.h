@@ -565,6 +565,9 @@ void vkds__filter_free(vkds__filter *f);
 /* ---- the context ---- */
 
 struct vkds_context {
+  /* vkds_backend_vulkan_ops backends (every policy over its resources has one) made and
+   * not yet destroyed: vkds_context_destroy names them (lib/backend/backend_vulkan.c) */
+  atomic_uint live_backends;
   vkds_log_fn log;
   void *log_user;
   vkds_log_level log_level;

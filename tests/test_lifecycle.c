@@ -120,17 +120,22 @@ START_TEST(contexts_from_several_threads) {
 }
 END_TEST
 
-/* A context destroyed before the buffers and kernels made from it says so (a warning
- * naming how many of each), so that the use after free a later vkds_buffer_destroy
+/* A context destroyed before the buffers, kernels and policies made from it says so (a
+ * warning naming how many buffers and kernels, an error naming the policies), so that the use after free a later vkds_buffer_destroy
  * would be has a line in the log before it. Buffers' memory is freed and kernels are
  * destroyed, while the devices live: the validation layer (on in tests) sees no object
  * left at vkDestroyDevice. Nothing is said when everything was destroyed. */
-static int buffer_warnings, buffer_counts, kernel_warnings;
+static int buffer_warnings, buffer_counts, kernel_warnings, policy_errors;
 static char left_buffers[32]; /* "N buffer(s)" */
+/* a policy left alive: reachable from here, so that the leak checker does not count what
+ * it still holds (releasing it after the context is the use after free the error names) */
+static vkds_policy *left_policy;
 static void warning_log(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
   harness_log(user, level, source, message);
+  if (level == VKDS_LOG_ERROR && strstr(message, "1 policy(ies) (or backends) made from the context are still alive"))
+    ++policy_errors;
   if (level != VKDS_LOG_WARN) return;
-  if (strstr(message, "buffer(s) of device 0 were not destroyed first; they are destroyed now")) ++buffer_warnings;
+  if (strstr(message, "buffer(s) of device 0 were not destroyed first (")) ++buffer_warnings;
   if (strstr(message, left_buffers)) ++buffer_counts;
   if (strstr(message, "1 kernel(s) made from the context (the last made: 'noop') were not destroyed first"))
     ++kernel_warnings;
@@ -165,17 +170,21 @@ START_TEST(destroying_a_context_before_its_objects_warns) {
     ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
     ck_assert_vkds(vkds_launch(p, k, &(vkds_launch_info){.global = {64}}, NULL)); /* its pipeline made */
     vkds_policy_release(p);
+    if (leave)
+      ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = {.context = ctx}},
+                                        &left_policy));
     vkds_buffer_destroy(b[0]);
     if (!leave) {
       for (int i = 1; i < 6; ++i) vkds_buffer_destroy(b[i]);
       vkds_kernel_destroy(k);
     }
-    buffer_warnings = buffer_counts = kernel_warnings = 0;
+    buffer_warnings = buffer_counts = kernel_warnings = policy_errors = 0;
     vkds_context_destroy(ctx); /* (b[1..5] and k dangle when left: never touched again) */
     free(mem);
     ck_assert_int_eq(buffer_warnings, leave);
     ck_assert_int_eq(buffer_counts, leave);
     ck_assert_int_eq(kernel_warnings, leave);
+    ck_assert_int_eq(policy_errors, leave);
   }
 }
 END_TEST

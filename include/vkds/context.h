@@ -197,7 +197,10 @@ VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_con
  * made from the context must be destroyed first: device buffers still alive have their
  * memory freed here, kernels still alive are destroyed here, both named in a warning
  * (VKDS_LOG_WARN, how many of each), and none of their handles may be used, nor
- * destroyed, afterwards.
+ * destroyed, afterwards. Policies (and their submissions) still alive are named in an
+ * error (VKDS_LOG_ERROR): they keep pointers into the context, so releasing or using
+ * them afterwards is a use after free, and an asynchronous call neither waited for nor
+ * released by then never writes its host outputs.
  * The wait is bounded by vkds_context_info.destroy_timeout_ns (default 10 s). Work still
  * running then (a kernel that never ends, a task waiting on a semaphore nobody signals)
  * is never destroyed under the GPU: the call logs an error and returns, leaving the

@@ -22,7 +22,13 @@ static vkds_result vulkan_init(vkds_backend *b) {
       return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
                         "backend: resources 0 and %u belong to different contexts", i);
   b->context = ctx;
+  atomic_fetch_add_explicit(&ctx->live_backends, 1, memory_order_relaxed);
   return VKDS_SUCCESS;
+}
+
+static void vulkan_destroy(vkds_backend *b) {
+  vkds__backend_base_destroy(b);
+  if (b->context) atomic_fetch_sub_explicit(&b->context->live_backends, 1, memory_order_relaxed);
 }
 
 static uint32_t vulkan_supports(vkds_backend *b, uint32_t index, uint32_t reports) {
@@ -215,7 +221,7 @@ const vkds_backend_ops vkds_backend_vulkan_ops = {
     .name = "vulkan",
     .parent = &vkds_backend_base_ops,
     .init = vulkan_init,
-    .destroy = vkds__backend_base_destroy,
+    .destroy = vulkan_destroy,
     .get_resources = vkds__backend_base_get_resources,
     .supports = vulkan_supports,
     .scratch_size = vkds__backend_base_scratch_size,

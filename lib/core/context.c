@@ -442,6 +442,15 @@ uint64_t vkds__destroy_timeout(const vkds_context *ctx) { return ctx ? ctx->dest
 
 void vkds_context_destroy(vkds_context *ctx) {
   if (!ctx) return;
+  /* policies (their backends) still alive keep pointers into the context: named, since
+   * their release afterwards is a use after free (a lifetimes probe found it silent) */
+  unsigned backends = atomic_load_explicit(&ctx->live_backends, memory_order_relaxed);
+  if (backends)
+    vkds__log(ctx, VKDS_LOG_ERROR,
+              "vkds_context_destroy: %u policy(ies) (or backends) made from the context are still alive; release "
+              "them, and their submissions, before the context: releasing or using them afterwards is a use after "
+              "free, and asynchronous calls not yet waited for or released lose their host outputs",
+              backends);
   if (!wait_for_work(ctx)) {
     vkds__abandon(ctx);
     return;
