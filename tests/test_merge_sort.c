@@ -246,6 +246,11 @@ START_TEST(zips_in_place) {
   ck_assert_vkds(vkds_upload(r0, vkds_view_of(xb), x, N * 8));
   vkds_seq p2[2] = {vkds_seq_buffer(vkds_view_of(wb), VKDS_U64), vkds_seq_buffer(vkds_view_of(xb), VKDS_U64)};
   vkds_seq z2 = vkds_seq_zip(p2, 2);
+  /* a view of a zip: refused, in words that say so (the message called the tuples
+   * COMPOSITE elements that a zip takes; a probe) */
+  vkds_seq view_of_zip = vkds_seq_reverse(&z2);
+  ck_assert_int_eq(vkds_merge_sort(pol, &view_of_zip, "a.p1 > b.p1"), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "a zip itself, not a view of one"));
   ck_assert_vkds(vkds_merge_sort(pol, &z2, "a.p1 > b.p1"));
   uint64_t *w2 = malloc(N * 8), *x2 = malloc(N * 8);
   ck_assert_vkds(vkds_download(r0, w2, vkds_view_of(wb), N * 8));

@@ -735,7 +735,8 @@ VKDS_API vkds_scan_path vkds_resource_sort_path(const vkds_resource *res, uint64
 /* Sorted indices: indices[i] = the position in `keys` of the key a stable vkds_sort would
  * put at i (equal keys by position). The keys are only read (any readable sequence: a
  * view, read-only host memory); indices (I32, U32, I64 or U64: big enough for count - 1,
- * else VKDS_ERROR_INVALID_ARGUMENT) are as many as the keys and must not overlap them.
+ * else VKDS_ERROR_INVALID_ARGUMENT) are as many as the keys and must not overlap them;
+ * a discard view is refused (the sort fills the indices it moves).
  * The radix sort above, its values
  * being the indices, over a copy of the keys in the scratch: that takes
  * vkds_argsort_scratch_bytes(), the sort's and the keys' size again. */
@@ -780,8 +781,8 @@ VKDS_API vkds_result vkds_cmd_upper_bound(const vkds_cmd *c, const vkds_seq *sor
 
 /* Whether `in` is ordered as vkds_sort would order it in `order` (so true exactly when a
  * sort would leave it as it is): no element comes before the one preceding it, floats in
- * totalOrder (a NaN is in order only at its end). Empty and single-element sequences
- * are sorted. In the vkds_cmd_ form `result` receives a uint32_t 0 or 1 (the scratch as
+ * totalOrder (ascending: a -NaN is in order only at the start, a +NaN only at the end).
+ * Empty and single-element sequences are sorted. In the vkds_cmd_ form `result` receives a uint32_t 0 or 1 (the scratch as
  * for the reductions). Host data is staged whole: element i is compared with i + 1. */
 VKDS_API vkds_result vkds_is_sorted(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result);
 VKDS_API vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result,
@@ -830,7 +831,8 @@ VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const 
  * (vkds_merge_sort_scratch_bytes; the recording form takes it as its scratch). On an
  * NVIDIA H100, 2^28 u32 keys by "a < b" sort at 0.55x the speed of CUB's
  * DeviceMergeSort (bench/RESULTS.md).
- * Host data and data under views are staged whole. A comparator that does not compile is
+ * Host data and data under views are staged whole; tuples only as a zip itself (a view of
+ * a zip is VKDS_ERROR_INVALID_ARGUMENT). A comparator that does not compile is
  * VKDS_ERROR_COMPILE naming it; other errors as for every algorithm. A comparator that is
  * not a strict weak order (e.g. "a != b", or one true both ways) is not detected: the
  * merges then lose some elements and repeat others (the data is no longer a permutation

@@ -143,6 +143,11 @@ static vkds_result describe(const char *name, const vkds_seq *data, const char *
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: a zip of %u bytes%s; the merge sort takes zips of numeric parts of 4, 8 or 16 bytes in all",
                       name, data->elem_size, numeric_parts ? "" : " (a part is not numeric)");
+  /* (a view of a zip: the sort writes its tuples in place, which only a zip itself takes) */
+  if (data->ops && !zip && data->type == VKDS_TYPE_COMPOSITE)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: a view of tuples (%u bytes); the merge sort takes a zip itself, not a view of one (sort "
+                      "the zip, or copy the view into a zip of buffers first)", name, data->elem_size);
   if (data->ops && !zip && (data->type < VKDS_I32 || data->type > VKDS_F64))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: elements of type %s (%u bytes); the merge sort takes I32, U32, F32, I64, U64, F64 and zips of "
