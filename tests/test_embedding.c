@@ -223,6 +223,32 @@ START_TEST(bad_embed_descriptions) {
   ei.device_count = 0;
   ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_null(ctx);
+  /* a VkQueue embedded in two live contexts: both submit to it, so both need a lock
+   * (unlocked, two threads' submissions met in the validation layer; a probe) */
+  describe(&a, q, ed, &ei);
+  vkds_context *first, *second;
+  ei.device_count = 1; /* the first context: device 0's queue */
+  ck_assert_vkds(vkds_context_create(&info, &first));
+  ei.device_count = DEVICES; /* the second: every device's, device 0's too */
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "embedded in another live context too"), "%s",
+                vkds_last_error_message());
+  ed[0].queue_lock = count_lock, ed[0].queue_unlock = count_unlock; /* locked here only: still refused */
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ed[0] = (vkds_embed_device){0}, ed[0] = ed[1]; /* another device's queue alone: fine */
+  ei.device_count = 1;
+  ck_assert_vkds(vkds_context_create(&info, &second));
+  vkds_context_destroy(second);
+  vkds_context_destroy(first);
+  describe(&a, q, ed, &ei); /* the first gone, the queue is free again */
+  ck_assert_vkds(vkds_context_create(&info, &second));
+  vkds_context_destroy(second);
+  describe(&a, q, ed, &ei); /* locked in both: the application's lock orders them */
+  for (uint32_t d = 0; d < DEVICES; ++d) ed[d].queue_lock = count_lock, ed[d].queue_unlock = count_unlock;
+  ck_assert_vkds(vkds_context_create(&info, &first));
+  ck_assert_vkds(vkds_context_create(&info, &second));
+  vkds_context_destroy(second);
+  vkds_context_destroy(first);
   app_use_and_destroy(&a);
 }
 END_TEST

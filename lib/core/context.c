@@ -251,6 +251,50 @@ static vkds_result check_embed(vkds_context *ctx, const vkds_embed_info *e) {
 }
 #undef EMBED_REFUSE
 
+/* The VkQueues embedded contexts of the process submit to, and whether each came with a
+ * lock: one VkQueue embedded in two contexts without a lock in both would be submitted to
+ * by both at once, which Vulkan forbids (a probe: the validation layer's threading
+ * errors, nothing refused). A fixed array: past it, queues are not checked. */
+typedef struct embedded_queue {
+  VkQueue queue;
+  const vkds_context *ctx;
+  bool locked;
+} embedded_queue;
+static pthread_mutex_t embedded_lock = PTHREAD_MUTEX_INITIALIZER;
+static embedded_queue embedded[256];
+static uint32_t embedded_count;
+
+static void forget_embedded(const vkds_context *ctx) {
+  pthread_mutex_lock(&embedded_lock);
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < embedded_count; ++i)
+    if (embedded[i].ctx != ctx) embedded[kept++] = embedded[i];
+  embedded_count = kept;
+  pthread_mutex_unlock(&embedded_lock);
+}
+
+static vkds_result register_embedded(vkds_context *ctx, const vkds_embed_info *e) {
+  pthread_mutex_lock(&embedded_lock);
+  for (uint32_t d = 0; d < e->device_count; ++d)
+    for (uint32_t q = 0; q < e->devices[d].queue_count; ++q) {
+      VkQueue queue = e->devices[d].queues[q].queue;
+      bool locked = e->devices[d].queue_lock != NULL;
+      for (uint32_t i = 0; i < embedded_count; ++i)
+        if (embedded[i].queue == queue && embedded[i].ctx != ctx && !(embedded[i].locked && locked)) {
+          pthread_mutex_unlock(&embedded_lock);
+          forget_embedded(ctx);
+          return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                            "vkds_context_create: embed->devices[%u].queues[%u] is embedded in another live context "
+                            "too, and %s has no queue_lock: the two would submit to it at once; give both the "
+                            "same lock", d, q, locked ? "that one" : "this one");
+        }
+      if (embedded_count < sizeof embedded / sizeof embedded[0])
+        embedded[embedded_count++] = (embedded_queue){queue, ctx, locked};
+    }
+  pthread_mutex_unlock(&embedded_lock);
+  return VKDS_SUCCESS;
+}
+
 static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
   VKDS_CHECK(check_embed(ctx, e));
   if (e->get_instance_proc_addr) {
@@ -304,7 +348,7 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
       ctx->resources[ctx->resource_count - 1].queue_index = ed->queues[q].index;
     }
   }
-  return VKDS_SUCCESS;
+  return register_embedded(ctx, e);
 }
 
 /* pipeline_cache_dir made where it is missing (with its parents); a path that cannot be
@@ -442,6 +486,7 @@ uint64_t vkds__destroy_timeout(const vkds_context *ctx) { return ctx ? ctx->dest
 
 void vkds_context_destroy(vkds_context *ctx) {
   if (!ctx) return;
+  forget_embedded(ctx);
   /* policies (their backends) still alive keep pointers into the context: named, since
    * their release afterwards is a use after free (a lifetimes probe found it silent) */
   unsigned backends = atomic_load_explicit(&ctx->live_backends, memory_order_relaxed);
