@@ -986,6 +986,21 @@ START_TEST(errors_are_named) {
   ck_assert_ptr_null(b);
   info.ops = NULL;
   ck_assert_vkds(vkds_backend_create(&info, &b));
+  /* the registry refuses those tables when given them, not at each later create (it
+   * took a version-0 table; a probe), and says when its 64 kinds are taken (it said
+   * out of host memory) */
+  ck_assert_int_eq(vkds_backend_register(&mute, &no_version), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "kind 'mute'"));
+  ck_assert_int_eq(vkds_backend_register(&mute, &future), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_backend_register(&mute, &tiny), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_eq(vkds_backend_lookup(&mute), &vkds_backend_base_ops);
+  static vkds_resource_kind many[65];
+  int taken = 0;
+  vkds_result last = VKDS_SUCCESS;
+  for (; taken < 65 && (last = vkds_backend_register(&many[taken], &vkds_backend_base_ops)) == VKDS_SUCCESS; ++taken) {
+  }
+  ck_assert_int_eq(last, VKDS_ERROR_LIMIT_EXCEEDED);
+  for (int i = 0; i < taken; ++i) ck_assert_vkds(vkds_backend_register(&many[i], NULL));
 
   vkds_selection *sel = NULL;
   ck_assert_int_eq(vkds_selection_create(b, 1, 0, NULL, &sel), VKDS_ERROR_OUT_OF_RANGE);

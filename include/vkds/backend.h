@@ -253,7 +253,10 @@ VKDS_API void vkds_backend_destroy(vkds_backend *b);
 /* The registry (the seed's backend_for_resource): which table a kind gets when none is
  * given. vkds_resource_kind_vulkan starts registered to vkds_backend_vulkan_ops; every
  * other kind gets vkds_backend_base_ops until registered. `ops` must outlive its use
- * (a static table); NULL unregisters. Thread-safe. */
+ * (a static table); NULL unregisters. Thread-safe. Returns VKDS_SUCCESS, or
+ * VKDS_ERROR_INVALID_ARGUMENT (kind NULL, or a table no backend could be made from: its
+ * version, parent chain or backend_size, as vkds_backend_create would say) or
+ * VKDS_ERROR_LIMIT_EXCEEDED (64 kinds registered already). */
 VKDS_API vkds_result vkds_backend_register(const vkds_resource_kind *kind, const vkds_backend_ops *ops);
 VKDS_API const vkds_backend_ops *vkds_backend_lookup(const vkds_resource_kind *kind);
 

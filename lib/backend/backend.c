@@ -56,6 +56,12 @@ static uint32_t registry_count;
 vkds_result vkds_backend_register(const vkds_resource_kind *kind, const vkds_backend_ops *ops) {
   if (!kind)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_register: kind is NULL");
+  /* a table no backend could be made from is refused here, where it is given, not at
+   * every later vkds_backend_create of the kind (a probe registered a version-0 table) */
+  vkds_backend_ops checked;
+  if (ops && complete_ops(ops, &checked) != VKDS_SUCCESS)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_register: kind '%s': %s",
+                      kind->name ? kind->name : "(unnamed)", vkds_last_error_message());
   vkds_result r = VKDS_SUCCESS;
   pthread_mutex_lock(&registry_lock);
   uint32_t i = 0;
@@ -67,7 +73,9 @@ vkds_result vkds_backend_register(const vkds_resource_kind *kind, const vkds_bac
   } else if (registry_count < MAX_KINDS) {
     registry[registry_count++] = (registry_entry){kind, ops};
   } else {
-    r = vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "backend registry is full (%d kinds)", MAX_KINDS);
+    r = vkds__fail(NULL, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
+                   "vkds_backend_register: the registry holds %d kinds, all taken (unregister one with NULL ops)",
+                   MAX_KINDS);
   }
   pthread_mutex_unlock(&registry_lock);
   return r;
