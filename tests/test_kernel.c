@@ -227,6 +227,81 @@ START_TEST(descriptor_binding_and_vectors) {
 }
 END_TEST
 
+/* What a kernels probe found accepted or mishandled: a kernel's own specialization
+ * constant 0 was set to vkds's range flag (a wrong answer), a local size of 0 divided by
+ * zero at launch, an empty or too large bound buffer and a second description of one
+ * binding went through (validation errors, a buffer left out), and an array of buffers
+ * had its first element bound only. */
+static const char OWN_CONSTANT[] =
+    "#version 450\n"
+    "#include \"vkds.glsl\"\n"
+    "layout(local_size_x = 1) in;\n"
+    "layout(constant_id = 0) const uint K = 7u;\n"
+    "layout(std430, set = 0, binding = 1) buffer Data { uint v[]; };\n"
+    "void main() { v[0] = K; v[1] = vkds_range64 + 40u; }\n";
+/* an empty GLCompute entry point with "OpExecutionMode %main LocalSize 0 1 1", which
+ * spirv-val accepts (spirv-as of the text in this comment's words) */
+static const uint32_t NO_WORK_GROUP[] = {
+    0x07230203, 0x00010000, 0x00070000, 0x00000005, 0x00000000, 0x00020011, 0x00000001, 0x0003000e, 0x00000000,
+    0x00000001, 0x0005000f, 0x00000005, 0x00000001, 0x6e69616d, 0x00000000, 0x00060010, 0x00000001, 0x00000011,
+    0x00000000, 0x00000001, 0x00000001, 0x00020013, 0x00000002, 0x00030021, 0x00000003, 0x00000002, 0x00050036,
+    0x00000002, 0x00000001, 0x00000000, 0x00000003, 0x000200f8, 0x00000004, 0x000100fd, 0x00010038};
+static const char BUFFER_ARRAY[] =
+    "#version 450\n"
+    "layout(local_size_x = 1) in;\n"
+    "layout(std430, set = 0, binding = 1) buffer Data { uint v[]; } d[2];\n"
+    "void main() { d[0].v[0] = 1u; d[1].v[0] = 2u; }\n";
+static const vkds_arg ONE_BINDING[] = {{.kind = VKDS_ARG_BINDING, .binding = 1}, {0}};
+static const vkds_arg TWICE_BOUND[] = {{.kind = VKDS_ARG_BINDING, .binding = 1},
+                                       {.kind = VKDS_ARG_BINDING, .offset = sizeof(vkds_view), .binding = 1},
+                                       {0}};
+
+START_TEST(kernels_own_constants_and_bound_buffers) {
+  open_all();
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(
+      ctx, &(vkds_glsl_info){.source = OWN_CONSTANT, .args = ONE_BINDING, .range_type = VKDS_RANGE_U64}, &k));
+  vkds_buffer *d = mapped(256);
+  vkds_view view = vkds_view_of(d);
+  launch_wait(k, &(vkds_launch_info){.global = {1}, .args = &view});
+  const uint32_t *v = vkds_buffer_map(d);
+  ck_assert_uint_eq(v[0], 7);  /* the kernel's own, left alone */
+  ck_assert_uint_eq(v[1], 41); /* vkds's: a 64-bit range */
+  /* bound buffers of 0 bytes and past maxStorageBufferRange: named errors */
+  view = (vkds_view){d, 256, 0};
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &view}, NULL),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  VkPhysicalDevice phys;
+  ck_assert_vkds(vkds_resource_vk_handles(vkds_context_resource(ctx, 0), &phys, NULL, NULL));
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(phys, &props);
+  vkds_buffer *big = NULL;
+  uint64_t over = (uint64_t)props.limits.maxStorageBufferRange + 4096;
+  if (over <= (512ull << 20) &&
+      vkds_buffer_create(vkds_context_resource(ctx, 0), &(vkds_buffer_info){.size = over}, &big) == VKDS_SUCCESS) {
+    view = vkds_view_of(big);
+    ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &view}, NULL),
+                     VKDS_ERROR_LIMIT_EXCEEDED);
+    ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "maxStorageBufferRange"));
+    vkds_buffer_destroy(big);
+  }
+  vkds_kernel_destroy(k);
+  /* refused where the kernel is made */
+  vkds_kernel *bad = (vkds_kernel *)d;
+  ck_assert_int_eq(vkds_kernel_create(ctx, &(vkds_kernel_info){.spirv = NO_WORK_GROUP, .spirv_size = sizeof NO_WORK_GROUP},
+                                     &bad),
+                   VKDS_ERROR_INVALID_SPIRV);
+  ck_assert_ptr_null(bad);
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = BUFFER_ARRAY, .args = ONE_BINDING}, &bad),
+                   VKDS_ERROR_UNSUPPORTED);
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = OWN_CONSTANT, .args = TWICE_BOUND}, &bad),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "each binding once"));
+  vkds_buffer_destroy(d);
+  close_all();
+}
+END_TEST
+
 /* 16- and 8-bit arguments (push constants of those widths: vkds enables
  * storagePushConstant16/8 where the device has them; without them the launch is
  * VKDS_ERROR_UNSUPPORTED by name: test_glsl's missing_feature_is_named) */
@@ -796,6 +871,7 @@ int main(void) {
   tcase_add_test(tc, launches_run_in_order_on_their_queue);
   tcase_add_test(tc, nested_struct_and_array_of_views);
   tcase_add_test(tc, descriptor_binding_and_vectors);
+  tcase_add_test(tc, kernels_own_constants_and_bound_buffers);
   tcase_add_test(tc, narrow_arguments);
   tcase_add_test(tc, range_types);
   tcase_add_test(tc, record_into_my_command_buffer);

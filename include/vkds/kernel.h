@@ -10,7 +10,9 @@
  *
  * The range type (seed 002) is a kernel property: a launch of more work-items than the
  * type counts fails with VKDS_ERROR_ND_RANGE before anything is submitted, and a 32-bit
- * range keeps the kernel's index arithmetic 32-bit (a specialization constant). Launches
+ * range keeps the kernel's index arithmetic 32-bit (a specialization constant: vkds.glsl's
+ * vkds_range64, constant_id 2046, the one id vkds sets; a kernel's own specialization
+ * constants keep their defaults, so leave 2046 to vkds). Launches
  * larger than the device's maxComputeWorkGroupCount are split into several dispatches;
  * vkds_global_id()/vkds_global_index() in the kernel stay right.
  */

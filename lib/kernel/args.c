@@ -59,6 +59,12 @@ static vkds_result check_args(const vkds_context *ctx, const char *kernel, const
         return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
                           "kernel '%s', %s argument %zu (%s): the shader has no storage buffer at set 0, binding %u",
                           kernel, where, i, an, a->binding);
+      /* (two for one binding: the last won, and the first buffer was silently left out; a probe) */
+      for (size_t j = 0; j < i; ++j)
+        if (args[j].kind == VKDS_ARG_BINDING && args[j].binding == a->binding)
+          return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                            "kernel '%s', %s argument %zu (%s): binding %u is also described by argument %zu; each "
+                            "binding once", kernel, where, i, an, a->binding, j);
       continue;
     }
     if (a->kind < VKDS_ARG_INT || a->kind > VKDS_ARG_STRUCT)
@@ -140,6 +146,13 @@ vkds_result vkds__args_check(const vkds_context *ctx, const char *kernel, const 
       return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
                         "kernel '%s': binding %u ('%s') is not a storage buffer; vkds binds storage buffers only",
                         kernel, b->binding, b->name);
+    /* (an array of buffers had its first element bound only: the others were read
+     * unbound; a probe) */
+    if (b->count != 1)
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                        "kernel '%s': binding %u ('%s') is an array of %u storage buffers; vkds binds one buffer a "
+                        "binding (use a binding each, or views passed as arguments)",
+                        kernel, b->binding, b->name, b->count);
     if (!describes_binding(args, b->binding))
       return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
                         "kernel '%s': the shader uses the storage buffer at set 0, binding %u ('%s'), which no "
@@ -198,6 +211,14 @@ static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned 
                           "launch of kernel '%s': the buffer bound at binding %u starts at offset %llu, which is not "
                           "a multiple of the device's minStorageBufferOffsetAlignment (%llu)",
                           p->kernel, a->binding, (unsigned long long)v->offset, (unsigned long long)align);
+      /* (an empty view, or one past the device's range, went to the descriptor as it was:
+       * a validation error and success; a probe) */
+      uint32_t range = p->dev->facts.props.properties.limits.maxStorageBufferRange;
+      if (bytes == 0 || bytes > range)
+        return vkds__fail(p->ctx, bytes ? VKDS_ERROR_LIMIT_EXCEEDED : VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                          "launch of kernel '%s': the buffer bound at binding %u is %llu bytes; a bound buffer takes 1 "
+                          "to the device's maxStorageBufferRange (%u) bytes (larger data: pass a view as an argument)",
+                          p->kernel, a->binding, (unsigned long long)bytes, range);
       p->bound[p->bound_count] = (VkDescriptorBufferInfo){.buffer = v->buffer->vk, .offset = v->buffer->offset + v->offset,
                                                           .range = bytes};
       p->bound_binding[p->bound_count++] = a->binding;

@@ -79,6 +79,13 @@ static vkds_result kernel_make(vkds_context *ctx, const uint32_t *words, size_t 
     k->word_count = word_count;
     r = vkds__spirv_reflect(ctx, words, word_count, entry, &k->refl);
   }
+  /* (a local size of 0, which spirv-val lets by, divided by zero at the first launch; a probe) */
+  for (int d = 0; r == VKDS_SUCCESS && d < 3; ++d)
+    if (k->refl.local_size[d] == 0)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_SPIRV, VK_SUCCESS,
+                     "kernel '%s': the entry point's local size is 0 in dimension %d (%s); a work group has at least "
+                     "one invocation each way", k->name, d,
+                     k->refl.local_size_spec_id[d] != UINT32_MAX ? "a specialization constant's default" : "LocalSize");
   if (r == VKDS_SUCCESS) {
     vkds__args_layout(&k->refl, &k->layout);
     /* the caller's description, not the copy: its names are for these messages */
@@ -387,10 +394,13 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
   VkDescriptorSetLayoutBinding bindings[32];
   uint32_t nb = 0;
   for (uint32_t i = 0; i < r->binding_count; ++i) {
-    if (r->bindings[i].set != 0 || nb == 32)
+    if (r->bindings[i].set != 0)
       return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                        "kernel '%s': descriptor set %u is used; vkds binds set 0 only (at most 32 bindings)", k->name,
-                        r->bindings[i].set);
+                        "kernel '%s': descriptor set %u is used; vkds binds set 0 only", k->name, r->bindings[i].set);
+    if (nb == 32) /* (the message said set 0 was the matter; a probe) */
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                        "kernel '%s': %u bindings in set 0; vkds binds at most 32 (pass further buffers as views)",
+                        k->name, r->binding_count);
     bindings[nb++] = (VkDescriptorSetLayoutBinding){.binding = r->bindings[i].binding,
                                                      .descriptorType = r->bindings[i].type,
                                                      .descriptorCount = r->bindings[i].count,
@@ -419,11 +429,12 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
                                     .pushConstantRangeCount = push_size ? 1 : 0, .pPushConstantRanges = &pcr};
   if ((vr = vk->vkCreatePipelineLayout(dev->device, &lci, vkds__vk_allocator(ctx), &p->layout)) != VK_SUCCESS)
     return p->layout = VK_NULL_HANDLE, vkds__vk_fail(ctx, vr, "vkCreatePipelineLayout");
-  /* the range type reaches the shader through vkds.glsl's vkds_range64 (constant_id 0) */
+  /* the range type reaches the shader through vkds.glsl's vkds_range64; the kernel's own
+   * constants are left alone */
   uint32_t range64 = k->range == VKDS_RANGE_U64;
   bool has_range_constant = false;
-  for (uint32_t i = 0; i < r->spec_count; ++i) has_range_constant |= r->specs[i].id == 0;
-  VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = 4};
+  for (uint32_t i = 0; i < r->spec_count; ++i) has_range_constant |= r->specs[i].id == VKDS__RANGE_CONSTANT_ID;
+  VkSpecializationMapEntry entry = {.constantID = VKDS__RANGE_CONSTANT_ID, .offset = 0, .size = 4};
   VkSpecializationInfo spec = {.mapEntryCount = 1, .pMapEntries = &entry, .dataSize = 4, .pData = &range64};
   if (k->subgroup_size && k->subgroup_size != vkds__device_required_subgroup_size(dev))
     return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "kernel '%s' needs subgroups of %u lanes, which %s cannot "

@@ -41,6 +41,10 @@ typedef struct vkds__binding {
   char name[64];
 } vkds__binding;
 
+/* vkds.glsl's vkds_range64: the specialization constant vkds sets (2046: glslang's
+ * highest constant_id), 1 for a 64-bit range */
+#define VKDS__RANGE_CONSTANT_ID 2046u
+
 typedef struct vkds__spec_constant {
   uint32_t id;
   char name[64];

@@ -22,8 +22,10 @@
 #extension GL_EXT_buffer_reference2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
-// 1 when the kernel's range type is 64-bit (VKDS_RANGE_U64), set by vkds.
-layout(constant_id = 0) const uint vkds_range64 = 0u;
+// 1 when the kernel's range type is 64-bit (VKDS_RANGE_U64), set by vkds: the one
+// specialization constant vkds sets (lib/kernel/kernel.c), at the highest id glslang
+// allows, out of the way of a kernel's own (at id 0 it overwrote theirs; a probe).
+layout(constant_id = 2046) const uint vkds_range64 = 0u;
 
 // Declares a view type `Name` over elements of type T.
 #define VKDS_VIEW(T, BYTES, Name)                                                            \
