@@ -980,6 +980,14 @@ START_TEST(errors_are_named) {
   vkds_backend_ops future = {.version = VKDS_BACKEND_OPS_VERSION + 1};
   info.ops = &future;
   ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  /* the Vulkan table over resources that are not vkds's queues (it read them as such: a
+   * crash; a probe), directly or as a parent */
+  info.ops = &vkds_backend_vulkan_ops;
+  ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "of kind 'mute'"));
+  vkds_backend_ops derived = {.version = VKDS_BACKEND_OPS_VERSION, .name = "derived", .parent = &vkds_backend_vulkan_ops};
+  info.ops = &derived;
+  ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
   vkds_backend_ops tiny = {.version = VKDS_BACKEND_OPS_VERSION, .backend_size = 8};
   info.ops = &tiny;
   ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);

@@ -13,6 +13,13 @@ const vkds_resource_kind vkds_resource_kind_vulkan = {.name = "vulkan"};
 static vkds_resource *res_of(vkds_backend *b, uint32_t index) { return b->resources[index]; }
 
 static vkds_result vulkan_init(vkds_backend *b) {
+  /* (a table derived from this one over resources of another kind read them as vkds's
+   * queues: a crash; a probe) */
+  if (b->kind != &vkds_resource_kind_vulkan)
+    return vkds__fail(b->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "backend '%s': vkds_backend_vulkan_ops (or a table derived from it) runs vkds's compute queues, "
+                      "resources of kind 'vulkan'; these are of kind '%s'",
+                      b->ops->name ? b->ops->name : "vulkan", b->kind && b->kind->name ? b->kind->name : "(unnamed)");
   vkds_context *ctx = vkds_resource_context(b->resources[0]);
   if (b->context && b->context != ctx)
     return vkds__fail(b->context, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
