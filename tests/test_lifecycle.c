@@ -94,6 +94,24 @@ START_TEST(destroy_null_is_a_no_op) {
 }
 END_TEST
 
+/* Counts past what vkds makes at creation are refused at once (100,000 devices a
+ * physical device ran for minutes; 2^32 - 1 copy threads asked for 32 GiB; a probe). */
+START_TEST(absurd_counts_are_refused) {
+  vkds_context_info info = harness_info();
+  vkds_context *ctx = (vkds_context *)&info;
+  info.devices_per_physical = 100000;
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ctx);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "devices_per_physical 100000: at most 64"));
+  info.devices_per_physical = 0;
+  info.host_copy_threads = UINT32_MAX;
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  info.host_copy_threads = 256;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 static void *create_and_self_test(void *arg) {
   (void)arg;
   vkds_context_info info = harness_info();
@@ -205,6 +223,7 @@ int main(void) {
   tcase_add_test(tc, several_vkdevices_per_physical_device);
   tcase_add_test(tc, repeated_create_destroy);
   tcase_add_test(tc, destroy_null_is_a_no_op);
+  tcase_add_test(tc, absurd_counts_are_refused);
   tcase_add_test(tc, contexts_from_several_threads);
   tcase_add_test(tc, destroying_a_context_before_its_objects_warns);
   tcase_add_test(tc, version_string);

@@ -108,7 +108,8 @@ typedef struct vkds_context_info {
   uint32_t max_queues_per_family;
   /* Create this many VkDevices on each chosen physical device (each with its own
    * queues, so its own resources); 0 or 1: one. Several devices on a machine that has
-   * one (lavapipe) is how policies over "several devices" are tested there. */
+   * one (lavapipe) is how policies over "several devices" are tested there. At most 64
+   * (VKDS_ERROR_INVALID_ARGUMENT past it). */
   uint32_t devices_per_physical;
   /* Enable the Khronos validation layer and route its messages to the logger (also
    * enabled by VKDS_VALIDATION=1 in the environment). Asking for it when the layer is
@@ -144,7 +145,8 @@ typedef struct vkds_context_info {
   uint32_t staging_chunks;
   uint64_t staging_chunk_bytes;
   /* Threads that copy large host ranges in parallel (staging, mapped memory), the
-   * calling thread included; 0: the number of processors, at most 16. 1: no helpers. */
+   * calling thread included; 0: the number of processors, at most 16. 1: no helpers. At
+   * most 256 (VKDS_ERROR_INVALID_ARGUMENT past it). */
   uint32_t host_copy_threads;
   /* The scan path of every device of the context, overriding the rule and
    * VKDS_SCAN_PATH (whose values are "single" and "portable"); DEFAULT: VKDS_SCAN_PATH

@@ -43,11 +43,32 @@ static vkds_result resolve_scan_path(vkds_context *ctx, const vkds_context_info 
  * about one tiny task's round trip, and vkds_submit's retries at capacity are 20 us
  * apart as well; waits deliver their own queue's reports at once.
  * VKDS_LAZY_REPORT_NS=N overrides it (0: before every selection; measuring). */
+/* VKDS_LAZY_REPORT_NS: digits only, at most MAX_LAZY_REPORT_NS (a selection waiting at a
+ * capacity limit sees completions no sooner: -5 read as ~2^64 stalled such policies
+ * until their submit timeout; a probe); anything else the default. */
+#define MAX_LAZY_REPORT_NS 100000000ull
 static uint64_t lazy_report_ns(const vkds_context_info *info) {
   const char *v = info->ignore_env ? NULL : vkds__getenv("VKDS_LAZY_REPORT_NS");
+  if (!v || *v < '0' || *v > '9') return 20000;
   char *end;
-  unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
-  return v && *v && !*end ? (uint64_t)n : 20000;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  return *end || errno || n > MAX_LAZY_REPORT_NS ? 20000 : (uint64_t)n;
+}
+
+/* Counts of things vkds makes at creation, within reason: 100,000 devices a physical
+ * device ran for minutes unrefused, and 2^32 - 1 host copy threads asked for 32 GiB of
+ * thread state at the first upload (a probe). */
+#define MAX_DEVICES_PER_PHYSICAL 64u
+#define MAX_HOST_COPY_THREADS 256u
+static vkds_result check_counts(vkds_context *ctx, const vkds_context_info *info) {
+  if (info->devices_per_physical > MAX_DEVICES_PER_PHYSICAL)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_context_create: devices_per_physical %u: at most %u",
+                      info->devices_per_physical, MAX_DEVICES_PER_PHYSICAL);
+  if (info->host_copy_threads > MAX_HOST_COPY_THREADS)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_context_create: host_copy_threads %u: at most %u",
+                      info->host_copy_threads, MAX_HOST_COPY_THREADS);
+  return VKDS_SUCCESS;
 }
 
 /* The staging ring's shape within what vkds handles: a ring of bytes-sized chunks took
@@ -410,6 +431,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
   ctx->lazy_report_ns = lazy_report_ns(info);
   vkds_result r = check_staging(ctx);
+  if (r == VKDS_SUCCESS) r = check_counts(ctx, info);
   if (r == VKDS_SUCCESS) r = resolve_scan_path(ctx, info);
   if (r == VKDS_SUCCESS) r = vkds__host_copy_init(ctx, info->host_copy_threads);
   /* "" is no folder (joined with a file name it was the root directory) */
