@@ -690,6 +690,33 @@ static void cache_dir_log(void *user, vkds_log_level level, vkds_log_source sour
 
 /* The folder is made (with its parents) where it is missing, and kept in the second
  * round; a path that cannot be a folder is said once, and the context still works. */
+/* A context over cache folder `dir` compiles SAXPY and runs it on four elements right. */
+static void saxpy_runs_with_cache(const char *dir) {
+  vkds_context_info info = harness_info();
+  info.pipeline_cache_dir = dir;
+  vkds_context *c;
+  ck_assert_vkds(vkds_context_create(&info, &c));
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = c}}, &p));
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(c, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
+  vkds_buffer *x, *y;
+  vkds_resource *r0 = vkds_context_resource(c, 0);
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 16, .memory = VKDS_MEMORY_MAPPED}, &x));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 16, .memory = VKDS_MEMORY_MAPPED}, &y));
+  float *xs = vkds_buffer_map(x), *ys = vkds_buffer_map(y);
+  for (int i = 0; i < 4; ++i) xs[i] = (float)i, ys[i] = 10.0f;
+  saxpy_args a = {.n = 4, .a = 2.0f, .x = vkds_view_of(x), .y = vkds_view_of(y)};
+  ck_assert_vkds(vkds_launch(p, k, &(vkds_launch_info){.global = {4}, .args = &a}, NULL));
+  ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+  for (int i = 0; i < 4; ++i) ck_assert_float_eq(ys[i], 10.0f + 2.0f * (float)i);
+  vkds_policy_release(p);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(x);
+  vkds_buffer_destroy(y);
+  vkds_context_destroy(c);
+}
+
 START_TEST(pipeline_cache_file) {
   char top[] = "/tmp/vkds-cache-XXXXXX", dir[64];
   ck_assert_ptr_nonnull(mkdtemp(top));
@@ -716,7 +743,21 @@ START_TEST(pipeline_cache_file) {
     snprintf(cmd, sizeof cmd, "ls %s/vkds-pipelines-*.bin > /dev/null 2>&1", dir);
     ck_assert_int_eq(system(cmd), 0);
   }
-  char file[80], cmd[256];
+  char file[80], cmd[512];
+  /* damaged compiled modules are misses, compiled again (they were trusted: a changed
+   * word ran, a broken one failed every later process with INVALID_SPIRV; a probe) */
+  snprintf(cmd, sizeof cmd,
+           "for f in %s/vkds-glsl-*.spv; do s=$(stat -c %%s $f); printf '\\377\\377\\377\\377' | "
+           "dd of=$f bs=1 seek=$((s - 100)) conv=notrunc 2>/dev/null || exit 1; done", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  saxpy_runs_with_cache(dir);
+  /* and names taken by what is not a file: a FIFO (its open hung) and a folder (malloc
+   * was asked for LONG_MAX bytes) */
+  snprintf(cmd, sizeof cmd,
+           "for f in %s/vkds-glsl-*.spv; do rm -f $f && mkfifo $f || exit 1; done; "
+           "for f in %s/vkds-pipelines-*.bin; do rm -f $f && mkdir $f || exit 1; done", dir, dir);
+  ck_assert_int_eq(system(cmd), 0);
+  saxpy_runs_with_cache(dir);
   snprintf(file, sizeof file, "%s/a-file", top);
   snprintf(cmd, sizeof cmd, "touch %s", file);
   ck_assert_int_eq(system(cmd), 0);

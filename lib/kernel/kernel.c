@@ -131,11 +131,14 @@ uint32_t vkds__glsl_api_version(const vkds_context *ctx) {
 
 /* The cache key: everything that changes the SPIR-V, one string. */
 static char *glsl_key(const vkds_context *ctx, const vkds_glsl_info *info, uint32_t api_version) {
-  size_t n = strlen(info->source) + 64;
+  size_t n = strlen(info->source) + 128;
   for (uint32_t i = 0; i < info->define_count; ++i) n += strlen(info->defines[i] ? info->defines[i] : "") + 1;
   char *key = vkds__alloc(ctx, n);
   if (!key) return NULL;
-  int used = snprintf(key, n, "%u|%d|", api_version, info->debug ? 1 : 0);
+  /* the vkds (and so glslang) and the vkds.glsl that compile it: a folder written by
+   * another version ran that version's vkds.glsl here (a probe) */
+  int used = snprintf(key, n, "%s|%016llx|%u|%d|", vkds_version(), (unsigned long long)vkds__glsl_header_hash(),
+                      api_version, info->debug ? 1 : 0);
   for (uint32_t i = 0; i < info->define_count; ++i)
     used += snprintf(key + used, n - (size_t)used, "%s\n", info->defines[i] ? info->defines[i] : "");
   snprintf(key + used, n - (size_t)used, "|%s", info->source);

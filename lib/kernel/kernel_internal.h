@@ -195,6 +195,9 @@ struct vkds_kernel {
 
 /* A 64-bit hash of bytes (FNV-1a): cache keys. */
 uint64_t vkds__hash(const void *data, size_t n);
+/* The hash of the vkds.glsl this library embeds (never 0): part of every GLSL cache key,
+ * so that a cache folder filled by another vkds compiles again (lib/kernel/glsl.c). */
+uint64_t vkds__glsl_header_hash(void);
 
 /* Frees the context's GLSL cache (at context destruction). */
 void vkds__glsl_cache_free(vkds_context *ctx);

@@ -4,10 +4,17 @@
  * pipelineCacheUUID: another driver or device never reads it. */
 #include "kernel_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The largest file vkds reads from the cache folder (a pipeline cache or a module): more
+ * is not one of its files. */
+#define VKDS__CACHE_FILE_MAX (1ull << 30)
 
 static void cache_path(const vkds_context *ctx, const vkds__device *dev, char *path, size_t size) {
   const uint8_t *u = dev->facts.props.properties.pipelineCacheUUID;
@@ -18,15 +25,23 @@ static void cache_path(const vkds_context *ctx, const vkds__device *dev, char *p
 
 void *vkds__read_file(const vkds_context *ctx, const char *path, size_t *size) {
   *size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+  /* a regular file only, opened without blocking: a FIFO of the name hung the open, and
+   * a folder's ftell asked malloc for LONG_MAX bytes (a probe) */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
   void *data = NULL;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long n = ftell(f);
-    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (data = vkds__temp_alloc_raw(ctx, (size_t)n)) && fread(data, 1, (size_t)n, f) == (size_t)n)
-      *size = (size_t)n;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= VKDS__CACHE_FILE_MAX &&
+      (data = vkds__temp_alloc_raw(ctx, (size_t)st.st_size))) {
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+      ssize_t n = read(fd, (char *)data + got, (size_t)st.st_size - got);
+      if (n <= 0 && !(n < 0 && errno == EINTR)) break;
+      if (n > 0) got += (size_t)n;
+    }
+    if (got == (size_t)st.st_size) *size = got;
   }
-  fclose(f);
+  close(fd);
   if (!*size) vkds__free(ctx, data), data = NULL;
   return data;
 }

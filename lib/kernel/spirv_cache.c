@@ -2,16 +2,17 @@
  * every module glslang compiles is saved there under the hash of its cache key (source,
  * defines, options, target), so a new process with a warm folder runs glslang zero
  * times: the algorithm layer's generated kernels and users' GLSL kernels alike. The file
- * holds the whole key, compared on load, so a hash collision or a damaged file is a
- * miss, never a wrong module. Layout: "VKDSSPV1", key bytes (u64), key, words (u64),
- * words. */
+ * holds the whole key, compared on load, and the hash of its words, checked on load, so
+ * a hash collision or a damaged file is a miss, never a wrong module (version 1 had no
+ * words' hash: a changed constant ran; a probe). Layout: "VKDSSPV2", key bytes (u64),
+ * key, words (u64), words, the words' vkds__hash (u64). */
 #include "kernel_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char magic[8] = {'V', 'K', 'D', 'S', 'S', 'P', 'V', '1'};
+static const char magic[8] = {'V', 'K', 'D', 'S', 'S', 'P', 'V', '2'};
 
 static void path_of(const vkds_context *ctx, uint64_t hash, char *path, size_t size) {
   snprintf(path, size, "%s/vkds-glsl-%016llx.spv", ctx->pipeline_cache_dir, (unsigned long long)hash);
@@ -33,7 +34,12 @@ bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *
   }
   if (ok) {
     memcpy(&count, data + 16 + key_bytes, 8);
-    ok = count > 0 && count <= (size - 24 - key_bytes) / 4 && size == 24 + key_bytes + count * 4;
+    ok = count > 0 && count <= (size - 32 - key_bytes) / 4 && size == 32 + key_bytes + count * 4;
+  }
+  if (ok) {
+    uint64_t stored_hash;
+    memcpy(&stored_hash, data + 24 + key_bytes + count * 4, 8);
+    ok = stored_hash == vkds__hash(data + 24 + key_bytes, count * 4);
   }
   if (ok && (*words = vkds__alloc_array(ctx, count, 4))) {
     memcpy(*words, data + 24 + key_bytes, count * 4);
@@ -49,7 +55,7 @@ void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char 
                              size_t word_count) {
   if (!ctx->pipeline_cache_dir) return;
   uint64_t key_bytes = strlen(key), count = word_count;
-  size_t size = 24 + key_bytes + count * 4;
+  size_t size = 32 + key_bytes + count * 4;
   unsigned char *data = vkds__temp_alloc_raw(ctx, size);
   if (!data) return;
   memcpy(data, magic, 8);
@@ -57,6 +63,8 @@ void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char 
   memcpy(data + 16, key, key_bytes);
   memcpy(data + 16 + key_bytes, &count, 8);
   memcpy(data + 24 + key_bytes, words, count * 4);
+  uint64_t hash_of_words = vkds__hash(words, count * 4);
+  memcpy(data + 24 + key_bytes + count * 4, &hash_of_words, 8);
   char path[1100];
   path_of(ctx, hash, path, sizeof path);
   if (!vkds__write_file(path, data, size)) vkds__log(ctx, VKDS_LOG_WARN, "cannot save compiled GLSL to %s", path);
