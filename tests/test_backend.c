@@ -1044,6 +1044,58 @@ START_TEST(errors_are_named) {
 }
 END_TEST
 
+/* Slots of the application's that fail without a message of their own get one naming
+ * them: a backend's init and submit, a policy's init (the thread's last message was an
+ * earlier, unrelated failure's, or the failed policy's backend teardown's; a probe). */
+static vkds_result init_refuses(vkds_backend *b) {
+  (void)b;
+  return VKDS_ERROR_UNSUPPORTED;
+}
+static vkds_result submit_refuses(vkds_backend *b, vkds_selection *s, const vkds_task_info *i, vkds_submission **o) {
+  (void)b, (void)s, (void)i, (void)o;
+  return VKDS_ERROR_VULKAN;
+}
+static vkds_result policy_init_refuses(vkds_policy *p) {
+  (void)p;
+  return VKDS_ERROR_OUT_OF_HOST_MEMORY;
+}
+static vkds_result select_first(vkds_policy *p, const vkds_task_info *h, uint32_t *i) {
+  (void)p, (void)h;
+  *i = 0;
+  return VKDS_SUCCESS;
+}
+START_TEST(failing_slots_are_named) {
+  static const vkds_resource_kind silent = {.name = "silent"};
+  int x = 0;
+  void *res[1] = {&x};
+  vkds_backend_ops refusing_init = {.version = VKDS_BACKEND_OPS_VERSION, .name = "refuses init", .init = init_refuses};
+  vkds_backend_info info = {.kind = &silent, .resource_count = 1, .resources = res, .ops = &refusing_init};
+  vkds_backend *b;
+  ck_assert_int_eq(vkds_buffer_create(NULL, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT); /* earlier, unrelated */
+  ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "backend 'refuses init': its init returned"));
+  vkds_backend_ops refusing_submit = {.version = VKDS_BACKEND_OPS_VERSION, .name = "refuses", .submit = submit_refuses};
+  info.ops = &refusing_submit;
+  ck_assert_vkds(vkds_backend_create(&info, &b));
+  vkds_selection *sel;
+  ck_assert_vkds(vkds_selection_create(b, 0, 0, NULL, &sel));
+  ck_assert_int_eq(vkds_buffer_create(NULL, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_selection_submit(sel, &(vkds_task_info){.fn = return_object}, NULL), VKDS_ERROR_VULKAN);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "backend 'refuses': submitting to resource 0 returned"));
+  vkds_selection_release(sel);
+  vkds_backend_destroy(b);
+  vkds_policy_ops po = {.version = VKDS_POLICY_OPS_VERSION, .name = "refuses init", .select = select_first,
+                        .init = policy_init_refuses};
+  vkds_policy *p;
+  ck_assert_int_eq(vkds_buffer_create(NULL, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &po, .resources = {.kind = &silent, .resource_count = 1,
+                                                                                     .resources = res}},
+                                      &p),
+                   VKDS_ERROR_OUT_OF_HOST_MEMORY);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "policy 'refuses init': its init returned"));
+}
+END_TEST
+
 START_TEST(vulkan_backend_errors) {
   vkds_context *a = harness_context(), *c = harness_context();
   void *mixed[2] = {vkds_context_resource(a, 0), vkds_context_resource(c, 0)};
@@ -1081,6 +1133,7 @@ int main(void) {
   tcase_add_test(tc, tiny_tasks_from_eight_threads_are_coalesced);
   tcase_add_test(tc, cpu_pool_backend);
   tcase_add_test(tc, errors_are_named);
+  tcase_add_test(tc, failing_slots_are_named);
   tcase_add_test(tc, vulkan_backend_errors);
   suite_add_tcase(s, tc);
   /* destroys and waits while tasks run */

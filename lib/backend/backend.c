@@ -188,7 +188,13 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   *b = (vkds_backend){.ops = &in->ops, .kind = kind, .context = info->context,
                       .resource_count = count, .resources = resources, .user = info->user,
                       .spin_ns = info->spin_ns ? info->spin_ns : 50000, .internal = in};
+  uint64_t failures = vkds__failures();
   r = b->ops->init(b);
+  /* a slot of the application's that fails without saying why (through vkds) left the
+   * thread's last message to an earlier, unrelated failure (a probe) */
+  if (r != VKDS_SUCCESS && vkds__failures() == failures)
+    r = vkds__fail(info->context, r, VK_SUCCESS, "backend '%s': its init returned %s", b->ops->name ? b->ops->name : "?",
+                   vkds_result_str(r));
   if (r != VKDS_SUCCESS) {
     pthread_mutex_destroy(&in->free_lock);
     pthread_mutex_destroy(&in->finish_lock);
@@ -522,9 +528,14 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
                       "vkds_selection_submit: this selection of policy-picked resource %u was already submitted; "
                       "a policy's selection runs one task (select again)", sel->index);
   vkds_submission *s = NULL;
+  uint64_t failures = vkds__failures();
   vkds_result r = b->ops->submit(b, sel, info, &s);
   if (r != VKDS_SUCCESS) {
     if (claimed) atomic_store(&sel->state, VKDS__SEL_PICKED); /* nothing ran: still unused */
+    /* (as for init: the backend's submit or instrument hooks, or the task, said nothing) */
+    if (r != VKDS_ERROR_WOULD_BLOCK && vkds__failures() == failures)
+      return vkds__fail(b->context, r, VK_SUCCESS, "backend '%s': submitting to resource %u returned %s",
+                        b->ops->name ? b->ops->name : "?", sel->index, vkds_result_str(r));
     return r;
   }
   if (out) *out = s;

@@ -3,6 +3,7 @@
  * The strategies themselves are in selectors/. */
 #include "policy_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -291,15 +292,28 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   if (!in->stats) r = vkds__fail(res->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy statistics");
   if (r == VKDS_SUCCESS) {
     for (uint32_t i = 0; i < p->resource_count; ++i) pthread_mutex_init(&in->stats[i].lock, NULL);
+    uint64_t failures = vkds__failures();
     r = p->ops->init(p);
     if (r != VKDS_SUCCESS) {
       for (uint32_t i = 0; i < p->resource_count; ++i) pthread_mutex_destroy(&in->stats[i].lock);
+      /* a policy's init that said nothing left an earlier, unrelated message (a probe) */
+      if (vkds__failures() == failures)
+        r = vkds__fail(res->context, r, VK_SUCCESS, "policy '%s': its init returned %s", p->ops->name,
+                       vkds_result_str(r));
     }
   }
   if (r != VKDS_SUCCESS) {
     vkds__free(in->alloc_ctx, in->stats);
     in->stats = NULL;
+    /* the backend's teardown may fail in turn (a kind that cannot wait): the message the
+     * caller reads stays this failure's (it named the teardown's; a probe) */
+    char why[512];
+    snprintf(why, sizeof why, "%s", vkds__last_reason(r));
+    uint64_t failures = vkds__failures();
+    bool held = vkds__hold_failure_logs(true);
     vkds_backend_destroy(p->backend);
+    vkds__hold_failure_logs(held);
+    if (vkds__failures() != failures) vkds__fail(NULL, r, VK_SUCCESS, "%s", why);
     p->backend = NULL;
     p->resource_count = 0;
     atomic_store(&in->init_claimed, false);
