@@ -988,6 +988,9 @@ START_TEST(errors_are_named) {
   vkds_backend_ops derived = {.version = VKDS_BACKEND_OPS_VERSION, .name = "derived", .parent = &vkds_backend_vulkan_ops};
   info.ops = &derived;
   ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_backend_ops old_parent = {.name = "old"}, child = {.version = VKDS_BACKEND_OPS_VERSION, .parent = &old_parent};
+  info.ops = &child; /* a parent of version 0 (it was taken; a probe) */
+  ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
   vkds_backend_ops tiny = {.version = VKDS_BACKEND_OPS_VERSION, .backend_size = 8};
   info.ops = &tiny;
   ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);

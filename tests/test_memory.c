@@ -249,6 +249,10 @@ START_TEST(imported_host_memory_is_used_in_place) {
   ck_assert_int_eq(vkds_buffer_import_host(res, host + 1, align, &b), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_null(b);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "multiples of"));
+  /* a range past the end of the address space (it was imported; a probe) */
+  ck_assert_int_eq(vkds_buffer_import_host(res, (void *)(UINTPTR_MAX - align + 1), 2 * align, &b),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "past the end of the address space"));
   ck_assert_int_eq(vkds_buffer_import_host(res, host, align + 1, &b), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_buffer_import_host(res, NULL, align, &b), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_buffer_import_host(NULL, host, align, &b), VKDS_ERROR_INVALID_ARGUMENT);

@@ -161,7 +161,10 @@ VKDS_API vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_laun
 /* Records the kernel into the application's own command buffer (begun, on a queue of
  * `res`'s device) for embedding: binds, pushes the arguments, dispatches (split as
  * needed), with no barrier before or after (the application orders its command
- * buffer). Same errors as vkds_launch; on error nothing is recorded. */
+ * buffer). Same errors as vkds_launch, and VKDS_ERROR_UNSUPPORTED for a kernel whose
+ * arguments are spilled to a buffer (more than the device's push constants: vkds_launch
+ * keeps that buffer until the launch ends, which a recording cannot tell); on error
+ * nothing is recorded. */
 VKDS_API vkds_result vkds_cmd_dispatch(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
                                        const vkds_launch_info *li);
 

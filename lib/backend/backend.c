@@ -27,6 +27,11 @@ static vkds_result complete_ops(const vkds_backend_ops *given, vkds_backend_ops 
       return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "backend ops: parent chain longer than 16 (a cycle?)");
     p = p->parent ? p->parent : &vkds_backend_base_ops;
+    /* (a parent table of version 0 was taken: its slots may be of another shape; a probe) */
+    if (p->version == 0 || p->version > VKDS_BACKEND_OPS_VERSION)
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "backend ops '%s': its parent '%s' has version %u; this library knows versions 1..%u",
+                        given->name ? given->name : "?", p->name ? p->name : "?", p->version, VKDS_BACKEND_OPS_VERSION);
 #define FILL(slot)                                                                          \
   if (!dst->slot) dst->slot = p->slot;
     OPS_SLOTS(FILL)

@@ -101,6 +101,11 @@ vkds_result vkds_buffer_import_host(vkds_resource *res, void *host, uint64_t siz
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "vkds_buffer_import_host: '%s' cannot import host memory (no VK_EXT_external_memory_host)",
                       dev->facts.props.properties.deviceName);
+  /* (a range past the end of the address space was imported; a probe) */
+  if (size > UINTPTR_MAX - (uintptr_t)host)
+    return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_buffer_import_host: %llu bytes from %p run past the end of the address space",
+                      (unsigned long long)size, host);
   if ((uintptr_t)host % align || size % align)
     return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_buffer_import_host: pointer %p and size %llu must be multiples of %llu on '%s'", host,
