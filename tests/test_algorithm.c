@@ -1164,6 +1164,17 @@ START_TEST(recording_form) {
   ck_assert_int_eq(vkds_cmd_reduce(&c, &outs, NULL, NULL, (vkds_view){res, 2, 4}), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_cmd_min_element(&c, &outs, (vkds_view){res, 4, 16}), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "result view must be 8-byte aligned"));
+  /* result and scratch views over the call's sequences or each other (neither was
+   * checked: a count written over the output, a scan's states over its input; a probe) */
+  ck_assert_int_eq(vkds_cmd_reduce(&c, &outs, NULL, NULL, (vkds_view){out, 8, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "the result view overlaps a sequence"));
+  vkds_cmd over_input = {.cmd = cmd, .resource = r0, .scratch = vkds_view_of(in)};
+  ck_assert_int_eq(vkds_cmd_reduce(&over_input, &ins, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "the scratch view overlaps a sequence"));
+  ck_assert_int_eq(vkds_cmd_inclusive_scan(&over_input, &ins, &outs, NULL, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_cmd_copy_if(&c, &ins, &outs, "true", (vkds_view){out, 16, 8}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_cmd_reduce(&c, &outs, NULL, NULL, (vkds_view){scratch, 16, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "the result view and the scratch view overlap"));
   ck_assert_int_eq(vkEndCommandBuffer(cmd), 0);
   VkFence fence;
   ck_assert_int_eq(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}, NULL, &fence), 0);

@@ -207,7 +207,9 @@ typedef struct vkds_cmd {
    * vkds_algorithm_scratch_bytes() bytes (which may be 0: then it may be {0}). Two
    * recorded algorithms that may run at the same time need separate scratch. Scratch
    * (or a status or result view) on another VkDevice is VKDS_ERROR_WRONG_DEVICE, too
-   * little or misaligned VKDS_ERROR_INVALID_ARGUMENT. */
+   * little, misaligned, or overlapping the call's sequences or its result view
+   * VKDS_ERROR_INVALID_ARGUMENT (so is a result view over the call's sequences). An
+   * algorithm that needs no scratch (element-wise ones, merge, the searches) ignores it. */
   vkds_view scratch;
 } vkds_cmd;
 
@@ -313,8 +315,9 @@ VKDS_API vkds_result vkds_cmd_count_if(const vkds_cmd *c, const vkds_seq *in, co
 
 /* The first index of the smallest (largest) element, and its value (value may be NULL).
  * Elements compare with <; a NaN is never chosen over a number (all NaN: index 0).
- * Empty: *index = 0 and *value untouched. In the vkds_cmd_ forms `result` receives the
- * index (a uint64_t) followed by the value at byte 8. */
+ * Empty: *index = 0 and *value untouched. In the vkds_cmd_ forms `result` (16 bytes,
+ * 8-byte aligned, whatever the type) receives the index (a uint64_t) followed by the
+ * value at byte 8. */
 VKDS_API vkds_result vkds_min_element(vkds_policy *p, const vkds_seq *in, uint64_t *index, void *value);
 VKDS_API vkds_result vkds_min_element_async(vkds_policy *p, const vkds_seq *in, uint64_t *index, void *value,
                                             vkds_submission **sub);

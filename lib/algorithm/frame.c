@@ -844,6 +844,40 @@ static vkds_result device_view(const vkds_context *ctx, const char *name, const 
   return VKDS_SUCCESS;
 }
 
+/* The bytes `bytes` of view v as a span (none for no buffer or no bytes). */
+static bool view_span(vkds_view v, uint64_t bytes, span *out) {
+  if (!v.buffer || !bytes) return false;
+  if (v.buffer->mapped) {
+    uint64_t at = (uint64_t)(uintptr_t)v.buffer->mapped + v.offset;
+    *out = (span){NULL, at, at + bytes, false};
+  } else {
+    *out = (span){v.buffer, v.offset, v.offset + bytes, false};
+  }
+  return true;
+}
+
+/* The recording form's result and scratch views (the bytes the call uses of each) apart
+ * from each other and from every sequence of the call: neither was checked, and a
+ * count written over the output, or a scan's tile states over its input, gave wrong
+ * answers with success (a probe). */
+static vkds_result views_apart(const vkds_context *ctx, const call *c, vkds_view result, uint64_t result_need,
+                               vkds_view scratch, uint64_t scratch_need) {
+  span rv = {0}, sv = {0};
+  bool has_result = view_span(result, result_need, &rv), has_scratch = view_span(scratch, scratch_need, &sv);
+  if (has_result && has_scratch && meet(&rv, 1, &sv, 1))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the result view and the scratch view overlap",
+                      c->a.name);
+  for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
+    span leaf;
+    if (!span_of(c->gen.leaves[k].seq, &leaf)) continue;
+    const char *what = has_result && meet(&rv, 1, &leaf, 1) ? "result" : has_scratch && meet(&sv, 1, &leaf, 1) ? "scratch" : NULL;
+    if (what)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: the %s view overlaps a sequence the call reads or writes", c->a.name, what);
+  }
+  return VKDS_SUCCESS;
+}
+
 static uint64_t result_bytes(const vkds__alg *a) {
   switch (a->result) {
   case VKDS__RESULT_COUNT: return 8;
@@ -875,6 +909,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   call c = {.a = *a, .res = res};
   vkds_result r = prepare(&c);
   VkDeviceAddress result_at = 0, scratch_at = 0;
+  uint64_t result_need = 0, scratch_need = 0; /* the bytes of each view the call uses */
   bool family_scratch = a->template_kind == VKDS__TEMPLATE_SCAN || sorts_in_place(a->template_kind);
   if (r == VKDS_SUCCESS && family_scratch && a->count) {
     uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT    ? vkds__sort_scratch_bytes(&c)
@@ -885,6 +920,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);
     c.scan_scratch = cmd->scratch;
+    scratch_need = need;
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT) {
     VkDeviceAddress at;
@@ -892,10 +928,12 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     if (r == VKDS_SUCCESS && at % 8)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the count's view must be 8-byte aligned", a->name);
     c.scan_result_view = result;
+    result_need = 8;
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
     /* the scratch (see vkds_histogram_scratch_bytes), and the status view when given */
-    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, vkds__histogram_scratch_bytes(&c), &scratch_at);
+    scratch_need = vkds__histogram_scratch_bytes(&c);
+    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, scratch_need, &scratch_at);
     if (r == VKDS_SUCCESS && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);
@@ -905,6 +943,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     if (r == VKDS_SUCCESS && at % 4)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the status view must be 4-byte aligned", a->name);
     c.scan_result_view = result;
+    result_need = result.buffer ? 4 : 0;
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_REDUCE) {
     /* the result at its widest store's alignment (an index and a value: 8), the scratch
@@ -918,6 +957,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     /* (its own need: it demanded vkds_algorithm_scratch_bytes, an argsort's ~24 bytes an
      * element, where it uses 16 bytes a group) */
     uint64_t need = vkds_reduce_scratch_bytes(res, a->count);
+    result_need = result_bytes(a), scratch_need = need;
     if (r == VKDS_SUCCESS) r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
     if (r == VKDS_SUCCESS && need && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
@@ -933,6 +973,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
                      "%s: a part of a sequence (a %s sequence) is not passed directly to this device, and the recording "
                      "form cannot stage it (use the blocking or _async form)", a->name, leaf->ops->name);
   }
+  if (r == VKDS_SUCCESS) r = views_apart(ctx, &c, result, result_need, cmd->scratch, scratch_need);
   if (r == VKDS_SUCCESS) r = vkds__call_bind(&c); /* all direct: no copies */
   if (r == VKDS_SUCCESS) r = find_kernel(&c);
   /* (refused before anything is recorded: a sort records a fill before its first dispatch) */
