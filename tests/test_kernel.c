@@ -353,6 +353,40 @@ END_TEST
 
 /* ---- the range type ---- */
 
+/* A launch tells its policy where its buffers are (bytes, devices), as the algorithms do:
+ * a policy over several devices sent launches to one without the buffers (a probe). */
+static vkds_task_info seen_hints;
+static vkds_result select_recording_hints(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  (void)p;
+  seen_hints = *hints;
+  *index = 0;
+  return VKDS_SUCCESS;
+}
+START_TEST(launches_hint_their_buffers) {
+  open_all();
+  vkds_policy_ops ops = {.version = VKDS_POLICY_OPS_VERSION, .name = "hints", .select = select_recording_hints};
+  vkds_policy *hp;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.ops = &ops, .resources = {.context = ctx}}, &hp));
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
+  vkds_buffer *x = mapped(4096), *y = mapped(1024);
+  saxpy_args a = {.n = 0, .a = 1.0f, .x = vkds_view_of(x), .y = (vkds_view){y, 512, 0}};
+  vkds_submission *s;
+  ck_assert_vkds(vkds_launch(hp, k, &(vkds_launch_info){.global = {64}, .args = &a}, &s));
+  ck_assert_vkds(vkds_submission_wait(s));
+  vkds_submission_release(s);
+  ck_assert_uint_eq(seen_hints.bytes, 4096 + 512);
+  vkds_resource_info ri;
+  ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, 0), &ri));
+  ck_assert_uint_eq(seen_hints.data_devices, 1u << ri.device_index);
+  vkds_policy_release(hp);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(x);
+  vkds_buffer_destroy(y);
+  close_all();
+}
+END_TEST
+
 START_TEST(range_types) {
   open_all();
   vkds_kernel *k32, *k64, *ku;
@@ -913,6 +947,7 @@ int main(void) {
   tcase_add_test(tc, nested_struct_and_array_of_views);
   tcase_add_test(tc, descriptor_binding_and_vectors);
   tcase_add_test(tc, kernels_own_constants_and_bound_buffers);
+  tcase_add_test(tc, launches_hint_their_buffers);
   tcase_add_test(tc, narrow_arguments);
   tcase_add_test(tc, range_types);
   tcase_add_test(tc, record_into_my_command_buffer);

@@ -253,6 +253,27 @@ static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned 
   return VKDS_SUCCESS;
 }
 
+void vkds__args_data(const vkds_arg *args, const void *src, uint32_t depth, uint32_t *devices, uint64_t *bytes) {
+  for (size_t i = 0; args && src && depth < 8 && args[i].kind != VKDS_ARG_END; ++i) {
+    const vkds_arg *a = &args[i];
+    if (a->kind != VKDS_ARG_VIEW && a->kind != VKDS_ARG_BINDING && a->kind != VKDS_ARG_STRUCT) continue;
+    uint32_t elements = a->kind == VKDS_ARG_BINDING || !a->count ? 1 : a->count;
+    if (a->kind == VKDS_ARG_STRUCT && elements > 1 && !a->stride) continue; /* (refused when the kernel was made) */
+    for (uint32_t e = 0; e < elements; ++e) {
+      const unsigned char *from = (const unsigned char *)src + a->offset + e * (a->stride ? a->stride : sizeof(vkds_view));
+      if (a->kind == VKDS_ARG_STRUCT) {
+        vkds__args_data(a->members, from, depth + 1, devices, bytes);
+        continue;
+      }
+      const vkds_view *v = (const vkds_view *)from;
+      if (!v->buffer || v->buffer->kind == VKDS_MEMORY_HOST) continue;
+      uint64_t size = vkds_buffer_size(v->buffer);
+      *devices |= 1u << (v->buffer->dev->index & 31);
+      *bytes += v->bytes ? v->bytes : v->offset < size ? size - v->offset : 0;
+    }
+  }
+}
+
 vkds_result vkds__args_pack(vkds__arg_pack *p, const vkds__arg_layout *l, const vkds_arg *args, const void *src) {
   return pack(p, args, src, l->block, l->spilled ? 0 : l->first_member, 0);
 }

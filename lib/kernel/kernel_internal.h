@@ -154,6 +154,10 @@ typedef struct vkds__arg_pack {
  * p->target (and p->bound): VKDS_ERROR_INVALID_ARGUMENT (a NULL or host buffer, a range
  * outside its buffer, an array of structs without its stride), VKDS_ERROR_WRONG_DEVICE,
  * VKDS_ERROR_UNSUPPORTED (views without device addresses), VKDS_ERROR_LIMIT_EXCEEDED. */
+/* The devices (bit d: device d) and bytes of the buffers the views and bindings of a
+ * launch's arguments name: the hints a launch gives its policy (garbage in is the
+ * packing's to refuse; this only reads what looks like a buffer). */
+void vkds__args_data(const vkds_arg *args, const void *src, uint32_t depth, uint32_t *devices, uint64_t *bytes);
 vkds_result vkds__args_pack(vkds__arg_pack *p, const vkds__arg_layout *l, const vkds_arg *args, const void *src);
 
 /* ---- kernels (lib/kernel/kernel.c) and launches (lib/kernel/launch.c) ---- */

@@ -226,5 +226,13 @@ vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_launch_info *
     key = k->hash ^ (uint64_t)(63 - __builtin_clzll(total));
   }
   launch_task t = {.k = k, .li = li};
-  return vkds_submit(p, &(vkds_task_info){.fn = launch_fn, .user = &t, .key = key, .label = k->name}, out);
+  /* where its buffers live, for the policies that weigh it (earliest finish): a policy
+   * over several devices sent launches to a device without the kernel's buffers (a
+   * README probe: WRONG_DEVICE); the algorithms gave these hints, launches none */
+  uint32_t devices = 0;
+  uint64_t bytes = 0;
+  vkds__args_data(k->args, li->args, 0, &devices, &bytes);
+  return vkds_submit(p, &(vkds_task_info){.fn = launch_fn, .user = &t, .key = key, .label = k->name, .bytes = bytes,
+                                           .data_devices = devices},
+                     out);
 }
