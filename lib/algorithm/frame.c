@@ -870,7 +870,9 @@ static vkds_result views_apart(const vkds_context *ctx, const call *c, vkds_view
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
     span leaf;
     if (!span_of(c->gen.leaves[k].seq, &leaf)) continue;
-    const char *what = has_result && meet(&rv, 1, &leaf, 1) ? "result" : has_scratch && meet(&sv, 1, &leaf, 1) ? "scratch" : NULL;
+    const char *what = has_result && meet(&rv, 1, &leaf, 1)    ? "result"
+                       : has_scratch && meet(&sv, 1, &leaf, 1) ? "scratch"
+                                                               : NULL;
     if (what)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "%s: the %s view overlaps a sequence the call reads or writes", c->a.name, what);

@@ -42,10 +42,10 @@ static vkds_result resolve_scan_path(vkds_context *ctx, const vkds_context_info 
  * (bench/RESULTS.md, session 19). 20 us: a finished task is counted within
  * about one tiny task's round trip, and vkds_submit's retries at capacity are 20 us
  * apart as well; waits deliver their own queue's reports at once.
- * VKDS_LAZY_REPORT_NS=N overrides it (0: before every selection; measuring). */
-/* VKDS_LAZY_REPORT_NS: digits only, at most MAX_LAZY_REPORT_NS (a selection waiting at a
- * capacity limit sees completions no sooner: -5 read as ~2^64 stalled such policies
- * until their submit timeout; a probe); anything else the default. */
+ * VKDS_LAZY_REPORT_NS=N overrides it (0: before every selection; measuring): digits
+ * only, at most MAX_LAZY_REPORT_NS (a selection waiting at a capacity limit sees
+ * completions no sooner: -5 read as ~2^64 stalled such policies until their submit
+ * timeout; a probe); anything else gives the default. */
 #define MAX_LAZY_REPORT_NS 100000000ull
 static uint64_t lazy_report_ns(const vkds_context_info *info) {
   const char *v = info->ignore_env ? NULL : vkds__getenv("VKDS_LAZY_REPORT_NS");
