@@ -34,7 +34,8 @@ bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *
   }
   if (ok) {
     memcpy(&count, data + 16 + key_bytes, 8);
-    ok = count > 0 && count <= (size - 32 - key_bytes) / 4 && size == 32 + key_bytes + count * 4;
+    ok = size >= 32 + key_bytes && count > 0 && count <= (size - 32 - key_bytes) / 4 &&
+         size == 32 + key_bytes + count * 4;
   }
   if (ok) {
     uint64_t stored_hash;
