@@ -267,7 +267,7 @@ void vkds__args_data(const vkds_arg *args, const void *src, uint32_t depth, uint
       }
       const vkds_view *v = (const vkds_view *)from;
       if (!v->buffer || v->buffer->kind == VKDS_MEMORY_HOST) continue;
-      uint64_t size = vkds_buffer_size(v->buffer);
+      uint64_t size = v->buffer->size;
       *devices |= 1u << (v->buffer->dev->index & 31);
       *bytes += v->bytes ? v->bytes : v->offset < size ? size - v->offset : 0;
     }

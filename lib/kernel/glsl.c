@@ -605,15 +605,7 @@ static vkds_result compile_locked(const vkds_context *ctx, const char *code, con
   return j.r != VKDS_SUCCESS ? vkds__relay_error(ctx, j.r, t.message, t.vk) : VKDS_SUCCESS;
 }
 
-uint64_t vkds__glsl_header_hash(void) {
-  static _Atomic uint64_t known; /* (computed once; a race computes the same value twice) */
-  uint64_t h = atomic_load_explicit(&known, memory_order_relaxed);
-  if (!h) {
-    h = vkds__hash(vkds_glsl_header, strlen(vkds_glsl_header)) | 1;
-    atomic_store_explicit(&known, h, memory_order_relaxed);
-  }
-  return h;
-}
+const char *vkds__glsl_header_text(void) { return vkds_glsl_header; }
 
 vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, const char *name,
                                const char *const *defines, uint32_t define_count, uint32_t api_version,

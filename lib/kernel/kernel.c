@@ -129,6 +129,17 @@ uint32_t vkds__glsl_api_version(const vkds_context *ctx) {
   return v;
 }
 
+uint64_t vkds__glsl_header_hash(void) {
+  static _Atomic uint64_t known; /* (computed once; a race computes the same value twice) */
+  uint64_t h = atomic_load_explicit(&known, memory_order_relaxed);
+  if (!h) {
+    const char *text = vkds__glsl_header_text();
+    h = vkds__hash(text, strlen(text)) | 1;
+    atomic_store_explicit(&known, h, memory_order_relaxed);
+  }
+  return h;
+}
+
 /* The cache key: everything that changes the SPIR-V, one string. */
 static char *glsl_key(const vkds_context *ctx, const vkds_glsl_info *info, uint32_t api_version) {
   size_t n = strlen(info->source) + 128;

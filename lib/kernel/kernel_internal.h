@@ -199,8 +199,9 @@ struct vkds_kernel {
 
 /* A 64-bit hash of bytes (FNV-1a): cache keys. */
 uint64_t vkds__hash(const void *data, size_t n);
-/* The hash of the vkds.glsl this library embeds (never 0): part of every GLSL cache key,
- * so that a cache folder filled by another vkds compiles again (lib/kernel/glsl.c). */
+/* The vkds.glsl this library embeds (lib/kernel/glsl.c), and its hash (never 0): part of
+ * every GLSL cache key, so that a cache folder filled by another vkds compiles again. */
+const char *vkds__glsl_header_text(void);
 uint64_t vkds__glsl_header_hash(void);
 
 /* Frees the context's GLSL cache (at context destruction). */
