@@ -785,8 +785,9 @@ VKDS_API vkds_result vkds_cmd_upper_bound(const vkds_cmd *c, const vkds_seq *sor
 /* Whether `in` is ordered as vkds_sort would order it in `order` (so true exactly when a
  * sort would leave it as it is): no element comes before the one preceding it, floats in
  * totalOrder (ascending: a -NaN is in order only at the start, a +NaN only at the end).
- * Empty and single-element sequences are sorted. In the vkds_cmd_ form `result` receives a uint32_t 0 or 1 (the scratch as
- * for the reductions). Host data is staged whole: element i is compared with i + 1. */
+ * Empty and single-element sequences are sorted. In the vkds_cmd_ form `result`
+ * receives a uint32_t 0 or 1 (the scratch as for the reductions). Host data is staged
+ * whole: element i is compared with i + 1. */
 VKDS_API vkds_result vkds_is_sorted(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result);
 VKDS_API vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vkds_sort_order order, bool *result,
                                           vkds_submission **sub);

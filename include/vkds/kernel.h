@@ -155,9 +155,10 @@ typedef struct vkds_launch_info {
  * (kernel, policy or a buffer of another context), VKDS_ERROR_WRONG_DEVICE (a buffer of
  * another device than the selected one: with several devices, launch through a policy
  * over the buffers' device's queues; the launch hints the policy with its buffers'
- * devices and bytes, which earliest finish weighs, but no policy is bound by them), VKDS_ERROR_LIMIT_EXCEEDED (the device's
- * limits; or more work groups than 65,536 dispatches of the device's largest hold,
- * about 2^38 work-items of 64), and the policy's errors. */
+ * devices and bytes, which earliest finish weighs, but no policy is bound by them),
+ * VKDS_ERROR_LIMIT_EXCEEDED (the device's limits; or more work groups than 65,536
+ * dispatches of the device's largest hold, about 2^38 work-items of 64), and the
+ * policy's errors. */
 VKDS_API vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_launch_info *li, vkds_submission **out);
 
 /* Records the kernel into the application's own command buffer (begun, on a queue of
