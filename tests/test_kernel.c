@@ -722,9 +722,8 @@ static void cache_dir_log(void *user, vkds_log_level level, vkds_log_source sour
     ++cache_dir_warnings;
 }
 
-/* The folder is made (with its parents) where it is missing, and kept in the second
- * round; a path that cannot be a folder is said once, and the context still works. */
-/* A context over cache folder `dir` compiles SAXPY and runs it on four elements right. */
+/* A context over cache folder `dir` compiles SAXPY and runs it on four elements right
+ * (its destroy saves the pipeline cache there). */
 static void saxpy_runs_with_cache(const char *dir) {
   vkds_context_info info = harness_info();
   info.pipeline_cache_dir = dir;
@@ -751,28 +750,14 @@ static void saxpy_runs_with_cache(const char *dir) {
   vkds_context_destroy(c);
 }
 
+/* The folder is made (with its parents) where it is missing, and kept in the second
+ * round; a path that cannot be a folder is said once, and the context still works. */
 START_TEST(pipeline_cache_file) {
   char top[] = "/tmp/vkds-cache-XXXXXX", dir[64];
   ck_assert_ptr_nonnull(mkdtemp(top));
   snprintf(dir, sizeof dir, "%s/made/here", top);
   for (int round = 0; round < 2; ++round) {
-    vkds_context_info info = harness_info();
-    info.pipeline_cache_dir = dir;
-    vkds_context *c;
-    ck_assert_vkds(vkds_context_create(&info, &c));
-    vkds_policy *p;
-    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = c}}, &p));
-    vkds_kernel *k;
-    ck_assert_vkds(vkds_kernel_from_glsl(c, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
-    vkds_buffer *x;
-    ck_assert_vkds(vkds_buffer_create(vkds_context_resource(c, 0), &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &x));
-    saxpy_args a = {.n = 0, .x = vkds_view_of(x), .y = vkds_view_of(x)};
-    ck_assert_vkds(vkds_launch(p, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL));
-    ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
-    vkds_policy_release(p);
-    vkds_kernel_destroy(k);
-    vkds_buffer_destroy(x);
-    vkds_context_destroy(c); /* saves the cache */
+    saxpy_runs_with_cache(dir);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "ls %s/vkds-pipelines-*.bin > /dev/null 2>&1", dir);
     ck_assert_int_eq(system(cmd), 0);
