@@ -55,6 +55,13 @@ vkds_result vkds__log_unlogged(const vkds_context *ctx, vkds_result result);
  * a caller of user code compares it before and after to tell whether a failure the code
  * returned came with a message. */
 uint64_t vkds__failures(void);
+/* For code of the application's that vkds called (a slot, a select, a task function):
+ * its failure `result`, when nothing was recorded on the thread since vkds__failures()
+ * read `before`, is recorded with the message fmt (so that the thread's last message is not an
+ * earlier, unrelated failure's); a failure it explained, or success, stays as it is.
+ * Returns `result`. */
+vkds_result vkds__fail_if_silent(const vkds_context *ctx, vkds_result result, uint64_t before, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* The thread's last error message without the "<result>: " that vkds__fail puts in
  * front of it (when `result` is the one there): the reason, for a caller that wraps it
  * in a message of its own. */

@@ -40,15 +40,23 @@ typedef struct span {
   bool host_seq; /* a host sequence (not the same sequence as a buffer's, though the same bytes) */
 } span;
 
+/* The first `bytes` of view v as a span (none for no buffer or no bytes). */
+static bool view_span(vkds_view v, uint64_t bytes, span *out) {
+  if (!v.buffer || !bytes) return false;
+  if (v.buffer->mapped) {
+    uint64_t at = (uint64_t)(uintptr_t)v.buffer->mapped + v.offset;
+    *out = (span){NULL, at, at + bytes, false};
+  } else {
+    *out = (span){v.buffer, v.offset, v.offset + bytes, false};
+  }
+  return true;
+}
+
 static bool span_of(const vkds_seq *s, span *out) {
   uint64_t bytes = s->count * s->elem_size;
   if (s->ops == &vkds_seq_buffer_ops || s->ops == &vkds_seq_mapped_ops) {
-    if (s->buffer && s->buffer->mapped) {
-      uint64_t at = (uint64_t)(uintptr_t)s->buffer->mapped + s->offset;
-      *out = (span){NULL, at, at + bytes, false};
-    } else {
-      *out = (span){s->buffer, s->offset, s->offset + bytes, false};
-    }
+    if (s->buffer) return view_span((vkds_view){s->buffer, s->offset, bytes}, bytes, out);
+    *out = (span){NULL, s->offset, s->offset + bytes, false};
     return bytes > 0;
   }
   if (s->ops == &vkds_seq_host_ops) {
@@ -842,18 +850,6 @@ static vkds_result device_view(const vkds_context *ctx, const char *name, const 
                       what, (unsigned long long)avail, (unsigned long long)bytes);
   *out = vkds_buffer_address(v.buffer) + v.offset;
   return VKDS_SUCCESS;
-}
-
-/* The bytes `bytes` of view v as a span (none for no buffer or no bytes). */
-static bool view_span(vkds_view v, uint64_t bytes, span *out) {
-  if (!v.buffer || !bytes) return false;
-  if (v.buffer->mapped) {
-    uint64_t at = (uint64_t)(uintptr_t)v.buffer->mapped + v.offset;
-    *out = (span){NULL, at, at + bytes, false};
-  } else {
-    *out = (span){v.buffer, v.offset, v.offset + bytes, false};
-  }
-  return true;
 }
 
 /* The recording form's result and scratch views (the bytes the call uses of each) apart

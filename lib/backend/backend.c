@@ -197,9 +197,8 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   r = b->ops->init(b);
   /* a slot of the application's that fails without saying why (through vkds) left the
    * thread's last message to an earlier, unrelated failure (a probe) */
-  if (r != VKDS_SUCCESS && vkds__failures() == failures)
-    r = vkds__fail(info->context, r, VK_SUCCESS, "backend '%s': its init returned %s", b->ops->name ? b->ops->name : "?",
-                   vkds_result_str(r));
+  r = vkds__fail_if_silent(info->context, r, failures, "backend '%s': its init returned %s",
+                           b->ops->name ? b->ops->name : "?", vkds_result_str(r));
   if (r != VKDS_SUCCESS) {
     pthread_mutex_destroy(&in->free_lock);
     pthread_mutex_destroy(&in->finish_lock);
@@ -538,10 +537,9 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
   if (r != VKDS_SUCCESS) {
     if (claimed) atomic_store(&sel->state, VKDS__SEL_PICKED); /* nothing ran: still unused */
     /* (as for init: the backend's submit or instrument hooks, or the task, said nothing) */
-    if (r != VKDS_ERROR_WOULD_BLOCK && vkds__failures() == failures)
-      return vkds__fail(b->context, r, VK_SUCCESS, "backend '%s': submitting to resource %u returned %s",
-                        b->ops->name ? b->ops->name : "?", sel->index, vkds_result_str(r));
-    return r;
+    if (r == VKDS_ERROR_WOULD_BLOCK) return r; /* (an answer, not a failure) */
+    return vkds__fail_if_silent(b->context, r, failures, "backend '%s': submitting to resource %u returned %s",
+                                b->ops->name ? b->ops->name : "?", sel->index, vkds_result_str(r));
   }
   if (out) *out = s;
   else vkds_submission_release(s); /* fire and forget: the backend still tracks the work */

@@ -42,10 +42,8 @@ vkds_result vkds__backend_base_submit(vkds_backend *b, vkds_selection *sel, cons
     b->ops->abandon(b, sel, &task);
     /* a failure the task function made up itself: say so, rather than leave an older
      * message in place (one from a vkds call inside it stays) */
-    if (vkds__failures() == failures)
-      vkds__fail(b->context, r, VK_SUCCESS, "vkds_submit: the task function returned %s (%d)", vkds_result_str(r),
-                 (int)r);
-    return r;
+    return vkds__fail_if_silent(b->context, r, failures, "vkds_submit: the task function returned %s (%d)",
+                                vkds_result_str(r), (int)r);
   }
   return b->ops->instrument_after(b, sel, info, &task, wait_object, out);
 }

@@ -297,9 +297,8 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
     if (r != VKDS_SUCCESS) {
       for (uint32_t i = 0; i < p->resource_count; ++i) pthread_mutex_destroy(&in->stats[i].lock);
       /* a policy's init that said nothing left an earlier, unrelated message (a probe) */
-      if (vkds__failures() == failures)
-        r = vkds__fail(res->context, r, VK_SUCCESS, "policy '%s': its init returned %s", p->ops->name,
-                       vkds_result_str(r));
+      r = vkds__fail_if_silent(res->context, r, failures, "policy '%s': its init returned %s", p->ops->name,
+                               vkds_result_str(r));
     }
   }
   if (r != VKDS_SUCCESS) {
@@ -566,10 +565,9 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   if (chosen != VKDS_SUCCESS) {
     /* a select of the application's that failed without saying why (through vkds) left
      * the thread's last message to an earlier, unrelated failure (a probe) */
-    if (chosen != VKDS_ERROR_WOULD_BLOCK && vkds__failures() == failures)
-      return vkds__fail(p->backend->context, chosen, VK_SUCCESS, "policy '%s': its select returned %s", p->ops->name,
-                        vkds_result_str(chosen));
-    return chosen;
+    if (chosen == VKDS_ERROR_WOULD_BLOCK) return chosen; /* (an answer, not a failure) */
+    return vkds__fail_if_silent(p->backend->context, chosen, failures, "policy '%s': its select returned %s",
+                                p->ops->name, vkds_result_str(chosen));
   }
   uint32_t reports = in->selection_reports;
   if (pick_untimed) reports &= ~(uint32_t)VKDS_REPORT_TIME, pick_untimed = false;

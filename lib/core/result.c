@@ -100,6 +100,15 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
   return result;
 }
 
+vkds_result vkds__fail_if_silent(const vkds_context *ctx, vkds_result result, uint64_t before, const char *fmt, ...) {
+  if (result == VKDS_SUCCESS || failures != before) return result;
+  va_list ap;
+  va_start(ap, fmt);
+  record(ctx, VKDS_LOG_ERROR, result, VK_SUCCESS, fmt, ap);
+  va_end(ap);
+  return result;
+}
+
 vkds_result vkds__fail_info(const vkds_context *ctx, vkds_result result, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -336,10 +336,8 @@ vkds_result vkds_seq_read(const vkds_seq *seq, uint64_t index, void *out) {
   --depth;
   /* a user type's read that failed without saying why (through vkds) left the thread's
    * last message to an earlier, unrelated failure, and nothing logged (a probe) */
-  if (r != VKDS_SUCCESS && vkds__failures() == failures)
-    return vkds__fail(ctx, r, VK_SUCCESS, "%s: element %" PRIu64 " of a %s sequence: its read slot failed",
-                      vkds__caller("vkds_seq_read"), index, seq->ops->name);
-  return r;
+  return vkds__fail_if_silent(ctx, r, failures, "%s: element %" PRIu64 " of a %s sequence: its read slot failed",
+                              vkds__caller("vkds_seq_read"), index, seq->ops->name);
 }
 
 /* ---- the built-in types' slots: each can be called straight from its table, so each
