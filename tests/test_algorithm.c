@@ -977,7 +977,9 @@ START_TEST(policy_at_capacity_is_waited_out) {
   for (size_t k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
     vkds_policy *p;
     ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = kinds[k], .capacity = 1,
-                                                          .submit_timeout_ns = 20000000ull, /* 20 ms */
+                                                          /* 250 ms: the wait below (5 ms) must end well within
+                                                             it on a loaded 2-core machine (20 ms was missed) */
+                                                          .submit_timeout_ns = 250000000ull,
                                                           .resources = {.context = ctx}},
                                       &p));
     /* full for longer than the timeout: a named error, nothing written */
