@@ -62,7 +62,7 @@ static const vkds_arg saxpy_desc[] = {
     {0}, /* VKDS_ARG_END */
 };
 
-enum { N = 100000, MAX_RESOURCES = 64 };
+enum { N = 100000 };
 static float x[N], y[N];
 
 int main(void) {
@@ -75,25 +75,11 @@ int main(void) {
 
   CHECK(vkds_context_create(&(vkds_context_info){.log = logger, .log_level = VKDS_LOG_WARN}, &ctx));
 
-  /* A buffer lives on one device, and a kernel can use it only there. The policy below
-   * may pick any of its resources, so it gets only the queues of the first device
-   * (resources are ordered by device); on a machine with several GPUs, a policy over
-   * all of them would need buffers on each. */
-  void *queues[MAX_RESOURCES];
-  uint32_t queue_count = 0;
-  for (uint32_t i = 0; i < vkds_context_resource_count(ctx) && queue_count < MAX_RESOURCES; ++i) {
-    vkds_resource_info info;
-    CHECK(vkds_resource_get_info(vkds_context_resource(ctx, i), &info));
-    if (info.device_index == 0) queues[queue_count++] = vkds_context_resource(ctx, i);
-  }
-  vkds_resource *res = queues[0]; /* any queue of the device does for buffers and copies */
-
-  /* Dynamic load: each task goes to the queue with the fewest tasks in flight. */
-  CHECK(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD,
-                                               .resources = {.context = ctx,
-                                                             .resource_count = queue_count,
-                                                             .resources = queues}},
-                           &pol));
+  /* Dynamic load: each task goes to the queue with the fewest tasks in flight. The
+   * policy spans every queue of every device; a launch runs on its buffers' device, so
+   * the policy picks among that device's queues. */
+  CHECK(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_DYNAMIC_LOAD, .resources = {.context = ctx}}, &pol));
+  vkds_resource *res = vkds_context_resource(ctx, 0); /* the buffers' device: the first */
 
   /* Compiled by glslang now (and cached in the context: a second identical call is
    * free). A GLSL error is VKDS_ERROR_COMPILE with glslang's log, line numbers included. */

@@ -91,6 +91,22 @@ static bool choose(vkds_policy *p, tune_key *k, uint32_t need) {
   return true;
 }
 
+/* For a task that may not run on the key's tuned choice (hints->only_devices: a launch
+ * whose buffers are on another device): the fastest measured resource of those it may
+ * take, else the first of them. */
+static vkds_result fastest_allowed(vkds_policy *p, const tune_key *k, const vkds_task_info *hints, uint32_t *index) {
+  uint32_t best = UINT32_MAX, first = UINT32_MAX;
+  for (uint32_t i = 0; i < p->resource_count; ++i) {
+    if (!vkds__may_take(p, hints, i)) continue;
+    if (first == UINT32_MAX) first = i;
+    if (k->count[i] && (best == UINT32_MAX || k->sum[i] / (double)k->count[i] < k->sum[best] / (double)k->count[best]))
+      best = i;
+  }
+  if (first == UINT32_MAX) return vkds__none_usable(p, hints);
+  *index = best != UINT32_MAX ? best : first;
+  return VKDS_SUCCESS;
+}
+
 static vkds_result at_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
   auto_tune *at = (auto_tune *)p;
   const uint32_t n = p->resource_count, need = samples_per_round(p);
@@ -106,14 +122,17 @@ static vkds_result at_select(vkds_policy *p, const vkds_task_info *hints, uint32
   if (k->phase == VKDS_AUTO_TUNE_CHOSEN && !vkds__healthy(p, k->best)) start_round(p, k); /* the best went bad */
   if (k->phase == VKDS_AUTO_TUNE_TRIAL && k->handed >= (uint64_t)n * (1 + need)) choose(p, k, need);
   vkds_result r = VKDS_SUCCESS;
-  if (k->phase == VKDS_AUTO_TUNE_CHOSEN) {
+  if (k->phase == VKDS_AUTO_TUNE_CHOSEN && !vkds__allowed(p, hints, k->best)) {
+    r = fastest_allowed(p, k, hints, index);
+  } else if (k->phase == VKDS_AUTO_TUNE_CHOSEN) {
     *index = k->best; /* (at capacity, vkds_select says WOULD_BLOCK: the tuned choice waits for its resource) */
     if (++k->chosen_picks % AT_TIMED_EVERY != 0) vkds__pick_untimed();
-  } else { /* trial: round robin over the usable ones (healthy, with room), also past the planned round while
-              reports are due */
+  } else { /* trial: round robin over those that may take it (healthy, with room, on its devices), also past
+              the planned round while reports are due (a key whose tasks may use only some resources
+              stays in its trial: every resource must be measured before a choice) */
     uint32_t tried = 0;
-    while (tried < n && !vkds__usable(p, (uint32_t)(k->handed % n))) ++k->handed, ++tried;
-    if (tried == n) r = vkds__none_usable(p);
+    while (tried < n && !vkds__may_take(p, hints, (uint32_t)(k->handed % n))) ++k->handed, ++tried;
+    if (tried == n) r = vkds__none_usable(p, hints);
     *index = (uint32_t)(k->handed % n);
     ++k->handed;
   }

@@ -15,7 +15,6 @@
 static VKDS__FAST_TLS uint32_t rotate;
 
 static vkds_result dl_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
-  (void)hints;
   const uint32_t n = p->resource_count;
   const uint64_t capacity = vkds__in_flight_limit(p);
   for (;;) {
@@ -25,12 +24,12 @@ static vkds_result dl_select(vkds_policy *p, const vkds_task_info *hints, uint32
     /* stops at the first idle resource: none can beat it */
     for (uint32_t k = 0; k < n && (best == UINT32_MAX || (best_word & VKDS__IN_FLIGHT_MASK)); ++k) {
       uint32_t i = start + k < n ? start + k : start + k - n;
-      if (!vkds__usable(p, i)) continue;
+      if (!vkds__may_take(p, hints, i)) continue;
       uint64_t word = vkds__picks(p, i);
       if (best == UINT32_MAX || (word & VKDS__IN_FLIGHT_MASK) < (best_word & VKDS__IN_FLIGHT_MASK))
         best = i, best_word = word;
     }
-    if (best == UINT32_MAX) return vkds__none_usable(p);
+    if (best == UINT32_MAX) return vkds__none_usable(p, hints);
     if ((best_word & VKDS__IN_FLIGHT_MASK) >= capacity) return VKDS_ERROR_WOULD_BLOCK;
     if (vkds__count_pick(p, best, best_word)) {
       *index = best;

@@ -146,7 +146,7 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
   uint32_t best = UINT32_MAX, explore = UINT32_MAX, idlest = UINT32_MAX; /* UINT32_MAX: none yet */
   double best_finish = 0.0, explore_queued = 0.0, idlest_queued = 0.0;
   for (uint32_t r = 0; r < p->resource_count; ++r) {
-    if (!vkds__usable(p, r)) continue;
+    if (!vkds__may_take(p, hints, r)) continue;
     const ef_cost *c = &k->per[r];
     double q = ef->queued_hw[ef->hw[r]];
     if (idlest == UINT32_MAX || q < idlest_queued) idlest = r, idlest_queued = q;
@@ -154,13 +154,13 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
       if (c->in_flight == 0 && (explore == UINT32_MAX || q < explore_queued)) explore = r, explore_queued = q;
       continue;
     }
-    bool resident = hints->data_devices & (1u << (vkds__policy_device_of(p, r) & 31));
+    bool resident = hints->data_devices & vkds__policy_in(p)->stats[r].device_bit;
     double finish = q + cost_of(c) + (resident ? 0.0 : (double)hints->bytes * ef->ns_per_byte);
     if (best == UINT32_MAX || replaces(p, r, finish, best, best_finish)) best = r, best_finish = finish;
   }
   if (idlest == UINT32_MAX) { /* none usable */
     pthread_mutex_unlock(&ef->lock);
-    return vkds__none_usable(p);
+    return vkds__none_usable(p, hints);
   }
   if (explore != UINT32_MAX) best = explore;
   /* every resource is still exploring this key: the one with the least work queued */

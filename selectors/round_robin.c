@@ -1,7 +1,8 @@
 /* selectors/round_robin.c: task i goes to resource i mod n. One relaxed atomic add per
  * selection, which also serves as the selection count; no reports needed, so nothing
- * is tracked per task. A resource that is not healthy passes its turn to the next
- * healthy one; `moved` keeps the selection counts exact then. */
+ * is tracked per task. A resource that may not take a task (unhealthy, full, or not on
+ * the task's devices) passes its turn to the next that may; `moved` keeps the selection
+ * counts exact then. */
 #include "../lib/backend/policy_internal.h"
 
 typedef struct round_robin {
@@ -19,29 +20,29 @@ static vkds_result rr_init(vkds_policy *p) {
 
 static void rr_destroy(vkds_policy *p) { vkds__free(vkds__policy_alloc_ctx(p), (void *)((round_robin *)p)->moved); }
 
-/* Resource `turn` may not take its turn: the next usable one after it does. */
-static vkds_result pass_turn(vkds_policy *p, uint32_t turn, uint32_t *index) {
+/* Resource `turn` may not take its turn: the next one after it that may take the task
+ * does. */
+static vkds_result pass_turn(vkds_policy *p, const vkds_task_info *hints, uint32_t turn, uint32_t *index) {
   round_robin *rr = (round_robin *)p;
   const uint32_t n = p->resource_count;
   for (uint32_t k = 1; k < n; ++k) {
     uint32_t i = turn + k < n ? turn + k : turn + k - n;
-    if (!vkds__usable(p, i)) continue;
+    if (!vkds__may_take(p, hints, i)) continue;
     atomic_fetch_sub_explicit(&rr->moved[turn], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&rr->moved[i], 1, memory_order_relaxed);
     *index = i;
     return VKDS_SUCCESS;
   }
   atomic_fetch_sub_explicit(&rr->moved[turn], 1, memory_order_relaxed); /* nobody took the turn */
-  return vkds__none_usable(p);
+  return vkds__none_usable(p, hints);
 }
 
 static vkds_result rr_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
-  (void)hints;
   round_robin *rr = (round_robin *)p;
   uint64_t ticket = atomic_fetch_add_explicit(&rr->next, 1, memory_order_relaxed);
   uint32_t n = p->resource_count;
   uint32_t turn = (uint32_t)((n & (n - 1)) == 0 ? ticket & (n - 1) : ticket % n); /* a mask for powers of two */
-  if (!vkds__usable(p, turn)) return pass_turn(p, turn, index);
+  if (!vkds__may_take(p, hints, turn)) return pass_turn(p, hints, turn, index);
   *index = turn;
   return VKDS_SUCCESS;
 }

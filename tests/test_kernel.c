@@ -387,6 +387,85 @@ START_TEST(launches_hint_their_buffers) {
 }
 END_TEST
 
+/* A launch runs on its buffers' device: every built-in policy over two VkDevices picks
+ * among that device's queues (round robin sent every other launch to the other device,
+ * WRONG_DEVICE, a README probe); what cannot run there is refused by name, nothing run. */
+static vkds_result select_first(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  (void)p, (void)hints;
+  *index = 0;
+  return VKDS_SUCCESS;
+}
+START_TEST(launches_run_on_their_buffers_device) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *r0 = harness_device_resource(ctx, 0), *r1 = harness_device_resource(ctx, 1);
+  ck_assert_ptr_nonnull(r1);
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
+  enum { N = 1000, LAUNCHES = 6 };
+  vkds_buffer *x, *y, *near;
+  ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &x));
+  ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &y));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &near));
+  float *xs = vkds_buffer_map(x), *ys = vkds_buffer_map(y);
+  for (uint32_t i = 0; i < N; ++i) xs[i] = (float)(i % 7), ys[i] = 1.0f;
+  saxpy_args a = {.n = N, .a = 1.0f, .x = vkds_view_of(x), .y = vkds_view_of(y)};
+  const vkds_launch_info li = {.global = {N}, .args = &a};
+  static const vkds_policy_kind kinds[] = {VKDS_POLICY_ROUND_ROBIN, VKDS_POLICY_DYNAMIC_LOAD, VKDS_POLICY_AUTO_TUNE,
+                                           VKDS_POLICY_EARLIEST_FINISH};
+  uint32_t runs = 0;
+  for (size_t p = 0; p < sizeof kinds / sizeof *kinds; ++p) {
+    vkds_policy *any;
+    ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = kinds[p], .resources = {.context = ctx}}, &any));
+    for (int l = 0; l < LAUNCHES; ++l, ++runs) {
+      vkds_submission *s;
+      ck_assert_msg(vkds_launch(any, k, &li, &s) == VKDS_SUCCESS, "%s, launch %d: %s", vkds_policy_name(any), l,
+                    vkds_last_error_message());
+      ck_assert_vkds(vkds_submission_wait(s));
+      vkds_submission_release(s);
+    }
+    for (uint32_t i = 0; i < vkds_context_resource_count(ctx); ++i) {
+      vkds_policy_resource_stats st;
+      ck_assert_vkds(vkds_policy_get_resource_stats(any, i, &st));
+      vkds_resource_info ri;
+      ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, i), &ri));
+      if (ri.device_index != 1) ck_assert_msg(st.selections == 0, "%s picked device %u", vkds_policy_name(any), ri.device_index);
+    }
+    vkds_policy_release(any);
+  }
+  for (uint32_t i = 0; i < N; ++i) ck_assert_float_eq(ys[i], 1.0f + (float)runs * (float)(i % 7));
+
+  /* what cannot run: nothing is submitted (y is unchanged) */
+  vkds_policy *on0, *fixed0, *mine;
+  void *only0[] = {r0};
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = {.resource_count = 1, .resources = only0}}, &on0));
+  uint32_t index0 = 0;
+  while (vkds_context_resource(ctx, index0) != r0) ++index0;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .fixed_index = index0, .resources = {.context = ctx}}, &fixed0));
+  vkds_policy_ops ops = {.version = VKDS_POLICY_OPS_VERSION, .name = "first", .select = select_first};
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.ops = &ops, .resources = {.context = ctx}}, &mine));
+  ck_assert_int_eq(vkds_launch(on0, k, &li, NULL), VKDS_ERROR_WRONG_DEVICE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "no resource on the task's devices"));
+  ck_assert_int_eq(vkds_launch(fixed0, k, &li, NULL), VKDS_ERROR_WRONG_DEVICE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "runs only on devices"));
+  if (vkds_context_resource(ctx, 0) == r0) ck_assert_int_eq(vkds_launch(mine, k, &li, NULL), VKDS_ERROR_WRONG_DEVICE);
+  saxpy_args mixed = {.n = N, .a = 1.0f, .x = vkds_view_of(near), .y = vkds_view_of(y)};
+  ck_assert_int_eq(vkds_launch(mine, k, &(vkds_launch_info){.global = {N}, .args = &mixed}, NULL), VKDS_ERROR_WRONG_DEVICE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "buffers of several devices"));
+  ck_assert_vkds(vkds_policy_wait_all(mine, UINT64_MAX));
+  for (uint32_t i = 0; i < N; ++i) ck_assert_float_eq(ys[i], 1.0f + (float)runs * (float)(i % 7));
+  /* the policy's own counts are untouched by the refused picks */
+  vkds_policy_resource_stats st;
+  ck_assert_vkds(vkds_policy_get_resource_stats(fixed0, index0, &st));
+  ck_assert_uint_eq(st.in_flight, 0);
+  vkds_policy_release(on0), vkds_policy_release(fixed0), vkds_policy_release(mine);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(x), vkds_buffer_destroy(y), vkds_buffer_destroy(near);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(range_types) {
   open_all();
   vkds_kernel *k32, *k64, *ku;
@@ -933,6 +1012,7 @@ int main(void) {
   tcase_add_test(tc, descriptor_binding_and_vectors);
   tcase_add_test(tc, kernels_own_constants_and_bound_buffers);
   tcase_add_test(tc, launches_hint_their_buffers);
+  tcase_add_test(tc, launches_run_on_their_buffers_device);
   tcase_add_test(tc, narrow_arguments);
   tcase_add_test(tc, range_types);
   tcase_add_test(tc, record_into_my_command_buffer);

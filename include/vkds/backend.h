@@ -133,9 +133,15 @@ typedef struct vkds_task_info {
   const char *label; /* Vulkan: a debug-utils label around the work, when available */
   /* Hints for policies that weigh data movement (earliest finish): how many bytes the
    * task reads or writes, and on which of the context's devices they already are (bit
-   * d: device d; 0: only on the host). */
+   * d: device d, for devices 0-31; 0: only on the host). */
   uint64_t bytes;
   uint32_t data_devices;
+  /* The task can run only on resources of these devices (bit d: device d, for devices
+   * 0-31); 0: on any. Every built-in policy picks among them (a policy's own select
+   * must too: vkds_select refuses a pick elsewhere), and vkds_select returns
+   * VKDS_ERROR_WRONG_DEVICE when the policy has no resource there. vkds_launch sets it
+   * to its buffers' device. */
+  uint32_t only_devices;
   /* RECORD mode: nonzero promises that the function records exactly the same commands
    * (pipelines, arguments, buffers, dispatch sizes) every time it is given a command
    * buffer of the same resource for a task with this replay_key, and does nothing else.

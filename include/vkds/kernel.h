@@ -152,10 +152,12 @@ typedef struct vkds_launch_info {
  * vkds_cmd_dispatch records no barrier: there the command buffer's owner orders.
  * Errors (nothing is submitted): VKDS_ERROR_INVALID_ARGUMENT (zero-size launch, NULL
  * args with arguments, a NULL buffer), VKDS_ERROR_ND_RANGE, VKDS_ERROR_WRONG_CONTEXT
- * (kernel, policy or a buffer of another context), VKDS_ERROR_WRONG_DEVICE (a buffer of
- * another device than the selected one: with several devices, launch through a policy
- * over the buffers' device's queues; the launch hints the policy with its buffers'
- * devices and bytes, which earliest finish weighs, but no policy is bound by them),
+ * (kernel, policy or a buffer of another context), VKDS_ERROR_WRONG_DEVICE (buffers of
+ * several devices; or the policy has no queue on the buffers' device, or is a fixed
+ * policy on another: a launch runs only on its buffers' device, vkds_task_info's
+ * only_devices, which every built-in policy honours by picking among that device's
+ * queues; for devices 32 and above, which have no bit there, the policy is not
+ * steered and a pick elsewhere fails so),
  * VKDS_ERROR_LIMIT_EXCEEDED (the device's limits; or more work groups than 65,536
  * dispatches of the device's largest hold, about 2^38 work-items of 64), and the
  * policy's errors. */

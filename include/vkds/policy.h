@@ -62,7 +62,11 @@ typedef struct vkds_policy_ops {
   /* DEFAULTED: release the policy's own state. */
   void (*destroy)(vkds_policy *p);
   /* REQUIRED: pick a resource index for a task with these hints (key, bytes,
-   * data_devices; fn may be NULL). VKDS_ERROR_WOULD_BLOCK: nothing can take it now. */
+   * data_devices, only_devices; fn may be NULL). With only_devices set, pick a resource
+   * on one of those devices (vkds_policy_resource and vkds_resource_get_info's
+   * device_index tell; vkds_select refuses another pick, VKDS_ERROR_WRONG_DEVICE, and
+   * answers that error itself when the policy has none there).
+   * VKDS_ERROR_WOULD_BLOCK: nothing can take it now. */
   vkds_result (*select)(vkds_policy *p, const vkds_task_info *hints, uint32_t *index);
   /* DEFAULTED: a report arrived (after vkds updated the statistics). Base: nothing.
    * Besides the backend's reports, VKDS_REPORT_UNUSED: a selection was released without

@@ -291,7 +291,12 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   if (in->stats) memset(in->stats, 0, p->resource_count * sizeof *in->stats);
   if (!in->stats) r = vkds__fail(res->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy statistics");
   if (r == VKDS_SUCCESS) {
-    for (uint32_t i = 0; i < p->resource_count; ++i) pthread_mutex_init(&in->stats[i].lock, NULL);
+    for (uint32_t i = 0; i < p->resource_count; ++i) {
+      pthread_mutex_init(&in->stats[i].lock, NULL);
+      uint32_t d = vkds__policy_device_of(p, i);
+      in->stats[i].device_bit = d < 32 ? 1u << d : 0;
+      in->device_bits |= in->stats[i].device_bit;
+    }
     uint64_t failures = vkds__failures();
     r = p->ops->init(p);
     if (r != VKDS_SUCCESS) {
@@ -516,11 +521,12 @@ static void check_health(vkds_policy *p, vkds__policy_internal *in) {
   }
 }
 
-vkds_result vkds__none_usable(const vkds_policy *p) {
+vkds_result vkds__none_usable(const vkds_policy *p, const vkds_task_info *hints) {
   for (uint32_t i = 0; i < p->resource_count; ++i)
-    if (atomic_load(&vkds__policy_in(p)->stats[i].health) != VKDS_RESOURCE_LOST) return VKDS_ERROR_WOULD_BLOCK;
-  return vkds__fail(p->backend->context, VKDS_ERROR_DEVICE_LOST, VK_ERROR_DEVICE_LOST,
-                    "policy '%s': every resource is lost", p->ops->name);
+    if (vkds__allowed(p, hints, i) && atomic_load(&vkds__policy_in(p)->stats[i].health) != VKDS_RESOURCE_LOST)
+      return VKDS_ERROR_WOULD_BLOCK;
+  return vkds__fail(p->backend->context, VKDS_ERROR_DEVICE_LOST, VK_ERROR_DEVICE_LOST, "policy '%s': every resource%s is lost",
+                    p->ops->name, hints->only_devices ? " of the task's devices" : "");
 }
 
 vkds_resource_health vkds_policy_resource_health(const vkds_policy *p, uint32_t index) {
@@ -556,6 +562,10 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   vkds__policy_internal *in = vkds__policy_in(p);
   static const vkds_task_info none = {0};
   if (!hints) hints = &none;
+  if (hints->only_devices && !(hints->only_devices & in->device_bits))
+    return vkds__fail(p->backend->context, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
+                      "policy '%s' has no resource on the task's devices (mask 0x%x; a launch's: its buffers' device)",
+                      p->ops->name, hints->only_devices);
   if (lazy_report_due(p, in)) in->lazy_report(p->backend); /* completions and times first: select on fresh facts */
   check_health(p, in);
   uint32_t index = UINT32_MAX;
@@ -578,6 +588,13 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   /* If no selection comes of the pick, the policy's own count of it (earliest finish's
    * queued work) is given back as for a selection released unsubmitted. */
   const vkds_report unused = {.what = VKDS_REPORT_UNUSED, .resource_index = index, .key = hints->key};
+  if (!vkds__allowed(p, hints, index)) { /* a select of the application's (or fixed) ignored only_devices */
+    p->ops->report(p, &unused);
+    return vkds__fail(p->backend->context, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
+                      "policy '%s' picked resource %u (device %u), but the task runs only on devices of mask 0x%x "
+                      "(a launch: its buffers' device)",
+                      p->ops->name, index, vkds__policy_device_of(p, index), hints->only_devices);
+  }
   vkds_result r = count_pick(p, in, s);
   if (r != VKDS_SUCCESS) {
     p->ops->report(p, &unused); /* vkds counted nothing */

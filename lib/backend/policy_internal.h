@@ -38,6 +38,7 @@ typedef struct vkds__resource_stats {
   _Atomic uint64_t completed;
   _Atomic uint32_t health;      /* vkds_resource_health */
   _Atomic uint64_t progress_ns; /* with a task deadline: when it was last idle or finished a task */
+  uint32_t device_bit;          /* 1 << its device index (vkds_task_info.only_devices); 0 from device 32 on */
   pthread_mutex_t lock;
   vkds__key_stats *keys; /* open addressing, power-of-two capacity */
   uint32_t key_cap, key_count;
@@ -63,6 +64,7 @@ typedef struct vkds__policy_internal {
    * (statistics, keys, the selectors' tables: its backend's, from initialization) */
   const vkds_context *own_ctx, *alloc_ctx;
   vkds__resource_stats *stats;
+  uint32_t device_bits; /* the resources' device_bit, together */
   atomic_uint lost_seen; /* the context's lost-device count when the resources were last checked */
 } vkds__policy_internal;
 
@@ -90,9 +92,19 @@ static inline bool vkds__healthy(const vkds_policy *p, uint32_t index) {
 static inline bool vkds__usable(const vkds_policy *p, uint32_t index) {
   return vkds__healthy(p, index) && (vkds__picks(p, index) & VKDS__IN_FLIGHT_MASK) < vkds__in_flight_limit(p);
 }
-/* What select returns when no resource is usable: VKDS_ERROR_DEVICE_LOST when every one
- * is lost, else VKDS_ERROR_WOULD_BLOCK (stalled ones drain). */
-vkds_result vkds__none_usable(const vkds_policy *p);
+/* Whether a task with these hints may run on resource `index` (hints->only_devices). */
+static inline bool vkds__allowed(const vkds_policy *p, const vkds_task_info *hints, uint32_t index) {
+  return !hints->only_devices || (hints->only_devices & vkds__policy_in(p)->stats[index].device_bit);
+}
+/* Whether the policy may give a task with these hints resource `index` now: allowed for
+ * it and usable. What the built-in selectors ask of every candidate. */
+static inline bool vkds__may_take(const vkds_policy *p, const vkds_task_info *hints, uint32_t index) {
+  return vkds__allowed(p, hints, index) && vkds__usable(p, index);
+}
+/* What select returns when no resource may take the task (vkds__may_take):
+ * VKDS_ERROR_DEVICE_LOST when every one it is allowed is lost, else
+ * VKDS_ERROR_WOULD_BLOCK (stalled ones drain). */
+vkds_result vkds__none_usable(const vkds_policy *p, const vkds_task_info *hints);
 
 /* Counts a pick of `index` (a selection and a task in flight) if its word is still
  * `seen`; false when another thread changed it meanwhile (look again). */

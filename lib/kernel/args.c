@@ -253,7 +253,8 @@ static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned 
   return VKDS_SUCCESS;
 }
 
-void vkds__args_data(const vkds_arg *args, const void *src, uint32_t depth, uint32_t *devices, uint64_t *bytes) {
+void vkds__args_data(const vkds_context *ctx, const vkds_arg *args, const void *src, uint32_t depth,
+                     vkds__args_where *w) {
   for (size_t i = 0; args && src && depth < 8 && args[i].kind != VKDS_ARG_END; ++i) {
     const vkds_arg *a = &args[i];
     if (a->kind != VKDS_ARG_VIEW && a->kind != VKDS_ARG_BINDING && a->kind != VKDS_ARG_STRUCT) continue;
@@ -262,14 +263,16 @@ void vkds__args_data(const vkds_arg *args, const void *src, uint32_t depth, uint
     for (uint32_t e = 0; e < elements; ++e) {
       const unsigned char *from = (const unsigned char *)src + a->offset + e * (a->stride ? a->stride : sizeof(vkds_view));
       if (a->kind == VKDS_ARG_STRUCT) {
-        vkds__args_data(a->members, from, depth + 1, devices, bytes);
+        vkds__args_data(ctx, a->members, from, depth + 1, w);
         continue;
       }
       const vkds_view *v = (const vkds_view *)from;
-      if (!v->buffer || v->buffer->kind == VKDS_MEMORY_HOST) continue;
+      if (!v->buffer || v->buffer->kind == VKDS_MEMORY_HOST || v->buffer->dev->ctx != ctx) continue;
       uint64_t size = v->buffer->size;
-      *devices |= 1u << (v->buffer->dev->index & 31);
-      *bytes += v->bytes ? v->bytes : v->offset < size ? size - v->offset : 0;
+      uint32_t d = v->buffer->dev->index;
+      if (d < 32) w->devices |= 1u << d;
+      else w->far = true;
+      w->bytes += v->bytes ? v->bytes : v->offset < size ? size - v->offset : 0;
     }
   }
 }

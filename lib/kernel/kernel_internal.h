@@ -154,10 +154,18 @@ typedef struct vkds__arg_pack {
  * p->target (and p->bound): VKDS_ERROR_INVALID_ARGUMENT (a NULL or host buffer, a range
  * outside its buffer, an array of structs without its stride), VKDS_ERROR_WRONG_DEVICE,
  * VKDS_ERROR_UNSUPPORTED (views without device addresses), VKDS_ERROR_LIMIT_EXCEEDED. */
-/* The devices (bit d: device d) and bytes of the buffers the views and bindings of a
- * launch's arguments name: the hints a launch gives its policy (garbage in is the
- * packing's to refuse; this only reads what looks like a buffer). */
-void vkds__args_data(const vkds_arg *args, const void *src, uint32_t depth, uint32_t *devices, uint64_t *bytes);
+/* Where the buffers that a launch's views and bindings name live, and their bytes: the
+ * hints a launch gives its policy. */
+typedef struct vkds__args_where {
+  uint32_t devices; /* bit d: a buffer on device d (0-31) */
+  bool far;         /* a buffer on device 32 or above, which has no bit */
+  uint64_t bytes;
+} vkds__args_where;
+/* Adds the buffers of `ctx` that the arguments at src name to *w (garbage in is the
+ * packing's to refuse, other contexts' buffers too; this only reads what looks like a
+ * buffer). */
+void vkds__args_data(const vkds_context *ctx, const vkds_arg *args, const void *src, uint32_t depth,
+                     vkds__args_where *w);
 vkds_result vkds__args_pack(vkds__arg_pack *p, const vkds__arg_layout *l, const vkds_arg *args, const void *src);
 
 /* ---- kernels (lib/kernel/kernel.c) and launches (lib/kernel/launch.c) ---- */

@@ -226,13 +226,17 @@ vkds_result vkds_launch(vkds_policy *p, vkds_kernel *k, const vkds_launch_info *
     key = k->hash ^ (uint64_t)(63 - __builtin_clzll(total));
   }
   launch_task t = {.k = k, .li = li};
-  /* where its buffers live, for the policies that weigh it (earliest finish): a policy
-   * over several devices sent launches to a device without the kernel's buffers (a
-   * README probe: WRONG_DEVICE); the algorithms gave these hints, launches none */
-  uint32_t devices = 0;
-  uint64_t bytes = 0;
-  vkds__args_data(k->args, li->args, 0, &devices, &bytes);
-  return vkds_submit(p, &(vkds_task_info){.fn = launch_fn, .user = &t, .key = key, .label = k->name, .bytes = bytes,
-                                           .data_devices = devices},
+  /* Where its buffers live binds the launch to their device: a policy over several
+   * devices sent launches to one without the buffers (a README probe: WRONG_DEVICE
+   * every other launch under round robin). Buffers of several devices can never run. */
+  vkds__args_where w = {0};
+  vkds__args_data(k->ctx, k->args, li->args, 0, &w);
+  if ((w.devices & (w.devices - 1)) || (w.devices && w.far))
+    return vkds__fail(k->ctx, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
+                      "vkds_launch: kernel '%s' names buffers of several devices (mask 0x%x%s): a launch runs on one "
+                      "device, with buffers of that device",
+                      k->name, w.devices, w.far ? " and device 32 or above" : "");
+  return vkds_submit(p, &(vkds_task_info){.fn = launch_fn, .user = &t, .key = key, .label = k->name, .bytes = w.bytes,
+                                           .data_devices = w.devices, .only_devices = w.far ? 0 : w.devices},
                      out);
 }
