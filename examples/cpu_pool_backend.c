@@ -11,7 +11,8 @@ static vkds_result pool_wait_resource(void *pool) { cpu_pool_wait_idle(pool); re
 static vkds_result pool_wait_task(void *task) { cpu_task_wait(task); return VKDS_SUCCESS; }
 
 const vkds_resource_kind cpu_pool_kind = {
-    .name = "cpu-pool", .wait_resource = pool_wait_resource, .wait_object = pool_wait_task};
+    .version = VKDS_RESOURCE_KIND_VERSION, .name = "cpu-pool", .wait_resource = pool_wait_resource,
+    .wait_object = pool_wait_task};
 
 static uint32_t pool_supports(vkds_backend *b, uint32_t index, uint32_t reports) {
   (void)b, (void)index;

@@ -1008,6 +1008,14 @@ START_TEST(errors_are_named) {
   ck_assert_int_eq(vkds_backend_register(&mute, &future), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_backend_register(&mute, &tiny), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_eq(vkds_backend_lookup(&mute), &vkds_backend_base_ops);
+  /* a kind description from a newer header: members this library would not read */
+  static const vkds_resource_kind newer = {.version = VKDS_RESOURCE_KIND_VERSION + 1, .name = "newer"};
+  ck_assert_int_eq(vkds_backend_register(&newer, &vkds_backend_base_ops), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "'newer' has version"));
+  vkds_backend *nb = NULL;
+  ck_assert_int_eq(vkds_backend_create(&(vkds_backend_info){.kind = &newer, .resource_count = 1, .resources = res}, &nb),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(nb);
   static vkds_resource_kind many[65];
   int taken = 0;
   vkds_result last = VKDS_SUCCESS;

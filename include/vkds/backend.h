@@ -34,9 +34,15 @@ typedef struct vkds_submission vkds_submission;
 
 /* ---- resource kinds ---------------------------------------------------------------- */
 
+#define VKDS_RESOURCE_KIND_VERSION 1
+
 /* A kind of resource: what a `void *resource` points to. A kind is identified by the
- * address of its (static) description. Both functions are OPTIONAL. */
+ * address of its (static) description. Both functions are OPTIONAL. The description
+ * grows only by appending, as the ops tables do: `version` says how many members the
+ * application's has (0 is read as 1, so `{.name = "mine"}` stays a version-1 kind; one
+ * from a newer header than the library's is refused, VKDS_ERROR_INVALID_ARGUMENT). */
 typedef struct vkds_resource_kind {
+  uint32_t version; /* VKDS_RESOURCE_KIND_VERSION, or 0 */
   const char *name;
   /* These waits take no time limit: over a kind of yours, vkds's timed waits
    * (vkds_submission_wait_timeout, vkds_policy_wait_all) and the destroy timeout wait

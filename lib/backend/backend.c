@@ -58,9 +58,19 @@ typedef struct registry_entry {
 static registry_entry registry[MAX_KINDS];
 static uint32_t registry_count;
 
+/* A kind description from a newer header than this library's has members it would not
+ * read: refused where it is given. */
+static vkds_result check_kind(const vkds_context *ctx, const vkds_resource_kind *kind, const char *what) {
+  if (kind->version <= VKDS_RESOURCE_KIND_VERSION) return VKDS_SUCCESS;
+  return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                    "%s: resource kind '%s' has version %u; this library knows version %u at most", what,
+                    kind->name ? kind->name : "(unnamed)", kind->version, VKDS_RESOURCE_KIND_VERSION);
+}
+
 vkds_result vkds_backend_register(const vkds_resource_kind *kind, const vkds_backend_ops *ops) {
   if (!kind)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_register: kind is NULL");
+  VKDS_CHECK(check_kind(NULL, kind, "vkds_backend_register"));
   /* a table no backend could be made from is refused here, where it is given, not at
    * every later vkds_backend_create of the kind (a probe registered a version-0 table) */
   vkds_backend_ops checked;
@@ -157,6 +167,7 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   const vkds_resource_kind *kind = info->kind ? info->kind : &vkds_resource_kind_vulkan;
   bool all_of_context = kind == &vkds_resource_kind_vulkan && !info->resources;
   const vkds_context *ctx = info->context;
+  VKDS_CHECK(check_kind(ctx, kind, "vkds_backend_create"));
   if (all_of_context && !ctx)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_backend_create: give resources or a context");

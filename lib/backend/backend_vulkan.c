@@ -8,7 +8,7 @@
  * ctx->lazy_report_ns), on waits and on later submits. */
 #include "internal.h"
 
-const vkds_resource_kind vkds_resource_kind_vulkan = {.name = "vulkan"};
+const vkds_resource_kind vkds_resource_kind_vulkan = {.version = VKDS_RESOURCE_KIND_VERSION, .name = "vulkan"};
 
 static vkds_resource *res_of(vkds_backend *b, uint32_t index) { return b->resources[index]; }
 
