@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -207,6 +208,44 @@ START_TEST(destroying_a_context_before_its_objects_warns) {
 }
 END_TEST
 
+/* Validation on and no logger: the layer's warnings and errors reach stderr (vkds's
+ * messenger replaced the layer's own printing, and an application that asked for
+ * validation saw nothing; a packaging probe). The task below breaks a rule on purpose:
+ * a fill at an offset that is not a multiple of 4 (harmless to the driver). */
+static vkds_result misaligned_fill(void *user, const vkds_task *task, void **wait_object) {
+  (void)wait_object;
+  vkds_buffer *b = user;
+  vkCmdFillBuffer(task->cmd, vkds_buffer_vk(b), vkds_buffer_offset(b) + 2, 4, 0);
+  return VKDS_SUCCESS;
+}
+START_TEST(validation_without_a_logger_goes_to_stderr) {
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&(vkds_context_info){.validation = true, .ignore_env = true}, &ctx));
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(vkds_context_resource(ctx, 0), &(vkds_buffer_info){.size = 64}, &b));
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
+  char path[] = "/tmp/vkds-stderr-XXXXXX";
+  int fd = mkstemp(path), saved = dup(2);
+  ck_assert_int_ge(fd, 0);
+  fflush(stderr);
+  dup2(fd, 2);
+  vkds_result r = vkds_submit_and_wait(p, &(vkds_task_info){.fn = misaligned_fill, .user = b});
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  ck_assert_vkds(r);
+  char text[8192] = {0};
+  ck_assert_int_ge(pread(fd, text, sizeof text - 1, 0), 0);
+  close(fd);
+  unlink(path);
+  ck_assert_msg(strstr(text, "[vkds validation]") && strstr(text, "vkCmdFillBuffer"), "stderr had: %s", text);
+  vkds_policy_release(p);
+  vkds_buffer_destroy(b);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(version_string) {
   char expect[32];
   snprintf(expect, sizeof expect, "%d.%d.%d", VKDS_VERSION_MAJOR, VKDS_VERSION_MINOR, VKDS_VERSION_PATCH);
@@ -226,6 +265,7 @@ int main(void) {
   tcase_add_test(tc, absurd_counts_are_refused);
   tcase_add_test(tc, contexts_from_several_threads);
   tcase_add_test(tc, destroying_a_context_before_its_objects_warns);
+  tcase_add_test(tc, validation_without_a_logger_goes_to_stderr);
   tcase_add_test(tc, version_string);
   suite_add_tcase(s, tc);
   return harness_run(s);

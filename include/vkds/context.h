@@ -94,7 +94,8 @@ typedef enum vkds_scan_path {
 } vkds_scan_path;
 
 /* Zero-initialised means: every device, every compute queue, no validation unless
- * VKDS_VALIDATION=1, warnings and errors to no one (see vkds_last_error_message). */
+ * VKDS_VALIDATION=1, vkds's warnings and errors to no one (see vkds_last_error_message);
+ * the validation layer's warnings and errors, when it is on, to stderr. */
 typedef struct vkds_context_info {
   /* Which physical devices to use, e.g. "gpu", "!cpu", "0,2", "name=llvmpipe",
    * "vendor=0x10de". Comma-separated terms; a term is an index, a type (gpu, cpu,
@@ -111,9 +112,10 @@ typedef struct vkds_context_info {
    * one (lavapipe) is how policies over "several devices" are tested there. At most 64
    * (VKDS_ERROR_INVALID_ARGUMENT past it). */
   uint32_t devices_per_physical;
-  /* Enable the Khronos validation layer and route its messages to the logger (also
-   * enabled by VKDS_VALIDATION=1 in the environment). Asking for it when the layer is
-   * not installed fails with VKDS_ERROR_UNSUPPORTED. */
+  /* Enable the Khronos validation layer and route its messages to the logger, or
+   * without one its warnings and errors to stderr (also enabled by VKDS_VALIDATION=1 in
+   * the environment). Asking for it when the layer is not installed fails with
+   * VKDS_ERROR_UNSUPPORTED. */
   bool validation;
   /* Ignore VKDS_DEVICES and VKDS_VALIDATION. */
   bool ignore_env;

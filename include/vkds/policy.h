@@ -227,7 +227,10 @@ typedef struct vkds_policy_key_stats {
  * VKDS_ERROR_UNSUPPORTED otherwise. */
 VKDS_API vkds_result vkds_policy_get_key_stats(const vkds_policy *p, uint32_t index, uint64_t key,
                                            vkds_policy_key_stats *out);
-/* The keys seen so far (up to `cap` of them in keys[]); returns how many there are. */
+/* The keys with task-time statistics so far (up to `cap` of them in keys[]): keys of
+ * tasks whose times were reported, so only under a policy that asks for
+ * VKDS_REPORT_TIME (auto tune, earliest finish; 0 under the others). Returns how many
+ * there are (keys NULL or cap 0: only counts). */
 VKDS_API uint32_t vkds_policy_keys(const vkds_policy *p, uint64_t *keys, uint32_t cap);
 
 typedef enum vkds_auto_tune_phase {

@@ -1,6 +1,7 @@
 /* lib/core/instance.c: the VkInstance vkds creates, and the validation-layer messenger. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,12 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
                                      VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT))
                                ? VKDS_LOG_SOURCE_VALIDATION
                                : VKDS_LOG_SOURCE_DRIVER;
-  if (ctx->log && level >= ctx->log_level)
-    ctx->log(ctx->log_user, level, source, data && data->pMessage ? data->pMessage : "");
+  const char *text = data && data->pMessage ? data->pMessage : "";
+  if (ctx->log && level >= ctx->log_level) ctx->log(ctx->log_user, level, source, text);
+  /* Without a logger the layer's own default (printing) is replaced by this messenger,
+   * so an application that asked for validation saw nothing at all (a packaging
+   * probe): warnings and errors go to stderr then, the one place vkds prints. */
+  if (!ctx->log && level >= VKDS_LOG_WARN) fprintf(stderr, "[vkds validation] %s\n", text);
   return VK_FALSE; /* never abort the Vulkan call */
 }
 

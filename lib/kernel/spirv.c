@@ -3,7 +3,13 @@
  * diagnostic). The compute interface is read by lib/kernel/spirv_reflect.c. */
 #include "kernel_internal.h"
 
+/* libspirv.h defines `const uint32_t kDefaultMaxIdBound` at file scope, which in C is a
+ * global definition: libvkds.a exported it, and an application of its own that
+ * includes libspirv.h failed to link statically (multiple definition; a packaging
+ * probe). Named inside vkds's namespace here. */
+#define kDefaultMaxIdBound vkds__spirv_default_max_id_bound
 #include <spirv-tools/libspirv.h>
+#undef kDefaultMaxIdBound
 
 #include <stdio.h>
 #include <stdlib.h>
