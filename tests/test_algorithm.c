@@ -966,6 +966,43 @@ static void *release_after(void *arg) {
   return NULL;
 }
 
+/* vkds_policy_wait_all completes asynchronous calls' staged outputs (a buffer of another
+ * device, a host result): they were written only in the submission's own wait, poll or
+ * release, so after wait_all the buffer held garbage, and the release then overwrote
+ * what the application had written since (a several-devices probe). */
+START_TEST(wait_all_completes_async_outputs) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *r1 = harness_device_resource(ctx, 1);
+  ck_assert_ptr_nonnull(r1);
+  vkds_resource *on0 = harness_device_resource(ctx, 0);
+  void *only0[] = {on0};
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = only0}}, &p));
+  enum { N = 5000 };
+  vkds_buffer *in, *out;
+  ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &in));
+  ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &out));
+  uint32_t *iv = vkds_buffer_map(in), *ov = vkds_buffer_map(out), want = 0;
+  for (uint32_t i = 0; i < N; ++i) iv[i] = (uint32_t)(rnd() % 1000), ov[i] = 0xdeadbeef, want += iv[i];
+  vkds_seq ins = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), outs = vkds_seq_buffer(vkds_view_of(out), VKDS_U32);
+  vkds_submission *st, *sr;
+  uint32_t sum = 0;
+  ck_assert_vkds(vkds_transform_async(p, &ins, &outs, "x + 1u", &st));
+  ck_assert_vkds(vkds_reduce_async(p, &ins, NULL, NULL, &sum, &sr));
+  ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+  ck_assert_uint_eq(sum, want);
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(ov[i], iv[i] + 1);
+  memset(ov, 7, N * 4); /* the application's own write, after the call was done */
+  vkds_submission_release(st), vkds_submission_release(sr);
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(ov[i], 0x07070707u);
+  vkds_policy_release(p);
+  vkds_buffer_destroy(in), vkds_buffer_destroy(out);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(policy_at_capacity_is_waited_out) {
   open_ctx();
   enum { N = 10000 };
@@ -1487,6 +1524,7 @@ int main(void) {
   tcase_add_loop_test(t, repeated_calls_replay_their_recording, 0, rules);
   tcase_add_test(t, queue_puts_the_leading_barrier_where_needed);
   tcase_add_test(t, policy_at_capacity_is_waited_out);
+  tcase_add_test(t, wait_all_completes_async_outputs);
   tcase_add_test(t, asynchronous_sequences_may_go_out_of_scope);
   suite_add_tcase(s, t);
   t = harness_tcase("kernels");

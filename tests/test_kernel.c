@@ -390,6 +390,10 @@ END_TEST
 /* A launch runs on its buffers' device: every built-in policy over two VkDevices picks
  * among that device's queues (round robin sent every other launch to the other device,
  * WRONG_DEVICE, a README probe); what cannot run there is refused by name, nothing run. */
+static vkds_result no_work(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_SUCCESS;
+}
 static vkds_result select_first(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
   (void)p, (void)hints;
   *index = 0;
@@ -453,6 +457,13 @@ START_TEST(launches_run_on_their_buffers_device) {
   saxpy_args mixed = {.n = N, .a = 1.0f, .x = vkds_view_of(near), .y = vkds_view_of(y)};
   ck_assert_int_eq(vkds_launch(mine, k, &(vkds_launch_info){.global = {N}, .args = &mixed}, NULL), VKDS_ERROR_WRONG_DEVICE);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "buffers of several devices"));
+  /* a selection made for other hints is refused for a task of another device */
+  vkds_selection *sel;
+  ck_assert_vkds(vkds_select(fixed0, NULL, &sel));
+  ck_assert_int_eq(vkds_selection_submit(sel, &(vkds_task_info){.fn = no_work, .only_devices = 1u << 1}, NULL),
+                   VKDS_ERROR_WRONG_DEVICE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "is on device 0"));
+  vkds_selection_release(sel);
   ck_assert_vkds(vkds_policy_wait_all(mine, UINT64_MAX));
   for (uint32_t i = 0; i < N; ++i) ck_assert_float_eq(ys[i], 1.0f + (float)runs * (float)(i % 7));
   /* the policy's own counts are untouched by the refused picks */

@@ -33,10 +33,12 @@
  *
  * Each algorithm comes in three forms:
  *   vkds_X(policy, ...)                  blocking: returns when the results are written.
- *   vkds_X_async(policy, ..., &sub)      returns a submission at once. Host outputs
- *                                        (results, host sequences written) are complete
- *                                        when a vkds_submission_wait or _poll on it says
- *                                        it is done; releasing it unwaited waits first,
+ *   vkds_X_async(policy, ..., &sub)      returns a submission at once. Staged outputs
+ *                                        (results, host sequences written, buffers of
+ *                                        another device than the selected one) are
+ *                                        complete when a vkds_submission_wait or _poll on
+ *                                        it says it is done, or vkds_policy_wait_all
+ *                                        returns; releasing it unwaited waits first,
  *                                        so nothing is lost (up to the context's
  *                                        destroy_timeout_ns: work still running then is
  *                                        logged and its results dropped, what it holds

@@ -139,13 +139,15 @@ typedef struct vkds_task_info {
   const char *label; /* Vulkan: a debug-utils label around the work, when available */
   /* Hints for policies that weigh data movement (earliest finish): how many bytes the
    * task reads or writes, and on which of the context's devices they already are (bit
-   * d: device d, for devices 0-31; 0: only on the host). */
+   * d: device d, for devices 0-31; 0: only on the host; over resources of another kind
+   * than vkds's, each resource is a device of its own: bit i, resource i). */
   uint64_t bytes;
   uint32_t data_devices;
   /* The task can run only on resources of these devices (bit d: device d, for devices
    * 0-31); 0: on any. Every built-in policy picks among them (a policy's own select
    * must too: vkds_select refuses a pick elsewhere), and vkds_select returns
-   * VKDS_ERROR_WRONG_DEVICE when the policy has no resource there. vkds_launch sets it
+   * VKDS_ERROR_WRONG_DEVICE when the policy has no resource there, as
+   * vkds_selection_submit does for a selection on another device. vkds_launch sets it
    * to its buffers' device. */
   uint32_t only_devices;
   /* RECORD mode: nonzero promises that the function records exactly the same commands
@@ -278,8 +280,10 @@ VKDS_API vkds_result vkds_backend_get_resources(vkds_backend *b, uint32_t *count
 /* Which of `reports` resource `index` can deliver. */
 VKDS_API uint32_t vkds_backend_supports(vkds_backend *b, uint32_t index, uint32_t reports);
 
-/* Waits for every earlier submission (the submission group). VKDS_ERROR_TIMEOUT after
- * timeout_ns (UINT64_MAX: no limit). Returns at once when there were none. */
+/* Waits for every earlier submission (the submission group), then runs the finishing
+ * steps of those that have one (vkds/algorithm.h's asynchronous calls: their staged
+ * outputs). VKDS_ERROR_TIMEOUT after timeout_ns (UINT64_MAX: no limit). Returns at once
+ * when there were none. */
 VKDS_API vkds_result vkds_backend_wait_all(vkds_backend *b, uint64_t timeout_ns);
 
 /* Delivers due reports now (no-op when the backend has no lazy reporting). */

@@ -172,7 +172,11 @@ VKDS_API vkds_result vkds_submit(vkds_policy *p, const vkds_task_info *task, vkd
 VKDS_API vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out);
 /* Submits and waits for the task. */
 VKDS_API vkds_result vkds_submit_and_wait(vkds_policy *p, const vkds_task_info *task);
-/* Waits for every task submitted through the policy (the submission group). */
+/* Waits for every task submitted through the policy (the submission group), and
+ * completes the staged outputs of the asynchronous algorithm calls among them
+ * (vkds/algorithm.h) as their own waits would. VKDS_ERROR_TIMEOUT after timeout_ns
+ * (UINT64_MAX: no limit); a call whose outputs could not be written returns its error
+ * (its submission's wait says it again). */
 VKDS_API vkds_result vkds_policy_wait_all(vkds_policy *p, uint64_t timeout_ns);
 
 /* ---- queries ---- */

@@ -125,6 +125,9 @@ typedef struct backend_internal {
   void (*on_last)(void *);
   void *on_last_user;
   pthread_mutex_t finish_lock; /* runs each submission's finishing step once */
+  /* Submissions whose finishing step has not run (under finish_lock): a wait for all
+   * runs theirs (vkds_backend_wait_all). */
+  vkds_submission *unfinished;
 } backend_internal;
 
 struct vkds_submission {
@@ -144,9 +147,11 @@ struct vkds_submission {
   void *finish_user;
   bool has_finish;
   vkds_result finish_result;
+  vkds_submission *prev_unfinished, *next_unfinished; /* backend_internal.unfinished */
 };
 
 static backend_internal *internal_of(const vkds_backend *b) { return b->internal; }
+static void finish_locked(backend_internal *in, vkds_submission *s, bool run, bool done);
 
 const vkds_context *vkds__backend_alloc_ctx(const vkds_backend *b) { return internal_of(b)->alloc_ctx; }
 
@@ -275,7 +280,24 @@ uint32_t vkds_backend_supports(vkds_backend *b, uint32_t index, uint32_t reports
 
 vkds_result vkds_backend_wait_all(vkds_backend *b, uint64_t timeout_ns) {
   if (!b) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_wait_all: NULL backend");
-  return b->ops->wait_all(b, timeout_ns);
+  VKDS_CHECK(b->ops->wait_all(b, timeout_ns));
+  /* Asynchronous calls' finishing steps (their host outputs, their outputs staged to
+   * buffers of another device) run here too, for the work that is done: they ran only
+   * in the submission's own wait, poll or release, so after this wait the outputs were
+   * not there, and a release after the application reused or freed an output buffer
+   * wrote into it (a several-devices probe). Work submitted since the wait began and not
+   * yet done keeps its step for later. */
+  backend_internal *in = internal_of(b);
+  vkds_result r = VKDS_SUCCESS;
+  pthread_mutex_lock(&in->finish_lock);
+  for (vkds_submission *s = in->unfinished, *next; s; s = next) {
+    next = s->next_unfinished;
+    if (b->ops->poll(b, s) != VKDS_SUCCESS) continue;
+    finish_locked(in, s, true, true);
+    if (r == VKDS_SUCCESS) r = s->finish_result;
+  }
+  pthread_mutex_unlock(&in->finish_lock);
+  return r;
 }
 
 void vkds_backend_lazy_report(vkds_backend *b) {
@@ -462,10 +484,28 @@ vkds_result vkds_submission_create(vkds_backend *b, vkds_selection *sel, void *w
 }
 
 void vkds__submission_set_finish(vkds_submission *s, vkds__finish_fn fn, void *user) {
+  backend_internal *in = internal_of(s->backend);
+  pthread_mutex_lock(&in->finish_lock);
   s->finish = fn;
   s->finish_user = user;
   s->has_finish = true;
   s->finish_result = VKDS_SUCCESS;
+  s->prev_unfinished = NULL;
+  s->next_unfinished = in->unfinished;
+  if (in->unfinished) in->unfinished->prev_unfinished = s;
+  in->unfinished = s;
+  pthread_mutex_unlock(&in->finish_lock);
+}
+
+/* Takes s off the unfinished list and runs or drops its step (with finish_lock held). */
+static void finish_locked(backend_internal *in, vkds_submission *s, bool run, bool done) {
+  if (!s->finish) return;
+  if (run) s->finish_result = s->finish(s->finish_user, done);
+  s->finish = NULL;
+  if (s->prev_unfinished) s->prev_unfinished->next_unfinished = s->next_unfinished;
+  else in->unfinished = s->next_unfinished;
+  if (s->next_unfinished) s->next_unfinished->prev_unfinished = s->prev_unfinished;
+  s->prev_unfinished = s->next_unfinished = NULL;
 }
 
 /* Runs the finishing step if nobody has yet; returns what it returned. `done`: the work
@@ -473,10 +513,7 @@ void vkds__submission_set_finish(vkds_submission *s, vkds__finish_fn fn, void *u
 static vkds_result run_finish(vkds_submission *s, bool done) {
   backend_internal *in = internal_of(s->backend);
   pthread_mutex_lock(&in->finish_lock);
-  if (s->finish) {
-    s->finish_result = s->finish(s->finish_user, done);
-    s->finish = NULL;
-  }
+  finish_locked(in, s, true, done);
   vkds_result r = s->finish_result;
   pthread_mutex_unlock(&in->finish_lock);
   return r;
@@ -500,7 +537,9 @@ void vkds_submission_release(vkds_submission *s) {
                 "vkds_submission_release: the work is still running after the destroy timeout; its results are "
                 "dropped and what it holds is left allocated");
       vkds__abandon(s->finish_user);
-      s->finish = NULL;
+      pthread_mutex_lock(&in->finish_lock);
+      finish_locked(in, s, false, false);
+      pthread_mutex_unlock(&in->finish_lock);
     } else {
       vkds_result done = run_finish(s, r == VKDS_SUCCESS);
       if (r == VKDS_SUCCESS) r = done;
@@ -535,6 +574,17 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
   if (info->mode != VKDS_TASK_RECORD && info->mode != VKDS_TASK_SELF_SUBMIT)
     return vkds__fail(sel->backend->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: unknown mode %d", (int)info->mode);
   vkds_backend *b = sel->backend;
+  /* a selection made without the task's only_devices (vkds_select with other hints) ran
+   * it elsewhere (a several-devices probe) */
+  if (info->only_devices) {
+    uint32_t d = b->kind == &vkds_resource_kind_vulkan ? ((const vkds_resource *)b->resources[sel->index])->dev->index
+                                                       : sel->index; /* (as vkds__policy_device_of) */
+    if (d >= 32 || !(info->only_devices >> d & 1))
+      return vkds__fail(b->context, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
+                        "vkds_selection_submit: the selection's resource %u is on device %u, the task runs only on "
+                        "devices of mask 0x%x (select with the task's hints)",
+                        sel->index, d, info->only_devices);
+  }
   /* A policy's pick stands for one task (the policy counted it once): claim it. */
   unsigned char picked = VKDS__SEL_PICKED;
   bool claimed = atomic_compare_exchange_strong(&sel->state, &picked, VKDS__SEL_SUBMITTED);
