@@ -762,8 +762,11 @@ const char *vkds__getenv(const char *name);
  * folder and up to ~80 bytes of name, fit the 1,024-byte buffers of
  * lib/kernel/pipeline_cache.c and spirv_cache.c. */
 #define VKDS__CACHE_DIR_MAX 900u
-/* An environment variable's value as a positive integer (the tuning knobs); 0 when it
- * is unset, not a number, or not positive. */
+/* An environment variable's value as a decimal integer in [min, max] (the tuning
+ * knobs): true and *out set when it is one, false when it is unset, empty, anything
+ * but digits after an optional '-', or out of the range. */
+bool vkds__getenv_int(const char *name, int64_t min, int64_t max, int64_t *out);
+/* The same, for a positive value up to INT32_MAX; 0 when there is none. */
 uint32_t vkds__getenv_positive(const char *name);
 
 #endif

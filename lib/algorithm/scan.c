@@ -336,9 +336,8 @@ const char *vkds__scan_template(const vkds__alg *a, uint32_t part) {
  * not there; -1: also, every tile reduces its predecessor once whatever it finds there,
  * so that tests see fallbacks for certain). */
 static uint32_t spins(uint64_t *flags) {
-  const char *v = vkds__getenv("VKDS_SCAN_SPINS");
-  if (!v || !*v) return DEFAULT_SPINS;
-  long n = strtol(v, NULL, 10);
+  int64_t n;
+  if (!vkds__getenv_int("VKDS_SCAN_SPINS", -1, INT32_MAX, &n)) return DEFAULT_SPINS;
   if (n == -1) *flags |= FLAG_TEST_FALLBACK;
   return n < 0 ? 0 : n > MAX_SPINS ? MAX_SPINS : (uint32_t)n;
 }

@@ -339,9 +339,9 @@ static vkds_result stage_kernel(vkds__call *c, uint32_t which, vkds_kernel **out
  * not there; -1: also, every tile counts its predecessor once whatever it finds there,
  * so that tests see fallbacks for certain). */
 static uint32_t spins(const vkds__device *dev, uint64_t *flags) {
-  const char *v = vkds__getenv("VKDS_SORT_SPINS");
-  if (!v || !*v) return dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? CPU_SPINS : DEFAULT_SPINS;
-  long n = strtol(v, NULL, 10);
+  int64_t n;
+  if (!vkds__getenv_int("VKDS_SORT_SPINS", -1, INT32_MAX, &n))
+    return dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? CPU_SPINS : DEFAULT_SPINS;
   if (n == -1) *flags |= FLAG_TEST_FALLBACK;
   return n < 0 ? 0 : n > MAX_SPINS ? MAX_SPINS : (uint32_t)n;
 }

@@ -39,6 +39,8 @@ enum { MAX_CHUNKS = 1000 }; /* chunk totals that fit beside the partials in the 
  * top of this file). */
 static vkds_memory_kind stream_memory(const vkds__device *dev, bool *copy) {
   const char *v = vkds__getenv("VKDS_STREAM_MEMORY");
+  /* a value it does not know is the default (it turned copying off on discrete GPUs) */
+  if (v && strcmp(v, "copy") != 0 && strcmp(v, "readback") != 0 && strcmp(v, "mapped") != 0) v = NULL;
   *copy = v ? strcmp(v, "copy") == 0 : dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
   return v && strcmp(v, "mapped") == 0 ? VKDS_MEMORY_MAPPED : VKDS_MEMORY_READBACK;
 }

@@ -178,8 +178,20 @@ const char *vkds__getenv(const char *name) {
   return (v && *v) ? v : NULL;
 }
 
-uint32_t vkds__getenv_positive(const char *name) {
+bool vkds__getenv_int(const char *name, int64_t min, int64_t max, int64_t *out) {
   const char *v = vkds__getenv(name);
-  int n = v ? atoi(v) : 0;
-  return n > 0 ? (uint32_t)n : 0;
+  if (!v) return false;
+  /* decimal digits only, an optional '-' first: atoi took "8abc" as 8 and wrapped
+   * "4294967297" to 1, strtol without an end check took "abc" as 0 (a CLI probe) */
+  const char *d = v + (*v == '-');
+  if (!*d || strspn(d, "0123456789") != strlen(d) || strlen(d) > 18) return false;
+  int64_t n = strtoll(v, NULL, 10);
+  if (n < min || n > max) return false;
+  *out = n;
+  return true;
+}
+
+uint32_t vkds__getenv_positive(const char *name) {
+  int64_t n;
+  return vkds__getenv_int(name, 1, INT32_MAX, &n) ? (uint32_t)n : 0;
 }
