@@ -56,6 +56,9 @@ void bench_global_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipel
 
 /* Monotonic time in nanoseconds. */
 uint64_t bench_now_ns(void);
+/* Whether a switch in the environment is on: set, not empty, not "0" (VKDS_BENCH_TRACE
+ * =0 turned tracing on; a CLI probe). */
+bool bench_env_on(const char *name);
 /* Sorts `n` samples and returns the median. */
 double bench_median(double *samples, uint32_t n);
 

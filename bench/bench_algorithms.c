@@ -1499,7 +1499,7 @@ static bool check_batch(const run_state *st, const algo *a, const dataset *d, ui
  * where a run that never ends is). */
 static bool trace_on(void) {
   static int on = -1;
-  if (on < 0) on = getenv("VKDS_BENCH_TRACE") != NULL;
+  if (on < 0) on = bench_env_on("VKDS_BENCH_TRACE");
   return on;
 }
 
@@ -1567,7 +1567,7 @@ typedef struct samples {
  * stderr (to see whether a slow median comes from every call or from a few). */
 static bool intervals_on(void) {
   static int on = -1;
-  if (on < 0) on = getenv("VKDS_BENCH_INTERVALS") != NULL;
+  if (on < 0) on = bench_env_on("VKDS_BENCH_INTERVALS");
   return on;
 }
 

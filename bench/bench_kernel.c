@@ -102,8 +102,11 @@ static int bench_device(vkds_context *ctx, uint32_t index, uint32_t n) {
   vkds_kernel *k = NULL;
   vkds_buffer *counter = NULL;
   void *r = res;
-  if (gpu_counter_create(&c, res) != VK_SUCCESS || plain_open(&p, res, n) ||
-      vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = &r}}, &pol) ||
+  if (gpu_counter_create(&c, res) != VK_SUCCESS || plain_open(&p, res, n)) { /* (not vkds: no message there) */
+    fprintf(stderr, "vkds-bench: setup failed: the plain Vulkan baseline's objects (%u command buffers)\n", n);
+    return 1;
+  }
+  if (vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = &r}}, &pol) ||
       vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = COUNTER_GLSL, .args = COUNTER_ARGS, .name = "counter"}, &k) ||
       vkds_buffer_create(res, &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_DEVICE}, &counter)) {
     fprintf(stderr, "vkds-bench: setup failed: %s\n", vkds_last_error_message());

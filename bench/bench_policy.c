@@ -179,6 +179,13 @@ static double concurrent_throughput(balance *b, const task_arg *tasks, uint32_t 
   uint64_t units = 0;
   for (uint32_t k = 0; k < per_resource; ++k) units += tasks[k].size;
   for (uint32_t i = 0; i < b->n; ++i) vkds_selection_create(be, i, 0, NULL, &sel[i]);
+  /* warm, untimed: each resource's first tasks made its pipeline and command pools inside
+   * the timed "alone" run, and at small counts the ideal came out up to 50x too slow
+   * (policies at 0.02x of it; a CLI probe) */
+  for (uint32_t i = 0; i < b->n; ++i)
+    for (uint32_t k = 0; k < 4; ++k)
+      vkds_selection_submit(sel[i], &(vkds_task_info){.fn = record_task, .user = (void *)&tasks[k % per_resource]}, NULL);
+  vkds_backend_wait_all(be, UINT64_MAX);
   /* alone, one after another */
   *solo_sum = 0, *solo_best = 0;
   for (uint32_t i = 0; i < b->n; ++i) {
@@ -239,6 +246,10 @@ static int balance_run(vkds_context *ctx, const bench_options *opt, bool per_dev
   b.unit = ri.device_type == VKDS_DEVICE_CPU ? 2000 : 20000;
   uint32_t devices = vkds_context_device_count(ctx);
   b.counters = calloc(devices, sizeof *b.counters);
+  if (!b.counters) {
+    fprintf(stderr, "vkds-bench: out of host memory\n");
+    return 1;
+  }
   for (uint32_t i = 0, d = UINT32_MAX; i < vkds_context_resource_count(ctx); ++i) {
     vkds_resource_info r;
     vkds_resource_get_info(vkds_context_resource(ctx, i), &r);
@@ -250,6 +261,12 @@ static int balance_run(vkds_context *ctx, const bench_options *opt, bool per_dev
   }
   uint32_t count = opt->count ? opt->count : (ri.device_type == VKDS_DEVICE_CPU ? 400 : 4000);
   task_arg *tasks = calloc(count, sizeof *tasks);
+  if (!tasks) { /* (--count 4294967295 crashed here) */
+    fprintf(stderr, "vkds-bench: --count %u: out of host memory for the tasks\n", count);
+    for (uint32_t d = 0; d < devices; ++d) gpu_counter_destroy(&b.counters[d]);
+    free(b.counters);
+    return 1;
+  }
   uint64_t units = 0, rng = 12345;
   for (uint32_t i = 0; i < count; ++i) {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -298,7 +315,7 @@ static int balance_run(vkds_context *ctx, const bench_options *opt, bool per_dev
       printf(" %llu", (unsigned long long)(st.selections - before[i]));
     }
     printf("\n");
-    if (getenv("VKDS_BENCH_KEYS")) /* what a timing policy measured: mean/best µs per key, per resource */
+    if (bench_env_on("VKDS_BENCH_KEYS")) /* what a timing policy measured: mean/best µs per key, per resource */
       for (uint32_t i = 0; i < b.n; ++i) {
         printf("    resource %2u:", i);
         for (uint64_t key = 1; key <= 8; key *= 2) {
@@ -354,6 +371,12 @@ int bench_balance_cpu(vkds_context *ctx, const bench_options *opt) {
   vkds_backend_register(&cpu_pool_kind, &cpu_pool_backend_ops);
   uint32_t count = opt->count ? opt->count : 400;
   cpu_task_arg *tasks = calloc(count, sizeof *tasks);
+  if (!tasks) {
+    fprintf(stderr, "vkds-bench: --count %u: out of host memory for the tasks\n", count);
+    vkds_backend_register(&cpu_pool_kind, NULL);
+    for (uint32_t i = 0; i < n; ++i) cpu_pool_destroy(pools[i]);
+    return 1;
+  }
   uint64_t units = 0, rng = 12345;
   for (uint32_t i = 0; i < count; ++i) {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;

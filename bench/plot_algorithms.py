@@ -285,6 +285,9 @@ def main():
     ap.add_argument("--wall", action="store_true",
                     help="vkds-bench's rows by the wall time of the blocking call, not GPU time")
     args = ap.parse_args()
+    for path in args.files:  # a missing file was a traceback
+        if not os.path.isfile(path):
+            ap.error("no such file: %s" % path)
     rows = read_rows(args.files, args.wall)
     if not rows:
         sys.exit("plot_algorithms.py: no JSON rows with GB/s in %s" % " ".join(args.files))

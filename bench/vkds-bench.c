@@ -151,10 +151,11 @@ static void usage(FILE *f) {
              "Benchmarks every vkds resource (compute queue) on this machine.\n\nModes:\n");
   for (size_t i = 0; i < MODE_COUNT; i++)
     fprintf(f, "  --%-12s %s%s\n", modes[i].name, modes[i].help, i == 0 ? " (default)" : "");
-  fprintf(f, "\nOptions:\n"
+  fprintf(f, "\nOptions (numbers in decimal):\n"
              "  --count N      --quick: elements per fill; --submit: dispatches per batch;\n"
-             "                 --select: calls per thread; --balance: tasks;\n"
-             "                 --bandwidth: the largest size in MiB\n"
+             "                 --select: calls per thread; --balance, --balance-devices,\n"
+             "                 --balance-cpu: tasks; --launch: launches per batch;\n"
+             "                 --bandwidth: the largest size in MiB (not --algorithms)\n"
              "  --devices-per-physical N  N VkDevices on each physical device (several\n"
              "                 resources where there is one queue, as on lavapipe)\n"
              "  --max-log2 N   --algorithms: the largest size, 2^N elements (10..30; default\n"
@@ -183,10 +184,11 @@ static const bench_mode *find_mode(const char *arg) {
 static bool parse_count(const char *s, uint32_t *out) {
   char *end;
   errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
-  /* strtoull accepts a sign; a count never has one. */
-  if (*s == '-' || *s == '+' || end == s || *end || errno || v == 0 || v > UINT32_MAX)
-    return false;
+  /* decimal digits only: strtoull takes a sign, leading blanks, and with base 0 octal
+   * ("010" was 8) and hex (a CLI probe) */
+  if (*s < '0' || *s > '9') return false;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || *end || errno || v == 0 || v > UINT32_MAX) return false;
   *out = (uint32_t)v;
   return true;
 }
@@ -231,6 +233,7 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
       opt->cub_path = argv[i];
     } else if (strcmp(a, "--only") == 0) {
       if (++i == argc) return usage_error("missing value after", a);
+      if (!*argv[i]) return usage_error("--only names no algorithm:", argv[i]); /* (it ran them all) */
       opt->only = argv[i];
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
@@ -245,6 +248,8 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
                                 : opt->min_log2 ? "--min-log2" : opt->max_log2 ? "--max-log2" : NULL;
   if (only_algorithms && strcmp((*mode)->name, "algorithms") != 0)
     return usage_error("this option applies to --algorithms only:", only_algorithms);
+  if (opt->count && strcmp((*mode)->name, "algorithms") == 0) /* (ignored without a word) */
+    return usage_error("--algorithms takes no --count (its sizes: --min-log2, --max-log2):", "--count");
   if (opt->min_log2 && opt->max_log2 && opt->min_log2 > opt->max_log2)
     return usage_error("--min-log2 is above --max-log2:", "--min-log2");
   return PARSE_RUN;
