@@ -625,8 +625,8 @@ vkds_result vkds__select_waiting(vkds_policy *p, const vkds_task_info *hints, vk
   while (r == VKDS_ERROR_WOULD_BLOCK) {
     if (vkds__now_ns() - start >= limit)
       return vkds__fail(p->backend->context, VKDS_ERROR_TIMEOUT, VK_SUCCESS,
-                        "%s: every resource stayed at capacity or unhealthy for %llu ns", what,
-                        (unsigned long long)limit);
+                        "%s: every resource%s stayed at capacity or unhealthy for %llu ns", what,
+                        hints && hints->only_devices ? " of the task's devices" : "", (unsigned long long)limit);
     struct timespec nap = {0, 20000}; /* completions need the GPU, not this thread */
     nanosleep(&nap, NULL);
     r = vkds_select(p, hints, out);
