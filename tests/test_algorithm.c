@@ -7,6 +7,7 @@
  * that do not compile, and bad input (nothing submitted, nothing written). */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1476,8 +1477,19 @@ static void *work(void *arg) {
   return NULL;
 }
 
+/* A thread that waits for everything over and over while the workers run: it finishes
+ * their asynchronous calls' outputs while their own waits may do so too (each step runs
+ * once; TSan sees the hand-over). */
+static atomic_bool workers_done;
+static void *wait_all_loop(void *arg) {
+  int *failures = arg;
+  while (!atomic_load(&workers_done))
+    if (vkds_policy_wait_all(pol, UINT64_MAX) != VKDS_SUCCESS) ++*failures;
+  return NULL;
+}
+
 /* Several threads through one policy over two VkDevices (dynamic load), asynchronous
- * and blocking calls mixed. */
+ * and blocking calls mixed, and one more waiting for all of it. */
 START_TEST(threads_share_a_policy) {
   vkds_context_info info = harness_info();
   info.devices_per_physical = 2;
@@ -1490,10 +1502,17 @@ START_TEST(threads_share_a_policy) {
     w[i] = (worker){.pol = pol, .id = i};
     ck_assert_int_eq(pthread_create(&th[i], NULL, work, &w[i]), 0);
   }
+  pthread_t waiter;
+  int wait_failures = 0;
+  atomic_store(&workers_done, false);
+  ck_assert_int_eq(pthread_create(&waiter, NULL, wait_all_loop, &wait_failures), 0);
   for (int i = 0; i < T; ++i) {
     pthread_join(th[i], NULL);
     ck_assert_int_eq(w[i].failures, 0);
   }
+  atomic_store(&workers_done, true);
+  pthread_join(waiter, NULL);
+  ck_assert_int_eq(wait_failures, 0);
   close_ctx();
 }
 END_TEST
