@@ -372,6 +372,14 @@ uint64_t vkds__destroy_timeout(const vkds_context *ctx);
 /* Whether `b` still has submissions not yet released; if so, fn(user) runs when the last
  * of them is released (it does the destroy asked for now), else the caller goes on. */
 bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user);
+/* The backend holds its resources' context (vkds__context_hold) until it is freed; the
+ * Vulkan backend's init calls this. */
+void vkds__backend_hold_context(vkds_backend *b, vkds_context *ctx);
+/* The context the backend holds, or NULL. */
+vkds_context *vkds__backend_held_context(const vkds_backend *b);
+/* The backend is left allocated for good (work that never ends): it lets go of its
+ * context, whose own destroy then meets the same work and is left allocated too. */
+void vkds__backend_abandon_context(vkds_backend *b);
 
 /* One round of a spin-wait: tells the core that this thread only waits. */
 static inline void vkds__cpu_relax(void) {
@@ -569,11 +577,24 @@ bool vkds__filter_match(const vkds__filter *f, uint32_t index,
                         const VkPhysicalDeviceProperties *props);
 void vkds__filter_free(vkds__filter *f);
 
+/* An object that keeps pointers into the context (a Vulkan backend, a policy over one)
+ * holds it while it lives, and lets go after its last use of the context's memory (its
+ * own frees included): the last to let go destroys the context if vkds_context_destroy
+ * was called meanwhile (lib/core/context.c). */
+void vkds__context_hold(vkds_context *ctx);
+void vkds__context_let_go(vkds_context *ctx);
+
 /* ---- the context ---- */
+
+/* vkds_context.live_backends: the count in the low bits, and this bit once
+ * vkds_context_destroy was called while the count was not 0 (the last backend's
+ * destroy then destroys the context). One word, so that exactly one of the two sees
+ * "destroy called and no backend left". */
+#define VKDS__CONTEXT_DESTROY_PENDING 0x80000000u
 
 struct vkds_context {
   /* vkds_backend_vulkan_ops backends (every policy over its resources has one) made and
-   * not yet destroyed: vkds_context_destroy names them (lib/backend/backend_vulkan.c) */
+   * not yet destroyed (lib/backend/backend_vulkan.c), and VKDS__CONTEXT_DESTROY_PENDING */
   atomic_uint live_backends;
   vkds_log_fn log;
   void *log_user;

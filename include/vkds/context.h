@@ -205,9 +205,9 @@ VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_con
  * memory freed here, kernels still alive are destroyed here, both named in a warning
  * (VKDS_LOG_WARN, how many of each), and none of their handles may be used, nor
  * destroyed, afterwards. Policies (and their submissions) still alive are named in an
- * error (VKDS_LOG_ERROR): they keep pointers into the context, so releasing or using
- * them afterwards is a use after free, and an asynchronous call neither waited for nor
- * released by then never writes its host outputs.
+ * error (VKDS_LOG_ERROR), and the context then lives on, whole, until the last of them
+ * is released, whose release destroys it as this call would have (its work waited for,
+ * the warnings above logged then); everything made from it stays usable until then.
  * The wait is bounded by vkds_context_info.destroy_timeout_ns (default 10 s). Work still
  * running then (a kernel that never ends, a task waiting on a semaphore nobody signals)
  * is never destroyed under the GPU: the call logs an error and returns, leaving the

@@ -128,6 +128,7 @@ typedef struct backend_internal {
   /* Submissions whose finishing step has not run (under finish_lock): a wait for all
    * runs theirs (vkds_backend_wait_all). */
   vkds_submission *unfinished;
+  vkds_context *held; /* vkds__backend_hold_context: let go once the backend is freed */
 } backend_internal;
 
 struct vkds_submission {
@@ -218,7 +219,9 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   if (r != VKDS_SUCCESS) {
     pthread_mutex_destroy(&in->free_lock);
     pthread_mutex_destroy(&in->finish_lock);
+    vkds_context *held = in->held; /* (a derived init that failed after the Vulkan one's) */
     vkds__free(actx, resources), vkds__free(actx, b), vkds__free(actx, in);
+    if (held) vkds__context_let_go(held);
     return r;
   }
   *out = b;
@@ -252,6 +255,7 @@ static void destroy_now(void *arg) {
     vkds__log(b->context, VKDS_LOG_ERROR, "vkds_backend_destroy: work still in flight after the destroy timeout; "
               "the backend is left allocated");
     vkds__abandon(b);
+    vkds__backend_abandon_context(b); /* (as an abandoned policy: policy.c) */
     return;
   }
   b->ops->destroy(b);
@@ -262,9 +266,27 @@ static void destroy_now(void *arg) {
   }
   pthread_mutex_destroy(&in->free_lock);
   pthread_mutex_destroy(&in->finish_lock);
+  vkds_context *held = in->held;
   vkds__free(actx, b->resources);
   vkds__free(actx, in);
   vkds__free(actx, b);
+  if (held) vkds__context_let_go(held); /* last: it may destroy the context, whose allocator freed these */
+}
+
+void vkds__backend_hold_context(vkds_backend *b, vkds_context *ctx) {
+  backend_internal *in = internal_of(b);
+  if (in->held) return;
+  in->held = ctx;
+  vkds__context_hold(ctx);
+}
+
+vkds_context *vkds__backend_held_context(const vkds_backend *b) { return b ? internal_of(b)->held : NULL; }
+
+void vkds__backend_abandon_context(vkds_backend *b) {
+  backend_internal *in = internal_of(b);
+  vkds_context *held = in->held;
+  in->held = NULL;
+  if (held) vkds__context_let_go(held);
 }
 
 vkds_result vkds_backend_get_resources(vkds_backend *b, uint32_t *count, void *const **resources) {

@@ -29,14 +29,11 @@ static vkds_result vulkan_init(vkds_backend *b) {
       return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
                         "backend: resources 0 and %u belong to different contexts", i);
   b->context = ctx;
-  atomic_fetch_add_explicit(&ctx->live_backends, 1, memory_order_relaxed);
+  vkds__backend_hold_context(b, ctx);
   return VKDS_SUCCESS;
 }
 
-static void vulkan_destroy(vkds_backend *b) {
-  vkds__backend_base_destroy(b);
-  if (b->context) atomic_fetch_sub_explicit(&b->context->live_backends, 1, memory_order_relaxed);
-}
+static void vulkan_destroy(vkds_backend *b) { vkds__backend_base_destroy(b); }
 
 static uint32_t vulkan_supports(vkds_backend *b, uint32_t index, uint32_t reports) {
   vkds_resource *r = res_of(b, index);

@@ -323,6 +323,8 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
     atomic_store(&in->init_claimed, false);
     return r;
   }
+  in->held = vkds__backend_held_context(p->backend);
+  if (in->held) vkds__context_hold(in->held);
   atomic_store(&in->initialized, true);
   return VKDS_SUCCESS;
 }
@@ -408,6 +410,10 @@ static void destroy_policy(void *arg) {
                 "vkds_policy_release: policy '%s' still has work in flight after the destroy timeout; it is left "
                 "allocated (its tasks still report to it)", p->ops->name);
       vkds__abandon(p);
+      /* left, not alive: the context's own destroy meets the same work and leaves itself
+       * allocated too, rather than waiting for a release that will not come */
+      vkds__backend_abandon_context(p->backend);
+      if (in->held) vkds__context_let_go(in->held), in->held = NULL;
       return;
     }
     p->ops->destroy(p);
@@ -419,8 +425,10 @@ static void destroy_policy(void *arg) {
   }
   vkds__free(in->alloc_ctx, in->stats);
   const vkds_context *own = in->own_ctx;
+  vkds_context *held = in->held;
   vkds__free(own, in);
   vkds__free(own, p);
+  if (held) vkds__context_let_go(held); /* last: it may destroy the context */
 }
 
 /* ---- selecting and submitting ---- */

@@ -506,18 +506,37 @@ void vkds__abandon(void *object) {
 
 uint64_t vkds__destroy_timeout(const vkds_context *ctx) { return ctx ? ctx->destroy_timeout_ns : UINT64_MAX; }
 
+static void destroy_now(vkds_context *ctx);
+
 void vkds_context_destroy(vkds_context *ctx) {
   if (!ctx) return;
-  forget_embedded(ctx);
-  /* policies (their backends) still alive keep pointers into the context: named, since
-   * their release afterwards is a use after free (a lifetimes probe found it silent) */
-  unsigned backends = atomic_load_explicit(&ctx->live_backends, memory_order_relaxed);
-  if (backends)
+  /* Policies (their backends) still alive keep pointers into the context: their release
+   * afterwards was a use after free (a lifetimes probe found it silent, then named it).
+   * The context now lives on until the last of them is released, which destroys it. */
+  unsigned before = atomic_fetch_or_explicit(&ctx->live_backends, VKDS__CONTEXT_DESTROY_PENDING, memory_order_acq_rel);
+  if (before & VKDS__CONTEXT_DESTROY_PENDING) {
+    vkds__log(ctx, VKDS_LOG_ERROR, "vkds_context_destroy: called again while its policies are alive (ignored)");
+    return;
+  }
+  if (before) { /* (policies and backends hold it: each policy counts twice, with its backend) */
     vkds__log(ctx, VKDS_LOG_ERROR,
-              "vkds_context_destroy: %u policy(ies) (or backends) made from the context are still alive; release "
-              "them, and their submissions, before the context: releasing or using them afterwards is a use after "
-              "free, and asynchronous calls not yet waited for or released lose their host outputs",
-              backends);
+              "vkds_context_destroy: policies (or backends) made from the context are still alive; the context is "
+              "destroyed when the last of them, and their submissions, are released (until then nothing of it is "
+              "freed)");
+    return;
+  }
+  destroy_now(ctx);
+}
+
+void vkds__context_hold(vkds_context *ctx) { atomic_fetch_add_explicit(&ctx->live_backends, 1, memory_order_relaxed); }
+
+void vkds__context_let_go(vkds_context *ctx) {
+  unsigned before = atomic_fetch_sub_explicit(&ctx->live_backends, 1, memory_order_acq_rel);
+  if (before == (VKDS__CONTEXT_DESTROY_PENDING | 1u)) destroy_now(ctx); /* the last, after the destroy call */
+}
+
+static void destroy_now(vkds_context *ctx) {
+  forget_embedded(ctx);
   if (!wait_for_work(ctx)) {
     vkds__abandon(ctx);
     return;
