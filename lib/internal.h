@@ -783,6 +783,9 @@ const char *vkds__getenv(const char *name);
  * folder and up to ~80 bytes of name, fit the 1,024-byte buffers of
  * lib/kernel/pipeline_cache.c and spirv_cache.c. */
 #define VKDS__CACHE_DIR_MAX 900u
+/* Whether a switch in the environment is on: set, not empty, and not 0, false or off
+ * (any case): VKDS_VALIDATION, VKDS_PIPELINE_STATS, VKDS_DUMP_ALGORITHMS. */
+bool vkds__getenv_on(const char *name);
 /* An environment variable's value as a decimal integer in [min, max] (the tuning
  * knobs): true and *out set when it is one, false when it is unset, empty, anything
  * but digits after an optional '-', or out of the range. */

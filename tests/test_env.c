@@ -1,6 +1,7 @@
-/* tests/test_env.c: how the tuning knobs' environment variables are read
- * (lib/core/result.c, vkds__getenv_int): decimal integers in their range, anything else
- * unset, as the README's table says. Links the static library (the reader is internal). */
+/* tests/test_env.c: how the environment variables are read (lib/core/result.c): the
+ * tuning knobs' decimal integers in their range, anything else unset, and the switches'
+ * off values, as the README's table says. Links the static library (the readers are
+ * internal). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -51,11 +52,31 @@ START_TEST(anything_else_is_unset) {
 }
 END_TEST
 
+/* The switches (VKDS_VALIDATION, VKDS_PIPELINE_STATS, VKDS_DUMP_ALGORITHMS): off when
+ * unset, empty, 0, false or off in any case (VKDS_PIPELINE_STATS=false turned the
+ * statistics on; a CLI probe). */
+START_TEST(switches_have_one_set_of_off_values) {
+  static const char *const off[] = {"", "0", "false", "FALSE", "Off", "off"};
+  static const char *const on[] = {"1", "yes", "true", "2", "on"};
+  for (size_t i = 0; i < sizeof off / sizeof *off; ++i) {
+    setenv(NAME, off[i], 1);
+    ck_assert_msg(!vkds__getenv_on(NAME), "'%s' read as on", off[i]);
+  }
+  for (size_t i = 0; i < sizeof on / sizeof *on; ++i) {
+    setenv(NAME, on[i], 1);
+    ck_assert_msg(vkds__getenv_on(NAME), "'%s' read as off", on[i]);
+  }
+  unsetenv(NAME);
+  ck_assert(!vkds__getenv_on(NAME));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("env");
   TCase *tc = harness_tcase("env");
   tcase_add_test(tc, numbers_in_range_are_taken);
   tcase_add_test(tc, anything_else_is_unset);
+  tcase_add_test(tc, switches_have_one_set_of_off_values);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

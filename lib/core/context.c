@@ -8,11 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool env_true(const char *name) {
-  const char *v = vkds__getenv(name);
-  return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "off") != 0;
-}
-
 /* The scan path the context forces on its devices: the info's, else VKDS_SCAN_PATH's
  * ("single", "portable"; unset or empty: none), else DEFAULT (each device's rule, in
  * lib/algorithm/scan.c). A value vkds does not know is the caller's error, as a typo
@@ -132,7 +127,7 @@ static void append(char *buf, size_t size, const char *fmt, ...) {
 
 static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) {
   bool use_env = !info->ignore_env;
-  bool validation = info->validation || (use_env && env_true("VKDS_VALIDATION"));
+  bool validation = info->validation || (use_env && vkds__getenv_on("VKDS_VALIDATION"));
   const char *env_filter = use_env ? vkds__getenv("VKDS_DEVICES") : NULL;
 
   /* parse both filters before touching Vulkan: a typo is the caller's error */

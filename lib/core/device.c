@@ -235,15 +235,15 @@ vkds_result vkds__device_create(vkds__device *dev, uint32_t max_queues) {
   if (facts->has_push_descriptor) exts[ext_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
   /* VKDS_PIPELINE_STATS (a tuning aid: registers, shared memory, spills per kernel, as
    * the driver reports them): only when asked, as capturing may cost compile time */
-  const char *stats_env = vkds__getenv("VKDS_PIPELINE_STATS");
-  bool stats = facts->has_pipeline_executable_properties && stats_env && *stats_env && strcmp(stats_env, "0") != 0;
+  bool stats_asked = vkds__getenv_on("VKDS_PIPELINE_STATS");
+  bool stats = facts->has_pipeline_executable_properties && stats_asked;
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
       .pNext = on.pNext, .pipelineExecutableInfo = VK_TRUE};
   if (stats) {
     exts[ext_count++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
     on.pNext = &exec;
-  } else if (stats_env && *stats_env && strcmp(stats_env, "0") != 0) {
+  } else if (stats_asked) {
     fprintf(stderr, "vkds: VKDS_PIPELINE_STATS: %s has no VK_KHR_pipeline_executable_properties\n",
             facts->props.properties.deviceName);
   }

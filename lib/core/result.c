@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *vkds_result_str(vkds_result result) {
   switch (result) {
@@ -176,6 +177,11 @@ bool vkds__str_icontains(const char *haystack, const char *needle) {
 const char *vkds__getenv(const char *name) {
   const char *v = getenv(name);
   return (v && *v) ? v : NULL;
+}
+
+bool vkds__getenv_on(const char *name) {
+  const char *v = vkds__getenv(name);
+  return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "off") != 0;
 }
 
 bool vkds__getenv_int(const char *name, int64_t min, int64_t max, int64_t *out) {
