@@ -156,8 +156,10 @@ VKDS_API vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_polic
 VKDS_API vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *resources);
 /* Copies share state: retain adds a reference, release drops one; the last release
  * waits for the policy's work and destroys it (submissions not yet released keep it
- * until theirs). NULL is a no-op. Its selections (vkds_select) must be submitted or
- * released first (a selection released after it reports to freed memory). */
+ * until theirs), and if vkds_context_destroy was called meanwhile and this was the
+ * context's last policy, destroys the context too. NULL is a no-op. Its selections
+ * (vkds_select) must be submitted or released first (a selection released after it
+ * reports to freed memory). */
 VKDS_API vkds_policy *vkds_policy_retain(vkds_policy *p);
 VKDS_API void vkds_policy_release(vkds_policy *p);
 
