@@ -678,6 +678,13 @@ START_TEST(every_sequence_kind) {
   for (uint32_t i = 0; i < 1000; ++i) first_sum += host[i];
   ck_assert_vkds(vkds_reduce(pol, &first, NULL, NULL, &s32));
   ck_assert_uint_eq(s32, first_sum);
+  /* a part its device code hands out that is no sequence (a failed constructor's, ops
+   * NULL): refused by name (it was walked as it came: a crash; a views probe) */
+  vkds_seq bad_parts[2] = {halves[0], {.count = N - 1000}};
+  vkds_seq liar = {.ops = &liar_ops, .count = N, .type = VKDS_U32, .elem_size = 4, .user = bad_parts};
+  ck_assert_int_eq(vkds_reduce(pol, &liar, NULL, NULL, &s32), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "part 1 of a 'liar' sequence's device code"), "%s",
+                vkds_last_error_message());
   /* not passed directly (a part on device 1): staged through its host reads */
   vkds_seq mixed_parts[2] = {vkds_seq_host(host, 1000, VKDS_U32),
                              vkds_seq_buffer((vkds_view){other, 1000 * 4, (N - 1000) * 4}, VKDS_U32)};
@@ -1307,6 +1314,17 @@ START_TEST(operator_that_does_not_compile) {
   vkds_seq tv = vkds_seq_transform(&fs, &bad);
   ck_assert_int_eq(vkds_reduce(pol, &tv, NULL, NULL, &r), VKDS_ERROR_COMPILE);
   ck_assert_msg(strstr(vkds_last_error_message(), "undefined_thing"), "%s", vkds_last_error_message());
+  /* a long operator: the error and its line still fit the message (the whole 2 KB
+   * snippet went first and cut them off; a views probe) */
+  char lengthy[4096] = "x";
+  for (int i = 0; i < 200; ++i) strcat(lengthy, " + 0.0 * x");
+  strcat(lengthy, "\n+ undeclared_name");
+  ck_assert_int_eq(vkds_transform(pol, &fs, &gs, lengthy), VKDS_ERROR_COMPILE);
+  m = vkds_last_error_message();
+  ck_assert_msg(strstr(m, "undeclared_name") && strstr(m, "line 2") && strstr(m, "undeclared identifier"), "%s", m);
+  /* a // comment ending in a backslash is the operator's own: it compiles (it continued
+   * onto the generated code after it) */
+  ck_assert_vkds(vkds_transform(pol, &fs, &gs, "x * 2.0 // twice \\"));
   close_ctx();
   /* the application's logger gets the snippet's message once, not glslang's log of the
    * generated kernel before it */

@@ -73,6 +73,11 @@
  * the operator's text and the line in it, not the generated kernel. Operators may use
  * GLSL built-ins and must not have side effects. vkds does not parse them: they go into
  * the kernel as written (trust them as you would a kernel's source; RELIABILITY.md).
+ * So a preprocessor line in one (#define) stays in force for the rest of the kernel,
+ * the later operators of the call and vkds's own code after it: #undef what you define
+ * (or use a const), or two operators defining one name fail as "Macro redefined" and a
+ * macro named like a, b or x rewrites what follows. Long operators are quoted in errors
+ * by the line at fault (clipped to 200 bytes).
  *
  * Reductions are exact for integers (plus and multiplies wrap around, as unsigned C
  * arithmetic does) and repeatable for floats: the order of the operations depends only

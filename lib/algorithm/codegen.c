@@ -216,7 +216,9 @@ static void snippet(vkds__gen *g, const char *role, const char *before, const ch
   uint32_t k = g->snippet_count < 64 ? g->snippet_count++ : 63;
   g->snippets[k] = text;
   g->snippet_roles[k] = role;
-  put(g->tail, "%s\n#line 1 %u\n%s\n%s\n", before, 1000 + k, text, after);
+  /* an empty line after it: a `//` comment ending in a backslash continued onto the
+   * generated `after` (a views probe) */
+  put(g->tail, "%s\n#line 1 %u\n%s\n\n%s\n", before, 1000 + k, text, after);
 }
 
 /* ---- nodes ---- */
@@ -619,6 +621,16 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
       g->sort_bits = sort_bits;
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "part %u of a '%s' sequence's device code is NULL", k,
                o->name ? o->name : "user");
+      return n;
+    }
+    /* checked as the call's own sequences were: the frame validates those, and a part
+     * the slot hands out only now (a failed constructor's, NULL ops; a table without
+     * is_passed_directly) was walked as it came: a crash (a views probe) */
+    char why[VKDS__SEQ_WHY];
+    if (vkds__seq_validate_quiet(code.parts[k], why) != VKDS_SUCCESS) {
+      g->sort_bits = sort_bits;
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "part %u of a '%s' sequence's device code: %s", k,
+               o->name ? o->name : "user", why);
       return n;
     }
     parts[k] = walk(g, code.parts[k], access, depth + 1);

@@ -34,6 +34,23 @@ static vkds_kernel *find(vkds_context *ctx, uint64_t hash, const vkds__gen *g, b
 
 /* glslang's "ERROR: <string>:<line>: text" lines, with the strings of the user's
  * snippets (1000 + k, see codegen.c) named after the snippet and its line. */
+/* A snippet as an error quotes it: whole up to QUOTE_MAX bytes; a longer one by the line
+ * the error is on (its last line for an error at its end), clipped around its end. The
+ * whole snippet first left no room for the line number and the error in the message's
+ * 1,023 bytes (a views probe: a 2 KB operator's error was cut off). */
+enum { QUOTE_MAX = 200 };
+static const char *quote(const char *snippet, unsigned number, char *buf, size_t cap) {
+  size_t len = strlen(snippet);
+  if (len <= QUOTE_MAX) return snippet;
+  const char *line = snippet, *end;
+  for (unsigned n = 1; (end = strchr(line, '\n')) && (number == 0 || n < number); ++n) line = end + 1;
+  end = strchr(line, '\n');
+  size_t line_len = end ? (size_t)(end - line) : strlen(line);
+  if (line_len <= QUOTE_MAX) snprintf(buf, cap, "...%.*s...", (int)line_len, line);
+  else snprintf(buf, cap, "...%.*s", QUOTE_MAX, line + line_len - QUOTE_MAX); /* (errors land at the end) */
+  return buf;
+}
+
 static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vkds__alg *a, const char *log) {
   char msg[2048];
   size_t used = (size_t)snprintf(msg, sizeof msg, "%s: an operator does not compile:", a->name);
@@ -52,14 +69,15 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
       if (source >= 1000 && source - 1000 < g->snippet_count) {
         uint32_t k = source - 1000, lines = 1;
         for (const char *c = g->snippets[k]; *c; ++c) lines += *c == '\n';
+        char buf[QUOTE_MAX + 8];
         /* glslang may see a snippet's error only at the token after it (an operand
          * missing at its end): that is past its last line, so say "at its end" */
         if (number > lines)
           used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", at its end: %.*s", g->snippet_roles[k],
-                                   g->snippets[k], text_len, text);
+                                   quote(g->snippets[k], 0, buf, sizeof buf), text_len, text);
         else
           used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", line %u: %.*s", g->snippet_roles[k],
-                                   g->snippets[k], number, text_len, text);
+                                   quote(g->snippets[k], number, buf, sizeof buf), number, text_len, text);
         in_snippet = true;
       } else {
         used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  where vkds uses its value: %.*s", text_len, text);
@@ -71,7 +89,9 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
   if (!in_snippet && g->snippet_count) {
     /* the error is where the snippet's value is used (its type): show them all */
     for (uint32_t k = 0; k < g->snippet_count && used < sizeof msg - 1; ++k) {
-      used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s: \"%s\"", g->snippet_roles[k], g->snippets[k]);
+      char buf[QUOTE_MAX + 8];
+      used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s: \"%s\"", g->snippet_roles[k],
+                               quote(g->snippets[k], 0, buf, sizeof buf));
       if (used > sizeof msg - 1) used = sizeof msg - 1;
     }
   }
