@@ -258,6 +258,35 @@ START_TEST(validation_without_a_logger_goes_to_stderr) {
 }
 END_TEST
 
+/* A submission the application still has keeps its policy and the context: releasing it
+ * after vkds_context_destroy and the policy's release finishes the call (its host output
+ * written) and then destroys the context (both were a use after free). */
+START_TEST(a_submission_released_after_the_context) {
+  vkds_context_info info = harness_info();
+  info.log = warning_log;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
+  enum { N = 4096 };
+  static uint32_t data[N];
+  uint64_t want = 0;
+  for (uint32_t i = 0; i < N; ++i) data[i] = i * 3u, want += data[i];
+  vkds_seq in = vkds_seq_host(data, N, VKDS_U32);
+  uint64_t sum = 0;
+  vkds_submission *s;
+  vkds_seq wide = vkds_seq_transform(&in, &(vkds_transform_op){.glsl = "uint64_t(x)", .type = VKDS_U64});
+  ck_assert_vkds(vkds_reduce_async(p, &wide, NULL, NULL, &sum, &s));
+  vkds_policy_release(p);
+  policy_errors = 0;
+  vkds_context_destroy(ctx); /* deferred: the submission holds the policy, which holds it */
+  ck_assert_int_eq(policy_errors, 1);
+  ck_assert_vkds(vkds_submission_wait(s));
+  ck_assert_uint_eq(sum, want);
+  vkds_submission_release(s); /* the last: the policy, then the context, go */
+}
+END_TEST
+
 START_TEST(version_string) {
   char expect[32];
   snprintf(expect, sizeof expect, "%d.%d.%d", VKDS_VERSION_MAJOR, VKDS_VERSION_MINOR, VKDS_VERSION_PATCH);
@@ -278,6 +307,7 @@ int main(void) {
   tcase_add_test(tc, contexts_from_several_threads);
   tcase_add_test(tc, destroying_a_context_before_its_objects_warns);
   tcase_add_test(tc, validation_without_a_logger_goes_to_stderr);
+  tcase_add_test(tc, a_submission_released_after_the_context);
   tcase_add_test(tc, version_string);
   suite_add_tcase(s, tc);
   return harness_run(s);

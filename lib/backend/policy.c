@@ -394,10 +394,18 @@ void vkds_policy_release(vkds_policy *p) {
   if (!p) return;
   vkds__policy_internal *in = vkds__policy_in(p);
   if (atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) != 1) return;
+  /* the application is done with it: it lets go of its context after the destroy below
+   * ran or was deferred (a deferred one runs in a submission's release, or in the
+   * context's own destroy, which reclaims every queue's work first) */
+  vkds_context *let_go = in->held;
   /* submissions not yet released still report to it and wait through its backend: the
    * last one's release destroys it */
-  if (p->backend && vkds__backend_defer(p->backend, destroy_policy, p)) return;
-  destroy_policy(p);
+  if (p->backend && vkds__backend_defer(p->backend, destroy_policy, p, &in->held, &let_go)) {
+  } else {
+    in->held = NULL; /* (let go below, after the destroy) */
+    destroy_policy(p);
+  }
+  if (let_go) vkds__context_let_go(let_go); /* last: it may destroy the context */
 }
 
 static void destroy_policy(void *arg) {
@@ -425,7 +433,7 @@ static void destroy_policy(void *arg) {
   }
   vkds__free(in->alloc_ctx, in->stats);
   const vkds_context *own = in->own_ctx;
-  vkds_context *held = in->held;
+  vkds_context *held = in->held; /* (kept for the application's submissions: vkds__backend_defer) */
   vkds__free(own, in);
   vkds__free(own, p);
   if (held) vkds__context_let_go(held); /* last: it may destroy the context */

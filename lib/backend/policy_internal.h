@@ -65,8 +65,8 @@ typedef struct vkds__policy_internal {
   const vkds_context *own_ctx, *alloc_ctx;
   vkds__resource_stats *stats;
   uint32_t device_bits; /* the resources' device_bit, together */
-  /* the context its backend holds, held by the policy too until its own state is freed
-   * (a context destroyed before its policies lives on until they are released) */
+  /* the context its backend holds, held by the policy too until its last release (a
+   * context destroyed before its policies lives on until they are released) */
   vkds_context *held;
   atomic_uint lost_seen; /* the context's lost-device count when the resources were last checked */
 } vkds__policy_internal;
