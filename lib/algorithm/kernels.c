@@ -32,8 +32,6 @@ static vkds_kernel *find(vkds_context *ctx, uint64_t hash, const vkds__gen *g, b
   return NULL;
 }
 
-/* glslang's "ERROR: <string>:<line>: text" lines, with the strings of the user's
- * snippets (1000 + k, see codegen.c) named after the snippet and its line. */
 /* A snippet as an error quotes it: whole up to QUOTE_MAX bytes; a longer one by the line
  * the error is on (its last line for an error at its end), clipped around its end. The
  * whole snippet first left no room for the line number and the error in the message's
@@ -51,6 +49,8 @@ static const char *quote(const char *snippet, unsigned number, char *buf, size_t
   return buf;
 }
 
+/* glslang's "ERROR: <string>:<line>: text" lines, with the strings of the user's
+ * snippets (1000 + k, see codegen.c) named after the snippet and its line. */
 static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vkds__alg *a, const char *log) {
   char msg[2048];
   size_t used = (size_t)snprintf(msg, sizeof msg, "%s: an operator does not compile:", a->name);

@@ -291,6 +291,7 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   if (in->stats) memset(in->stats, 0, p->resource_count * sizeof *in->stats);
   if (!in->stats) r = vkds__fail(res->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy statistics");
   if (r == VKDS_SUCCESS) {
+    in->device_bits = 0; /* (an init may follow a failed one) */
     for (uint32_t i = 0; i < p->resource_count; ++i) {
       pthread_mutex_init(&in->stats[i].lock, NULL);
       uint32_t d = vkds__policy_device_of(p, i);
@@ -400,8 +401,8 @@ void vkds_policy_release(vkds_policy *p) {
   vkds_context *let_go = in->held;
   /* submissions not yet released still report to it and wait through its backend: the
    * last one's release destroys it */
-  if (p->backend && vkds__backend_defer(p->backend, destroy_policy, p, &in->held, &let_go)) {
-  } else {
+  bool deferred = p->backend && vkds__backend_defer(p->backend, destroy_policy, p, &in->held, &let_go);
+  if (!deferred) {
     in->held = NULL; /* (let go below, after the destroy) */
     destroy_policy(p);
   }

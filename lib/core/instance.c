@@ -23,7 +23,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
   if (ctx->log && level >= ctx->log_level) ctx->log(ctx->log_user, level, source, text);
   /* Without a logger the layer's own default (printing) is replaced by this messenger,
    * so an application that asked for validation saw nothing at all (a packaging
-   * probe): warnings and errors go to stderr then, the one place vkds prints. */
+   * probe): its warnings and errors go to stderr then. */
   if (!ctx->log && level >= VKDS_LOG_WARN) fprintf(stderr, "[vkds validation] %s\n", text);
   return VK_FALSE; /* never abort the Vulkan call */
 }
