@@ -371,13 +371,9 @@ void vkds__abandon(void *object);
 uint64_t vkds__destroy_timeout(const vkds_context *ctx);
 /* Whether `b` still has submissions not yet released; if so, fn(user) runs when the last
  * of them is released (it does the destroy asked for now), else the caller goes on. */
-/* `hold`: the caller's hold on the context (vkds__context_hold, or NULL): left in place
- * when the application still has submissions (fn lets go of it once done), else moved
- * to *let_go for the caller to let go of after this returns (and fn, if it ran). */
-bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user, vkds_context **hold,
-                         vkds_context **let_go);
-/* The backend holds its resources' context (vkds__context_hold) until
- * vkds_backend_destroy; the Vulkan backend's init calls this. */
+bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user);
+/* The backend holds its resources' context (vkds__context_hold) until it is freed; the
+ * Vulkan backend's init calls this. */
 void vkds__backend_hold_context(vkds_backend *b, vkds_context *ctx);
 /* The context the backend holds, or NULL. */
 vkds_context *vkds__backend_held_context(const vkds_backend *b);
@@ -581,11 +577,11 @@ bool vkds__filter_match(const vkds__filter *f, uint32_t index,
                         const VkPhysicalDeviceProperties *props);
 void vkds__filter_free(vkds__filter *f);
 
-/* An object that keeps pointers into the context (a Vulkan backend, a policy over one)
- * holds it until the application destroys or releases it, and lets go after that
- * destroy ran or was deferred: the last to let go destroys the context if
- * vkds_context_destroy was called meanwhile (lib/core/context.c), whose teardown runs
- * the deferred destroys (as it did when they came before it). */
+/* An object that keeps pointers into the context or memory from its allocator (a Vulkan
+ * backend, a policy) holds it until it is freed (or left for good): the last to let go
+ * destroys the context if vkds_context_destroy was called meanwhile
+ * (lib/core/context.c, which first reclaims the queues' finished work, so that destroys
+ * deferred only for that work run and let go). */
 void vkds__context_hold(vkds_context *ctx);
 void vkds__context_let_go(vkds_context *ctx);
 

@@ -287,6 +287,40 @@ START_TEST(a_submission_released_after_the_context) {
 }
 END_TEST
 
+/* Two more orders (a lifetimes probe; use after free under ASan without the fix): a
+ * deferred policy not yet initialized holds the context its memory came from; a
+ * backend's selection the application still holds keeps the backend, and so the
+ * context, past vkds_backend_destroy and vkds_context_destroy. */
+static vkds_result no_work(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_SUCCESS;
+}
+START_TEST(deferred_policies_and_held_selections_keep_the_context) {
+  vkds_context_info info = harness_info();
+  info.log = warning_log;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.deferred = true, .resources = {.context = ctx}}, &p));
+  policy_errors = 0;
+  vkds_context_destroy(ctx);
+  ck_assert_int_eq(policy_errors, 1);
+  vkds_policy_release(p); /* destroys the context */
+
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_backend *b;
+  ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = ctx}, &b));
+  vkds_selection *sel;
+  ck_assert_vkds(vkds_selection_create(b, 0, 0, NULL, &sel));
+  ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = no_work}, NULL));
+  policy_errors = 0;
+  vkds_context_destroy(ctx);
+  ck_assert_int_eq(policy_errors, 1);
+  vkds_backend_destroy(b);     /* waits for the selection */
+  vkds_selection_release(sel); /* the backend, then the context, go */
+}
+END_TEST
+
 START_TEST(version_string) {
   char expect[32];
   snprintf(expect, sizeof expect, "%d.%d.%d", VKDS_VERSION_MAJOR, VKDS_VERSION_MINOR, VKDS_VERSION_PATCH);
@@ -308,6 +342,7 @@ int main(void) {
   tcase_add_test(tc, destroying_a_context_before_its_objects_warns);
   tcase_add_test(tc, validation_without_a_logger_goes_to_stderr);
   tcase_add_test(tc, a_submission_released_after_the_context);
+  tcase_add_test(tc, deferred_policies_and_held_selections_keep_the_context);
   tcase_add_test(tc, version_string);
   suite_add_tcase(s, tc);
   return harness_run(s);

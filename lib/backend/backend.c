@@ -128,8 +128,7 @@ typedef struct backend_internal {
   /* Submissions whose finishing step has not run (under finish_lock): a wait for all
    * runs theirs (vkds_backend_wait_all). */
   vkds_submission *unfinished;
-  /* vkds__backend_hold_context: let go when the application destroys it, or once freed
-   * when its submissions were still out then (vkds__backend_defer) */
+  /* vkds__backend_hold_context: let go once the backend is freed (or left for good) */
   vkds_context *held;
 } backend_internal;
 
@@ -230,17 +229,11 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   return VKDS_SUCCESS;
 }
 
-bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user, vkds_context **hold,
-                         vkds_context **let_go) {
+bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user) {
   backend_internal *in = internal_of(b);
   pthread_mutex_lock(&in->free_lock);
   bool later = in->live > 0 || atomic_load_explicit(&in->live_selections, memory_order_relaxed) > 0;
   if (later) in->on_last = fn, in->on_last_user = user;
-  /* Submissions the application still has keep the context held until the deferred
-   * destroy has run (their release may come after vkds_context_destroy). Selections
-   * held by the queues' work do not: the context's destroy reclaims that work first. */
-  *let_go = NULL;
-  if (!(later && in->live > 0)) *let_go = *hold, *hold = NULL;
   pthread_mutex_unlock(&in->free_lock);
   return later;
 }
@@ -249,14 +242,10 @@ static void destroy_now(void *b);
 
 void vkds_backend_destroy(vkds_backend *b) {
   if (!b) return;
-  /* the application is done with it: it lets go of its context after the destroy below
-   * ran or was deferred (a deferred one runs in a submission's release, or in the
-   * context's own destroy, whose queue teardown reclaims the work that holds it) */
-  vkds_context *let_go;
-  /* submissions not yet released still use it (a wait, a poll, their release): the last
-   * release destroys it */
-  if (!vkds__backend_defer(b, destroy_now, b, &internal_of(b)->held, &let_go)) destroy_now(b);
-  if (let_go) vkds__context_let_go(let_go); /* last: it may destroy the context */
+  /* submissions and selections not yet released still use it (a wait, a poll, their
+   * release): the last release destroys it (and lets go of the context then) */
+  if (vkds__backend_defer(b, destroy_now, b)) return;
+  destroy_now(b);
 }
 
 static void destroy_now(void *arg) {
@@ -278,7 +267,7 @@ static void destroy_now(void *arg) {
   }
   pthread_mutex_destroy(&in->free_lock);
   pthread_mutex_destroy(&in->finish_lock);
-  vkds_context *held = in->held; /* (kept for the application's submissions: vkds__backend_defer) */
+  vkds_context *held = in->held;
   vkds__free(actx, b->resources);
   vkds__free(actx, in);
   vkds__free(actx, b);

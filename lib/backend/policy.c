@@ -324,8 +324,9 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
     atomic_store(&in->init_claimed, false);
     return r;
   }
-  in->held = vkds__backend_held_context(p->backend);
-  if (in->held) vkds__context_hold(in->held);
+  /* the backend's context, unless the policy holds it already as its creation's */
+  vkds_context *bctx = vkds__backend_held_context(p->backend);
+  if (bctx && bctx != in->own_held) vkds__context_hold(in->held = bctx);
   atomic_store(&in->initialized, true);
   return VKDS_SUCCESS;
 }
@@ -372,11 +373,17 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   p->ops = &in->ops;
   p->info = &in->info;
   p->internal = in;
+  /* its memory comes from `own`'s allocator: held until it is freed, also while it is
+   * deferred and not yet initialized (destroying the context then freed it under the
+   * policy; a lifetimes probe) */
+  in->own_held = (vkds_context *)own;
+  if (own) vkds__context_hold(in->own_held);
   if (!info->deferred) {
     r = vkds_policy_init(p, &info->resources);
     if (r != VKDS_SUCCESS) {
       vkds__free(own, p);
       vkds__free(own, in);
+      if (own) vkds__context_let_go((vkds_context *)own);
       return r;
     }
   }
@@ -395,18 +402,16 @@ void vkds_policy_release(vkds_policy *p) {
   if (!p) return;
   vkds__policy_internal *in = vkds__policy_in(p);
   if (atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) != 1) return;
-  /* the application is done with it: it lets go of its context after the destroy below
-   * ran or was deferred (a deferred one runs in a submission's release, or in the
-   * context's own destroy, which reclaims every queue's work first) */
-  vkds_context *let_go = in->held;
   /* submissions not yet released still report to it and wait through its backend: the
-   * last one's release destroys it */
-  bool deferred = p->backend && vkds__backend_defer(p->backend, destroy_policy, p, &in->held, &let_go);
-  if (!deferred) {
-    in->held = NULL; /* (let go below, after the destroy) */
-    destroy_policy(p);
-  }
-  if (let_go) vkds__context_let_go(let_go); /* last: it may destroy the context */
+   * last one's release destroys it (and lets go of the contexts then) */
+  if (p->backend && vkds__backend_defer(p->backend, destroy_policy, p)) return;
+  destroy_policy(p);
+}
+
+/* Lets go of the contexts the policy holds (its creation's and its backend's). */
+static void let_go_contexts(vkds_context *own, vkds_context *held) {
+  if (own) vkds__context_let_go(own);
+  if (held) vkds__context_let_go(held);
 }
 
 static void destroy_policy(void *arg) {
@@ -422,7 +427,8 @@ static void destroy_policy(void *arg) {
       /* left, not alive: the context's own destroy meets the same work and leaves itself
        * allocated too, rather than waiting for a release that will not come */
       vkds__backend_abandon_context(p->backend);
-      if (in->held) vkds__context_let_go(in->held), in->held = NULL;
+      let_go_contexts(in->own_held, in->held);
+      in->own_held = in->held = NULL;
       return;
     }
     p->ops->destroy(p);
@@ -434,10 +440,10 @@ static void destroy_policy(void *arg) {
   }
   vkds__free(in->alloc_ctx, in->stats);
   const vkds_context *own = in->own_ctx;
-  vkds_context *held = in->held; /* (kept for the application's submissions: vkds__backend_defer) */
+  vkds_context *own_held = in->own_held, *held = in->held;
   vkds__free(own, in);
   vkds__free(own, p);
-  if (held) vkds__context_let_go(held); /* last: it may destroy the context */
+  let_go_contexts(own_held, held); /* last: it may destroy the context */
 }
 
 /* ---- selecting and submitting ---- */

@@ -65,9 +65,10 @@ typedef struct vkds__policy_internal {
   const vkds_context *own_ctx, *alloc_ctx;
   vkds__resource_stats *stats;
   uint32_t device_bits; /* the resources' device_bit, together */
-  /* the context its backend holds, held by the policy too until its last release (a
-   * context destroyed before its policies lives on until they are released) */
-  vkds_context *held;
+  /* The contexts the policy holds until it is freed (a context destroyed before its
+   * policies lives on until they are released): its creation's, whose allocator its
+   * memory came from, and its backend's when that is another. */
+  vkds_context *own_held, *held;
   atomic_uint lost_seen; /* the context's lost-device count when the resources were last checked */
 } vkds__policy_internal;
 

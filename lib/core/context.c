@@ -513,11 +513,19 @@ void vkds_context_destroy(vkds_context *ctx) {
     vkds__log(ctx, VKDS_LOG_ERROR, "vkds_context_destroy: called again while its policies are alive (ignored)");
     return;
   }
-  if (before) { /* (policies and backends hold it: each policy counts twice, with its backend) */
-    vkds__log(ctx, VKDS_LOG_ERROR,
-              "vkds_context_destroy: policies (or backends) made from the context are still alive; the context is "
-              "destroyed when the last of them, and their submissions, are released (until then nothing of it is "
-              "freed)");
+  if (before) { /* (policies and backends hold it, each policy with its backend) */
+    /* Destroys the application asked for that wait only for the queues' finished work
+     * (a backend destroyed before its tasks ended) run when that work is reclaimed, as
+     * the teardown below does, and let go; this call holds the context meanwhile, so
+     * that the last of them does not destroy it under the loop. */
+    vkds__context_hold(ctx);
+    (void)wait_for_work(ctx); /* (a time-out is logged; what is still alive decides) */
+    if ((atomic_load(&ctx->live_backends) & ~VKDS__CONTEXT_DESTROY_PENDING) > 1)
+      vkds__log(ctx, VKDS_LOG_ERROR,
+                "vkds_context_destroy: policies (or backends) made from the context are still alive; the context is "
+                "destroyed when the last of them, and their submissions and selections, are released (until then "
+                "nothing of it is freed)");
+    vkds__context_let_go(ctx); /* the last: destroys it now */
     return;
   }
   destroy_now(ctx);
