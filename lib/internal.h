@@ -377,6 +377,12 @@ bool vkds__backend_defer(vkds_backend *b, void (*fn)(void *), void *user);
 void vkds__backend_hold_context(vkds_backend *b, vkds_context *ctx);
 /* The context the backend holds, or NULL. */
 vkds_context *vkds__backend_held_context(const vkds_backend *b);
+/* The device index of the backend's resource i (Vulkan), or i itself for other kinds
+ * (each such resource a device of its own: vkds_task_info.data_devices, only_devices). */
+uint32_t vkds__backend_device_of(const vkds_backend *b, uint32_t i);
+/* Device d's bit in vkds_task_info.data_devices and only_devices; 0 from device 32 on,
+ * which has none. */
+static inline uint32_t vkds__device_bit(uint32_t d) { return d < 32 ? 1u << d : 0; }
 /* The backend is left allocated for good (work that never ends): it lets go of its
  * context, whose own destroy then meets the same work and is left allocated too. */
 void vkds__backend_abandon_context(vkds_backend *b);

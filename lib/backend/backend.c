@@ -283,6 +283,10 @@ void vkds__backend_hold_context(vkds_backend *b, vkds_context *ctx) {
 
 vkds_context *vkds__backend_held_context(const vkds_backend *b) { return b ? internal_of(b)->held : NULL; }
 
+uint32_t vkds__backend_device_of(const vkds_backend *b, uint32_t i) {
+  return b->kind == &vkds_resource_kind_vulkan ? ((const vkds_resource *)b->resources[i])->dev->index : i;
+}
+
 void vkds__backend_abandon_context(vkds_backend *b) {
   backend_internal *in = internal_of(b);
   vkds_context *held = in->held;
@@ -600,9 +604,8 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
   /* a selection made without the task's only_devices (vkds_select with other hints) ran
    * it elsewhere (a several-devices probe) */
   if (info->only_devices) {
-    uint32_t d = b->kind == &vkds_resource_kind_vulkan ? ((const vkds_resource *)b->resources[sel->index])->dev->index
-                                                       : sel->index; /* (as vkds__policy_device_of) */
-    if (d >= 32 || !(info->only_devices >> d & 1))
+    uint32_t d = vkds__backend_device_of(b, sel->index);
+    if (!(info->only_devices & vkds__device_bit(d)))
       return vkds__fail(b->context, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
                         "vkds_selection_submit: the selection's resource %u is on device %u, the task runs only on "
                         "devices of mask 0x%x (select with the task's hints)",

@@ -132,10 +132,7 @@ vkds__key_stats *vkds__key_stats_find(const vkds_context *ctx, vkds__resource_st
   return &s->keys[at];
 }
 
-uint32_t vkds__policy_device_of(const vkds_policy *p, uint32_t i) {
-  if (p->backend->kind == &vkds_resource_kind_vulkan) return ((vkds_resource *)p->backend->resources[i])->dev->index;
-  return i;
-}
+uint32_t vkds__policy_device_of(const vkds_policy *p, uint32_t i) { return vkds__backend_device_of(p->backend, i); }
 
 uint32_t vkds__policy_hardware_of(const vkds_policy *p, uint32_t i) {
   if (p->backend->kind != &vkds_resource_kind_vulkan) return i;
@@ -294,8 +291,7 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
     in->device_bits = 0; /* (an init may follow a failed one) */
     for (uint32_t i = 0; i < p->resource_count; ++i) {
       pthread_mutex_init(&in->stats[i].lock, NULL);
-      uint32_t d = vkds__policy_device_of(p, i);
-      in->stats[i].device_bit = d < 32 ? 1u << d : 0;
+      in->stats[i].device_bit = vkds__device_bit(vkds__policy_device_of(p, i));
       in->device_bits |= in->stats[i].device_bit;
     }
     uint64_t failures = vkds__failures();

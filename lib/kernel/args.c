@@ -269,8 +269,8 @@ void vkds__args_data(const vkds_context *ctx, const vkds_arg *args, const void *
       const vkds_view *v = (const vkds_view *)from;
       if (!v->buffer || v->buffer->kind == VKDS_MEMORY_HOST || v->buffer->dev->ctx != ctx) continue;
       uint64_t size = v->buffer->size;
-      uint32_t d = v->buffer->dev->index;
-      if (d < 32) w->devices |= 1u << d;
+      uint32_t bit = vkds__device_bit(v->buffer->dev->index);
+      if (bit) w->devices |= bit;
       else w->far = true;
       w->bytes += v->bytes ? v->bytes : v->offset < size ? size - v->offset : 0;
     }
