@@ -1,6 +1,7 @@
 /* bench/bench_util.c: timing and command helpers the modes share. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "bench.h"
@@ -11,9 +12,11 @@ uint64_t bench_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The library's rule for its own switches (lib/core/result.c, vkds__getenv_on): unset
+ * or empty is off, and so are 0, false and off in any case; anything else is on. */
 bool bench_env_on(const char *name) {
   const char *v = getenv(name);
-  return v && *v && strcmp(v, "0") != 0;
+  return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "off") != 0;
 }
 
 static int compare(const void *a, const void *b) {

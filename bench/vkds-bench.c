@@ -24,11 +24,15 @@ typedef struct bench_mode {
 /* ---- errors and logging ------------------------------------------------------------ */
 
 /* vkds's errors and, with VKDS_VALIDATION=1, the validation layer's messages. */
+/* Whether the logger printed an error: the failure's own line then needs no detail. */
+static bool error_logged;
+
 static void log_to_stderr(void *user, vkds_log_level level, vkds_log_source source,
                           const char *message) {
   static const char *const levels[] = {"", "debug", "info", "warning", "error"};
   static const char *const sources[] = {"", "vkds", "validation", "driver"};
   (void)user;
+  if (level == VKDS_LOG_ERROR) error_logged = true;
   fprintf(stderr, PROG ": %s %s: %s\n", (unsigned)source < 4 ? sources[source] : "?",
           (unsigned)level < 5 ? levels[level] : "?", message);
 }
@@ -204,8 +208,17 @@ static parse_status usage_error(const char *what, const char *arg) {
 static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
                                bench_options *opt) {
   *mode = NULL;
+  /* an option given twice is refused: which one counts would be a guess */
+  static const char *const once[] = {"--count", "--devices-per-physical", "--max-log2", "--min-log2",
+                                     "--json",  "--cub",                  "--only"};
+  uint32_t seen = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    for (uint32_t k = 0; k < sizeof once / sizeof once[0]; ++k)
+      if (strcmp(a, once[k]) == 0) {
+        if (seen & (1u << k)) return usage_error("given twice:", a);
+        seen |= 1u << k;
+      }
     const bench_mode *m = find_mode(a);
     if (m) {
       if (*mode && *mode != m) return usage_error("only one mode at a time:", a);
@@ -300,8 +313,8 @@ int main(int argc, char **argv) {
   vkds_context *ctx = NULL;
   vkds_result r = vkds_context_create(&info, &ctx);
   if (r != VKDS_SUCCESS) {
-    fprintf(stderr, PROG ": vkds_context_create failed: %s: %s\n", vkds_result_str(r),
-            error_detail(r));
+    if (error_logged) fprintf(stderr, PROG ": vkds_context_create failed (%s, above)\n", vkds_result_str(r));
+    else fprintf(stderr, PROG ": vkds_context_create failed: %s: %s\n", vkds_result_str(r), error_detail(r));
     return 1;
   }
   printf("vkds %s: %u device(s), %u resource(s)%s\n", vkds_version(),

@@ -68,6 +68,10 @@ static void usage(FILE *f) {
 }
 
 static parse_status parse_policy(const char *name, options *opt) {
+  if (opt->policy) {
+    fprintf(stderr, PROG ": --policy given twice\n");
+    return PARSE_EXIT_USAGE;
+  }
   for (size_t i = 0; i < COUNT_OF(policy_names); i++) {
     if (strcmp(name, policy_names[i].name) == 0) {
       opt->policy = true;
@@ -85,6 +89,10 @@ static parse_status parse_args(int argc, char **argv, options *opt) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--json") == 0) {
+      if (opt->json) {
+        fprintf(stderr, PROG ": --json given twice\n");
+        return PARSE_EXIT_USAGE;
+      }
       opt->json = true;
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
@@ -493,11 +501,16 @@ static void print_json(const facts *f) {
 
 /* vkds's own errors, and the validation layer's messages when VKDS_VALIDATION=1, go to
  * stderr so that they never corrupt the JSON on stdout. */
+/* Whether the logger printed an error since fail() last looked: the failure's own line
+ * then needs no detail (the message would be printed twice). */
+static bool error_logged;
+
 static void log_to_stderr(void *user, vkds_log_level level, vkds_log_source source,
                           const char *message) {
   static const char *const levels[] = {"", "debug", "info", "warning", "error"};
   static const char *const sources[] = {"", "vkds", "validation", "driver"};
   (void)user;
+  if (level == VKDS_LOG_ERROR) error_logged = true;
   fprintf(stderr, PROG ": %s %s: %s\n", (unsigned)source < 4 ? sources[source] : "?",
           (unsigned)level < 5 ? levels[level] : "?", message);
 }
@@ -511,7 +524,9 @@ static const char *error_detail(vkds_result r) {
 }
 
 static int fail(const char *what, vkds_result r) {
-  fprintf(stderr, PROG ": %s failed: %s: %s\n", what, vkds_result_str(r), error_detail(r));
+  if (error_logged) fprintf(stderr, PROG ": %s failed (%s, above)\n", what, vkds_result_str(r));
+  else fprintf(stderr, PROG ": %s failed: %s: %s\n", what, vkds_result_str(r), error_detail(r));
+  error_logged = false;
   return 1;
 }
 

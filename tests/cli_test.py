@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""The command-line tools' answers to bad input: vkds-info and vkds-bench (those built).
+
+Run by meson (tests/meson.build, test 'cli') as: cli_test.py --info PATH --bench PATH.
+Each case runs the tool and checks its exit status and what it prints on stderr. None
+of them reaches a GPU workload: they stop at the arguments or at the device filter."""
+import os
+import subprocess
+import sys
+
+
+def run(exe, args, env_extra=None):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    p = subprocess.run([exe] + args, capture_output=True, text=True, env=env, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+failures = []
+
+
+def check(name, exe, args, rc, stderr_has=(), stderr_count=None, env=None):
+    got_rc, out, err = run(exe, args, env)
+    problems = []
+    if got_rc != rc:
+        problems.append(f"exit status {got_rc}, wanted {rc}")
+    for text in stderr_has:
+        if text not in err:
+            problems.append(f"stderr lacks {text!r}")
+    if stderr_count:
+        text, n = stderr_count
+        if err.count(text) != n:
+            problems.append(f"stderr says {text!r} {err.count(text)} times, wanted {n}")
+    if problems:
+        failures.append(f"{name}: " + "; ".join(problems) + f"\n  stderr: {err.strip()[:400]}")
+    print(("ok   " if not problems else "FAIL ") + name)
+
+
+def main():
+    tools = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+    bad_filter = {"VKDS_DEVICES": "nosuch"}
+    if "--info" in tools:
+        info = tools["--info"]
+        check("info --help", info, ["--help"], 0)
+        check("info unknown option", info, ["--bogus"], 2, ["unknown option '--bogus'"])
+        check("info --json twice", info, ["--json", "--json"], 2, ["--json given twice"])
+        check("info --policy twice", info, ["--policy", "fixed", "--policy=auto_tune"], 2, ["--policy given twice"])
+        check("info --policy unknown", info, ["--policy", "nosuch"], 2, ["unknown policy 'nosuch'"])
+        check("info --policy without a name", info, ["--policy"], 2, ["--policy needs a NAME"])
+        # the library logs the reason once; the tool's own line points at it
+        check("info bad device filter", info, [], 1, ["vkds_context_create failed"],
+              ("malformed device filter term", 1), bad_filter)
+    if "--bench" in tools:
+        bench = tools["--bench"]
+        check("bench --help", bench, ["--help"], 0)
+        check("bench unknown option", bench, ["--bogus"], 2, ["unknown argument"])
+        check("bench two modes", bench, ["--submit", "--select"], 2, ["only one mode at a time"])
+        check("bench --count twice", bench, ["--count", "3", "--submit", "--count", "4"], 2, ["given twice: '--count'"])
+        check("bench --only twice", bench, ["--algorithms", "--only", "reduce", "--only", "scan"], 2,
+              ["given twice: '--only'"])
+        check("bench --count not a number", bench, ["--submit", "--count", "8abc"], 2, ["--count wants"])
+        check("bench --max-log2 out of range", bench, ["--algorithms", "--max-log2", "31"], 2, ["--max-log2 wants"])
+        check("bench --json outside --algorithms", bench, ["--submit", "--json"], 2, ["applies to --algorithms only"])
+        check("bench --count with --algorithms", bench, ["--algorithms", "--count", "5"], 2, ["takes no --count"])
+        check("bench min above max", bench, ["--algorithms", "--min-log2", "20", "--max-log2", "12"], 2,
+              ["--min-log2 is above --max-log2"])
+        check("bench bad device filter", bench, ["--quick"], 1, ["vkds_context_create failed"],
+              ("malformed device filter term", 1), bad_filter)
+    if failures:
+        print("\n".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
