@@ -209,6 +209,37 @@ START_TEST(a_stalled_resource_is_skipped_until_it_drains) {
 }
 END_TEST
 
+/* A pick held past the deadline without being submitted (an algorithm call compiling
+ * its kernel, an application holding a vkds_select) is no stalled task: nothing is on
+ * the queue (a threads probe saw a first copy_if's compile take both resources out of
+ * service). */
+START_TEST(a_held_selection_is_not_a_stalled_task) {
+  const vkds_policy_kind kind = deadline_kinds[_i];
+  two t = two_open();
+  vkds_policy *p;
+  vkds_policy_info pi = {.kind = kind, .task_deadline_ns = 30000000ull,
+                         .resources = {.context = t.ctx, .resource_count = 2, .resources = t.res}};
+  ck_assert_vkds(vkds_policy_create(&pi, &p));
+  for (int i = 0; i < 8; ++i) ck_assert_vkds(vkds_submit_and_wait(p, &(vkds_task_info){.fn = quick_task, .key = 1}));
+  vkds_selection *held[2];
+  ck_assert_vkds(vkds_select(p, &(vkds_task_info){.key = 1}, &held[0]));
+  ck_assert_vkds(vkds_select(p, &(vkds_task_info){.key = 1}, &held[1]));
+  sleep_ms(100); /* past the deadline, nothing submitted */
+  for (int i = 0; i < 6; ++i) ck_assert_vkds(vkds_submit_and_wait(p, &(vkds_task_info){.fn = quick_task, .key = 1}));
+  ck_assert_int_eq(health_of(p, 0), VKDS_RESOURCE_HEALTHY);
+  ck_assert_int_eq(health_of(p, 1), VKDS_RESOURCE_HEALTHY);
+  for (int k = 0; k < 2; ++k) {
+    vkds_submission *s;
+    ck_assert_vkds(vkds_selection_submit(held[k], &(vkds_task_info){.fn = quick_task, .key = 1}, &s));
+    ck_assert_vkds(vkds_submission_wait(s));
+    vkds_submission_release(s);
+    vkds_selection_release(held[k]);
+  }
+  vkds_policy_release(p);
+  two_close(&t);
+}
+END_TEST
+
 /* A task the test lets finish after `ms` milliseconds, from another thread. */
 typedef struct later {
   gate *g;
@@ -418,6 +449,8 @@ int main(void) {
   TCase *t = harness_tcase("hangs");
   tcase_add_test(t, a_wait_with_a_timeout_times_out);
   tcase_add_loop_test(t, a_stalled_resource_is_skipped_until_it_drains, 0,
+                      (int)(sizeof deadline_kinds / sizeof *deadline_kinds));
+  tcase_add_loop_test(t, a_held_selection_is_not_a_stalled_task, 0,
                       (int)(sizeof deadline_kinds / sizeof *deadline_kinds));
   tcase_add_test(t, releasing_and_destroying_wait_for_work_that_finishes);
   tcase_add_test(t, work_that_never_finishes_is_left_not_destroyed);

@@ -140,7 +140,10 @@ typedef struct vkds_policy_info {
    * then healthy again. For tasks that may hang (a kernel that never ends, a wait on a
    * semaphore nobody signals) on a policy over several resources: the others take the
    * new work. Checked at each selection (so to the precision of the gaps between
-   * them), from the completions vkds has seen; turns on completion reports. 0: none. */
+   * them), from the completions vkds has seen; turns on completion reports. Picks not
+   * yet submitted (a selection held, an algorithm call compiling its kernel on first
+   * use) are no late task: a Vulkan resource whose queue has no unfinished work is not
+   * made unhealthy. 0: none. */
   uint64_t task_deadline_ns;
 } vkds_policy_info;
 
