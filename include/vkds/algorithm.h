@@ -150,9 +150,10 @@
  * for the next calls, up to eight staging rings' worth (256 MiB by default; the oldest
  * go first), until it is destroyed or a device runs out of memory (then they are given
  * back first, and the allocation tried again). A streamed
- * reduction folds each chunk in the order
- * above and then the chunk totals in chunk order, so its result also depends on the
- * chunk size (fixed per context). Other host data (under reverse or permutation views,
+ * reduction folds each chunk in the order above into a chunk total, then the chunk
+ * totals as step 3 folds group results (thread t takes totals t, t + 256, ... in chunk
+ * order, then step 2), so its result also depends on the chunk size (fixed per
+ * context). Other host data (under reverse or permutation views,
  * user types, buffers of another device) is staged whole into a temporary device buffer.
  *
  * All functions are thread-safe: several threads may run algorithms through one policy

@@ -25,8 +25,9 @@
  * reduction's 32 KiB of results.
  *
  * A reduction folds each chunk as a whole call would (vkds/algorithm.h gives the order)
- * into a chunk total; the last chunk's command buffer then folds the totals, in chunk
- * order, like step 3 of that order. So the result depends on the chunk size too, which
+ * into a chunk total; the last chunk's command buffer then folds the totals as step 3
+ * of that order folds group results (thread t takes totals t, t + 256, ..., then the
+ * pairwise step 2). So the result depends on the chunk size too, which
  * is fixed per context: the same call still gives the same bits. */
 #include "algorithm_internal.h"
 
