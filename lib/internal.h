@@ -301,6 +301,7 @@ typedef struct vkds__slot {
   vkds__buffer scratch;       /* per-launch data that must live until the work is done */
   VkDeviceAddress scratch_address;
   vkds__submit_req deferred;  /* its request while it waits for a deferred submit */
+  struct vkds_submission *submission; /* the task's, made before its work (backend_vulkan.c) */
 } vkds__slot;
 
 enum { VKDS__SIGNAL_RING = 1024 };
@@ -555,6 +556,9 @@ vkds_result vkds__selection_make(vkds_backend *b, uint32_t index, uint32_t repor
  * before the submission is handed to anyone. */
 typedef vkds_result (*vkds__finish_fn)(void *user, bool done);
 void vkds__submission_set_finish(vkds_submission *s, vkds__finish_fn fn, void *user);
+/* Gives a submission made before its work (vkds_submission_create's record, data 0) the
+ * work's wait object and data once it is submitted. */
+void vkds__submission_set_work(vkds_submission *s, void *wait_object, uint64_t data);
 
 /* Monotonic nanoseconds. */
 uint64_t vkds__now_ns(void);

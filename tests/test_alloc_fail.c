@@ -368,6 +368,53 @@ START_TEST(each_user_allocation_fails) {
 }
 END_TEST
 
+/* A call that fails for want of host memory has written nothing: the submission the
+ * caller gets is made before the work reaches the queue (it was made after, and an
+ * in-place transform that returned OUT_OF_HOST_MEMORY had run: a retry applied it
+ * twice; a limits probe). Every one of vkds's allocations in an in-place transform (its
+ * kernel compiled, its policy new) fails once. */
+START_TEST(a_call_that_fails_for_memory_writes_nothing) {
+  vkds_context_info info = harness_info();
+  info.allocator = &user_allocator;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  void *res[1] = {vkds_context_resource(ctx, 0)};
+  const vkds_policy_info pi = {.kind = VKDS_POLICY_FIXED,
+                               .resources = {.context = ctx, .resource_count = 1, .resources = res}};
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_policy_create(&pi, &pol));
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(res[0], &(vkds_buffer_info){.size = 4096, .memory = VKDS_MEMORY_MAPPED}, &b));
+  uint32_t *m = vkds_buffer_map(b);
+  vkds_seq s = vkds_seq_mapped(vkds_view_of(b), VKDS_U32);
+  ck_assert_vkds(vkds_transform(pol, &s, &s, "x + 1u")); /* compiled once, before the sweep */
+  bool swept = false;
+  for (long n = 0; n < 1000 && !swept; ++n) {
+    for (int i = 0; i < 1024; ++i) m[i] = 5;
+    /* a new policy each time: its backend has no submission to reuse yet */
+    vkds_policy_release(pol);
+    ck_assert_vkds(vkds_policy_create(&pi, &pol));
+    user_arm(n);
+    vkds_result r = vkds_transform(pol, &s, &s, "x + 1u");
+    pthread_mutex_lock(&ua.lock);
+    bool fired = ua.fired;
+    pthread_mutex_unlock(&ua.lock);
+    user_disarm();
+    swept = !fired;
+    uint32_t want = r == VKDS_SUCCESS ? 6 : 5;
+    for (int i = 0; i < 1024; ++i)
+      ck_assert_msg(m[i] == want, "allocation %ld failed, the call returned %s, element %d is %u", n, vkds_result_str(r), i,
+                    m[i]);
+    ck_assert_msg(r == VKDS_SUCCESS || r == VKDS_ERROR_OUT_OF_HOST_MEMORY, "allocation %ld: %s", n, vkds_result_str(r));
+  }
+  ck_assert_msg(swept, "the call still made allocations after 1000");
+  vkds_buffer_destroy(b);
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+  expect_all_back("after the sweep");
+}
+END_TEST
+
 /* What one life cycle asks of the allocator, by caller: vkds's own and Vulkan's. */
 START_TEST(user_allocator_sees_vkds_and_vulkan) {
   user_arm(-1);
@@ -485,6 +532,7 @@ int main(void) {
   tcase_add_test(a, user_allocator_holds_the_context);
   tcase_add_test(a, null_allocator_as_before);
   tcase_add_test(a, allocator_without_a_function_is_refused);
+  tcase_add_test(a, a_call_that_fails_for_memory_writes_nothing);
   suite_add_tcase(suite, a);
   TCase *u = harness_tcase("user_allocator");
   /* VKDS_USER_ALLOC_FAIL_ONLY=n: the one run that fails call n (to look at it) */

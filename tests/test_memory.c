@@ -525,6 +525,13 @@ START_TEST(binding_follows_the_trait) {
   vkds_seq bad = {0};
   ck_assert_int_eq(vkds_seq_bind(r0, &bad, VKDS_ACCESS_READ, &bd), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_vkds(vkds_seq_unbind(NULL));
+  /* more than 2^64 bytes, or exactly: refused, not wrapped to 8 or 0 bytes (a limits
+   * probe: a heap overflow, and an empty binding) */
+  vkds_seq huge = vkds_seq_counting(0, (UINT64_C(1) << 61) + 1, VKDS_U64),
+           wraps = vkds_seq_counting(0, UINT64_C(1) << 61, VKDS_U64);
+  ck_assert_int_eq(vkds_seq_bind(r0, &huge, VKDS_ACCESS_READ, &bd), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(vkds_last_error_message(), "more than 2^64 bytes"), "%s", vkds_last_error_message());
+  ck_assert_int_eq(vkds_seq_bind(r0, &wraps, VKDS_ACCESS_READ, &bd), VKDS_ERROR_UNSUPPORTED);
 
   vkds_buffer_destroy(imp);
   free(pinned);

@@ -510,6 +510,11 @@ vkds_result vkds_submission_create(vkds_backend *b, vkds_selection *sel, void *w
   return VKDS_SUCCESS;
 }
 
+void vkds__submission_set_work(vkds_submission *s, void *wait_object, uint64_t data) {
+  s->wait_object = wait_object;
+  s->data = data;
+}
+
 void vkds__submission_set_finish(vkds_submission *s, vkds__finish_fn fn, void *user) {
   backend_internal *in = internal_of(s->backend);
   pthread_mutex_lock(&in->finish_lock);

@@ -70,8 +70,7 @@ static vkds_result write_start_timestamp(vkds_resource *r, vkds__slot *s) {
   return VKDS_SUCCESS;
 }
 
-static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel,
-                                            const vkds_task_info *info, vkds_task *task) {
+static vkds_result prepare_task(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info, vkds_task *task) {
   vkds_resource *r = task->resource;
   vkds__device *dev = r->dev;
   vkds__slot *s;
@@ -122,10 +121,29 @@ static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel
   return vkds_backend_base_ops.instrument_before(b, sel, info, task);
 }
 
+/* The submission the caller gets is made first, before the task's work can reach the
+ * queue: made after the submit, its allocation could fail with the work already run
+ * (an in-place transform applied, which a retry would apply twice) and the selection
+ * reported both unused and completed (a limits probe). */
+static vkds_result vulkan_instrument_before(vkds_backend *b, vkds_selection *sel,
+                                            const vkds_task_info *info, vkds_task *task) {
+  vkds_submission *sub;
+  VKDS_CHECK(vkds_submission_create(b, sel, NULL, 0, &sub));
+  vkds_result res = prepare_task(b, sel, info, task);
+  if (res != VKDS_SUCCESS) {
+    vkds_submission_release(sub); /* (nothing ran: no finishing step, nothing to wait for) */
+    return res;
+  }
+  ((vkds__slot *)task->backend_data)->submission = sub;
+  return VKDS_SUCCESS;
+}
+
 static void vulkan_abandon(vkds_backend *b, vkds_selection *sel, vkds_task *task) {
   (void)b, (void)sel;
   vkds_resource *r = task->resource;
   vkds__slot *s = task->backend_data;
+  vkds_submission_release(s->submission);
+  s->submission = NULL;
   if (task->mode == VKDS_TASK_SELF_SUBMIT) vkds_resource_unlock_queue(r);
   else r->dev->vk.vkEndCommandBuffer(s->cmd); /* the next vkBeginCommandBuffer resets it */
   vkds__queue_release_slot(r, s);
@@ -153,7 +171,10 @@ static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
                                            const vkds_task_info *info, vkds_task *task,
                                            void *wait_object, vkds_submission **out) {
   vkds_resource *r = task->resource;
+  (void)b, (void)sel; /* (the submission was made in instrument_before) */
   vkds__slot *s = task->backend_data;
+  vkds_submission *sub = s->submission; /* (taken before the submit: then the slot is the queue's) */
+  s->submission = NULL;
   uint64_t value; /* not read back from s: once tracked, another thread may recycle it */
   if (task->mode == VKDS_TASK_SELF_SUBMIT) {
     /* the function submitted (signalling task->signal_value) with the queue held */
@@ -166,14 +187,13 @@ static vkds_result vulkan_instrument_after(vkds_backend *b, vkds_selection *sel,
     if (res != VKDS_SUCCESS) {
       s->replay_key = 0; /* not known to be submittable */
       vkds__queue_release_slot(r, s);
+      vkds_submission_release(sub);
       return res;
     }
   }
-  vkds_result res = vkds_submission_create(b, sel, wait_object, value, out);
-  /* The work is on the queue, but without a submission nobody could wait for it, and a
-   * caller that sees the error frees what the work uses (kernels, buffers): wait here. */
-  if (res != VKDS_SUCCESS) vkds__queue_wait(r, value, UINT64_MAX, b->spin_ns);
-  return res;
+  vkds__submission_set_work(sub, wait_object, value);
+  *out = sub;
+  return VKDS_SUCCESS;
 }
 
 static vkds_result vulkan_wait(vkds_backend *b, vkds_submission *sub, uint64_t timeout_ns) {

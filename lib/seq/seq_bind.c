@@ -4,6 +4,7 @@
  * direction or both that the access asks for. */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 /* The sequence's own contiguous memory, when it has some: a range of a buffer, or a
@@ -59,6 +60,12 @@ vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access a
   VKDS_CHECK(vkds__log_unlogged(ctx, vkds_seq_validate(seq)));
   VKDS_CHECK(vkds__seq_check_context(ctx, "vkds_seq_bind", seq, NULL, NULL));
   bool reads = access != VKDS_ACCESS_WRITE, writes = access != VKDS_ACCESS_READ;
+  /* (a counting view of 2^61 u64 wrapped to 0 bytes: an empty binding, or 8 bytes that
+   * every element was then gathered into; a limits probe) */
+  if (seq->elem_size && seq->count > UINT64_MAX / seq->elem_size)
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "vkds_seq_bind: %" PRIu64 " elements of %" PRIu32 " bytes are more than 2^64 bytes", seq->count,
+                      seq->elem_size);
   uint64_t bytes = seq->count * seq->elem_size;
   storage st;
   bool has_storage = storage_of(seq, &st);
