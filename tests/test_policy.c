@@ -390,6 +390,11 @@ static vkds_result failing_select(vkds_policy *p, const vkds_task_info *hints, u
   return VKDS_ERROR_UNSUPPORTED;
 }
 
+static vkds_result positive_select(vkds_policy *p, const vkds_task_info *hints, uint32_t *index) {
+  (void)p, (void)hints, (void)index;
+  return (vkds_result)42;
+}
+
 START_TEST(a_failing_select_is_named) {
   fake_setup();
   static const vkds_policy_ops ops = {.version = VKDS_POLICY_OPS_VERSION, .name = "refusing", .select = failing_select};
@@ -398,6 +403,20 @@ START_TEST(a_failing_select_is_named) {
   ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = fake_task}, NULL), VKDS_ERROR_UNSUPPORTED);
   ck_assert_msg(strstr(vkds_last_error_message(), "policy 'refusing': its select returned unsupported"), "%s",
                 vkds_last_error_message());
+  vkds_policy_release(p);
+  /* a value that is no vkds error, a positive one above all (a caller testing r < 0
+   * would take it for success), comes back as INVALID_ARGUMENT, named (a backends probe) */
+  static const vkds_policy_ops positive = {.version = VKDS_POLICY_OPS_VERSION, .name = "positive", .select = positive_select};
+  p = fake_policy((vkds_policy_info){.ops = &positive});
+  vkds_submission *sub = NULL;
+  ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = fake_task}, &sub), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(sub);
+  ck_assert_msg(strstr(vkds_last_error_message(), "policy 'positive': its select returned unknown result (42, which is "
+                                                  "not a vkds_result"),
+                "%s", vkds_last_error_message());
+  vkds_selection *sel = NULL;
+  ck_assert_int_eq(vkds_select(p, &(vkds_task_info){0}, &sel), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(sel);
   vkds_policy_release(p);
 }
 END_TEST

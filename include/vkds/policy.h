@@ -66,7 +66,9 @@ typedef struct vkds_policy_ops {
    * on one of those devices (vkds_policy_resource and vkds_resource_get_info's
    * device_index tell; vkds_select refuses another pick, VKDS_ERROR_WRONG_DEVICE, and
    * answers that error itself when the policy has none there).
-   * VKDS_ERROR_WOULD_BLOCK: nothing can take it now. */
+   * VKDS_ERROR_WOULD_BLOCK: nothing can take it now. Any other error is passed on; a
+   * value that is no VKDS_ERROR_* (a positive one) becomes VKDS_ERROR_INVALID_ARGUMENT,
+   * as does one from a task function or a backend's submit. */
   vkds_result (*select)(vkds_policy *p, const vkds_task_info *hints, uint32_t *index);
   /* DEFAULTED: a report arrived (after vkds updated the statistics). Base: nothing.
    * Besides the backend's reports, VKDS_REPORT_UNUSED: a selection was released without

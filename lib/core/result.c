@@ -101,9 +101,31 @@ vkds_result vkds__fail(const vkds_context *ctx, vkds_result result, VkResult vk,
   return result;
 }
 
+static bool is_known_error(vkds_result result) {
+  switch (result) {
+#define VKDS_X_CASE(name, value, text) case name:
+    VKDS_RESULT_LIST(VKDS_X_CASE)
+#undef VKDS_X_CASE
+    return result < 0;
+  }
+  return false;
+}
+
 vkds_result vkds__fail_if_silent(const vkds_context *ctx, vkds_result result, uint64_t before, const char *fmt, ...) {
-  if (result == VKDS_SUCCESS || failures != before) return result;
+  if (result == VKDS_SUCCESS) return result;
   va_list ap;
+  if (!is_known_error(result)) {
+    /* code of the application's returned a value that is no vkds error: passed on, a
+     * positive one read as success to a caller that tests `r < 0` (a backends probe) */
+    char what[512];
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s (%d, which is not a vkds_result: errors are the negative VKDS_ERROR_* values)", what,
+                      (int)result);
+  }
+  if (failures != before) return result;
   va_start(ap, fmt);
   record(ctx, VKDS_LOG_ERROR, result, VK_SUCCESS, fmt, ap);
   va_end(ap);
