@@ -45,7 +45,7 @@ def main():
         check("info unknown option", info, ["--bogus"], 2, ["unknown option '--bogus'"])
         check("info --json twice", info, ["--json", "--json"], 2, ["--json given twice"])
         check("info --policy twice", info, ["--policy", "fixed", "--policy=auto_tune"], 2, ["--policy given twice"])
-        check("info --policy unknown", info, ["--policy", "nosuch"], 2, ["unknown policy 'nosuch'"])
+        check("info --policy unknown", info, ["--policy", "nosuch"], 2, ["unknown policy 'nosuch'", "default"])
         check("info --policy without a name", info, ["--policy"], 2, ["--policy needs a NAME"])
         # the library logs the reason once; the tool's own line points at it
         check("info bad device filter", info, [], 1, ["vkds_context_create failed"],

@@ -37,6 +37,7 @@ static const policy_name policy_names[] = {
     {"dynamic_load", VKDS_POLICY_DYNAMIC_LOAD},
     {"auto_tune", VKDS_POLICY_AUTO_TUNE},
     {"earliest_finish", VKDS_POLICY_EARLIEST_FINISH},
+    {"default", VKDS_POLICY_DEFAULT}, /* (vkds's default kind: dynamic load) */
 };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
