@@ -372,6 +372,9 @@ START_TEST(transfer_errors) {
   ck_assert_int_eq(vkds_upload(r0, vkds_view_of(NULL), data, 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_upload(r0, vkds_view_of(b), NULL, 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_upload(r0, vkds_view_of(b), data, 65), VKDS_ERROR_INVALID_ARGUMENT);
+  /* a whole-buffer view (bytes 0) is named by its size, not as "0 bytes" (a README probe) */
+  ck_assert_msg(strstr(vkds_last_error_message(), "the view (64 bytes: to the end of the buffer)"), "%s",
+                vkds_last_error_message());
   ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 60, 0}, data, 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 0, 4}, data, 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 65, 0}, data, 0), VKDS_ERROR_INVALID_ARGUMENT);

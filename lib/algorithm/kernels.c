@@ -126,7 +126,10 @@ vkds_result vkds__alg_kernel(vkds_context *ctx, vkds__gen *g, const vkds__alg *a
   char *source = r == VKDS_SUCCESS ? vkds__gen_source(&full, a) : NULL;
   if (r == VKDS_SUCCESS && !source) r = vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "algorithm source");
   if (r == VKDS_SUCCESS) {
-    if (vkds__getenv_on("VKDS_DUMP_ALGORITHMS")) vkds__log(ctx, VKDS_LOG_WARN, "%s kernel:\n%s", a->name, source);
+    if (vkds__getenv_on("VKDS_DUMP_ALGORITHMS")) { /* (asked for: on stderr without a logger, a README probe) */
+      if (ctx->log) vkds__log(ctx, VKDS_LOG_WARN, "%s kernel:\n%s", a->name, source);
+      else fprintf(stderr, "[vkds] %s kernel:\n%s\n", a->name, source);
+    }
     vkds_arg desc[2 + VKDS__GEN_MAX_LEAVES];
     describe_args(&full, desc);
     /* glslang's log names the generated kernel's lines: the logger gets the snippet's

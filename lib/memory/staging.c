@@ -142,8 +142,9 @@ static vkds_result check_transfer(const char *fn, vkds_resource *res, const vkds
    * vkds_launch and the sequences refuse it */
   if (v->offset > size || v->bytes > room || bytes > room || (v->bytes && bytes > v->bytes))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: %llu bytes at offset %llu do not fit the view (%llu bytes) of a %llu-byte buffer", fn,
-                      (unsigned long long)bytes, (unsigned long long)v->offset, (unsigned long long)v->bytes,
+                      "%s: %llu bytes at offset %llu do not fit the view (%llu bytes%s) of a %llu-byte buffer", fn,
+                      (unsigned long long)bytes, (unsigned long long)v->offset,
+                      (unsigned long long)(v->bytes ? v->bytes : room), v->bytes ? "" : ": to the end of the buffer",
                       (unsigned long long)size);
   return VKDS_SUCCESS;
 }
