@@ -157,16 +157,21 @@ static vkds_resource_health health_of(vkds_policy *p, uint32_t i) {
   return st.health;
 }
 
+/* A policy of `kind` over both resources with a task deadline, warmed up: it has run the
+ * quick task on both (auto tune and earliest finish measure first). */
+static vkds_policy *deadline_policy(const two *t, vkds_policy_kind kind, uint64_t deadline_ns) {
+  vkds_policy *p;
+  vkds_policy_info pi = {.kind = kind, .task_deadline_ns = deadline_ns,
+                         .resources = {.context = t->ctx, .resource_count = 2, .resources = t->res}};
+  ck_assert_vkds(vkds_policy_create(&pi, &p));
+  for (int i = 0; i < 8; ++i) ck_assert_vkds(vkds_submit_and_wait(p, &(vkds_task_info){.fn = quick_task, .key = 1}));
+  return p;
+}
+
 START_TEST(a_stalled_resource_is_skipped_until_it_drains) {
   const vkds_policy_kind kind = deadline_kinds[_i];
   two t = two_open();
-  vkds_policy *p;
-  vkds_policy_info pi = {.kind = kind, .task_deadline_ns = 50000000ull,
-                         .resources = {.context = t.ctx, .resource_count = 2, .resources = t.res}};
-  ck_assert_vkds(vkds_policy_create(&pi, &p));
-  /* warm up: every policy has run the quick task on both (auto tune, earliest finish
-   * measure first) */
-  for (int i = 0; i < 8; ++i) ck_assert_vkds(vkds_submit_and_wait(p, &(vkds_task_info){.fn = quick_task, .key = 1}));
+  vkds_policy *p = deadline_policy(&t, kind, 50000000ull);
   /* the hang goes to resource 0: a fixed selection, through the policy's backend-free path */
   vkds_submission *hung = NULL;
   for (int tries = 0; tries < 8 && !hung; ++tries) {
@@ -216,11 +221,7 @@ END_TEST
 START_TEST(a_held_selection_is_not_a_stalled_task) {
   const vkds_policy_kind kind = deadline_kinds[_i];
   two t = two_open();
-  vkds_policy *p;
-  vkds_policy_info pi = {.kind = kind, .task_deadline_ns = 30000000ull,
-                         .resources = {.context = t.ctx, .resource_count = 2, .resources = t.res}};
-  ck_assert_vkds(vkds_policy_create(&pi, &p));
-  for (int i = 0; i < 8; ++i) ck_assert_vkds(vkds_submit_and_wait(p, &(vkds_task_info){.fn = quick_task, .key = 1}));
+  vkds_policy *p = deadline_policy(&t, kind, 30000000ull);
   vkds_selection *held[2];
   ck_assert_vkds(vkds_select(p, &(vkds_task_info){.key = 1}, &held[0]));
   ck_assert_vkds(vkds_select(p, &(vkds_task_info){.key = 1}, &held[1]));

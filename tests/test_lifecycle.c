@@ -161,6 +161,23 @@ static void warning_log(void *user, vkds_log_level level, vkds_log_source source
     ++kernel_warnings;
 }
 
+/* A context whose log warning_log counts. */
+static vkds_context *counted_context(void) {
+  vkds_context_info info = harness_info();
+  info.log = warning_log;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  return ctx;
+}
+
+/* Destroys ctx while objects made from it are alive: one error says so, and the destroy
+ * waits for the last of them. */
+static void destroy_while_held(vkds_context *ctx) {
+  policy_errors = 0;
+  vkds_context_destroy(ctx);
+  ck_assert_int_eq(policy_errors, 1);
+}
+
 static const char noop_glsl[] = "#version 450\nlayout(local_size_x = 64) in;\nvoid main() {}\n";
 
 START_TEST(destroying_a_context_before_its_objects_warns) {
@@ -262,10 +279,7 @@ END_TEST
  * after vkds_context_destroy and the policy's release finishes the call (its host output
  * written) and then destroys the context (both were a use after free). */
 START_TEST(a_submission_released_after_the_context) {
-  vkds_context_info info = harness_info();
-  info.log = warning_log;
-  vkds_context *ctx;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_context *ctx = counted_context();
   vkds_policy *p;
   ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
   enum { N = 4096 };
@@ -278,9 +292,7 @@ START_TEST(a_submission_released_after_the_context) {
   vkds_seq wide = vkds_seq_transform(&in, &(vkds_transform_op){.glsl = "uint64_t(x)", .type = VKDS_U64});
   ck_assert_vkds(vkds_reduce_async(p, &wide, NULL, NULL, &sum, &s));
   vkds_policy_release(p);
-  policy_errors = 0;
-  vkds_context_destroy(ctx); /* deferred: the submission holds the policy, which holds it */
-  ck_assert_int_eq(policy_errors, 1);
+  destroy_while_held(ctx); /* deferred: the submission holds the policy, which holds it */
   ck_assert_vkds(vkds_submission_wait(s));
   ck_assert_uint_eq(sum, want);
   vkds_submission_release(s); /* the last: the policy, then the context, go */
@@ -296,26 +308,19 @@ static vkds_result no_work(void *user, const vkds_task *task, void **wait_object
   return VKDS_SUCCESS;
 }
 START_TEST(deferred_policies_and_held_selections_keep_the_context) {
-  vkds_context_info info = harness_info();
-  info.log = warning_log;
-  vkds_context *ctx;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_context *ctx = counted_context();
   vkds_policy *p;
   ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.deferred = true, .resources = {.context = ctx}}, &p));
-  policy_errors = 0;
-  vkds_context_destroy(ctx);
-  ck_assert_int_eq(policy_errors, 1);
+  destroy_while_held(ctx);
   vkds_policy_release(p); /* destroys the context */
 
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ctx = counted_context();
   vkds_backend *b;
   ck_assert_vkds(vkds_backend_create(&(vkds_backend_info){.context = ctx}, &b));
   vkds_selection *sel;
   ck_assert_vkds(vkds_selection_create(b, 0, 0, NULL, &sel));
   ck_assert_vkds(vkds_selection_submit(sel, &(vkds_task_info){.fn = no_work}, NULL));
-  policy_errors = 0;
-  vkds_context_destroy(ctx);
-  ck_assert_int_eq(policy_errors, 1);
+  destroy_while_held(ctx);
   vkds_backend_destroy(b);     /* waits for the selection */
   vkds_selection_release(sel); /* the backend, then the context, go */
 }
