@@ -635,7 +635,8 @@ struct vkds_context {
   pthread_mutex_t glsl_compile_lock;
   struct vkds__glsl_entry *glsl_cache;
   uint64_t glsl_compiles, glsl_hits;
-  char *pipeline_cache_dir;
+  char *pipeline_cache_dir;     /* absolute (a relative one would follow the application's chdir) */
+  bool pipeline_cache_readonly; /* its files are read, new ones not saved (said once, at creation) */
 
   /* algorithms (lib/algorithm/kernels.c): compiled kernels by signature */
   pthread_mutex_t alg_lock;

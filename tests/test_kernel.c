@@ -581,6 +581,10 @@ START_TEST(bad_input_is_named) {
   /* descriptions that do not match the shader */
   vkds_arg wrong_type[] = {{.kind = VKDS_ARG_INT}, {.kind = VKDS_ARG_FLOAT}, {.kind = VKDS_ARG_VIEW}, {.kind = VKDS_ARG_VIEW, .offset = 24}, {0}};
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = wrong_type}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
+  /* the shader's member in the description's words (its internal type number read as
+   * VKDS_ARG_FLOAT, an unsigned member shown as "type 3": a probe) */
+  ck_assert_msg(strstr(vkds_last_error_message(), "(int: int32 x1)") && strstr(vkds_last_error_message(), "'n' (uint32 x1)"),
+                "%s", vkds_last_error_message());
   vkds_arg too_few[] = {{.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_FLOAT}, {.kind = VKDS_ARG_VIEW}, {0}};
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = too_few}, &k), VKDS_ERROR_ARGUMENT_MISMATCH);
   vkds_arg not_view[] = {{.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_FLOAT}, {.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_VIEW}, {0}};
@@ -804,9 +808,11 @@ END_TEST
 
 /* ---- the pipeline cache on disk ---- */
 
-static int cache_dir_warnings;
+static int cache_dir_warnings, cache_save_warnings, cache_damaged_warnings;
 static void cache_dir_log(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
   harness_log(user, level, source, message);
+  if (level == VKDS_LOG_WARN && strstr(message, "cannot save")) ++cache_save_warnings;
+  if (level == VKDS_LOG_WARN && strstr(message, "is damaged (no Vulkan pipeline cache header)")) ++cache_damaged_warnings;
   if (level == VKDS_LOG_WARN &&
       (strstr(message, "cannot be a folder (Not a directory)") || strstr(message, "cannot be a folder (File name too long)")))
     ++cache_dir_warnings;
@@ -898,6 +904,30 @@ START_TEST(pipeline_cache_file) {
   vkds_context_destroy(c);
   snprintf(cmd, sizeof cmd, "test ! -e %s/long", top);
   ck_assert_int_eq(system(cmd), 0);
+  /* a relative folder is the one it named when the context was made, whatever folder
+   * the application moves to later (it was looked up again at every save: the files went
+   * to the new folder, or failed there with a warning each; a probe) */
+  char here[1024];
+  ck_assert_ptr_nonnull(getcwd(here, sizeof here));
+  ck_assert_int_eq(chdir(top), 0);
+  info.pipeline_cache_dir = "relative";
+  ck_assert_vkds(vkds_context_create(&info, &c));
+  ck_assert_int_eq(chdir(here), 0);
+  ck_assert_vkds(vkds_kernel_from_glsl(c, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
+  vkds_kernel_destroy(k);
+  vkds_context_destroy(c);
+  ck_assert_int_eq(cache_save_warnings, 0);
+  snprintf(cmd, sizeof cmd, "ls %s/relative/vkds-glsl-*.spv %s/relative/vkds-pipelines-*.bin > /dev/null 2>&1", top, top);
+  ck_assert_int_eq(system(cmd), 0);
+  /* a pipeline cache file with no Vulkan header is said to be damaged (it was "not for this
+   * device"), and ignored */
+  snprintf(cmd, sizeof cmd, "for f in %s/relative/vkds-pipelines-*.bin; do head -c 64 /dev/urandom > $f || exit 1; done", top);
+  ck_assert_int_eq(system(cmd), 0);
+  snprintf(file, sizeof file, "%s/relative", top);
+  info.pipeline_cache_dir = file;
+  ck_assert_vkds(vkds_context_create(&info, &c));
+  ck_assert_int_eq(cache_damaged_warnings, 1);
+  vkds_context_destroy(c);
   snprintf(cmd, sizeof cmd, "rm -rf %s", top);
   ck_assert_int_eq(system(cmd), 0);
 }

@@ -128,7 +128,11 @@ typedef struct vkds_context_info {
   /* A folder where vkds keeps each device's VkPipelineCache and compiled GLSL between
    * runs (one file per device kind, one per kernel); made, with its parents, where it is
    * missing; one that cannot be made (a warning says why), one longer than 900 bytes,
-   * or NULL or "": in memory only. */
+   * or NULL or "": in memory only. A relative path is taken from the current folder at
+   * vkds_context_create, once. One vkds cannot write to is read, and nothing new is
+   * saved (said once, at creation). vkds never deletes its files: the folder grows by
+   * about 10 KB for each distinct kernel or algorithm operator, and is yours to trim
+   * (any file may be deleted while no context uses the folder). */
   const char *pipeline_cache_dir;
   /* The application name given to the VkInstance; NULL: "vkds". */
   const char *app_name;

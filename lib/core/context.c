@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The scan path the context forces on its devices: the info's, else VKDS_SCAN_PATH's
  * ("single", "portable"; unset or empty: none), else DEFAULT (each device's rule, in
@@ -372,7 +373,11 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
  * not be saved, with no reason given, was all a user saw: found by a new-user probe).
  * So is one too long for its files' names to fit vkds's path buffers (1,024 bytes with
  * the longest name): such names were cut short, and the files landed beside the folder,
- * under the folder's own name cut short (a probe, with a 1,125-byte folder). */
+ * under the folder's own name cut short (a probe, with a 1,125-byte folder).
+ * The folder is kept as an absolute path: a relative one was looked up again at every
+ * save, in whatever folder the application had moved to since (a probe). One that vkds
+ * may not write to is read (a cache shipped read-only) and said once, instead of a
+ * warning at every save. */
 static void make_cache_dir(vkds_context *ctx) {
   char *path = ctx->pipeline_cache_dir;
   struct stat st;
@@ -387,11 +392,26 @@ static void make_cache_dir(vkds_context *ctx) {
   }
   if (!err && stat(path, &st) != 0) err = errno;
   else if (!err && !S_ISDIR(st.st_mode)) err = ENOTDIR;
-  if (!err) return;
-  vkds__log(ctx, VKDS_LOG_WARN, "pipeline_cache_dir \"%s\" cannot be a folder (%s): pipelines and compiled GLSL are "
-            "cached in memory only", path, strerror(err));
+  char *absolute = err ? NULL : realpath(path, NULL); /* libc's malloc: copied below */
+  if (!err && !absolute) err = errno;
+  if (absolute && strlen(absolute) > VKDS__CACHE_DIR_MAX) err = ENAMETOOLONG;
+  char *kept = err ? NULL : vkds__strdup(ctx, absolute);
+  free(absolute);
+  if (!err && !kept) err = ENOMEM;
+  if (err) {
+    vkds__log(ctx, VKDS_LOG_WARN, "pipeline_cache_dir \"%s\" cannot be a folder (%s): pipelines and compiled GLSL are "
+              "cached in memory only", path, strerror(err));
+    vkds__free(ctx, path);
+    ctx->pipeline_cache_dir = NULL;
+    return;
+  }
   vkds__free(ctx, path);
-  ctx->pipeline_cache_dir = NULL;
+  ctx->pipeline_cache_dir = kept;
+  if (access(kept, W_OK | X_OK) != 0) {
+    ctx->pipeline_cache_readonly = true;
+    vkds__log(ctx, VKDS_LOG_WARN, "pipeline_cache_dir \"%s\" cannot be written to (%s): its files are read, new ones "
+              "are not saved", kept, strerror(errno));
+  }
 }
 
 vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **out) {

@@ -33,6 +33,17 @@ static const char *kind_name(vkds_arg_kind k) {
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
+/* A reflected member in the words of a description ("uint32 x1", "float32 x4, 3 columns"),
+ * so that a mismatch reads as one: the raw internal type number read as the public
+ * enum's (3 is VKDS_ARG_FLOAT there, an unsigned shader member here; a probe). */
+static const char *member_words(const vkds__member *m, char *text, size_t size) {
+  static const char *const names[] = {"unknown", "bool", "int", "uint", "float", "struct", "pointer"};
+  const char *type = (unsigned)m->type < sizeof names / sizeof names[0] ? names[m->type] : "unknown";
+  int n = snprintf(text, size, "%s%u x%u", type, m->bits, m->vecsize ? m->vecsize : 1);
+  if (m->columns > 1 && n > 0 && (size_t)n < size) snprintf(text + n, size - (size_t)n, ", %u columns", m->columns);
+  return text;
+}
+
 /* Whether a reflected member is a vkds.glsl view: struct { uint64_t address, bytes; }. */
 bool vkds__is_view(const vkds__member *m) {
   return m->type == VKDS__TYPE_STRUCT && m->member_count == 2 && m->members[0].type == VKDS__TYPE_UINT &&
@@ -111,11 +122,12 @@ static vkds_result check_args(const vkds_context *ctx, const char *kernel, const
     vkds__base_type want = a->kind == VKDS_ARG_INT ? VKDS__TYPE_INT : a->kind == VKDS_ARG_UINT ? VKDS__TYPE_UINT
                                                                                                  : VKDS__TYPE_FLOAT;
     uint32_t bits = a->bits ? a->bits : 32, comps = a->components ? a->components : 1;
-    if (s->type != want || s->bits != bits || s->vecsize != comps || s->columns > 1)
+    if (s->type != want || s->bits != bits || s->vecsize != comps || s->columns > 1) {
+      char shader[64];
       return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                        "kernel '%s', %s argument %zu (%s: %s%u x%u) does not match shader member '%s' (%u-bit, %u "
-                        "components, type %d)", kernel, where, i, an, kind_name(a->kind), bits, comps, s->name,
-                        s->bits, s->vecsize, (int)s->type);
+                        "kernel '%s', %s argument %zu (%s: %s%u x%u) does not match shader member '%s' (%s)", kernel,
+                        where, i, an, kind_name(a->kind), bits, comps, s->name, member_words(s, shader, sizeof shader));
+    }
   }
   if (block && m != block->member_count)
     return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,

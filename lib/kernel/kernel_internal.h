@@ -99,8 +99,9 @@ vkds_result vkds__glsl_compile(const vkds_context *ctx, const char *source, cons
  * missing, empty or unreadable. */
 void *vkds__read_file(const vkds_context *ctx, const char *path, size_t *size);
 /* Writes a whole file through a temporary name and a rename, so that a reader (another
- * process too) never sees half of it. false on any failure. */
-bool vkds__write_file(const char *path, const void *data, size_t size);
+ * process too) never sees half of it. 0, or the errno value of the step that failed (for
+ * the warning's reason). */
+int vkds__write_file(const char *path, const void *data, size_t size);
 
 /* ---- compiled GLSL on disk (lib/kernel/spirv_cache.c) ---- */
 

@@ -46,19 +46,19 @@ void *vkds__read_file(const vkds_context *ctx, const char *path, size_t *size) {
   return data;
 }
 
-bool vkds__write_file(const char *path, const void *data, size_t size) {
+int vkds__write_file(const char *path, const void *data, size_t size) {
   char tmp[1100];
   static atomic_uint serial;
   snprintf(tmp, sizeof tmp, "%s.%u.%u.tmp", path, (unsigned)getpid(), atomic_fetch_add(&serial, 1));
   /* write then rename: a reader never sees half a file */
+  errno = 0;
   FILE *f = fopen(tmp, "wb");
   bool ok = f && fwrite(data, 1, size, f) == size;
   if (f) ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    remove(tmp);
-    return false;
-  }
-  return true;
+  if (ok && rename(tmp, path) == 0) return 0;
+  int err = errno ? errno : EIO;
+  remove(tmp);
+  return err;
 }
 
 vkds_result vkds__pipeline_cache_open(vkds__device *dev) {
@@ -69,10 +69,19 @@ vkds_result vkds__pipeline_cache_open(vkds__device *dev) {
   if (ctx->pipeline_cache_dir) {
     cache_path(ctx, dev, path, sizeof path);
     data = vkds__read_file(ctx, path, &size);
-    /* the header says which device wrote it; a foreign or damaged file is ignored */
+    /* the header (its length, version 1, vendor, device, cache UUID) says which device
+     * wrote it; a foreign or damaged file is ignored, and the warning says which */
     const uint8_t *bytes = data;
-    if (data && (size < 32 || memcmp(bytes + 16, dev->facts.props.properties.pipelineCacheUUID, VK_UUID_SIZE) != 0)) {
-      vkds__log(ctx, VKDS_LOG_WARN, "pipeline cache %s is not for this device: ignored", path);
+    uint32_t head[2] = {0, 0};
+    if (data && size >= 8) memcpy(head, bytes, 8);
+    const char *why = !data ? NULL
+                      : size < 32 || head[0] < 32 || head[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE
+                          ? "is damaged (no Vulkan pipeline cache header)"
+                      : memcmp(bytes + 16, dev->facts.props.properties.pipelineCacheUUID, VK_UUID_SIZE) != 0
+                          ? "is not for this device"
+                          : NULL;
+    if (why) {
+      vkds__log(ctx, VKDS_LOG_WARN, "pipeline cache %s %s: ignored", path, why);
       vkds__free(ctx, data), data = NULL, size = 0;
     }
   }
@@ -92,13 +101,14 @@ void vkds__pipeline_cache_close(vkds__device *dev) {
   if (!dev->pipeline_cache) return;
   size_t size = 0;
   void *data = NULL;
-  if (ctx->pipeline_cache_dir &&
+  if (ctx->pipeline_cache_dir && !ctx->pipeline_cache_readonly &&
       dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, NULL) == VK_SUCCESS && size &&
       (data = vkds__temp_alloc_raw(ctx, size)) &&
       dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, data) == VK_SUCCESS) {
     char path[1024];
     cache_path(ctx, dev, path, sizeof path);
-    if (!vkds__write_file(path, data, size)) vkds__log(ctx, VKDS_LOG_WARN, "cannot save the pipeline cache to %s", path);
+    int err = vkds__write_file(path, data, size);
+    if (err) vkds__log(ctx, VKDS_LOG_WARN, "cannot save the pipeline cache to %s (%s)", path, strerror(err));
   }
   vkds__free(ctx, data);
   dev->vk.vkDestroyPipelineCache(dev->device, dev->pipeline_cache, vkds__vk_allocator(ctx));

@@ -54,7 +54,7 @@ bool vkds__spirv_cache_load(const vkds_context *ctx, uint64_t hash, const char *
 
 void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char *key, const uint32_t *words,
                              size_t word_count) {
-  if (!ctx->pipeline_cache_dir) return;
+  if (!ctx->pipeline_cache_dir || ctx->pipeline_cache_readonly) return;
   uint64_t key_bytes = strlen(key), count = word_count;
   size_t size = 32 + key_bytes + count * 4;
   unsigned char *data = vkds__temp_alloc_raw(ctx, size);
@@ -68,6 +68,7 @@ void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char 
   memcpy(data + 24 + key_bytes + count * 4, &hash_of_words, 8);
   char path[1100];
   path_of(ctx, hash, path, sizeof path);
-  if (!vkds__write_file(path, data, size)) vkds__log(ctx, VKDS_LOG_WARN, "cannot save compiled GLSL to %s", path);
+  int err = vkds__write_file(path, data, size);
+  if (err) vkds__log(ctx, VKDS_LOG_WARN, "cannot save compiled GLSL to %s (%s)", path, strerror(err));
   vkds__free(ctx, data);
 }
