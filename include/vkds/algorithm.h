@@ -100,7 +100,15 @@
  * driver reports its units (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties; 528
  * on an H100); on a CPU device (lavapipe) two per host thread running groups
  * (LP_NUM_THREADS when set, else the online cores); 1024 otherwise; at most 1024.
- * A non-associative user operator therefore gives a result that depends on that order.
+ * Step 1 interleaves runs and steps 2 and 3 combine across them, so the order is not
+ * the elements' (value t's elements are not all before value t + s's): as for C++'s
+ * std::reduce, a reduction's user operator must be associative AND commutative, and its
+ * identity an identity on both sides (op(identity, x) == op(x, identity) == x, as idle
+ * threads contribute it on either side). Otherwise the result is that of the order
+ * above, not of the elements' order: an operator that only associates (composing
+ * affine maps, "take the right operand" with a left-only identity) belongs in a scan,
+ * whose last element is the left-to-right result (the scans keep the elements' order
+ * and need the identity only on the left).
  *
  * Sequence counts must match exactly where an algorithm has several (or the call is
  * VKDS_ERROR_INVALID_ARGUMENT); equal() is the exception: different counts are simply
@@ -190,11 +198,13 @@ typedef enum vkds_op_kind {
 /* A reduction operator. Zero-initialised: plus. NULL where an operator is taken: plus. */
 typedef struct vkds_op {
   vkds_op_kind kind;
-  /* VKDS_OP_GLSL: an expression of `a` and `b` (both of the reduction's type); it should
-   * be associative (see the order above). */
+  /* VKDS_OP_GLSL: an expression of `a` and `b` (both of the reduction's type). In a
+   * reduction it must be associative and commutative (see the order above); in a scan,
+   * associative is enough. */
   const char *glsl;
-  /* VKDS_OP_GLSL: the identity as a GLSL expression of the reduction's type
-   * (op(identity, x) == x), e.g. "0", "1.0", "-1.0 / 0.0". REQUIRED with glsl. */
+  /* VKDS_OP_GLSL: the identity as a GLSL expression of the reduction's type, e.g. "0",
+   * "1.0", "-1.0 / 0.0": op(identity, x) == x, and in a reduction op(x, identity) == x
+   * too. REQUIRED with glsl. */
   const char *identity;
 } vkds_op;
 
