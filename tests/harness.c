@@ -49,6 +49,11 @@ int harness_top_log2(int log2) {
   return cap > 0 && cap < log2 ? cap : log2;
 }
 
+int harness_rounds(int rounds) {
+  const char *v = getenv("VKDS_TEST_TOP_LOG2");
+  return v && *v && rounds >= 10 ? rounds / 10 : rounds;
+}
+
 void harness_setenv(const char *name, const char *value) {
   ck_assert_int_lt(saved_count, MAX_SAVED);
   const char *old = getenv(name);

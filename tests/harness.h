@@ -41,6 +41,11 @@ void harness_setenv(const char *name, const char *value);
  * 2^24-element cases the suite's slowest, and the validation stage runs them in full). */
 int harness_top_log2(int log2);
 
+/* `rounds`, or a tenth of them (at least 1) in the sanitizer stages (VKDS_TEST_TOP_LOG2
+ * set, as above): a loop whose rounds run the same host code again, where the stage
+ * without sanitizers runs them all (test_scan's 10,000 single-pass scans). */
+int harness_rounds(int rounds);
+
 /* Checks for loops over elements. Check records every passing ck_assert (a message
  * per call, which an unforked run, as under the sanitizers, reads back with a memmove
  * each: element-wise loops were most of the ASan stage's time). These call into Check
