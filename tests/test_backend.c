@@ -1006,6 +1006,12 @@ START_TEST(errors_are_named) {
   ck_assert_int_eq(vkds_backend_register(&mute, &no_version), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "kind 'mute'"));
   ck_assert_int_eq(vkds_backend_register(&mute, &future), VKDS_ERROR_INVALID_ARGUMENT);
+  /* the table's own error, said once (the message was formatted into itself: a repeated
+   * prefix, and the version lost; a contract probe) */
+  char want[128];
+  snprintf(want, sizeof want, "invalid argument: vkds_backend_register: kind 'mute': backend ops version %u: this library",
+           (unsigned)future.version);
+  ck_assert_msg(strncmp(vkds_last_error_message(), want, strlen(want)) == 0, "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_backend_register(&mute, &tiny), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_eq(vkds_backend_lookup(&mute), &vkds_backend_base_ops);
   /* a kind description from a newer header: members this library would not read */

@@ -620,6 +620,9 @@ START_TEST(bad_policies_are_named_errors) {
   empty.resource_count = 0;
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = empty}, &p),
                    VKDS_ERROR_EMPTY);
+  /* the resources' errors name the call made, not the backend made inside it (a contract
+   * probe) */
+  ck_assert_str_eq(vkds_last_error_message(), "empty resource list: vkds_policy_create: no resources");
   vkds_policy_ops no_select = {.version = VKDS_POLICY_OPS_VERSION, .name = "x"};
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &no_select, .resources = r}, &p),
                    VKDS_ERROR_INVALID_ARGUMENT);
@@ -639,6 +642,9 @@ START_TEST(bad_policies_are_named_errors) {
   ck_assert_int_eq(vkds_policy_auto_tune_state(p, 0, &ph, &best), VKDS_ERROR_UNSUPPORTED);
   vkds_policy_resource_stats rs;
   ck_assert_int_eq(vkds_policy_get_resource_stats(p, N, &rs), VKDS_ERROR_OUT_OF_RANGE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "resource 4 of the policy's 4"));
+  ck_assert_int_eq(vkds_policy_get_resource_stats(p, 0, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "out is NULL"));
   vkds_policy_release(p);
   vkds_policy_release(NULL);
 }

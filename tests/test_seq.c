@@ -567,6 +567,15 @@ START_TEST(invalid_constructions) {
   assert_invalid(vkds_seq_counting(-(INT64_C(1) << 53) - 1, 1, VKDS_F64), "vkds_seq_counting", "does not fit F64");
   ck_assert_ptr_eq(vkds_seq_counting(16777215, 2, VKDS_F32).ops, &vkds_seq_counting_ops);
   assert_invalid(vkds_seq_counting(INT64_MAX, 2, VKDS_I64), "vkds_seq_counting", "overflows");
+  /* U64 counts on past INT64_MAX, to 2^64 - 1 (refused past 2^63 before: a contract probe) */
+  vkds_seq high = vkds_seq_counting(INT64_MAX, 2, VKDS_U64);
+  ck_assert_ptr_eq(high.ops, &vkds_seq_counting_ops);
+  uint64_t got_high = 0;
+  ck_assert_vkds(vkds_seq_read(&high, 1, &got_high));
+  ck_assert_uint_eq(got_high, UINT64_C(1) << 63);
+  ck_assert_ptr_eq(vkds_seq_counting(0, UINT64_MAX, VKDS_U64).ops, &vkds_seq_counting_ops);
+  assert_invalid(vkds_seq_counting(2, UINT64_MAX, VKDS_U64), "vkds_seq_counting", "does not fit U64");
+  assert_invalid(vkds_seq_counting(-1, 1, VKDS_U64), "vkds_seq_counting", "does not fit U64");
   vkds_seq top = vkds_seq_counting(INT32_MAX, 1, VKDS_I32);
   ck_assert_ptr_eq(top.ops, &vkds_seq_counting_ops);
   assert_invalid(vkds_seq_discard(4, VKDS_TYPE_COMPOSITE), "vkds_seq_discard", "no size");
@@ -648,6 +657,11 @@ START_TEST(hand_made_sequences_are_checked_too) {
   ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
   ck_assert_int_eq(vkds_reduce(pol, &closed, NULL, NULL, &got), VKDS_ERROR_UNSUPPORTED);
   assert_message("vkds_reduce: element 0 of a unreadable sequence: its read slot failed");
+  /* U64 counting past INT64_MAX on the device too (its kernel adds in int64_t) */
+  vkds_seq high = vkds_seq_counting(INT64_MAX, 3, VKDS_U64);
+  uint64_t top = 0;
+  ck_assert_vkds(vkds_reduce(pol, &high, &(vkds_op){VKDS_OP_MAX}, NULL, &top));
+  ck_assert_uint_eq(top, (UINT64_C(1) << 63) + 1);
   vkds_policy_release(pol);
   /* a copy of a built-in table is that kind (its validate slot ran itself 64 levels
    * down: found by a hostile-input probe) */

@@ -183,7 +183,7 @@ typedef struct vkds_backend_ops {
   /* DEFAULTED: the resources. Base: those the backend was created with, in order. */
   vkds_result (*get_resources)(vkds_backend *b, uint32_t *count, void *const **resources);
   /* DEFAULTED: which of `reports` (vkds_report_bits) resource `index` can deliver.
-   * Base: none. */
+   * Base: VKDS_REPORT_SUBMISSION only (the base makes every task's submission record). */
   uint32_t (*supports)(vkds_backend *b, uint32_t index, uint32_t reports);
   /* DEFAULTED: bytes of per-selection scratch for selections that ask for `reports`.
    * Base: 0. */

@@ -119,7 +119,8 @@ typedef struct vkds_context_info {
   bool validation;
   /* Ignore VKDS_DEVICES and VKDS_VALIDATION. */
   bool ignore_env;
-  /* The logger, its user pointer, and the least severe level it receives. */
+  /* The logger, its user pointer, and the least severe level it receives (a level above
+   * VKDS_LOG_ERROR: nothing is logged). */
   vkds_log_fn log;
   void *log_user;
   vkds_log_level log_level;
@@ -247,7 +248,8 @@ typedef enum vkds_device_type {
   VKDS_DEVICE_CPU = 4,
 } vkds_device_type; /* same values as VkPhysicalDeviceType */
 
-/* A short name for a device type: "other", "integrated", "discrete", "virtual", "cpu". */
+/* A short name for a device type: "other", "integrated", "discrete", "virtual", "cpu";
+ * "other" for values not in vkds_device_type. Never NULL. */
 VKDS_API const char *vkds_device_type_str(vkds_device_type type);
 
 #define VKDS_MAX_HEAPS 16

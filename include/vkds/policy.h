@@ -250,8 +250,10 @@ typedef enum vkds_auto_tune_phase {
   VKDS_AUTO_TUNE_CHOSEN = 2,  /* sending everything to the best */
 } vkds_auto_tune_phase;
 
-/* Auto tune only: the phase of `key` and, once chosen, the best resource.
- * VKDS_ERROR_UNSUPPORTED for other policies. */
+/* Auto tune only: the phase of `key` and, once chosen, the best resource's index
+ * (UINT32_MAX before: UNSEEN or TRIAL). Both pointers are required, as is p
+ * (VKDS_ERROR_INVALID_ARGUMENT); VKDS_ERROR_UNSUPPORTED for other policies,
+ * VKDS_ERROR_NOT_INITIALIZED for a deferred one not yet initialized. */
 VKDS_API vkds_result vkds_policy_auto_tune_state(const vkds_policy *p, uint64_t key,
                                                  vkds_auto_tune_phase *phase, uint32_t *best);
 

@@ -43,6 +43,12 @@ typedef enum vkds_result {
 #undef VKDS_X_ENUM
 } vkds_result;
 
+/* Conventions of every vkds function: one that returns vkds_result returns VKDS_SUCCESS
+ * or a negative VKDS_ERROR_* value, with vkds_last_error_message() saying why; one that
+ * makes an object returns it through its last parameter (`out`), and on any failure sets
+ * *out to NULL (where out is not NULL), so a variable that held a live object is
+ * overwritten: keep the live one in another. */
+
 /* A short, static, human-readable text for a result; "unknown result" for values not in
  * the list. Never NULL. */
 VKDS_API const char *vkds_result_str(vkds_result result);
@@ -59,7 +65,8 @@ VKDS_API const char *vkds_result_str(vkds_result result);
 VKDS_API const char *vkds_last_error_message(void);
 
 /* The VkResult behind the last failure on the calling thread, VK_SUCCESS when that
- * failure did not come from Vulkan (or nothing failed). */
+ * failure did not come from Vulkan (or nothing failed). After a VKDS_ERROR_TIMEOUT from
+ * a wait it is VK_TIMEOUT (a status, not an error code: the wait itself did not fail). */
 VKDS_API VkResult vkds_last_vk_result(void);
 
 typedef enum vkds_log_level {

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <stdalign.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,9 +75,12 @@ vkds_result vkds_backend_register(const vkds_resource_kind *kind, const vkds_bac
   /* a table no backend could be made from is refused here, where it is given, not at
    * every later vkds_backend_create of the kind (a probe registered a version-0 table) */
   vkds_backend_ops checked;
-  if (ops && complete_ops(ops, &checked) != VKDS_SUCCESS)
+  if (ops && complete_ops(ops, &checked) != VKDS_SUCCESS) {
+    char why[512]; /* (copied: formatting the thread's message into itself garbled it; a probe) */
+    snprintf(why, sizeof why, "%s", vkds__last_reason(VKDS_ERROR_INVALID_ARGUMENT));
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_register: kind '%s': %s",
-                      kind->name ? kind->name : "(unnamed)", vkds_last_error_message());
+                      kind->name ? kind->name : "(unnamed)", why);
+  }
   vkds_result r = VKDS_SUCCESS;
   pthread_mutex_lock(&registry_lock);
   uint32_t i = 0;
@@ -174,20 +178,22 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   const vkds_resource_kind *kind = info->kind ? info->kind : &vkds_resource_kind_vulkan;
   bool all_of_context = kind == &vkds_resource_kind_vulkan && !info->resources;
   const vkds_context *ctx = info->context;
-  VKDS_CHECK(check_kind(ctx, kind, "vkds_backend_create"));
+  /* (named as the call made: a policy's creation makes its backend) */
+  const char *who = vkds__caller("vkds_backend_create");
+  VKDS_CHECK(check_kind(ctx, kind, who));
   if (all_of_context && !ctx)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "vkds_backend_create: give resources or a context");
+                      "%s: give resources or a context", who);
   uint32_t count = all_of_context ? ctx->resource_count : info->resource_count;
   if (count == 0)
-    return vkds__fail(ctx, VKDS_ERROR_EMPTY, VK_SUCCESS, "vkds_backend_create: no resources");
+    return vkds__fail(ctx, VKDS_ERROR_EMPTY, VK_SUCCESS, "%s: no resources", who);
   if (!all_of_context && !info->resources)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "vkds_backend_create: resources is NULL (with %u resources of a kind other than Vulkan's)", count);
+                      "%s: resources is NULL (with %u resources of a kind other than Vulkan's)", who, count);
   if (!all_of_context)
     for (uint32_t i = 0; i < count; ++i)
       if (!info->resources[i])
-        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_backend_create: resource %u is NULL", i);
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: resource %u is NULL", who, i);
 
   const vkds_context *actx = alloc_ctx_of(info, kind);
   backend_internal *in = vkds__alloc(actx, sizeof *in);
@@ -640,7 +646,9 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
 
 vkds_result vkds_submission_wait_timeout(vkds_submission *s, uint64_t timeout_ns) {
   if (!s) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_wait: NULL submission");
+  const char *outer = vkds__call_begin("vkds_submission_wait"); /* (a timeout names the call) */
   vkds_result r = s->backend->ops->wait(s->backend, s, timeout_ns);
+  vkds__call_end(outer);
   return r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r;
 }
 

@@ -266,7 +266,9 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
     return vkds__fail_info(res->context, VKDS_ERROR_ALREADY_INITIALIZED,
                            "policy '%s' is already initialized (or being initialized by another thread)", p->ops->name);
   in->info.resources = *res;
+  const char *outer = vkds__call_begin("vkds_policy_init"); /* its resources' errors name the call made */
   vkds_result made = make_backend(p, res);
+  vkds__call_end(outer);
   if (made != VKDS_SUCCESS) {
     atomic_store(&in->init_claimed, false); /* (a later init may try again) */
     return made;
@@ -375,7 +377,9 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   in->own_held = (vkds_context *)own;
   if (own) vkds__context_hold(in->own_held);
   if (!info->deferred) {
+    const char *outer = vkds__call_begin("vkds_policy_create"); /* (names the resources' errors) */
     r = vkds_policy_init(p, &info->resources);
+    vkds__call_end(outer);
     if (r != VKDS_SUCCESS) {
       vkds__free(own, p);
       vkds__free(own, in);
@@ -713,7 +717,10 @@ vkds_result vkds_submit_and_wait(vkds_policy *p, const vkds_task_info *task) {
 
 vkds_result vkds_policy_wait_all(vkds_policy *p, uint64_t timeout_ns) {
   VKDS_CHECK(require_initialized(p, "vkds_policy_wait_all"));
-  return vkds_backend_wait_all(p->backend, timeout_ns);
+  const char *outer = vkds__call_begin("vkds_policy_wait_all"); /* (a timeout names the call) */
+  vkds_result r = vkds_backend_wait_all(p->backend, timeout_ns);
+  vkds__call_end(outer);
+  return r;
 }
 
 /* ---- queries ---- */
@@ -727,8 +734,9 @@ void *vkds_policy_resource(const vkds_policy *p, uint32_t i) {
 vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index, vkds_policy_resource_stats *out) {
   VKDS_CHECK(require_initialized(p, "vkds_policy_get_resource_stats"));
   if (!out || index >= p->resource_count)
-    return vkds__fail(NULL, out ? VKDS_ERROR_OUT_OF_RANGE : VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "vkds_policy_get_resource_stats: bad index or NULL out");
+    return out ? vkds__fail(NULL, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
+                            "vkds_policy_get_resource_stats: resource %u of the policy's %u", index, p->resource_count)
+               : vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_policy_get_resource_stats: out is NULL");
   vkds__policy_internal *in = vkds__policy_in(p);
   vkds__resource_stats *s = &in->stats[index];
   uint64_t picks = atomic_load(&s->picks);
@@ -745,8 +753,9 @@ vkds_result vkds_policy_get_key_stats(const vkds_policy *p, uint32_t index, uint
   VKDS_CHECK(require_initialized(p, "vkds_policy_get_key_stats"));
   vkds__policy_internal *in = vkds__policy_in(p);
   if (!out || index >= p->resource_count)
-    return vkds__fail(NULL, out ? VKDS_ERROR_OUT_OF_RANGE : VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "vkds_policy_get_key_stats: bad index or NULL out");
+    return out ? vkds__fail(NULL, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
+                            "vkds_policy_get_key_stats: resource %u of the policy's %u", index, p->resource_count)
+               : vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_policy_get_key_stats: out is NULL");
   if (!(in->reports & VKDS_REPORT_TIME))
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "policy '%s' does not measure task times", p->ops->name);
   vkds__resource_stats *s = &in->stats[index];

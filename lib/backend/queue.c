@@ -443,7 +443,8 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
     if (elapsed >= spin) break;
   }
   if (elapsed >= timeout_ns)
-    return vkds__timed_out(r->dev->ctx, VK_TIMEOUT, "queue %u: not done after %llu ns", r->index,
+    return vkds__timed_out(r->dev->ctx, VK_TIMEOUT, "%s%squeue %u: not done after %llu ns",
+                           vkds__in_call() ? vkds__caller("") : "", vkds__in_call() ? ": " : "", r->index,
                            (unsigned long long)timeout_ns);
   uint64_t point = signal_point(r, value);
   VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
@@ -453,7 +454,8 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
   uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : timeout_ns - elapsed;
   VkResult vr = r->dev->vk.vkWaitSemaphores(r->dev->device, &wi, left);
   if (vr == VK_TIMEOUT)
-    return vkds__timed_out(r->dev->ctx, vr, "queue %u: not done after %llu ns", r->index,
+    return vkds__timed_out(r->dev->ctx, vr, "%s%squeue %u: not done after %llu ns",
+                           vkds__in_call() ? vkds__caller("") : "", vkds__in_call() ? ": " : "", r->index,
                            (unsigned long long)timeout_ns);
   if (vr != VK_SUCCESS) return vkds__device_vk_fail(r->dev, vr, "vkWaitSemaphores");
   note_completed(r, point);

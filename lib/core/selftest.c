@@ -219,6 +219,10 @@ static vkds_result submit_wait(state *s, double *ns) {
   VkResult vr = vk->vkQueueSubmit(s->res->queue, 1, &si, s->fence);
   vkds_resource_unlock_queue(s->res);
   if (vr != VK_SUCCESS) return vkds__device_vk_fail(s->dev, vr, "vkQueueSubmit");
+  /* counted as every submit vkds makes on the queue (vkds_resource_submit_counts: the
+   * self test's were missing; a contract probe) */
+  atomic_fetch_add_explicit(&s->res->submit_calls, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->res->submitted_tasks, 1, memory_order_relaxed);
   vr = vk->vkWaitForFences(s->dev->device, 1, &s->fence, VK_TRUE, WAIT_NS);
   if (ns) *ns = now_ns() - t0;
   if (vr == VK_TIMEOUT)

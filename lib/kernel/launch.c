@@ -134,7 +134,7 @@ static void release(packed_launch *pl) {
 }
 
 static vkds_result check_kernel(const vkds_kernel *k, const vkds_launch_info *li) {
-  if (!k || !li) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "launch: kernel and launch info are required");
+  if (!k || !li) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_launch: kernel and launch info are required");
   return VKDS_SUCCESS;
 }
 

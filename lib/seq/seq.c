@@ -136,13 +136,19 @@ static bool counting_own(const vkds_seq *s, char *why, bool deep) {
   if (!is_numeric(s->type))
     return say(why, "counting sequences are numeric (I32, U32, F32, I64, U64, F64), not %s", vkds__type_name(s->type));
   if (s->count == 0) return true;
+  /* U64 counts on past INT64_MAX (the values are start + i modulo 2^64 in both readers,
+   * which is exact while they fit: refused past 2^63 before, a contract probe) */
+  if (s->type == VKDS_U64) {
+    if (s->start < 0 || s->count - 1 > UINT64_MAX - (uint64_t)s->start)
+      return say(why, "counting %" PRIu64 " from %" PRId64 " does not fit U64", s->count, s->start);
+    return true;
+  }
   /* INT64_MAX - start as a number always lies in [0, 2^64) */
   if (s->count - 1 > (uint64_t)INT64_MAX - (uint64_t)s->start)
     return say(why, "counting %" PRIu64 " from %" PRId64 " overflows a 64-bit integer", s->count, s->start);
   int64_t last = (int64_t)((uint64_t)s->start + (s->count - 1)), lo = INT64_MIN, hi = INT64_MAX;
   if (s->type == VKDS_I32) lo = INT32_MIN, hi = INT32_MAX;
   if (s->type == VKDS_U32) lo = 0, hi = UINT32_MAX;
-  if (s->type == VKDS_U64) lo = 0;
   /* floats: the integers they hold exactly (past them two elements would be one value) */
   if (s->type == VKDS_F32) lo = -(INT64_C(1) << 24), hi = INT64_C(1) << 24;
   if (s->type == VKDS_F64) lo = -(INT64_C(1) << 53), hi = INT64_C(1) << 53;
@@ -386,7 +392,8 @@ static vkds_result host_read(const vkds_seq *s, uint64_t i, void *out) {
 static bool counting_direct(const vkds_seq *s, const vkds_resource *res) { return (void)res, counting_own(s, NULL, false); }
 static vkds_result counting_read(const vkds_seq *s, uint64_t i, void *out) {
   VKDS_CHECK(read_check(s, counting_own));
-  int64_t v = (int64_t)((uint64_t)s->start + i); /* counting_own: no overflow */
+  /* counting_own: no overflow, except U64 past INT64_MAX, whose bits wrap back below */
+  int64_t v = (int64_t)((uint64_t)s->start + i);
 #define PUT(T) do { T x_ = (T)v; memcpy(out, &x_, sizeof x_); } while (0)
   switch (s->type) {
   case VKDS_I32: PUT(int32_t); break;
