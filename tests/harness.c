@@ -93,6 +93,12 @@ TCase *harness_tcase(const char *name) {
   return tc;
 }
 
+TCase *harness_long_tcase(const char *name) {
+  TCase *tc = harness_tcase(name);
+  tcase_set_tags(tc, "long");
+  return tc;
+}
+
 vkds_context *harness_context(void) {
   vkds_context_info info = harness_info();
   vkds_context *ctx = NULL;

@@ -71,6 +71,13 @@ int harness_rounds(int rounds);
 /* A test case with the validation-checking fixture and a generous timeout. */
 TCase *harness_tcase(const char *name);
 
+/* The same, tagged "long": the sanitizer stages leave it out (CK_EXCLUDE_TAGS=long in
+ * scripts/test.sh) to keep CI within its 15 minutes. For cases that run host code the
+ * suite's other cases also reach, many times over (every type, size and pattern against
+ * the host reference; a path variant forced), which the stage without sanitizers runs
+ * in full. */
+TCase *harness_long_tcase(const char *name);
+
 /* Creates a default (validated) context; fails the test when that is impossible. */
 vkds_context *harness_context(void);
 

@@ -504,14 +504,16 @@ static void abr_single_off(void) {
 
 int main(void) {
   Suite *s = suite_create("compact");
-  TCase *t = harness_tcase("reference");
+  TCase *t = harness_long_tcase("reference");
   tcase_add_loop_test(t, every_type_mask_and_size, 0, (int)(sizeof TYPES / sizeof *TYPES));
-  tcase_add_test(t, outputs_and_views);
   tcase_add_test(t, big);
+  suite_add_tcase(s, t);
+  t = harness_tcase("kinds");
+  tcase_add_test(t, outputs_and_views);
   tcase_add_test(t, host_larger_than_staging_ring);
   tcase_add_test(t, every_input_kind);
   suite_add_tcase(s, t);
-  t = harness_tcase("shared_tiles");
+  t = harness_long_tcase("shared_tiles");
   tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
   tcase_add_loop_test(t, every_type_mask_and_size, 0, 3); /* the 4-byte types: staged */
   tcase_add_test(t, outputs_and_views);

@@ -1141,7 +1141,7 @@ int main(void) {
   tcase_add_test(t, in_place);
   tcase_add_test(t, host_larger_than_staging_ring);
   suite_add_tcase(s, t);
-  t = harness_tcase("shared_tiles");
+  t = harness_long_tcase("shared_tiles");
   tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
   tcase_add_test(t, tails_and_unaligned); /* 4- and 8-byte values, whole and partial tiles */
   tcase_add_test(t, transform_scans);

@@ -777,11 +777,13 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("segmented");
-  TCase *t = harness_tcase("reference");
+  TCase *t = harness_long_tcase("reference");
   tcase_add_loop_test(t, every_type_and_pattern, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  tcase_add_test(t, big);
+  suite_add_tcase(s, t);
+  t = harness_tcase("kinds");
   tcase_add_test(t, operators);
   tcase_add_test(t, float_bits_repeat);
-  tcase_add_test(t, big);
   tcase_add_test(t, keys_and_sequence_kinds);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");

@@ -1030,7 +1030,7 @@ int main(void) {
   tcase_add_loop_test(t, argsort_every_key_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
   tcase_add_test(t, argsort_views_forms_errors);
   suite_add_tcase(s, t);
-  t = harness_tcase("sizes");
+  t = harness_long_tcase("sizes");
   tcase_add_test(t, powers_of_two);
   tcase_add_test(t, sixteen_million);
   tcase_add_test(t, tile_loads_both_ways);
@@ -1043,11 +1043,11 @@ int main(void) {
   tcase_add_test(t, asynchronous_form);
   tcase_add_test(t, recording_form_and_skipped_passes);
   suite_add_tcase(s, t);
-  t = harness_tcase("single_pass");
+  t = harness_long_tcase("single_pass");
   tcase_add_test(t, many_onesweep_sorts);
   tcase_add_test(t, path_rule);
   suite_add_tcase(s, t);
-  t = harness_tcase("big_tiles");
+  t = harness_long_tcase("big_tiles");
   tcase_add_checked_fixture(t, big_tiles_on, big_tiles_off);
   /* one 4-byte key type each (the tiles do not depend on the key's kind: CI time) */
   tcase_add_loop_test(t, every_key_type, 2, 3);     /* F32 */
@@ -1056,7 +1056,7 @@ int main(void) {
   tcase_add_test(t, many_onesweep_sorts);
   tcase_add_test(t, path_rule);
   suite_add_tcase(s, t);
-  t = harness_tcase("wide_masks");
+  t = harness_long_tcase("wide_masks");
   tcase_add_checked_fixture(t, wide_masks_on, wide_masks_off);
   tcase_add_loop_test(t, every_key_type, 1, 2);     /* U32 */
   tcase_add_loop_test(t, stable_with_values, 3, 4); /* I64 */
@@ -1074,7 +1074,7 @@ int main(void) {
    * VKDS_SORT_COUNTERS=word, under which a sort that cannot take them fails: the case
    * exists only where that variable is set. */
   if (getenv("VKDS_SORT_COUNTERS")) {
-    t = harness_tcase("word_counters");
+    t = harness_long_tcase("word_counters");
     tcase_add_loop_test(t, every_key_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
     tcase_add_test(t, float_placement);
     tcase_add_loop_test(t, stable_with_values, 1, 4); /* U32, F32, I64 */
