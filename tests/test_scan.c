@@ -1127,8 +1127,10 @@ static void shared_tiles_off(void) { harness_setenv("VKDS_SCAN_TILES", NULL); }
 
 int main(void) {
   Suite *s = suite_create("scan");
-  TCase *t = harness_tcase("operators");
+  TCase *t = harness_long_tcase("operators");
   tcase_add_loop_test(t, every_type_and_operator, 0, (int)(sizeof TYPES / sizeof *TYPES));
+  suite_add_tcase(s, t);
+  t = harness_tcase("transforms");
   tcase_add_test(t, transform_scans);
   suite_add_tcase(s, t);
   t = harness_tcase("sizes");

@@ -1019,14 +1019,14 @@ static void wide_masks_off(void) { harness_setenv("VKDS_SORT_MASKS", NULL); }
 
 int main(void) {
   Suite *s = suite_create("sort");
-  TCase *t = harness_tcase("keys");
+  TCase *t = harness_long_tcase("keys");
   tcase_add_loop_test(t, every_key_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
   tcase_add_test(t, float_placement);
   suite_add_tcase(s, t);
   t = harness_tcase("pairs");
   tcase_add_loop_test(t, stable_with_values, 0, (int)(sizeof TYPES / sizeof *TYPES));
   suite_add_tcase(s, t);
-  t = harness_tcase("argsort");
+  t = harness_long_tcase("argsort");
   tcase_add_loop_test(t, argsort_every_key_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
   tcase_add_test(t, argsort_views_forms_errors);
   suite_add_tcase(s, t);
