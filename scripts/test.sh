@@ -16,7 +16,7 @@ meson test -C build --print-errorlogs
 echo "== fuzzing (libFuzzer, ASan + UBSan; scripts/fuzz.sh)"
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz.sh
 
-# The sanitizer stages cap the largest test sizes at 2^20 elements (VKDS_TEST_TOP_LOG2),
+# The sanitizer stages cap the largest test sizes at 2^16 elements (VKDS_TEST_TOP_LOG2),
 # run a tenth of the loops that repeat rounds (harness_rounds), and leave out the cases
 # tagged "long" (CK_EXCLUDE_TAGS; harness_long_tcase: every type, size and pattern
 # against the host reference, path variants forced), whose host code the suites' other
@@ -28,7 +28,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz.sh
 # to 32 MB, which is what use-after-free detection needs for vkds's own small objects.
 echo "== tests under ASan + UBSan (unforked, so LeakSanitizer sees every test)"
 scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dtools=false
-VKDS_TEST_TOP_LOG2=20 CK_EXCLUDE_TAGS=long CK_FORK=no ASAN_OPTIONS=quarantine_size_mb=32 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
+VKDS_TEST_TOP_LOG2=16 CK_EXCLUDE_TAGS=long CK_FORK=no ASAN_OPTIONS=quarantine_size_mb=32 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
   meson test -C build-asan --print-errorlogs
 
 echo "== threaded suites under ThreadSanitizer"
@@ -36,7 +36,7 @@ echo "== threaded suites under ThreadSanitizer"
 TARGETS="tests/test_lifecycle tests/test_backend tests/test_policy tests/test_memory tests/test_algorithm_threads
          tests/test_scan_threads tests/test_kernel" \
   scripts/build.sh build-tsan -Db_sanitize=thread -Db_lundef=false -Dbench=false -Dtools=false
-VKDS_TEST_TOP_LOG2=20 CK_EXCLUDE_TAGS=long CK_FORK=no TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
+VKDS_TEST_TOP_LOG2=16 CK_EXCLUDE_TAGS=long CK_FORK=no TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
   meson test -C build-tsan --suite threads --no-rebuild --print-errorlogs
 
 echo "== all tests passed"
