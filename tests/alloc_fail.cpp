@@ -46,13 +46,17 @@ int find_vkds(struct dl_phdr_info *info, size_t, void *) {
 
 // Whether this allocation (called from `ret`) must fail.
 // The pointers libvkds holds: open addressing, linear probing, no deletion marks needed
-// for a table this sparse (entries are moved back on removal).
-constexpr size_t kSlots = size_t(1) << 21;
+// for a table this sparse (entries are moved back on removal). A life cycle holds about
+// 11,000 at most. Small on purpose: each of test_alloc_fail's runs is a forked child
+// whose first write to each page of the table copies it, and a 16 MiB table (2^21
+// slots) made that a third of the sweep's time.
+constexpr int kBits = 16;
+constexpr size_t kSlots = size_t(1) << kBits;
 void *held[kSlots];
 long held_count;
 pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 
-size_t slot_of(void *p) { return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull >> 43; }
+size_t slot_of(void *p) { return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull >> (64 - kBits); }
 
 void hold(void *p) {
   if (!p) return;

@@ -69,9 +69,17 @@ vkds_result life_cycle_steps(vkds_context *ctx, bool host_data, bool *right) {
   return r;
 }
 
+vkds_context_info life_cycle_info(void) {
+  vkds_context_info info = harness_info();
+  info.device_memory_limit = 16u << 20; /* blocks of a quarter of it */
+  info.staging_chunks = 2;
+  info.staging_chunk_bytes = 1u << 20;
+  return info;
+}
+
 vkds_result life_cycle(const vkds_context_info *given, bool *right) {
   vkds_context *ctx = NULL;
-  vkds_context_info info = given ? *given : harness_info();
+  vkds_context_info info = given ? *given : life_cycle_info();
   *right = false;
   vkds_result r = vkds_context_create(&info, &ctx);
   if (r == VKDS_SUCCESS) r = life_cycle_steps(ctx, true, right);

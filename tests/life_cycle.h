@@ -15,7 +15,14 @@
  * whether every result was right. */
 vkds_result life_cycle_steps(vkds_context *ctx, bool host_data, bool *right);
 
-/* The whole life cycle: a context with this info (NULL: harness_info()), every step
+/* harness_info() with small memory: device-memory blocks of 4 MiB (a 16 MiB
+ * device_memory_limit) and a staging ring of 2 x 1 MiB, which hold the cycle's 4 KB.
+ * The sweeps make a few hundred contexts, and lavapipe's default 64 MiB blocks and
+ * 32 MiB ring were mapped and freed with each: under ASan every map and free fills an
+ * eighth of the range's size in shadow memory, half of test_faults' injected sweep. */
+vkds_context_info life_cycle_info(void);
+
+/* The whole life cycle: a context with this info (NULL: life_cycle_info()), every step
  * (host data too), destroy. Returns the first error, having cleaned up what it made;
  * with success, *right says whether every result was right. */
 vkds_result life_cycle(const vkds_context_info *info, bool *right);

@@ -63,7 +63,7 @@ static void sweep_log(void *user, vkds_log_level level, vkds_log_source source, 
 static vkds_result life_cycle_with(const VkAllocationCallbacks *allocator, bool *right, char *why,
                                    void (*after_failure)(void), bool *usable) {
   vkds_context *ctx = NULL;
-  vkds_context_info info = harness_info();
+  vkds_context_info info = life_cycle_info();
   info.allocator = allocator;
   if (allocator) info.log = sweep_log;
   *right = false;
