@@ -649,6 +649,18 @@ START_TEST(every_sequence_kind) {
   ck_assert_vkds(vkds_upload(r1, vkds_view_of(other), out, sizeof out));
   vkds_seq on_other = vkds_seq_buffer(vkds_view_of(other), VKDS_U32), partial_other = vkds_seq_permutation(&on_other, &some_map);
   ck_assert(!vkds_seq_is_passed_directly(&partial_other, r0));
+  /* recorded on device 0: the data's device is named in the code too (it was
+   * INVALID_ARGUMENT, where the form's scratch and result views and launches say
+   * WRONG_DEVICE: a probe); host data stays INVALID_ARGUMENT */
+  app_cmd ac = {0};
+  app_cmd_begin(&ac, r0);
+  vkds_cmd rec = {.cmd = ac.cmd, .resource = r0};
+  const uint32_t zero = 0;
+  ck_assert_int_eq(vkds_cmd_fill(&rec, &on_other, &zero), VKDS_ERROR_WRONG_DEVICE);
+  ck_assert_int_eq(vkds_cmd_fill(&rec, &partial_other, &zero), VKDS_ERROR_WRONG_DEVICE);
+  ck_assert_int_eq(vkds_cmd_fill(&rec, &outs, &zero), VKDS_ERROR_INVALID_ARGUMENT);
+  app_cmd_submit(&ac, 10); /* (nothing was recorded) */
+  app_cmd_destroy(&ac);
   /* the map scanned into the view it permutes: read twice, written never */
   ck_assert_vkds(vkds_inclusive_scan(pol, &some_map, &partial_other, NULL, NULL));
   uint32_t seen[N];

@@ -383,8 +383,11 @@ START_TEST(transfer_errors) {
   ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 8, UINT64_MAX - 7}, data, 4), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_upload(r0, (vkds_view){b, 60, 8}, data, 4), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_vkds(vkds_upload(r0, (vkds_view){b, 56, 8}, data, 4));
-  ck_assert_int_eq(vkds_download(r1, data, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);
+  /* through another device's queue: WRONG_DEVICE, as launches and the recording form
+   * say (it was INVALID_ARGUMENT: a probe) */
+  ck_assert_int_eq(vkds_download(r1, data, vkds_view_of(b), 8), VKDS_ERROR_WRONG_DEVICE);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "device"));
+  ck_assert_int_eq(vkds_upload(r1, vkds_view_of(b), data, 8), VKDS_ERROR_WRONG_DEVICE);
   ck_assert_int_eq(vkds_download(r0, NULL, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), NULL, 0)); /* nothing to do */
   /* sizes no memory holds fail cleanly (sizes near 2^64 once wrapped in the rounding and

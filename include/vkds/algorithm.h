@@ -49,8 +49,11 @@
  *                                        *sub is NULL (nothing to release).
  *   vkds_cmd_X(&cmd, ...)                records into the application's own command
  *                                        buffer (embedding). Every sequence must be passed
- *                                        directly on that device, and scalar results go
- *                                        to a device view; see vkds_cmd below.
+ *                                        directly on that device (else
+ *                                        VKDS_ERROR_WRONG_DEVICE where its data lives on
+ *                                        another VkDevice, VKDS_ERROR_INVALID_ARGUMENT
+ *                                        for host data and types that stage), and scalar
+ *                                        results go to a device view; see vkds_cmd below.
  *
  * Sizes: at most 2^40 elements a call (VKDS_ERROR_UNSUPPORTED past it, before anything is
  * selected), less where a family says so (sorts 2^32 - 1).

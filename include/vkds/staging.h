@@ -33,8 +33,9 @@ extern "C" {
  * any resource of the context copies it, on the host). bytes 0 copies
  * nothing (the view is still checked). Returns
  * VKDS_ERROR_INVALID_ARGUMENT (NULL res, NULL src with bytes > 0, NULL buffer, range
- * past the buffer, a buffer of another device), VKDS_ERROR_WRONG_CONTEXT (a buffer of
- * another context than res's), VKDS_ERROR_OUT_OF_DEVICE_MEMORY when
+ * past the buffer), VKDS_ERROR_WRONG_DEVICE (a buffer of another device than res's),
+ * VKDS_ERROR_WRONG_CONTEXT (a buffer of another context than res's),
+ * VKDS_ERROR_OUT_OF_DEVICE_MEMORY when
  * the staging area cannot be made, VKDS_ERROR_VULKAN / VKDS_ERROR_DEVICE_LOST. */
 VKDS_API vkds_result vkds_upload(vkds_resource *res, vkds_view dst, const void *src, uint64_t bytes);
 

@@ -885,6 +885,18 @@ static uint64_t result_bytes(const vkds__alg *a) {
   }
 }
 
+/* The code for a sequence the recording form cannot take because it is not passed
+ * directly to `res`: WRONG_DEVICE when its data lives on another device (as the form's
+ * own views, launches and transfers say), else INVALID_ARGUMENT (host data, a user type
+ * that stages). */
+static vkds_result not_direct_code(const vkds_context *ctx, const char *name, const vkds_seq *s,
+                                   const vkds_resource *res) {
+  uint32_t devices = 0;
+  bool on_host = false;
+  if (vkds__seq_check_context(ctx, name, s, &devices, &on_host) != VKDS_SUCCESS) return VKDS_ERROR_WRONG_CONTEXT;
+  return devices & ~(1u << (res->dev->index & 31)) ? VKDS_ERROR_WRONG_DEVICE : VKDS_ERROR_INVALID_ARGUMENT;
+}
+
 vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view result) {
   if (!cmd || !cmd->cmd || !cmd->resource)
     return vkds__fail(vkds__alg_cmd_ctx(cmd), VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
@@ -901,7 +913,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   if (a->output2) all[n++] = a->output2;
   for (uint32_t k = 0; k < n; ++k)
     if (all[k]->count && !vkds_seq_is_passed_directly(all[k], res))
-      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+      return vkds__fail(ctx, not_direct_code(ctx, a->name, all[k], res), VK_SUCCESS,
                         "%s: a %s sequence is not passed directly to this device, and the recording form cannot stage "
                         "(use the blocking or _async form, or a buffer of this device)", a->name, all[k]->ops->name);
   call c = {.a = *a, .res = res};
@@ -967,7 +979,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   for (uint32_t k = 0; r == VKDS_SUCCESS && k < c.gen.leaf_count; ++k) {
     const vkds_seq *leaf = c.gen.leaves[k].seq;
     if (leaf->count && !vkds_seq_is_passed_directly(leaf, res))
-      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+      r = vkds__fail(ctx, not_direct_code(ctx, a->name, leaf, res), VK_SUCCESS,
                      "%s: a part of a sequence (a %s sequence) is not passed directly to this device, and the recording "
                      "form cannot stage it (use the blocking or _async form)", a->name, leaf->ops->name);
   }

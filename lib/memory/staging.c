@@ -133,8 +133,8 @@ static vkds_result check_transfer(const char *fn, vkds_resource *res, const vkds
   if (v->buffer->dev->ctx != ctx)
     return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS, "%s: the buffer belongs to another context than the resource",
                       fn);
-  if (v->buffer->kind != VKDS_MEMORY_HOST && v->buffer->dev != res->dev)
-    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+  if (v->buffer->kind != VKDS_MEMORY_HOST && v->buffer->dev != res->dev) /* (as launches and the recording form say) */
+    return vkds__fail(ctx, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
                       "%s: the buffer lives on device %u, the resource on device %u", fn, v->buffer->dev->index,
                       res->dev->index);
   uint64_t size = v->buffer->size, room = v->offset <= size ? size - v->offset : 0;
