@@ -33,9 +33,7 @@ VKDS_TEST_TOP_LOG2=16 CK_EXCLUDE_TAGS=long CK_FORK=no ASAN_OPTIONS=quarantine_si
 
 echo "== threaded suites under ThreadSanitizer"
 # (only the executables of the threads suite are built: the rest took half a minute)
-TARGETS="tests/test_lifecycle tests/test_backend tests/test_policy tests/test_memory tests/test_algorithm_threads
-         tests/test_scan_threads tests/test_kernel" \
-  scripts/build.sh build-tsan -Db_sanitize=thread -Db_lundef=false -Dbench=false -Dtools=false
+SUITE=threads scripts/build.sh build-tsan -Db_sanitize=thread -Db_lundef=false -Dbench=false -Dtools=false
 VKDS_TEST_TOP_LOG2=16 CK_EXCLUDE_TAGS=long CK_FORK=no TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
   meson test -C build-tsan --suite threads --no-rebuild --print-errorlogs
 
