@@ -549,7 +549,10 @@ START_TEST(hundred_thousand_submissions_keep_memory_flat) {
   for (uint32_t i = 0; i < 2000; ++i) ck_assert_vkds(submit_add(&f, 1, NULL)); /* warm up */
   ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
   long before = rss_kib();
-  for (uint32_t i = 0; i < 100000; ++i) {
+  /* (10,000 in the sanitizer stages: the memory check below is not made there, and the
+   * thread that submits and the queue's flusher meet as often in fewer) */
+  const uint32_t n = (uint32_t)harness_rounds(100000);
+  for (uint32_t i = 0; i < n; ++i) {
     vkds_submission *s;
     ck_assert_vkds(submit_add(&f, 1, (i % 3) ? NULL : &s)); /* some kept, some not */
     if (!(i % 3)) {
@@ -559,12 +562,12 @@ START_TEST(hundred_thousand_submissions_keep_memory_flat) {
   }
   ck_assert_vkds(vkds_backend_wait_all(f.b, UINT64_MAX));
   long after = rss_kib();
-  ck_assert_uint_eq(gpu_counter_value(&f.counter), 102000);
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 2000 + n);
   /* Not under the sanitizers: ASan's quarantine holds freed memory (LeakSanitizer checks
    * there), and TSan's synchronization records grow with the addresses touched (+4.4 MiB
    * in one CI run, against +64 KiB without it; see tiny_tasks_from_eight_threads...). */
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-  ck_assert_msg(after - before < 4096, "RSS grew by %ld KiB over 100000 submissions", after - before);
+  ck_assert_msg(after - before < 4096, "RSS grew by %ld KiB over %u submissions", after - before, n);
 #else
   (void)before, (void)after;
 #endif
