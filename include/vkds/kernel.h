@@ -95,7 +95,7 @@ VKDS_API vkds_result vkds_kernel_create(vkds_context *ctx, const vkds_kernel_inf
 
 typedef struct vkds_glsl_info {
   const char *source; /* REQUIRED: a GLSL compute shader */
-  const char *const *defines; /* "NAME" or "NAME=VALUE" */
+  const char *const *defines; /* "NAME" or "NAME=VALUE", on one line and not ending in a backslash */
   uint32_t define_count;
   bool debug;         /* defines VKDS_DEBUG: views check their bounds */
   const char *entry;  /* as in vkds_kernel_info */

@@ -209,7 +209,9 @@ typedef enum vkds_resource_health {
 
 typedef struct vkds_policy_resource_stats {
   /* picks of this resource, submitted or not: a selection released unsubmitted (a call
-   * that failed after selecting, say) is counted here too */
+   * that failed after selecting, say) is counted here too. A pick refused at once
+   * because the task cannot run on the resource's device (VKDS_ERROR_WRONG_DEVICE: a
+   * launch's buffers on another device) made no selection and is not counted. */
   uint64_t selections;
   bool tracks_completion; /* the two counts below are only kept when true */
   uint64_t in_flight;

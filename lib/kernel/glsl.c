@@ -420,9 +420,11 @@ static vkds_result make_preamble(const vkds_context *ctx, const char *const *def
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "GLSL: define %u is NULL", i);
     const char *eq = strchr(d, '=');
     size_t n = eq ? (size_t)(eq - d) : strlen(d);
-    if (!is_identifier(d, n) || strpbrk(d, "\r\n"))
+    size_t len = strlen(d);
+    /* (a value ending in a backslash would splice the next define's line into it) */
+    if (!is_identifier(d, n) || strpbrk(d, "\r\n") || (len && d[len - 1] == '\\'))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                        "GLSL: define \"%s\" is not NAME or NAME=VALUE on one line", d);
+                        "GLSL: define \"%s\" is not NAME or NAME=VALUE on one line (nor ending in a backslash)", d);
     text_puts(out, "#define ");
     text_add(out, d, n);
     if (eq) {

@@ -397,8 +397,8 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
                       lim->maxComputeSharedMemorySize);
   const char *feature = missing_feature(r, dev);
   if (feature)
-    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "kernel '%s' uses %s, which %s does not have", k->name,
-                      feature, dev->facts.props.properties.deviceName);
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "kernel '%s' uses %s, which %s does not have enabled",
+                      k->name, feature, dev->facts.props.properties.deviceName);
   uint32_t push_size = r->has_push ? r->push.size : 0;
   if (push_size > lim->maxPushConstantsSize)
     return vkds__fail(ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
