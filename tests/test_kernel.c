@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <vulkan/vulkan.h>
 
+#include "app_cmd.h"
 #include "backend/queue_test.h"
 #include "harness.h"
 
@@ -480,23 +481,10 @@ END_TEST
 /* Records one dispatch into a command buffer of the test's own on resource 0, which is
  * then freed unsubmitted: what vkds_cmd_dispatch said. */
 static vkds_result record_only(vkds_kernel *k, const vkds_launch_info *li) {
-  vkds_resource *res = vkds_context_resource(ctx, 0);
-  vkds_resource_info ri;
-  ck_assert_vkds(vkds_resource_get_info(res, &ri));
-  VkDevice dev;
-  ck_assert_vkds(vkds_resource_vk_handles(res, NULL, &dev, NULL));
-  VkCommandPool pool;
-  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = ri.queue_family};
-  ck_assert_int_eq(vkCreateCommandPool(dev, &pci, NULL, &pool), VK_SUCCESS);
-  VkCommandBuffer cmd;
-  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = pool,
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-  ck_assert_int_eq(vkAllocateCommandBuffers(dev, &ai, &cmd), VK_SUCCESS);
-  ck_assert_int_eq(vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO}),
-                   VK_SUCCESS);
-  vkds_result r = vkds_cmd_dispatch(cmd, res, k, li);
-  ck_assert_int_eq(vkEndCommandBuffer(cmd), VK_SUCCESS);
-  vkDestroyCommandPool(dev, pool, NULL);
+  app_cmd ac = {0};
+  app_cmd_begin(&ac, vkds_context_resource(ctx, 0));
+  vkds_result r = vkds_cmd_dispatch(ac.cmd, ac.res, k, li);
+  app_cmd_destroy(&ac);
   return r;
 }
 
