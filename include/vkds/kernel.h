@@ -132,7 +132,11 @@ VKDS_API vkds_result vkds_kernel_reflect(const vkds_kernel *k, vkds_kernel_refle
 
 /* How many GLSL kernels the context compiled with glslang (successfully: a source that
  * does not compile is not counted), and how many it found compiled already: in its
- * memory, or (with pipeline_cache_dir) on disk from an earlier run. */
+ * memory, or (with pipeline_cache_dir) on disk from an earlier run. Both count the GLSL
+ * that vkds_kernel_from_glsl and the algorithms' generated kernels ask for; an
+ * algorithm call whose kernel the context already holds (the same algorithm, types,
+ * views and operator text as an earlier call) asks for none, and moves neither count:
+ * `compiles` staying put is the sign that repeated calls compile nothing. */
 VKDS_API void vkds_context_glsl_stats(const vkds_context *ctx, uint64_t *compiles, uint64_t *cache_hits);
 
 /* ---- launching ---- */
