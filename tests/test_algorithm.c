@@ -1200,6 +1200,13 @@ START_TEST(recording_form) {
   ck_assert_vkds(vkds_cmd_reduce(&tight, &outs, NULL, NULL, (vkds_view){res, 0, 4}));
   ck_assert_vkds(vkds_cmd_min_element(&tight, &outs, (vkds_view){res, 16, 16}));
   ck_assert_vkds(vkds_cmd_none_of(&tight, &outs, "x == 0u", (vkds_view){res, 32, 4}));
+  /* empty: the documented uint32_t 1 or 0 (all_of, none_of and equal wrote 0xffffffff,
+   * their and-reduction's identity; a probe) */
+  vkds_seq empty = vkds_seq_counting(0, 0, VKDS_U32);
+  ck_assert_vkds(vkds_cmd_all_of(&tight, &empty, "x == 0u", (vkds_view){res, 36, 4}));
+  ck_assert_vkds(vkds_cmd_none_of(&tight, &empty, "x == 0u", (vkds_view){res, 40, 4}));
+  ck_assert_vkds(vkds_cmd_any_of(&tight, &empty, "x == 0u", (vkds_view){res, 44, 4}));
+  ck_assert_vkds(vkds_cmd_equal(&tight, &empty, &empty, (vkds_view){res, 48, 4}));
   vkds_cmd short_by_16 = {.cmd = cmd, .resource = r0, .scratch = {scratch, 0, need - 16}};
   ck_assert_int_eq(vkds_cmd_reduce(&short_by_16, &outs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
   /* what cannot be recorded: host data (it would need staging), too little scratch */
@@ -1249,6 +1256,10 @@ START_TEST(recording_form) {
   ck_assert_uint_eq(got, sum + N);
   ck_assert_uint_eq(idx, 0);
   ck_assert_uint_eq(none, 1);
+  uint32_t on_empty[4];
+  memcpy(on_empty, m + 36, sizeof on_empty);
+  ck_assert_msg(on_empty[0] == 1 && on_empty[1] == 1 && on_empty[2] == 0 && on_empty[3] == 1,
+                "empty: all_of %#x none_of %#x any_of %#x equal %#x", on_empty[0], on_empty[1], on_empty[2], on_empty[3]);
   vkDestroyFence(dev, fence, NULL);
   vkDestroyCommandPool(dev, pool, NULL);
   vkds_buffer_destroy(in), vkds_buffer_destroy(out), vkds_buffer_destroy(res), vkds_buffer_destroy(scratch);

@@ -71,7 +71,10 @@
  *     taken as GLSL's bool() takes it: true when it is not zero);
  *   - a reduction (vkds_op): a built-in kind, or VKDS_OP_GLSL with an expression of
  *     `a` and `b` and its identity, e.g. {VKDS_OP_GLSL, "max(a, b)", "-1.0 / 0.0"}.
- * Results are converted to the type they are stored as (a GLSL constructor). An
+ * Results are converted to the type they are stored as (a GLSL constructor): a float
+ * into an integer type truncates toward zero, and one out of that type's range, or a
+ * NaN, becomes a value the device chooses (undefined in GLSL, as in C; lavapipe gives
+ * INT_MIN for i32 and UINT_MAX for u32, a negative float into u32 included). An
  * operator that does not compile fails with VKDS_ERROR_COMPILE, and the message shows
  * the operator's text and the line in it, not the generated kernel. Operators may use
  * GLSL built-ins and must not have side effects. vkds does not parse them: they go into

@@ -80,14 +80,16 @@ static vkds__alg describe_element(const char *name, const vkds_seq *in, bool lar
 }
 
 /* any, all, none: uint32_t 1 and 0, or-ed (any) or and-ed (all; none is all of the
- * predicate's negation). */
+ * predicate's negation). Logical, not bitwise: the identity is then 1 or 0 too, which is
+ * what an empty sequence's recorded result is (BIT_AND's identity, 0xffffffff, reached
+ * the application's result view: a probe). */
 typedef enum quantifier { ANY, ALL, NONE } quantifier;
 static vkds__alg describe_quantified(const char *name, const vkds_seq *in, const char *pred, quantifier q, bool *result) {
   vkds__alg a = reduce_alg(name, in, NULL);
   a.elem = q == NONE ? VKDS__ELEM_NOT_PRED : VKDS__ELEM_PRED;
   a.glsl = pred;
   a.elem_type = VKDS_U32;
-  a.op.kind = q == ANY ? VKDS_OP_BIT_OR : VKDS_OP_BIT_AND;
+  a.op.kind = q == ANY ? VKDS_OP_LOGICAL_OR : VKDS_OP_LOGICAL_AND;
   a.result = VKDS__RESULT_BOOL;
   a.host_result = result;
   return a;
@@ -97,7 +99,7 @@ static vkds__alg describe_equal(const char *name, const vkds_seq *in1, const vkd
   vkds__alg a = reduce_alg(name, in1, in2);
   a.elem = VKDS__ELEM_EQUAL;
   a.elem_type = VKDS_U32;
-  a.op.kind = VKDS_OP_BIT_AND;
+  a.op.kind = VKDS_OP_LOGICAL_AND; /* (as the quantifiers above) */
   a.result = VKDS__RESULT_BOOL;
   a.host_result = result;
   if (in1 && in2 && in1->count != in2->count) {
