@@ -1075,7 +1075,11 @@ int main(void) {
    * exists only where that variable is set. */
   if (getenv("VKDS_SORT_COUNTERS")) {
     t = harness_long_tcase("word_counters");
-    tcase_add_loop_test(t, every_key_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
+    /* a signed, a float and a 64-bit float key (the counters count digits, whatever
+     * transform made them; every type took 34 s of CI, the keys case has them all) */
+    tcase_add_loop_test(t, every_key_type, 0, 1); /* I32 */
+    tcase_add_loop_test(t, every_key_type, 2, 3); /* F32 */
+    tcase_add_loop_test(t, every_key_type, 5, 6); /* F64 */
     tcase_add_test(t, float_placement);
     tcase_add_loop_test(t, stable_with_values, 1, 4); /* U32, F32, I64 */
     tcase_add_loop_test(t, argsort_every_key_type, 1, 2);
