@@ -1316,6 +1316,47 @@ static void log_errors(void *user, vkds_log_level level, vkds_log_source source,
   snprintf(l->last, sizeof l->last, "%s", message);
 }
 
+/* VKDS_DUMP_ALGORITHMS (README): a generated kernel's GLSL at warning level through the
+ * context's logger when it is compiled, and only then */
+typedef struct dump_log {
+  int dumps;
+  bool has_snippet, has_main;
+} dump_log;
+static void log_dumps(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
+  if (source != VKDS_LOG_SOURCE_VKDS) {
+    harness_log(NULL, level, source, message);
+    return;
+  }
+  dump_log *l = user;
+  if (level != VKDS_LOG_WARN || !strstr(message, "kernel:\n")) return;
+  ++l->dumps;
+  l->has_snippet = strstr(message, "x * 3u + 1234567u") != NULL;
+  l->has_main = strstr(message, "void main()") != NULL;
+}
+
+START_TEST(dumped_kernels_are_logged_once) {
+  dump_log dumps = {0};
+  vkds_context_info info = harness_info();
+  info.log = log_dumps, info.log_user = &dumps;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  uint32_t in[5] = {0, 1, 2, 3, 4}, out[5];
+  vkds_seq is = vkds_seq_host(in, 5, VKDS_U32), os = vkds_seq_host(out, 5, VKDS_U32);
+  ck_assert_vkds(vkds_transform(pol, &is, &os, "x * 3u + 7u")); /* not asked for: nothing */
+  ck_assert_int_eq(dumps.dumps, 0);
+  harness_setenv("VKDS_DUMP_ALGORITHMS", "1");
+  for (int round = 0; round < 2; ++round) /* the second call compiles nothing: no dump */
+    ck_assert_vkds(vkds_transform(pol, &is, &os, "x * 3u + 1234567u"));
+  ck_assert_uint_eq(out[4], 4 * 3 + 1234567);
+  ck_assert_int_eq(dumps.dumps, 1);
+  ck_assert(dumps.has_snippet && dumps.has_main);
+  harness_setenv("VKDS_DUMP_ALGORITHMS", "0");
+  ck_assert_vkds(vkds_transform(pol, &is, &os, "x * 5u"));
+  ck_assert_int_eq(dumps.dumps, 1);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(operator_that_does_not_compile) {
   open_ctx();
   float f[10] = {0}, g[10];
@@ -1590,6 +1631,7 @@ int main(void) {
   t = harness_tcase("kernels");
   tcase_add_test(t, second_call_and_second_process_compile_nothing);
   tcase_add_test(t, operator_that_does_not_compile);
+  tcase_add_test(t, dumped_kernels_are_logged_once);
   suite_add_tcase(s, t);
   t = harness_tcase("threads");
   tcase_add_test(t, threads_share_a_policy);
