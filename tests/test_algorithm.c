@@ -1163,6 +1163,15 @@ START_TEST(queue_puts_the_leading_barrier_where_needed) {
 }
 END_TEST
 
+/* A user type of version 1 (no device_code slot) that says it is passed directly
+ * anywhere: the algorithms stage it through its reads. */
+static vkds_result read_u32(const vkds_seq *s, uint64_t i, void *out) {
+  memcpy(out, (const uint32_t *)s->user + i, 4);
+  return VKDS_SUCCESS;
+}
+static const vkds_seq_ops readable_v1_ops = {.version = 1, .name = "readable", .is_passed_directly = always_direct,
+                                             .read = read_u32};
+
 START_TEST(recording_form) {
   force_access(_i);
   open_ctx();
@@ -1219,6 +1228,16 @@ START_TEST(recording_form) {
   vkds_seq liar = {.ops = &liar_ops, .count = 20, .type = VKDS_U32, .elem_size = 4, .user = lparts};
   ck_assert_int_eq(vkds_cmd_reduce(&c, &liar, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "a part of a sequence (a host sequence)"));
+  /* a user type of version 1 (no device code) that says it is passed directly: read
+   * through its host reads into a temporary that was back in the pool before the
+   * application submitted (a probe: a recorded reduce of ones summed another call's
+   * data); refused, alone and under a view */
+  vkds_seq wordy = {.ops = &readable_v1_ops, .count = N, .type = VKDS_U32, .elem_size = 4, .user = host};
+  ck_assert_int_eq(vkds_cmd_reduce(&c, &wordy, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "has no device code for this device"));
+  vkds_seq wordy_reversed = vkds_seq_reverse(&wordy);
+  ck_assert_int_eq(vkds_cmd_count_if(&c, &wordy_reversed, "x > 3u", (vkds_view){res, 0, 8}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(vkds_cmd_copy(&c, &wordy, &outs), VKDS_ERROR_INVALID_ARGUMENT);
   vkds_cmd small = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, 64}};
   ck_assert_int_eq(vkds_cmd_reduce(&small, &outs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
   /* misaligned scratch and results (were accepted: found by a new-user probe) */

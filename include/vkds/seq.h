@@ -116,7 +116,9 @@ typedef struct vkds_seq_ops {
   /* OPTIONAL: the type's device-side access (see vkds_seq_device_code), asked for when
    * is_passed_directly says yes for the device an algorithm runs on. Fills *out and
    * returns VKDS_SUCCESS, or an error. NULL (or a table of version 1): the algorithm
-   * layer stages the sequence through its read slot, element by element. */
+   * layer stages the sequence through its read slot, element by element, whatever
+   * is_passed_directly says, and the recording forms (vkds_cmd_*), which cannot stage,
+   * refuse it with VKDS_ERROR_INVALID_ARGUMENT. */
   vkds_result (*device_code)(const vkds_seq *seq, const vkds_resource *res, vkds_seq_device_code *out);
 } vkds_seq_ops;
 

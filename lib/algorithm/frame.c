@@ -985,6 +985,16 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   }
   if (r == VKDS_SUCCESS) r = views_apart(ctx, &c, result, result_need, cmd->scratch, scratch_need);
   if (r == VKDS_SUCCESS) r = vkds__call_bind(&c); /* all direct: no copies */
+  /* ... but a user type that says it is passed directly and has no device code is read
+   * through its host reads into a temporary, which goes back to the pool when this
+   * returns: the recorded kernel read freed memory (a probe: a recorded reduce summed
+   * another call's data) */
+  for (uint32_t k = 0; r == VKDS_SUCCESS && k < c.bound; ++k)
+    if (c.bind[k].staged)
+      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                     "%s: a %s sequence has no device code for this device, and the recording form cannot stage it "
+                     "(give its type a device_code slot, or use the blocking or _async form)",
+                     a->name, c.leaf[k].ops->name ? c.leaf[k].ops->name : "user");
   if (r == VKDS_SUCCESS) r = find_kernel(&c);
   /* (refused before anything is recorded: a sort records a fill before its first dispatch) */
   if (r == VKDS_SUCCESS && vkds__kernel_spilled_bytes(c.kernel)) r = args_refused(&c, c.kernel);
