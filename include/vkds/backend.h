@@ -346,7 +346,8 @@ VKDS_API vkds_selection *vkds_submission_selection(const vkds_submission *s);
 /* Releases the handle (the work itself is not cancelled). A submission with a finishing
  * step (the algorithms' asynchronous forms) waits for its work first, at most the
  * context's destroy_timeout_ns; a failure then (the finishing step's, or the work's)
- * is logged, as there is no caller to return it to: wait first to see it. NULL is a
+ * is logged, as there is no caller to return it to: wait first to see it (a failure
+ * that a wait, poll or wait_all returned is not logged again). NULL is a
  * no-op. Release each submission once: a second release is ignored (an error is
  * logged) until vkds hands the same memory out again, and undefined after that. */
 VKDS_API void vkds_submission_release(vkds_submission *s);

@@ -153,6 +153,9 @@ struct vkds_submission {
   void *finish_user;
   bool has_finish;
   vkds_result finish_result;
+  /* a wait, poll or wait_all returned its failure to a caller: its release then does
+   * not log it again (it logged every handled failure at error level; a probe) */
+  atomic_bool failure_returned;
   vkds_submission *prev_unfinished, *next_unfinished; /* backend_internal.unfinished */
 };
 
@@ -327,7 +330,10 @@ vkds_result vkds_backend_wait_all(vkds_backend *b, uint64_t timeout_ns) {
     next = s->next_unfinished;
     if (b->ops->poll(b, s) != VKDS_SUCCESS) continue;
     finish_locked(in, s, true, true);
-    if (r == VKDS_SUCCESS) r = s->finish_result;
+    if (r == VKDS_SUCCESS && s->finish_result != VKDS_SUCCESS) {
+      r = s->finish_result;
+      atomic_store(&s->failure_returned, true);
+    }
   }
   pthread_mutex_unlock(&in->finish_lock);
   return r;
@@ -582,8 +588,9 @@ void vkds_submission_release(vkds_submission *s) {
       vkds_result done = run_finish(s, r == VKDS_SUCCESS);
       if (r == VKDS_SUCCESS) r = done;
       /* no caller to return it to (a probe: a sort whose deferred submit found no host
-       * memory for its slot at this release left only "slot" in the log) */
-      if (r != VKDS_SUCCESS)
+       * memory for its slot at this release left only "slot" in the log), unless a wait
+       * or poll returned it already */
+      if (r != VKDS_SUCCESS && !atomic_load(&s->failure_returned))
         vkds__log(s->backend->context, VKDS_LOG_ERROR,
                   "vkds_submission_release: the released call failed (%s), and its outputs were not written",
                   vkds_last_error_message());
@@ -644,12 +651,18 @@ vkds_result vkds_selection_submit(vkds_selection *sel, const vkds_task_info *inf
   return VKDS_SUCCESS;
 }
 
+/* What a wait or poll returns to its caller, noting a failure (not "not yet") as told. */
+static vkds_result returned(vkds_submission *s, vkds_result r) {
+  if (r != VKDS_SUCCESS && r != VKDS_ERROR_TIMEOUT && r != VKDS_ERROR_WOULD_BLOCK) atomic_store(&s->failure_returned, true);
+  return r;
+}
+
 vkds_result vkds_submission_wait_timeout(vkds_submission *s, uint64_t timeout_ns) {
   if (!s) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_wait: NULL submission");
   const char *outer = vkds__call_begin("vkds_submission_wait"); /* (a timeout names the call) */
   vkds_result r = s->backend->ops->wait(s->backend, s, timeout_ns);
   vkds__call_end(outer);
-  return r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r;
+  return returned(s, r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r);
 }
 
 vkds_result vkds_submission_wait(vkds_submission *s) { return vkds_submission_wait_timeout(s, UINT64_MAX); }
@@ -657,5 +670,5 @@ vkds_result vkds_submission_wait(vkds_submission *s) { return vkds_submission_wa
 vkds_result vkds_submission_poll(vkds_submission *s) {
   if (!s) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_poll: NULL submission");
   vkds_result r = s->backend->ops->poll(s->backend, s);
-  return r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r;
+  return returned(s, r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r);
 }
