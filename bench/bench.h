@@ -59,6 +59,9 @@ uint64_t bench_now_ns(void);
 /* Whether a switch in the environment is on: set, not empty, not "0" (VKDS_BENCH_TRACE
  * =0 turned tracing on; a CLI probe). */
 bool bench_env_on(const char *name);
+/* The last error message, less the "<result text>: " it starts with (the result `r`'s),
+ * so that a line printing both does not say the same thing twice (a CLI probe). */
+const char *bench_error_detail(vkds_result r);
 /* Sorts `n` samples and returns the median. */
 double bench_median(double *samples, uint32_t n);
 

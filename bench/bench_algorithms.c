@@ -284,8 +284,10 @@ static int cub_load(const char *path, row_list *l) {
   double n, gbps;
   uint32_t rows = 0;
   while (fgets(line, sizeof line, f))
-    if (json_string(line, "algo", algo, sizeof algo) && json_string(line, "type", type, sizeof type) &&
-        json_number(line, "n", &n) && json_number(line, "gbps", &gbps) &&
+    /* (cub_bench's rows only: vkds-bench's own --json output was taken for CUB's, and
+     * the legend then named CUB baselines that no row had; a probe) */
+    if (json_string(line, "algo", algo, sizeof algo) && strncmp(algo, "cub_", 4) == 0 &&
+        json_string(line, "type", type, sizeof type) && json_number(line, "n", &n) && json_number(line, "gbps", &gbps) &&
         (strcmp(type, "u32") == 0 || strcmp(type, "f32") == 0)) {
       row *r = row_add(l, algo, strcmp(type, "u32") == 0 ? VKDS_U32 : VKDS_F32, (uint64_t)n, DEVICE);
       if (r) r->gbps = gbps, r->ok = true, ++rows;
@@ -1404,7 +1406,7 @@ static int forced_open(run_state *f, const vkds_context_info *base, vkds_scan_pa
   vkds_result r = vkds_context_create(&info, &f->own);
   if (r != VKDS_SUCCESS) {
     fprintf(stderr, "vkds-bench: a context with scan_path %s: %s: %s\n", path_name(path), vkds_result_str(r),
-            vkds_last_error_message());
+            bench_error_detail(r));
     return 1;
   }
   uint32_t count = vkds_context_resource_count(f->own), index = count;
@@ -1516,7 +1518,7 @@ static bool record_single(run_state *st, const algo *a, const dataset *d, uint32
   VkResult vr = err == VKDS_SUCCESS ? plain_run(&st->plain, st->plain.record, WAIT_SPIN_NS) : VK_SUCCESS;
   *wall_ns = bench_now_ns() - t0;
   if (err != VKDS_SUCCESS || vr != VK_SUCCESS) {
-    const char *why = vr != VK_SUCCESS ? "Vulkan error" : vkds_last_error_message();
+    const char *why = vr != VK_SUCCESS ? "Vulkan error" : bench_error_detail(err);
     if (vr != VK_SUCCESS) err = VKDS_ERROR_VULKAN;
     fprintf(stderr, "vkds-bench: %s %s n=%llu device (recorded): %s: %s\n", a->name, type_name(d->type),
             (unsigned long long)d->n, vkds_result_str(err), why);
@@ -1658,7 +1660,7 @@ static bool time_batches(run_state *st, const algo *a, const dataset *d, uint32_
   if (vr != VK_SUCCESS) fprintf(stderr, "vkds-bench: %s: Vulkan error %d\n", a ? a->name : "plain_copy", (int)vr);
   if (err != VKDS_SUCCESS)
     fprintf(stderr, "vkds-bench: %s %s n=%llu device (recorded): %s: %s\n", a->name, type_name(d->type),
-            (unsigned long long)d->n, vkds_result_str(err), vkds_last_error_message());
+            (unsigned long long)d->n, vkds_result_str(err), bench_error_detail(err));
   if (with_copy) st->copy_batch = kc;
   *roof_ns = bench_median(copy.v, copy.n);
   *gpu_ns = a ? bench_median(own.v, own.n) : *roof_ns;
@@ -1676,7 +1678,7 @@ static bool check_recorded_output(run_state *st, const algo *a, dataset *d) {
   if (err == VKDS_SUCCESS) out = fetch_output(d, DEVICE, &err);
   if (!out) {
     fprintf(stderr, "vkds-bench: %s %s n=%llu device (recorded): %s: %s\n", a->name, type_name(d->type),
-            (unsigned long long)d->n, vkds_result_str(err), vkds_last_error_message());
+            (unsigned long long)d->n, vkds_result_str(err), bench_error_detail(err));
     return false;
   }
   return a->verify(a, d, out, "device (recorded)");
@@ -1719,7 +1721,7 @@ static bool time_blocking(run_state *st, const algo *a, dataset *d, residency wh
   }
   if (err != VKDS_SUCCESS) {
     fprintf(stderr, "vkds-bench: %s %s n=%llu %s: %s: %s\n", a->name, type_name(d->type), (unsigned long long)d->n,
-            form, vkds_result_str(err), vkds_last_error_message());
+            form, vkds_result_str(err), bench_error_detail(err));
     ok = false;
   }
   *wall_ns = timer_wall(&t);
@@ -1761,7 +1763,7 @@ static void upload_row(dataset *d, row *r) {
   }
   const uint32_t *out = err == VKDS_SUCCESS ? fetch_output(d, DEVICE, &err) : NULL;
   if (err != VKDS_SUCCESS)
-    fprintf(stderr, "vkds-bench: vkds_upload: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
+    fprintf(stderr, "vkds-bench: vkds_upload: %s: %s\n", vkds_result_str(err), bench_error_detail(err));
   row_times(r, (double)d->bytes, 0.0, timer_wall(&t));
   /* set 0's output was written by the set-0 call, last or not: it holds set 0's input */
   r->ok = out && memcmp(out, d->host[0][IN], d->bytes) == 0;
@@ -1774,6 +1776,12 @@ static void upload_row(dataset *d, row *r) {
 static void set_baseline(const run_state *st, row *r) {
   const algo *a = r->alg;
   if (!a) return;
+  /* a row that failed before it was timed has no figure to compare (it read 0.000x
+   * against plain_copy; a probe) */
+  if (!(r->gbps > 0)) {
+    r->baseline = NULL;
+    return;
+  }
   const row *base = NULL;
   if (r->resident == HOST) /* host rows: against vkds's own upload of the same bytes */
     base = row_find(&st->rows, "vkds_upload", r->type, r->n), r->baseline = "vkds_upload";
@@ -1784,7 +1792,7 @@ static void set_baseline(const run_state *st, row *r) {
     return;
   }
   if (!base) base = row_find(&st->rows, "plain_copy", r->type, r->n), r->baseline = "plain_copy";
-  if (!base || base->gbps <= 0)
+  if (!base || !(base->gbps > 0) || !isfinite(base->gbps)) /* (a NaN from a --cub file printed "ratio":nan) */
     r->baseline = NULL;
   else
     r->ratio = r->gbps / base->gbps;
@@ -1801,9 +1809,12 @@ static void print_json_us(const char *key, double us) {
 /* One row as JSON: us and gbps are the row's (GPU-timed when "timing" says "gpu"), gpu_us
  * and wall_us both times (null: not measured). */
 static void print_json(const row *r) {
-  printf("{\"algo\":\"%s\",\"type\":\"%s\",\"n\":%llu,\"resident\":\"%s\",\"us\":%.3f,\"gbps\":%.4f,", r->algo,
-         type_name(r->type), (unsigned long long)r->n, residency_names[r->resident], r->us, r->gbps);
-  printf("\"timing\":\"%s\",", r->gpu_us > 0 ? "gpu" : "wall");
+  printf("{\"algo\":\"%s\",\"type\":\"%s\",\"n\":%llu,\"resident\":\"%s\",", r->algo, type_name(r->type),
+         (unsigned long long)r->n, residency_names[r->resident]);
+  if (r->us > 0) /* (a row that failed before it was timed: nulls, not zeros; a probe) */
+    printf("\"us\":%.3f,\"gbps\":%.4f,\"timing\":\"%s\",", r->us, r->gbps, r->gpu_us > 0 ? "gpu" : "wall");
+  else
+    printf("\"us\":null,\"gbps\":null,\"timing\":null,");
   print_json_us("gpu_us", r->gpu_us);
   print_json_us("wall_us", r->wall_us);
   if (r->roof_gbps > 0) printf("\"roof_gbps\":%.4f,", r->roof_gbps);
@@ -1856,7 +1867,7 @@ static void round_trips(run_state *st, dataset *d) {
     }
   }
   if (err != VKDS_SUCCESS)
-    fprintf(stderr, "vkds-bench: round trip vkds_reduce: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
+    fprintf(stderr, "vkds-bench: round trip vkds_reduce: %s: %s\n", vkds_result_str(err), bench_error_detail(err));
   double us[3] = {bench_median(pre, RT_TRIPS) / 1e3, bench_median(rec, RT_TRIPS) / 1e3,
                   bench_median(red, RT_TRIPS) / 1e3};
   static const char *const names[3] = {"rt_plain", "rt_plain_recorded", "rt_vkds_reduce"};

@@ -849,7 +849,7 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   gpu_counter_destroy(&c);
   if (err != VKDS_SUCCESS) {
     plain_close(&p);
-    fprintf(stderr, "vkds-bench: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
+    fprintf(stderr, "vkds-bench: %s: %s\n", vkds_result_str(err), bench_error_detail(err));
     return 1;
   }
   char where[64];
@@ -892,7 +892,7 @@ static int bench_resource(vkds_resource *res, uint32_t batch) {
   gpu_counter_destroy(&c2);
   plain_close(&p);
   if (err != VKDS_SUCCESS) {
-    fprintf(stderr, "vkds-bench: %s: %s\n", vkds_result_str(err), vkds_last_error_message());
+    fprintf(stderr, "vkds-bench: %s: %s\n", vkds_result_str(err), bench_error_detail(err));
     return 1;
   }
   return 0;

@@ -19,6 +19,12 @@ bool bench_env_on(const char *name) {
   return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "off") != 0;
 }
 
+const char *bench_error_detail(vkds_result r) {
+  const char *msg = vkds_last_error_message(), *text = vkds_result_str(r);
+  size_t n = strlen(text);
+  return strncmp(msg, text, n) == 0 && strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
+}
+
 static int compare(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);

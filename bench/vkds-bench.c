@@ -37,14 +37,6 @@ static void log_to_stderr(void *user, vkds_log_level level, vkds_log_source sour
           (unsigned)level < 5 ? levels[level] : "?", message);
 }
 
-/* The last error message, less the "<result text>: " it currently starts with, so that
- * printing both does not say the same thing twice. */
-static const char *error_detail(vkds_result r) {
-  const char *msg = vkds_last_error_message(), *text = vkds_result_str(r);
-  size_t n = strlen(text);
-  return strncmp(msg, text, n) == 0 && strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
-}
-
 /* ---- --quick: the self-test of every resource ---------------------------------------- */
 
 /* One row of the table. The header and the rows share the column widths (long device
@@ -96,7 +88,7 @@ static bool quick_one(vkds_resource *res, const bench_options *opt, uint32_t *el
   vkds_result r = vkds_resource_get_info(res, &info);
   if (r != VKDS_SUCCESS) {
     fprintf(stderr, PROG ": vkds_resource_get_info failed: %s: %s\n", vkds_result_str(r),
-            error_detail(r));
+            bench_error_detail(r));
     return false;
   }
   vkds_self_test_info test = {.count = opt->count};
@@ -110,7 +102,7 @@ static bool quick_one(vkds_resource *res, const bench_options *opt, uint32_t *el
             (unsigned)out.first_bad);
   else if (r != VKDS_SUCCESS)
     fprintf(stderr, PROG ": resource %u: vkds_resource_self_test failed: %s: %s\n",
-            (unsigned)info.index, vkds_result_str(r), error_detail(r));
+            (unsigned)info.index, vkds_result_str(r), bench_error_detail(r));
   return r == VKDS_SUCCESS;
 }
 
@@ -314,7 +306,7 @@ int main(int argc, char **argv) {
   vkds_result r = vkds_context_create(&info, &ctx);
   if (r != VKDS_SUCCESS) {
     if (error_logged) fprintf(stderr, PROG ": vkds_context_create failed (%s, above)\n", vkds_result_str(r));
-    else fprintf(stderr, PROG ": vkds_context_create failed: %s: %s\n", vkds_result_str(r), error_detail(r));
+    else fprintf(stderr, PROG ": vkds_context_create failed: %s: %s\n", vkds_result_str(r), bench_error_detail(r));
     return 1;
   }
   printf("vkds %s: %u device(s), %u resource(s)%s\n", vkds_version(),
@@ -323,5 +315,11 @@ int main(int argc, char **argv) {
   opt.context_info = &info;
   int status = mode->run(ctx, &opt);
   vkds_context_destroy(ctx);
+  /* the rows went nowhere (a full disk, a closed pipe): a failure, not a silent 0 (a CLI
+   * probe; vkds-info does the same) */
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, PROG ": writing the output failed\n");
+    if (status == 0) status = 1;
+  }
   return status;
 }

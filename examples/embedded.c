@@ -26,8 +26,8 @@
   do {                                                                                         \
     vkds_result check_r_ = (call);                                                             \
     if (check_r_ != VKDS_SUCCESS) {                                                            \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, vkds_result_str(check_r_), \
-              vkds_last_error_message());                                                      \
+      /* (the message begins with the result's name) */                                        \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, vkds_last_error_message()); \
       goto done;                                                                               \
     }                                                                                          \
   } while (0)
