@@ -139,7 +139,7 @@ typedef struct vkds_context_info {
   const char *app_name;
   /* Build the context over the application's Vulkan objects instead of creating its
    * own; `devices`, `max_queues_per_family`, `validation` and `vulkan_library` are then
-   * ignored (the application chose them). */
+   * ignored (the application chose them), as are VKDS_DEVICES and VKDS_VALIDATION. */
   const vkds_embed_info *embed;
   /* Memory (vkds/buffer.h, vkds/staging.h). A cap on the bytes vkds allocates from each
    * device's device-local heaps; past it, buffers fall back to other memory. 0: none
