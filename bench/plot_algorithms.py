@@ -37,7 +37,7 @@ TYPES = ["u32", "f32"]
 # Families of algorithms, by name without the "vkds_"/"cub_" prefix and a forced scan path's
 # suffix; any other name goes to OTHER. SHARED rows are drawn in every family's panels.
 FAMILIES = [("element-wise", {"copy", "transform", "fill"}),
-            ("reductions", {"reduce", "count_if", "min_element", "inner_product"}),
+            ("reductions", {"reduce", "count_if", "min_element", "inner_product", "reduce_by_key"}),
             ("scans and compaction", {"inclusive_scan", "exclusive_scan", "copy_if", "select_if"}),
             ("sorts", {"sort", "sort_keys", "sort_by_key", "sort_pairs", "sort16", "sort_keys16", "merge_sort",
                         "merge_sort_keys", "merge", "merge_keys"})]
@@ -267,6 +267,8 @@ def plot_svg(series, notes, out):
                 path = " ".join("%.1f,%.1f" % (px(x), py(y)) for x, y in pts)
                 svg.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="%.1f"%s/>' % (
                     path, style["color"], style["width"], dash))
+                for x, y in pts:  # the points too, as matplotlib's markers (one size: no line)
+                    svg.append('<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>' % (px(x), py(y), style["color"]))
                 ly = mt + ph + 52 + 16 * j
                 svg.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%.1f"%s/>' % (
                     left, ly - 4, left + 30, ly - 4, style["color"], style["width"], dash))
@@ -277,8 +279,22 @@ def plot_svg(series, notes, out):
         f.write("\n".join(svg) + "\n")
 
 
+def write_plot(series, notes, args):
+    """Writes the PNG (or without matplotlib, or with --svg, the SVG); returns its path."""
+    try:
+        if args.svg:
+            raise ImportError
+        import matplotlib  # noqa: F401
+    except ImportError:
+        out = os.path.splitext(args.out)[0] + ".svg"
+        plot_svg(series, notes, out)
+        return out
+    plot_matplotlib(series, notes, args.out)
+    return args.out
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("files", nargs="+", help="vkds-bench --json and cub_bench outputs")
     ap.add_argument("-o", "--out", default="algorithms.png", help="the PNG (an .svg without matplotlib)")
     ap.add_argument("--svg", action="store_true", help="write the hand-made SVG even with matplotlib")
@@ -294,15 +310,9 @@ def main():
     series = series_of(rows)
     notes = [timing_note(rows)] + round_trip_note(args.files)
     try:
-        if args.svg:
-            raise ImportError
-        import matplotlib  # noqa: F401
-    except ImportError:
-        out = os.path.splitext(args.out)[0] + ".svg"
-        plot_svg(series, notes, out)
-    else:
-        out = args.out
-        plot_matplotlib(series, notes, out)
+        out = write_plot(series, notes, args)
+    except OSError as e:  # an output folder that is not there was a traceback (a probe)
+        sys.exit("plot_algorithms.py: cannot write the plot: %s" % e)
     print(out)
 
 

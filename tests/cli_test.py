@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""The command-line tools' answers to bad input: vkds-info and vkds-bench (those built).
+"""The command-line tools' answers to bad input: vkds-info, vkds-bench and
+bench/plot_algorithms.py (those built).
 
-Run by meson (tests/meson.build, test 'cli') as: cli_test.py --info PATH --bench PATH.
-Each case runs the tool and checks its exit status and what it prints on stderr. None
-of them reaches a GPU workload: they stop at the arguments or at the device filter."""
+Run by meson (tests/meson.build, test 'cli') as: cli_test.py --info PATH --bench PATH
+--plot PATH. Each case runs the tool and checks its exit status and what it prints on
+stderr. None of them reaches a GPU workload: they stop at the arguments or at the device
+filter, or run the self-test of --quick."""
+import json
 import os
 import subprocess
 import sys
+import tempfile
 
 
 def run(exe, args, env_extra=None):
@@ -66,6 +70,45 @@ def main():
               ["--min-log2 is above --max-log2"])
         check("bench bad device filter", bench, ["--quick"], 1, ["vkds_context_create failed"],
               ("malformed device filter term", 1), bad_filter)
+    if "--bench" in tools:
+        bench = tools["--bench"]
+        with tempfile.TemporaryDirectory() as tmp:
+            # rows that are not cub_bench's (vkds-bench's own --json) are no CUB baseline
+            mine = os.path.join(tmp, "mine.json")
+            with open(mine, "w") as f:
+                f.write(json.dumps({"algo": "vkds_reduce", "type": "u32", "n": 1024, "gbps": 1.0}) + "\n")
+            check("bench --cub without cub_bench rows", bench,
+                  ["--algorithms", "--min-log2", "10", "--max-log2", "10", "--only", "vkds_fill", "--cub", mine], 0,
+                  ["holds no cub_bench rows"])
+        # rows written nowhere: exit 1, not a silent 0
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([bench, "--quick", "--count", "1024"], stdout=full, stderr=subprocess.PIPE, text=True,
+                               timeout=120)
+        ok = p.returncode == 1 and "writing the output failed" in p.stderr
+        if not ok:
+            failures.append(f"bench to a full disk: exit status {p.returncode}\n  stderr: {p.stderr.strip()[:400]}")
+        print(("ok   " if ok else "FAIL ") + "bench to a full disk")
+    if "--plot" in tools:
+        plot = [sys.executable, tools["--plot"]]
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = os.path.join(tmp, "rows.json")
+            with open(rows, "w") as f:  # one size: each series a single point
+                for algo, gbps in (("vkds_reduce", 10.0), ("plain_copy", 12.0)):
+                    f.write(json.dumps({"algo": algo, "type": "u32", "n": 1 << 20, "resident": "device", "us": 400.0,
+                                        "gbps": gbps, "timing": "gpu", "ok": True}) + "\n")
+            out = os.path.join(tmp, "plot.svg")
+            p = subprocess.run(plot + [rows, "--svg", "-o", out], capture_output=True, text=True, timeout=120)
+            ok = p.returncode == 0 and os.path.isfile(out) and open(out).read().count("<circle") >= 2
+            if not ok:
+                failures.append(f"plot of one size: exit status {p.returncode}, points drawn: "
+                                f"{os.path.isfile(out) and open(out).read().count('<circle')}\n  stderr: {p.stderr[:400]}")
+            print(("ok   " if ok else "FAIL ") + "plot of one size")
+            p = subprocess.run(plot + [rows, "--svg", "-o", os.path.join(tmp, "no", "such", "plot.svg")],
+                               capture_output=True, text=True, timeout=120)
+            ok = p.returncode == 1 and "cannot write the plot" in p.stderr and "Traceback" not in p.stderr
+            if not ok:
+                failures.append(f"plot into a missing folder: exit status {p.returncode}\n  stderr: {p.stderr[:400]}")
+            print(("ok   " if ok else "FAIL ") + "plot into a missing folder")
     if failures:
         print("\n".join(failures), file=sys.stderr)
         return 1
