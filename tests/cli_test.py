@@ -23,6 +23,14 @@ def run(exe, args, env_extra=None):
 failures = []
 
 
+def parses(line):
+    try:
+        json.loads(line)
+        return True
+    except ValueError:
+        return False
+
+
 def check(name, exe, args, rc, stderr_has=(), stderr_count=None, env=None):
     got_rc, out, err = run(exe, args, env)
     problems = []
@@ -80,6 +88,17 @@ def main():
             check("bench --cub without cub_bench rows", bench,
                   ["--algorithms", "--min-log2", "10", "--max-log2", "10", "--only", "vkds_fill", "--cub", mine], 0,
                   ["holds no cub_bench rows"])
+            # a CUB figure that is not a number gives no ratio (it printed "ratio":nan, not JSON)
+            nan = os.path.join(tmp, "nan.json")
+            with open(nan, "w") as f:
+                f.write('{"algo":"cub_reduce","type":"u32","n":1024,"gbps":nan}\n')
+            got_rc, out, err = run(bench, ["--algorithms", "--min-log2", "10", "--max-log2", "10", "--only", "vkds_reduce",
+                                           "--cub", nan, "--json"])
+            bad = [line for line in out.splitlines() if line.startswith("{") and not parses(line)]
+            ok = got_rc == 0 and not bad and '"algo":"vkds_reduce"' in out
+            if not ok:
+                failures.append(f"bench --json with a NaN CUB row: exit status {got_rc}, lines not JSON: {bad[:2]}")
+            print(("ok   " if ok else "FAIL ") + "bench --json with a NaN CUB row")
         # rows written nowhere: exit 1, not a silent 0
         with open("/dev/full", "w") as full:
             p = subprocess.run([bench, "--quick", "--count", "1024"], stdout=full, stderr=subprocess.PIPE, text=True,
