@@ -52,7 +52,9 @@
  *                                        directly on that device (else
  *                                        VKDS_ERROR_WRONG_DEVICE where its data lives on
  *                                        another VkDevice, VKDS_ERROR_INVALID_ARGUMENT
- *                                        for host data and types that stage), and scalar
+ *                                        for host data, imported into another
+ *                                        device's memory or not, and types that
+ *                                        stage), and scalar
  *                                        results go to a device view; see vkds_cmd below.
  *
  * Sizes: at most 2^40 elements a call (VKDS_ERROR_UNSUPPORTED past it, before anything is
