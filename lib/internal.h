@@ -757,6 +757,10 @@ void vkds__import_unregister(vkds__device *dev, vkds_buffer *buf);
 /* Whether [host, host+bytes) lies inside memory imported into `dev`; if so sets *buf
  * and *offset (of `host` in it). Thread-safe. */
 bool vkds__import_find(vkds__device *dev, const void *host, uint64_t bytes, vkds_buffer **buf, uint64_t *offset);
+/* Whether host sequence `s` lies inside memory imported into `dev` where the device can
+ * use it in place: its elements start on a multiple of a numeric type's size (as a buffer
+ * sequence's must) or of 4 bytes (lib/seq/seq.c). If so sets *buf and *offset. */
+bool vkds__seq_host_import(vkds__device *dev, const vkds_seq *s, vkds_buffer **buf, uint64_t *offset);
 /* Makes the host's writes to a non-coherent mapped range visible to the device, and the
  * device's writes visible to the host. */
 void vkds__buffer_flush(const vkds_buffer *buf, uint64_t offset, uint64_t bytes);

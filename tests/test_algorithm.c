@@ -613,6 +613,28 @@ START_TEST(every_sequence_kind) {
       if (host[N - 1 - i] > best) best = host[N - 1 - i], want = i;
     ck_assert_msg(idx == want, "%s reversed: %llu != %llu", names[k], (unsigned long long)idx, (unsigned long long)want);
   }
+  /* elements 2 bytes into imported memory: staged, not passed directly (the device
+   * read and wrote from the word below, and a fill landed 2 bytes before the sequence;
+   * a memory probe) */
+  if (imported) {
+    unsigned char *bytes = imported_mem;
+    vkds_seq skew = vkds_seq_host(bytes + 2, N - 1, VKDS_U32);
+    ck_assert(!vkds_seq_is_passed_directly(&skew, r0));
+    uint32_t want = 0, got = 0;
+    for (uint32_t i = 0; i < N - 1; ++i) {
+      uint32_t v;
+      memcpy(&v, bytes + 2 + 4 * i, 4);
+      want += v;
+    }
+    ck_assert_vkds(vkds_reduce(pol, &skew, NULL, NULL, &got));
+    ck_assert_uint_eq(got, want);
+    vkds_seq four = vkds_seq_host(bytes + 2, 4, VKDS_U32);
+    const unsigned char lead[2] = {bytes[0], bytes[1]}, tail[2] = {bytes[18], bytes[19]};
+    const uint32_t ones = 0x11111111u;
+    ck_assert_vkds(vkds_fill(pol, &four, &ones));
+    ck_assert(bytes[0] == lead[0] && bytes[1] == lead[1] && bytes[18] == tail[0] && bytes[19] == tail[1]);
+    for (int i = 2; i < 18; ++i) ck_assert_uint_eq(bytes[i], 0x11);
+  }
   /* permutation with a device map, counting, views of views, discard */
   vkds_seq src = vkds_seq_buffer(vkds_view_of(dev), VKDS_U32), mp = vkds_seq_buffer(vkds_view_of(mapb), VKDS_U32);
   vkds_seq perm = vkds_seq_permutation(&src, &mp);

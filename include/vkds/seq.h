@@ -12,7 +12,8 @@
  *   buffer    a range of a vkds_buffer: on its own device yes, on any other no
  *   mapped    a range of a mapped (host-visible) vkds_buffer: the same
  *   host      plain host memory: no (it is staged), unless the range lies inside host
- *             memory imported into that device with vkds_buffer_import_host
+ *             memory imported into that device with vkds_buffer_import_host and starts
+ *             on a multiple of its type's size (4 bytes for the other element types)
  *   counting  start, start+1, ...: yes (computed on the device)
  *   discard   writes that go nowhere: yes
  *   transform an operator over a base: when its base is

@@ -57,7 +57,7 @@ bool vkds__stream_plan(vkds__call *c) {
     uint64_t bytes = s->count * s->elem_size;
     vkds_buffer *imported;
     uint64_t at;
-    l->streamed = s->ops == &vkds_seq_host_ops && bytes && !vkds__import_find(dev, s->host, bytes, &imported, &at);
+    l->streamed = s->ops == &vkds_seq_host_ops && bytes && !vkds__seq_host_import(dev, s, &imported, &at);
     if (l->streamed) host_bytes += bytes;
     if (s->elem_size > widest) widest = s->elem_size;
   }

@@ -378,10 +378,19 @@ static vkds_result mapped_read(const vkds_seq *s, uint64_t i, void *out) {
   return read_mapping(s, i, out);
 }
 
+bool vkds__seq_host_import(vkds__device *dev, const vkds_seq *s, vkds_buffer **buf, uint64_t *offset) {
+  /* (the device addresses words: a U32 sequence 2 bytes into imported memory was read
+   * and written from the word below, a fill landing 2 bytes before the sequence; a
+   * probe. A buffer sequence at that offset is refused; a host one is staged.) */
+  uint32_t align = is_numeric(s->type) ? s->elem_size : 4;
+  return s->host && align && (uintptr_t)s->host % align == 0 &&
+         vkds__import_find(dev, s->host, s->count * s->elem_size, buf, offset);
+}
+
 static bool host_direct(const vkds_seq *s, const vkds_resource *res) {
   vkds_buffer *b;
   uint64_t at;
-  return host_own(s, NULL, false) && s->host && vkds__import_find(res->dev, s->host, s->count * s->elem_size, &b, &at);
+  return host_own(s, NULL, false) && vkds__seq_host_import(res->dev, s, &b, &at);
 }
 static vkds_result host_read(const vkds_seq *s, uint64_t i, void *out) {
   VKDS_CHECK(read_check(s, host_own));

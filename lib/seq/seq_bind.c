@@ -87,7 +87,7 @@ vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access a
     out->view = (vkds_view){st.buffer, st.offset, bytes};
     return VKDS_SUCCESS;
   }
-  if (has_storage && st.host && vkds__import_find(dev, st.host, bytes, &imported, &at)) {
+  if (has_storage && st.host && vkds__seq_host_import(dev, seq, &imported, &at)) {
     out->view = (vkds_view){imported, at, bytes};
     return VKDS_SUCCESS;
   }
