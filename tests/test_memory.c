@@ -390,6 +390,19 @@ START_TEST(transfer_errors) {
   ck_assert_int_eq(vkds_upload(r1, vkds_view_of(b), data, 8), VKDS_ERROR_WRONG_DEVICE);
   ck_assert_int_eq(vkds_download(r0, NULL, vkds_view_of(b), 8), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), NULL, 0)); /* nothing to do */
+  /* the buffer's own mapping over the copied range: refused (a memcpy of overlapping
+   * ranges; a memory probe); a part of it beside that range is fine */
+  vkds_buffer *m = make(r0, 256, VKDS_MEMORY_MAPPED, 0);
+  unsigned char *mp = vkds_buffer_map(m);
+  for (int i = 0; i < 256; ++i) mp[i] = (unsigned char)i;
+  ck_assert_int_eq(vkds_upload(r0, (vkds_view){m, 8, 0}, mp, 64), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "overlaps the buffer's own memory"));
+  ck_assert_int_eq(vkds_download(r0, mp + 100, (vkds_view){m, 64, 0}, 64), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_uint_eq(mp[8], 8);
+  ck_assert_vkds(vkds_upload(r0, (vkds_view){m, 64, 0}, mp, 64)); /* [0, 64) into [64, 128) */
+  ck_assert_uint_eq(mp[64], 0);
+  ck_assert_uint_eq(mp[127], 63);
+  vkds_buffer_destroy(m);
   /* sizes no memory holds fail cleanly (sizes near 2^64 once wrapped in the rounding and
    * came back as small buffers that writes overran) */
   static const uint64_t absurd[] = {UINT64_MAX, UINT64_MAX - 100, 1ull << 63};

@@ -146,6 +146,13 @@ static vkds_result check_transfer(const char *fn, vkds_resource *res, const vkds
                       (unsigned long long)bytes, (unsigned long long)v->offset,
                       (unsigned long long)(v->bytes ? v->bytes : room), v->bytes ? "" : ": to the end of the buffer",
                       (unsigned long long)size);
+  /* host memory that is the buffer's own (its mapping, or the memory it imports) over the
+   * copied range: the copy is a memcpy on several threads or a GPU copy, neither of which
+   * takes overlapping ranges (ASan: memcpy-param-overlap; a memory probe) */
+  uintptr_t mine = v->buffer->mapped ? (uintptr_t)v->buffer->mapped + v->offset : 0, theirs = (uintptr_t)host;
+  if (mine && bytes && theirs < mine + bytes && mine < theirs + bytes)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the host range overlaps the buffer's own memory at the copied range", fn);
   return VKDS_SUCCESS;
 }
 
