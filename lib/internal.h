@@ -637,6 +637,9 @@ struct vkds_context {
   uint64_t glsl_compiles, glsl_hits;
   char *pipeline_cache_dir;     /* absolute (a relative one would follow the application's chdir) */
   bool pipeline_cache_readonly; /* its files are read, new ones not saved (said once, at creation) */
+  /* a compiled kernel could not be saved there (the folder removed while in use): said
+   * once, not for each kernel (19 warnings in a probe's run) */
+  atomic_bool spirv_save_failed;
 
   /* algorithms (lib/algorithm/kernels.c): compiled kernels by signature */
   pthread_mutex_t alg_lock;

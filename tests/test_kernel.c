@@ -943,6 +943,24 @@ START_TEST(pipeline_cache_file) {
   ck_assert_vkds(vkds_context_create(&info, &c));
   ck_assert_int_eq(cache_damaged_warnings, 1);
   vkds_context_destroy(c);
+  /* the folder removed while a context uses it: the kernels that cannot be saved are
+   * said once, not each (19 warnings in a probe's run), and the pipeline cache's save at
+   * the destroy once more */
+  snprintf(file, sizeof file, "%s/removed", top);
+  info.pipeline_cache_dir = file;
+  ck_assert_vkds(vkds_context_create(&info, &c));
+  snprintf(cmd, sizeof cmd, "rm -rf %s", file);
+  ck_assert_int_eq(system(cmd), 0);
+  int saves_before = cache_save_warnings;
+  for (int variant = 0; variant < 3; ++variant) {
+    char source[sizeof SAXPY + 32];
+    snprintf(source, sizeof source, "%s// variant %d\n", SAXPY, variant);
+    ck_assert_vkds(vkds_kernel_from_glsl(c, &(vkds_glsl_info){.source = source, .args = SAXPY_ARGS}, &k));
+    vkds_kernel_destroy(k);
+  }
+  ck_assert_int_eq(cache_save_warnings, saves_before + 1);
+  vkds_context_destroy(c);
+  ck_assert_int_le(cache_save_warnings, saves_before + 2);
   snprintf(cmd, sizeof cmd, "rm -rf %s", top);
   ck_assert_int_eq(system(cmd), 0);
 }

@@ -69,6 +69,9 @@ void vkds__spirv_cache_store(const vkds_context *ctx, uint64_t hash, const char 
   char path[1100];
   path_of(ctx, hash, path, sizeof path);
   int err = vkds__write_file(path, data, size);
-  if (err) vkds__log(ctx, VKDS_LOG_WARN, "cannot save compiled GLSL to %s (%s)", path, strerror(err));
+  /* (ctx is const to the compile path; this flag is the one thing it changes) */
+  if (err && !atomic_exchange((atomic_bool *)&ctx->spirv_save_failed, true))
+    vkds__log(ctx, VKDS_LOG_WARN, "cannot save compiled GLSL to %s (%s); later kernels that cannot be saved are not "
+              "reported", path, strerror(err));
   vkds__free(ctx, data);
 }
