@@ -1344,13 +1344,24 @@ static bool only_part(const char *only, uint32_t k, char part[64]) {
   return true;
 }
 
-/* Whether --only asks for algorithm `a`: its name contains one of the comma-separated
- * parts (none given: every algorithm). */
+/* Whether a part of --only names algorithm `name`: contains it, or with a '$' at its
+ * end, ends with it (`vkds_sort$`: the sort alone, where `vkds_sort` also brings
+ * vkds_sort_by_key and vkds_sort16; a CLI probe found some algorithms could not be
+ * chosen alone). */
+static bool part_names(const char *name, const char *part) {
+  size_t len = strlen(part), n = strlen(name);
+  if (!len) return false;
+  if (part[len - 1] != '$') return strstr(name, part) != NULL;
+  return len > 1 && n >= len - 1 && strncmp(name + n - (len - 1), part, len - 1) == 0;
+}
+
+/* Whether --only asks for algorithm `a`: a comma-separated part names it (none given:
+ * every algorithm). */
 static bool algo_wanted(const run_state *st, const algo *a) {
   if (!st->only || !*st->only) return true;
   char part[64];
   for (uint32_t k = 0; only_part(st->only, k, part); ++k)
-    if (*part && strstr(a->name, part)) return true;
+    if (part_names(a->name, part)) return true;
   return false;
 }
 
@@ -1360,7 +1371,7 @@ static bool only_names_nothing(const char *only, char part[64]) {
   if (!only || !*only) return false;
   for (uint32_t k = 0; only_part(only, k, part); ++k) {
     bool named = false;
-    for (size_t i = 0; i < ALGO_COUNT && *part && !named; ++i) named = strstr(ALGOS[i].name, part) != NULL;
+    for (size_t i = 0; i < ALGO_COUNT && !named; ++i) named = part_names(ALGOS[i].name, part);
     if (!named) return true;
   }
   return false;

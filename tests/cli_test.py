@@ -99,6 +99,17 @@ def main():
             if not ok:
                 failures.append(f"bench --json with a NaN CUB row: exit status {got_rc}, lines not JSON: {bad[:2]}")
             print(("ok   " if ok else "FAIL ") + "bench --json with a NaN CUB row")
+            # a part ending in '$' names the algorithms that end with it: the sort alone
+            got_rc, out, err = run(bench, ["--algorithms", "--min-log2", "10", "--max-log2", "10", "--only", "vkds_sort$",
+                                           "--json"])
+            algos = {json.loads(line)["algo"] for line in out.splitlines() if line.startswith("{") and parses(line)}
+            measured = {a for a in algos if a.startswith("vkds_") and a != "vkds_upload"}  # (a baseline)
+            ok = got_rc == 0 and measured == {"vkds_sort"}
+            if not ok:
+                failures.append(f"bench --only 'vkds_sort$': exit status {got_rc}, rows of {sorted(measured)}")
+            print(("ok   " if ok else "FAIL ") + "bench --only 'vkds_sort$'")
+            check("bench --only naming nothing with $", bench, ["--algorithms", "--only", "vkds_sor$"], 2,
+                  ["names no algorithm"])
         # rows written nowhere: exit 1, not a silent 0
         with open("/dev/full", "w") as full:
             p = subprocess.run([bench, "--quick", "--count", "1024"], stdout=full, stderr=subprocess.PIPE, text=True,
