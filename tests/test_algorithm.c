@@ -357,6 +357,55 @@ END_TEST
 
 /* ---- the other reductions ---- */
 
+/* min_element and max_element of every type against the host: few distinct values (ties
+ * across threads and groups: the first index wins), floats with NaNs (never the answer
+ * unless every element is one: then the first), a NaN first, and all NaN. A thread folds
+ * its own elements with a cheaper in-order combine than the groups' (codegen.c). */
+START_TEST(min_max_element_every_type) {
+  force_access(_i);
+  open_ctx();
+  static const vkds_type types[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
+  const uint64_t sizes[] = {1, 9, 1025, 65537, 100003, 300};
+  for (size_t ti = 0; ti < sizeof types / sizeof *types; ++ti) {
+    vkds_type t = types[ti];
+    uint32_t es = vkds_type_size(t);
+    bool fl = t == VKDS_F32 || t == VKDS_F64;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+      uint64_t n = sizes[si];
+      bool all_nan = fl && si == 5;
+      unsigned char *data = malloc(n * es);
+      for (uint64_t i = 0; i < n; ++i) {
+        double d = (double)(rnd() % 37);
+        bool nan = fl && (all_nan || i == 0 || rnd() % 5 == 0);
+        if (t == VKDS_I32) ((int32_t *)data)[i] = (int32_t)d - 18;
+        if (t == VKDS_U32) ((uint32_t *)data)[i] = (uint32_t)d;
+        if (t == VKDS_I64) ((int64_t *)data)[i] = (int64_t)d - 18;
+        if (t == VKDS_U64) ((uint64_t *)data)[i] = (uint64_t)d;
+        if (t == VKDS_F32) ((float *)data)[i] = nan ? NAN : (float)(d - 18.5);
+        if (t == VKDS_F64) ((double *)data)[i] = nan ? NAN : d - 18.5;
+      }
+      vkds_seq in = vkds_seq_host(data, n, t);
+      for (int want_max = 0; want_max < 2; ++want_max) {
+        uint64_t best = 0;
+        for (uint64_t i = 1; i < n; ++i) {
+          double x = as_double(t, data, i), b = as_double(t, data, best);
+          bool better = want_max ? x > b : x < b; /* (false with a NaN) */
+          if (better || (isnan(b) && !isnan(x))) best = i;
+        }
+        uint64_t idx = UINT64_MAX;
+        unsigned char value[8];
+        ck_assert_vkds(want_max ? vkds_max_element(pol, &in, &idx, value) : vkds_min_element(pol, &in, &idx, value));
+        ck_assert_msg(idx == best, "%s %s n %llu: index %llu, want %llu", type_name(t), want_max ? "max" : "min",
+                      (unsigned long long)n, (unsigned long long)idx, (unsigned long long)best);
+        ck_assert(memcmp(value, data + best * es, es) == 0);
+      }
+      free(data);
+    }
+  }
+  close_ctx();
+}
+END_TEST
+
 START_TEST(count_minmax_quantifiers_equal_inner_product) {
   force_access(_i);
   open_ctx();
@@ -1647,6 +1696,7 @@ int main(void) {
   tcase_add_loop_test(t, reduce_every_type_and_operator, 0, rules);
   tcase_add_loop_test(t, reduce_powers_of_two, 0, rules);
   tcase_add_loop_test(t, count_minmax_quantifiers_equal_inner_product, 0, rules);
+  tcase_add_loop_test(t, min_max_element_every_type, 0, rules);
   suite_add_tcase(s, t);
   t = harness_tcase("elementwise");
   tcase_add_loop_test(t, elementwise_tails_and_unaligned, 0, rules);

@@ -25,6 +25,12 @@
 // last, on the left.
 layout(local_size_x = 256) in;
 
+// A thread's own elements are folded in index order: an operator may have a cheaper form
+// for b after a (codegen.c: min/max element's, which need not compare indices then).
+#ifndef VKDS_COMBINE_IN_ORDER
+#define vkds_combine_in_order(a, b) vkds_combine(a, b)
+#endif
+
 shared ACC_T vkds_sh[256];
 
 #if VKDS_INPUTS == 1
@@ -54,14 +60,14 @@ void vkds_fold_run(inout ACC_T acc, uint64_t i, uint64_t n) {
 #if VKDS_INPUTS >= 2
     IN1_T y[4];
     in1_v(i, y);
-    for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, vkds_map(i + uint64_t(k), x[k], y[k]));
+    for (int k = 0; k < 4; ++k) acc = vkds_combine_in_order(acc, vkds_map(i + uint64_t(k), x[k], y[k]));
 #else
-    for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, vkds_map(i + uint64_t(k), x[k]));
+    for (int k = 0; k < 4; ++k) acc = vkds_combine_in_order(acc, vkds_map(i + uint64_t(k), x[k]));
 #endif
   }
 #ifndef VKDS_WHOLE_RUNS
   else {
-    for (uint64_t j = i; j < n; ++j) acc = vkds_combine(acc, VKDS_MAP1(j));
+    for (uint64_t j = i; j < n; ++j) acc = vkds_combine_in_order(acc, VKDS_MAP1(j));
   }
 #endif
 }
@@ -92,7 +98,7 @@ void main() {
 #endif
       VKDS_LOAD(0); VKDS_LOAD(1); VKDS_LOAD(2); VKDS_LOAD(3);
       for (int r = 0; r < 4; ++r)
-        for (int k = 0; k < 4; ++k) acc = vkds_combine(acc, VKDS_FOLD(r, k));
+        for (int k = 0; k < 4; ++k) acc = vkds_combine_in_order(acc, VKDS_FOLD(r, k));
     }
     for (; i < end; i += stride) vkds_fold_run(acc, uint64_t(i), uint64_t(n));
   } else {
