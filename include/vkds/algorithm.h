@@ -76,7 +76,13 @@
  * Results are converted to the type they are stored as (a GLSL constructor): a float
  * into an integer type truncates toward zero, and one out of that type's range, or a
  * NaN, becomes a value the device chooses (undefined in GLSL, as in C; lavapipe gives
- * INT_MIN for i32 and UINT_MAX for u32, a negative float into u32 included). An
+ * INT_MIN for i32 and UINT_MAX for u32, a negative float into u32 included). So is a
+ * division by zero, integer or float (GLSL leaves it undefined: lavapipe's "x / 0.0" is
+ * 0, not an infinity, though a constant "-1.0 / 0.0" folds to -inf). Loops in operators
+ * and in a user type's device code: lavapipe cuts an invocation's loops short after
+ * 65,535 iterations in all, counting vkds's own (the results are then wrong, and nothing
+ * says so); vkds sizes its own loops to stay under that, which leaves a loop of the
+ * user's little room on large inputs there. GPUs have no such cut. An
  * operator that does not compile fails with VKDS_ERROR_COMPILE, and the message shows
  * the operator's text and the line in it, not the generated kernel. Operators may use
  * GLSL built-ins and must not have side effects. vkds does not parse them: they go into
@@ -866,7 +872,9 @@ VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const 
  * VKDS_ERROR_COMPILE naming it; other errors as for every algorithm. A comparator that is
  * not a strict weak order (e.g. "a != b", or one true both ways) is not detected: the
  * merges then lose some elements and repeat others (the data is no longer a permutation
- * of what it was); a non-bool expression is converted by bool(). */
+ * of what it was); a non-bool expression is converted by bool(). Floats with NaNs make
+ * "a < b" such a comparator (a NaN is neither before nor after anything): use
+ * "isnan(b) ? !isnan(a) : a < b" (NaNs last) where they may occur. */
 VKDS_API vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less);
 VKDS_API vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less,
                                            vkds_submission **sub);

@@ -86,7 +86,9 @@ typedef struct vkds_seq vkds_seq;
  * staged, or a view turned into code). The texts must not vary between sequences of
  * the type (kernels are cached by them); what varies goes in params. Example, two
  * buffers end to end: load = "return i < param0 ? part0(i) : part1(i - param0);",
- * parts {first, second}, params {first.count}. */
+ * parts {first, second}, params {first.count}. A loop in `load` or `store` counts
+ * against lavapipe's cut of an invocation's loops at 65,535 iterations in all
+ * (vkds/algorithm.h, operators): on large inputs there, keep the code loop-free. */
 #define VKDS_SEQ_DEVICE_PARTS 4
 typedef struct vkds_seq_device_code {
   const char *load;
