@@ -4,8 +4,8 @@ bench/plot_algorithms.py (those built).
 
 Run by meson (tests/meson.build, test 'cli') as: cli_test.py --info PATH --bench PATH
 --plot PATH. Each case runs the tool and checks its exit status and what it prints on
-stderr. None of them reaches a GPU workload: they stop at the arguments or at the device
-filter, or run the self-test of --quick."""
+stderr. Most stop at the arguments or at the device filter; a few run small workloads
+(--quick's self-test, algorithms at 2^10 elements)."""
 import json
 import os
 import subprocess
@@ -43,9 +43,14 @@ def check(name, exe, args, rc, stderr_has=(), stderr_count=None, env=None):
         text, n = stderr_count
         if err.count(text) != n:
             problems.append(f"stderr says {text!r} {err.count(text)} times, wanted {n}")
-    if problems:
-        failures.append(f"{name}: " + "; ".join(problems) + f"\n  stderr: {err.strip()[:400]}")
-    print(("ok   " if not problems else "FAIL ") + name)
+    verdict(name, not problems, "; ".join(problems) + f"\n  stderr: {err.strip()[:400]}")
+
+
+def verdict(name, ok, why):
+    """Prints a case's outcome; a failed one is kept with why, for the summary."""
+    if not ok:
+        failures.append(f"{name}: {why}")
+    print(("ok   " if ok else "FAIL ") + name)
 
 
 def main():
@@ -95,29 +100,23 @@ def main():
             got_rc, out, err = run(bench, ["--algorithms", "--min-log2", "10", "--max-log2", "10", "--only", "vkds_reduce",
                                            "--cub", nan, "--json"])
             bad = [line for line in out.splitlines() if line.startswith("{") and not parses(line)]
-            ok = got_rc == 0 and not bad and '"algo":"vkds_reduce"' in out
-            if not ok:
-                failures.append(f"bench --json with a NaN CUB row: exit status {got_rc}, lines not JSON: {bad[:2]}")
-            print(("ok   " if ok else "FAIL ") + "bench --json with a NaN CUB row")
+            verdict("bench --json with a NaN CUB row", got_rc == 0 and not bad and '"algo":"vkds_reduce"' in out,
+                    f"exit status {got_rc}, lines not JSON: {bad[:2]}")
             # a part ending in '$' names the algorithms that end with it: the sort alone
             got_rc, out, err = run(bench, ["--algorithms", "--min-log2", "10", "--max-log2", "10", "--only", "vkds_sort$",
                                            "--json"])
             algos = {json.loads(line)["algo"] for line in out.splitlines() if line.startswith("{") and parses(line)}
             measured = {a for a in algos if a.startswith("vkds_") and a != "vkds_upload"}  # (a baseline)
-            ok = got_rc == 0 and measured == {"vkds_sort"}
-            if not ok:
-                failures.append(f"bench --only 'vkds_sort$': exit status {got_rc}, rows of {sorted(measured)}")
-            print(("ok   " if ok else "FAIL ") + "bench --only 'vkds_sort$'")
+            verdict("bench --only 'vkds_sort$'", got_rc == 0 and measured == {"vkds_sort"},
+                    f"exit status {got_rc}, rows of {sorted(measured)}")
             check("bench --only naming nothing with $", bench, ["--algorithms", "--only", "vkds_sor$"], 2,
                   ["names no algorithm"])
         # rows written nowhere: exit 1, not a silent 0
         with open("/dev/full", "w") as full:
             p = subprocess.run([bench, "--quick", "--count", "1024"], stdout=full, stderr=subprocess.PIPE, text=True,
                                timeout=120)
-        ok = p.returncode == 1 and "writing the output failed" in p.stderr
-        if not ok:
-            failures.append(f"bench to a full disk: exit status {p.returncode}\n  stderr: {p.stderr.strip()[:400]}")
-        print(("ok   " if ok else "FAIL ") + "bench to a full disk")
+        verdict("bench to a full disk", p.returncode == 1 and "writing the output failed" in p.stderr,
+                f"exit status {p.returncode}\n  stderr: {p.stderr.strip()[:400]}")
     if "--plot" in tools:
         plot = [sys.executable, tools["--plot"]]
         with tempfile.TemporaryDirectory() as tmp:
@@ -128,17 +127,14 @@ def main():
                                         "gbps": gbps, "timing": "gpu", "ok": True}) + "\n")
             out = os.path.join(tmp, "plot.svg")
             p = subprocess.run(plot + [rows, "--svg", "-o", out], capture_output=True, text=True, timeout=120)
-            ok = p.returncode == 0 and os.path.isfile(out) and open(out).read().count("<circle") >= 2
-            if not ok:
-                failures.append(f"plot of one size: exit status {p.returncode}, points drawn: "
-                                f"{os.path.isfile(out) and open(out).read().count('<circle')}\n  stderr: {p.stderr[:400]}")
-            print(("ok   " if ok else "FAIL ") + "plot of one size")
+            points = open(out).read().count("<circle") if os.path.isfile(out) else 0
+            verdict("plot of one size", p.returncode == 0 and points >= 2,
+                    f"exit status {p.returncode}, points drawn: {points}\n  stderr: {p.stderr[:400]}")
             p = subprocess.run(plot + [rows, "--svg", "-o", os.path.join(tmp, "no", "such", "plot.svg")],
                                capture_output=True, text=True, timeout=120)
-            ok = p.returncode == 1 and "cannot write the plot" in p.stderr and "Traceback" not in p.stderr
-            if not ok:
-                failures.append(f"plot into a missing folder: exit status {p.returncode}\n  stderr: {p.stderr[:400]}")
-            print(("ok   " if ok else "FAIL ") + "plot into a missing folder")
+            verdict("plot into a missing folder",
+                    p.returncode == 1 and "cannot write the plot" in p.stderr and "Traceback" not in p.stderr,
+                    f"exit status {p.returncode}\n  stderr: {p.stderr[:400]}")
     if failures:
         print("\n".join(failures), file=sys.stderr)
         return 1

@@ -364,12 +364,11 @@ END_TEST
 START_TEST(min_max_element_every_type) {
   force_access(_i);
   open_ctx();
-  static const vkds_type types[] = {VKDS_I32, VKDS_U32, VKDS_F32, VKDS_I64, VKDS_U64, VKDS_F64};
   const uint64_t sizes[] = {1, 9, 1025, 65537, 100003, 300};
-  for (size_t ti = 0; ti < sizeof types / sizeof *types; ++ti) {
-    vkds_type t = types[ti];
-    uint32_t es = vkds_type_size(t);
-    bool fl = t == VKDS_F32 || t == VKDS_F64;
+  for (size_t ti = 0; ti < sizeof TYPES / sizeof *TYPES; ++ti) {
+    vkds_type t = TYPES[ti];
+    uint32_t es = size_of(t);
+    bool fl = is_float(t);
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
       uint64_t n = sizes[si];
       bool all_nan = fl && si == 5;
