@@ -211,9 +211,10 @@ VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_con
  * (VKDS_LOG_WARN, how many of each), and none of their handles may be used, nor
  * destroyed, afterwards. Policies and backends (and their submissions and selections)
  * still alive, deferred policies not yet initialized included, are reported in one
- * error (VKDS_LOG_ERROR; it does not count them), and the context then lives on, whole, until the last of them is
- * released, whose release destroys it as this call would have (its work waited for,
- * the warnings above logged then); everything made from it stays usable until then.
+ * error (VKDS_LOG_ERROR; it does not count them), and the context then lives on,
+ * whole, until the last of them is released, whose release destroys it as this call
+ * would have (its work waited for, the warnings above logged then); everything made
+ * from it stays usable until then.
  * The wait is bounded by vkds_context_info.destroy_timeout_ns (default 10 s). Work still
  * running then (a kernel that never ends, a task waiting on a semaphore nobody signals)
  * is never destroyed under the GPU: the call logs an error and returns, leaving the

@@ -34,10 +34,10 @@ extern "C" {
  * nothing (the view is still checked). Returns
  * VKDS_ERROR_INVALID_ARGUMENT (NULL res, NULL src with bytes > 0, NULL buffer, range
  * past the buffer, a host range that overlaps the copied range of the buffer's own
- * memory: its mapping, or the host memory it imports), VKDS_ERROR_WRONG_DEVICE (a buffer of another device than res's),
- * VKDS_ERROR_WRONG_CONTEXT (a buffer of another context than res's),
- * VKDS_ERROR_OUT_OF_DEVICE_MEMORY when
- * the staging area cannot be made, VKDS_ERROR_VULKAN / VKDS_ERROR_DEVICE_LOST. */
+ * memory: its mapping, or the host memory it imports), VKDS_ERROR_WRONG_DEVICE (a
+ * buffer of another device than res's), VKDS_ERROR_WRONG_CONTEXT (a buffer of another
+ * context than res's), VKDS_ERROR_OUT_OF_DEVICE_MEMORY when the staging area cannot be
+ * made, VKDS_ERROR_VULKAN / VKDS_ERROR_DEVICE_LOST. */
 VKDS_API vkds_result vkds_upload(vkds_resource *res, vkds_view dst, const void *src, uint64_t bytes);
 
 /* Copies `bytes` from `src` to host memory at `dst`; same rules as vkds_upload. */
