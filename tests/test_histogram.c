@@ -371,6 +371,12 @@ START_TEST(edges_and_ranges) {
       {VKDS_U32, {.u32 = 1024}, {.u32 = 1024 + 4096}, 16, "u32 power-of-two width 256"},
       {VKDS_U32, {.u32 = 0}, {.u32 = 256}, 256, "u32 width 1"},
       {VKDS_U32, {.u32 = 5}, {.u32 = 8}, 256, "u32 more bins than values"},
+      /* (fewer bins than values, not a power-of-two width: histogram.glsl's multiply-high) */
+      {VKDS_U32, {.u32 = 0}, {.u32 = 1001}, 1000, "u32 one bin fewer than values"},
+      {VKDS_U32, {.u32 = 3}, {.u32 = UINT32_MAX}, 65535, "u32 65,535 bins over nearly all"},
+      {VKDS_U32, {.u32 = 0}, {.u32 = 2147483649u}, 2, "u32 two bins, odd range past 2^31"},
+      {VKDS_I32, {.i32 = -1000}, {.i32 = 999}, 1, "i32 one bin"},
+      {VKDS_I32, {.i32 = -7}, {.i32 = 2000000000}, 999983, "i32 999,983 bins"},
       {VKDS_I64, {.i64 = INT64_MIN}, {.i64 = INT64_MAX}, 5, "i64 whole range, 5 bins"},
       {VKDS_I64, {.i64 = -3}, {.i64 = 1ll << 62}, 1000, "i64 wide range, 1000 bins"},
       {VKDS_U64, {.u64 = 0}, {.u64 = UINT64_MAX}, 255, "u64 whole range, 255 bins"},

@@ -312,6 +312,10 @@ static vkds_result even_alg(const char *name, const vkds_seq *in, const void *lo
     if (range % bins == 0 && ((range / bins) & (range / bins - 1)) == 0)
       shift = 1 + (uint64_t)__builtin_ctzll(range / bins);
     a.extra[2] = f32_bits((float)bins / (float)range) | shift << 32;
+    /* 32-bit samples, fewer bins than the range: the multiply-high's M in the low word,
+     * flagged by bit 40 (histogram.glsl says why it is exact) */
+    if (size == 4 && !shift && bins < range)
+      a.extra[2] = ((1ull << 32) * bins / range) | 1ull << 40;
   }
   *out = a;
   return VKDS_SUCCESS;
