@@ -17,7 +17,9 @@
  *   CUB's InclusiveSum and ExclusiveSum), vkds_copy_if (count_if's predicate, CUB's
  *   select_if's, into an output as long as the input), vkds_histogram_even (256 bins
  *   into the output's first 256 elements, as cub_histogram_even: u32 by their top 8
- *   bits, through a transform view "x >> 24u" over [0, 256); f32 over [-1, 1)):
+ *   bits, through a transform view "x >> 24u" over [0, 256); f32 over [-1, 1)),
+ *   vkds_histogram_wide (u32 only: the same 256 bins asked directly over [0, 2^32 - 1),
+ *   a width that is not a power of two, against cub_histogram_wide):
  *     on device data   GPU time: the recording form (vkds_cmd_X, scalar results into a
  *                      device buffer) in batches, as the plain copy's; wall time: the
  *                      blocking call through the policy, one call per sample with its
@@ -634,6 +636,18 @@ static vkds_result run_histogram(call *c) {
                 : vkds_histogram_even(c->pol, in, lo, hi, &counts);
 }
 
+/* 256 even bins of u32 samples over [0, 2^32 - 1), asked directly: bins of a width that
+ * is not a power of two (the general integer path, histogram.glsl), as
+ * cub_histogram_wide asks CUB's with 64-bit levels [0, 2^32). */
+static const uint32_t WIDE_HI = UINT32_MAX;
+static vkds_result run_histogram_wide(call *c) {
+  static const uint32_t lo = 0;
+  vkds_seq counts = c->out;
+  counts.count = HIST_BINS, counts.type = VKDS_U32;
+  return c->rec ? vkds_cmd_histogram_even(c->rec, &c->in, &lo, &WIDE_HI, &counts)
+                : vkds_histogram_even(c->pol, &c->in, &lo, &WIDE_HI, &counts);
+}
+
 /* plain_scan: bench/scan3.comp, the portable path's work without vkds (recorded only). */
 static vkds_result run_plain_scan(call *c) {
   if (!c->rec || !c->pscan) return VKDS_ERROR_UNSUPPORTED;
@@ -839,13 +853,16 @@ static bool verify_copy_if(const algo *a, const dataset *d, const uint32_t *out,
   return report(a, d, where, "output elements", bad, first, bad ? out[first] : 0, want_first);
 }
 
-/* The histogram of set 0's input: its 256 counts, every element after them untouched. */
+/* The histogram of set 0's input: its 256 counts, every element after them untouched
+ * (vkds_histogram_wide: bin floor(x * 256 / (2^32 - 1)), the sample 2^32 - 1 nowhere). */
 static bool verify_histogram(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
   uint32_t want[HIST_BINS] = {0};
+  bool wide = a->run == run_histogram_wide;
   for (uint64_t i = 0; i < d->n; ++i) {
     uint32_t x = d->host[0][IN][i];
-    if (d->type == VKDS_U32) ++want[x >> 24]; /* floor(x * 256 / 2^32) */
-    else ++want[(uint32_t)((as_f32(x) + 1.0f) * 128.0f)]; /* exact on this data's grid, in [0, 256) */
+    if (wide && x < WIDE_HI) ++want[(uint64_t)x * HIST_BINS / WIDE_HI];
+    else if (!wide && d->type == VKDS_U32) ++want[x >> 24]; /* floor(x * 256 / 2^32) */
+    else if (!wide) ++want[(uint32_t)((as_f32(x) + 1.0f) * 128.0f)]; /* exact on this data's grid, in [0, 256) */
   }
   uint64_t bad = 0, first = 0;
   for (uint64_t i = 0; i < d->n; ++i)
@@ -939,6 +956,8 @@ static const algo ALGOS[] = {
      verify_exclusive},
     {"vkds_copy_if", 0, "cub_select_if", true, run_copy_if, COUNT, check_count_if, NULL, verify_copy_if},
     {"vkds_histogram_even", 1, "cub_histogram_even", false, run_histogram, NO_RESULT, NULL, NULL, verify_histogram},
+    {"vkds_histogram_wide", 1, "cub_histogram_wide", false, run_histogram_wide, NO_RESULT, NULL, NULL, verify_histogram,
+     false, NULL, true},
     {"vkds_reduce_by_key", 0, "cub_reduce_by_key", false, run_reduce_by_key, COUNT, check_runs, NULL,
      verify_reduce_by_key},
     {"plain_scan", 2, NULL, false, run_plain_scan, LAST, check_inclusive_last, NULL, verify_inclusive, true},
