@@ -148,6 +148,12 @@ START_TEST(adopted_device_without_a_kernels_feature) {
   fill_args args = {.n = 16, .out = vkds_view_of(b)};
   ck_assert_int_eq(vkds_launch(p, k, &(vkds_launch_info){.global = {16}, .args = &args}, NULL), VKDS_ERROR_UNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "bufferDeviceAddress"));
+  /* an algorithm names the one feature missing (it named both whichever it was: a probe) */
+  uint32_t sum = 0;
+  vkds_seq s = vkds_seq_counting(0, 16, VKDS_U32);
+  ck_assert_int_eq(vkds_reduce(p, &s, NULL, NULL, &sum), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(vkds_last_error_message(), "does not have bufferDeviceAddress enabled"), "%s",
+                vkds_last_error_message());
   ck_assert_int_eq(harness_validation_messages(), 0);
   vkds_buffer_destroy(b);
   vkds_kernel_destroy(k);
@@ -222,6 +228,21 @@ START_TEST(bad_embed_descriptions) {
   describe(&a, q, ed, &ei);
   ei.device_count = 0;
   ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ctx);
+  /* an instance below Vulkan 1.2 (a probe: taken, then the first buffer called an entry
+   * point the loader had left NULL), and features that are not a VkPhysicalDeviceFeatures2 */
+  describe(&a, q, ed, &ei);
+  ei.api_version = VK_API_VERSION_1_1;
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(vkds_last_error_message(), "Vulkan 1.2 or later"), "%s", vkds_last_error_message());
+  ck_assert_ptr_null(ctx);
+  describe(&a, q, ed, &ei);
+  VkPhysicalDeviceFeatures2 not_features = *ed[1].enabled_features;
+  not_features.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  ed[1].enabled_features = &not_features;
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "devices[1].enabled_features is not a VkPhysicalDeviceFeatures2"),
+                "%s", vkds_last_error_message());
   ck_assert_ptr_null(ctx);
   /* a VkQueue embedded in two live contexts: both submit to it, so both need a lock
    * (unlocked, two threads' submissions met in the validation layer; a probe) */

@@ -75,7 +75,8 @@ typedef struct vkds_embed_device {
 typedef struct vkds_embed_info {
   VkInstance instance;                         /* REQUIRED; vkds never destroys it */
   PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* NULL: the system loader's */
-  uint32_t api_version; /* the instance's apiVersion; 0: VK_API_VERSION_1_2 assumed */
+  uint32_t api_version; /* the instance's apiVersion; 0: VK_API_VERSION_1_2 assumed; below
+                         * 1.2: VKDS_ERROR_UNSUPPORTED */
   /* true when the application enabled VK_EXT_debug_utils on the instance (then vkds
    * labels its work for RenderDoc and Nsight). */
   bool debug_utils;
@@ -235,7 +236,9 @@ VKDS_API vkds_resource *vkds_context_resource(const vkds_context *ctx, uint32_t 
 /* Number of VkDevices in the context; 0 for NULL. */
 VKDS_API uint32_t vkds_context_device_count(const vkds_context *ctx);
 
-/* Whether the validation layer is active on this context. */
+/* Whether vkds enabled the validation layer on this context (vkds_context_info.validation
+ * or VKDS_VALIDATION). An embedded context reports false: the layers the application put
+ * on its own instance are its own. */
 VKDS_API bool vkds_context_validation_enabled(const vkds_context *ctx);
 
 /* The context's VkInstance (created or adopted); VK_NULL_HANDLE for NULL. */

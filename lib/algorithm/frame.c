@@ -393,8 +393,11 @@ static vkds_result check_features(const call *c) {
   /* vkds.glsl's device addresses are 64-bit integers: every algorithm kernel needs them */
   if (!dev->enabled.shader_int64 || !dev->enabled.buffer_device_address)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                      "%s: algorithm kernels need shaderInt64 and bufferDeviceAddress (64-bit device addresses), "
-                      "which device %u (%s) does not have enabled", c->a.name, dev->index, name);
+                      "%s: algorithm kernels need shaderInt64 and bufferDeviceAddress (64-bit device addresses); "
+                      "device %u (%s) does not have %s enabled", c->a.name, dev->index, name,
+                      !dev->enabled.shader_int64 && !dev->enabled.buffer_device_address ? "either"
+                      : !dev->enabled.shader_int64                                      ? "shaderInt64"
+                                                                                        : "bufferDeviceAddress");
   return VKDS_SUCCESS;
 }
 

@@ -241,11 +241,20 @@ done:
 static vkds_result check_embed(vkds_context *ctx, const vkds_embed_info *e) {
   if (e->instance == VK_NULL_HANDLE) EMBED_REFUSE("embed->instance is VK_NULL_HANDLE");
   if (e->device_count == 0 || e->devices == NULL) EMBED_REFUSE("embed->devices is NULL or device_count is 0");
+  /* (a 1.1 instance was taken, then the first buffer called a 1.2 entry point the loader
+   * had left NULL: a new-user probe) */
+  if (e->api_version && e->api_version < VK_API_VERSION_1_2)
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "vkds_context_create: embed->api_version is %u.%u: vkds needs an instance of Vulkan 1.2 or later",
+                      VK_API_VERSION_MAJOR(e->api_version), VK_API_VERSION_MINOR(e->api_version));
   for (uint32_t d = 0; d < e->device_count; ++d) {
     const vkds_embed_device *ed = &e->devices[d];
     if (ed->physical_device == VK_NULL_HANDLE || ed->device == VK_NULL_HANDLE)
       EMBED_REFUSE("embed->devices[%u]: physical_device and device are required", d);
     if (ed->queue_count == 0 || ed->queues == NULL) EMBED_REFUSE("embed->devices[%u]: no queues", d);
+    if (ed->enabled_features && ed->enabled_features->sType != VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)
+      EMBED_REFUSE("embed->devices[%u].enabled_features is not a VkPhysicalDeviceFeatures2 (its sType is %d)", d,
+                   (int)ed->enabled_features->sType);
     if (ed->enabled_extension_count && !ed->enabled_extensions)
       EMBED_REFUSE("embed->devices[%u]: enabled_extensions is NULL with a count of %u", d, ed->enabled_extension_count);
     if ((ed->queue_lock == NULL) != (ed->queue_unlock == NULL))
@@ -355,6 +364,13 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
                           "queue of that device", d, q, eq->family, eq->index);
     }
     vkds__loader_load_device(&ctx->fn, dev->device, &dev->vk);
+    /* Vulkan 1.2's core entry points: the loader leaves them NULL below 1.2 (an instance
+     * of 1.1 given as api_version 0, which says 1.2) */
+    if (!dev->vk.vkWaitSemaphores || !dev->vk.vkGetSemaphoreCounterValue || !dev->vk.vkGetBufferDeviceAddress)
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                        "adopted device %u (%s): Vulkan 1.2's vkWaitSemaphores, vkGetSemaphoreCounterValue or "
+                        "vkGetBufferDeviceAddress did not load: vkds needs an instance and device of Vulkan 1.2 or "
+                        "later (embed->api_version 0 means 1.2)", d, dev->facts.props.properties.deviceName);
     vkds__device_adopt_features(dev, ed); /* (after: what it enables needs entry points) */
     if (!dev->enabled.timeline_semaphore)
       return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
