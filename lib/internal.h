@@ -62,6 +62,9 @@ uint64_t vkds__failures(void);
  * Returns `result`. */
 vkds_result vkds__fail_if_silent(const vkds_context *ctx, vkds_result result, uint64_t before, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Whether user code's return value is a vkds_result: VKDS_SUCCESS or a known negative
+ * error (a positive value passed on reads as success to a caller that tests r < 0). */
+bool vkds__is_result(vkds_result result);
 /* The thread's last error message without the "<result>: " that vkds__fail puts in
  * front of it (when `result` is the one there): the reason, for a caller that wraps it
  * in a message of its own. */

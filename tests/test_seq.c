@@ -2,6 +2,7 @@
  * rule both ways on two VkDevices of lavapipe, views nested in views, a user-defined
  * type, invalid constructions, and host reads of every type. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,9 +12,17 @@ static vkds_context *ctx;
 static vkds_resource *r0, *r1; /* on two different VkDevices */
 static vkds_resource *r0_too;  /* another queue of r0's device, where there is one */
 
+/* The last error the context logged (besides the harness's own logging). */
+static char logged[1024];
+static void keep_errors(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
+  if (level >= VKDS_LOG_ERROR && source == VKDS_LOG_SOURCE_VKDS) snprintf(logged, sizeof logged, "%s", message);
+  harness_log(user, level, source, message);
+}
+
 static void open_two(void) {
   vkds_context_info info = harness_info();
   info.devices_per_physical = 2;
+  info.log = keep_errors;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   r0 = vkds_context_resource(ctx, 0);
   r1 = r0_too = NULL;
@@ -103,6 +112,10 @@ static vkds_result refuse_silently(const vkds_seq *s) {
 static bool never_direct(const vkds_seq *s, const vkds_resource *res) {
   (void)s, (void)res;
   return false;
+}
+static vkds_result validate_positive(const vkds_seq *s) {
+  (void)s;
+  return (vkds_result)7;
 }
 static vkds_result read_silently_fails(const vkds_seq *s, uint64_t i, void *out) {
   (void)s, (void)i, (void)out;
@@ -657,6 +670,24 @@ START_TEST(hand_made_sequences_are_checked_too) {
   ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
   ck_assert_int_eq(vkds_reduce(pol, &closed, NULL, NULL, &got), VKDS_ERROR_UNSUPPORTED);
   assert_message("vkds_reduce: element 0 of a unreadable sequence: its read slot failed");
+  /* ... and the context's logger hears of it (a user type has no context of its own:
+   * nothing was logged; a probe), as of a type without a read slot, named by the call */
+  logged[0] = '\0';
+  ck_assert_int_eq(vkds_reduce(pol, &closed, NULL, NULL, &got), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(logged, "its read slot failed"), "logged: %s", logged);
+  static const vkds_seq_ops no_read = {VKDS_SEQ_OPS_VERSION, "no_read", never_direct, NULL, NULL};
+  vkds_seq unread = {.ops = &no_read, .count = 4, .type = VKDS_U32, .elem_size = 4};
+  logged[0] = '\0';
+  ck_assert_int_eq(vkds_reduce(pol, &unread, NULL, NULL, &got), VKDS_ERROR_UNSUPPORTED);
+  assert_message("vkds_reduce: a no_read cannot be read on the host (no read slot)");
+  ck_assert_msg(strstr(logged, "no read slot"), "logged: %s", logged);
+  /* a validate slot that returns a value that is no vkds_result (a positive one read as
+   * success to a caller testing r < 0: a probe) */
+  static const vkds_seq_ops positive = {VKDS_SEQ_OPS_VERSION, "positive", never_direct, NULL, validate_positive};
+  vkds_seq plus = {.ops = &positive, .count = 4, .type = VKDS_U32, .elem_size = 4};
+  ck_assert_int_eq(vkds_seq_validate(&plus), VKDS_ERROR_INVALID_ARGUMENT);
+  assert_message("returned 7, which is not a vkds_result");
+  ck_assert_int_eq(vkds_reduce(pol, &plus, NULL, NULL, &got), VKDS_ERROR_INVALID_ARGUMENT);
   /* U64 counting past INT64_MAX on the device too (its kernel adds in int64_t) */
   vkds_seq high = vkds_seq_counting(INT64_MAX, 3, VKDS_U64);
   uint64_t top = 0;

@@ -88,7 +88,10 @@ typedef struct vkds_seq vkds_seq;
  * buffers end to end: load = "return i < param0 ? part0(i) : part1(i - param0);",
  * parts {first, second}, params {first.count}. A loop in `load` or `store` counts
  * against lavapipe's cut of an invocation's loops at 65,535 iterations in all
- * (vkds/algorithm.h, operators): on large inputs there, keep the code loop-free. */
+ * (vkds/algorithm.h, operators): on large inputs there, keep the code loop-free. Keep
+ * `load` and `store` within their parts' elements: partN(i) for i past a part's count
+ * is not checked (a part passed directly is read at its device address), so what it
+ * reads or writes is undefined, whatever one device happens to do. */
 #define VKDS_SEQ_DEVICE_PARTS 4
 typedef struct vkds_seq_device_code {
   const char *load;
@@ -100,7 +103,10 @@ typedef struct vkds_seq_device_code {
 } vkds_seq_device_code;
 
 /* A sequence type. Tables are append-only: vkds reads a slot only when `version` says
- * the table has it, so a table written against an older header keeps working. */
+ * the table has it, so a table written against an older header keeps working; a table
+ * of a later version than this library's VKDS_SEQ_OPS_VERSION is read for the slots this
+ * library knows (unlike backend and policy tables, which such a library refuses: a
+ * sequence's later slots are optional by the rule above). */
 typedef struct vkds_seq_ops {
   uint32_t version; /* REQUIRED: VKDS_SEQ_OPS_VERSION of the header it was written with */
   const char *name; /* REQUIRED: for messages ("buffer", "zip", "my_concat", ...) */
@@ -200,7 +206,8 @@ VKDS_API bool vkds_seq_is_passed_directly(const vkds_seq *seq, const vkds_resour
 /* Checks a sequence and, recursively, its parts. VKDS_SUCCESS, or
  * VKDS_ERROR_INVALID_ARGUMENT naming what is wrong (NULL, ops NULL, a table without the
  * required slots, mismatched zip counts, a non-integer permutation map, ...), or the
- * error a user type's own validate slot returned. */
+ * error a user type's own validate slot returned (a value that is not a vkds_result, a
+ * positive one say: VKDS_ERROR_INVALID_ARGUMENT). */
 VKDS_API vkds_result vkds_seq_validate(const vkds_seq *seq);
 
 /* Reads element `index` on the host into `out` (elem_size bytes). Returns

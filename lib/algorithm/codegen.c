@@ -588,6 +588,11 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
   vkds_seq_device_code code = {0};
   vkds_result r = o->device_code(s, g->res, &code);
   node n = {0};
+  if (!vkds__is_result(r)) {
+    gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "the device_code slot of a '%s' sequence returned %d, which is not a "
+             "vkds_result (errors are the negative VKDS_ERROR_* values)", o->name ? o->name : "user", (int)r);
+    return n;
+  }
   if (r != VKDS_SUCCESS) {
     gen_fail(g, r, "the device_code slot of a '%s' sequence failed", o->name ? o->name : "user");
     return n;

@@ -350,11 +350,12 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
                       "vkds_policy_create: unknown policy kind %d", (int)info->kind);
   const vkds_context *own = creation_ctx(&info->resources);
   vkds__policy_internal *in = vkds__alloc(own, sizeof *in);
-  if (!in) return vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy");
+  /* (through the context's logger, as the later failures: a probe saw these unlogged) */
+  if (!in) return vkds__fail(own, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "vkds_policy_create: policy");
   in->own_ctx = in->alloc_ctx = own;
   vkds_result r = complete_ops(given, &in->ops);
   vkds_policy *p = r == VKDS_SUCCESS ? vkds__alloc(own, in->ops.policy_size) : NULL;
-  if (r == VKDS_SUCCESS && !p) r = vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "policy");
+  if (r == VKDS_SUCCESS && !p) r = vkds__fail(own, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "vkds_policy_create: policy");
   if (r != VKDS_SUCCESS) {
     vkds__free(own, in);
     return r;

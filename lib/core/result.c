@@ -111,6 +111,8 @@ static bool is_known_error(vkds_result result) {
   return false;
 }
 
+bool vkds__is_result(vkds_result result) { return result == VKDS_SUCCESS || is_known_error(result); }
+
 vkds_result vkds__fail_if_silent(const vkds_context *ctx, vkds_result result, uint64_t before, const char *fmt, ...) {
   if (result == VKDS_SUCCESS) return result;
   va_list ap;

@@ -259,7 +259,11 @@ static vkds_result check(const vkds_seq *s, char *why) {
      * whatever failed on this thread before it (found by a new-user probe) */
     uint64_t failures = vkds__failures();
     r = s->ops->validate(s);
-    if (r != VKDS_SUCCESS && vkds__failures() != failures) say(why, "%s: %s", s->ops->name, last_reason(r));
+    if (!vkds__is_result(r)) {
+      say(why, "a '%s' sequence: its validate slot returned %d, which is not a vkds_result (errors are the negative "
+          "VKDS_ERROR_* values)", s->ops->name, (int)r);
+      r = VKDS_ERROR_INVALID_ARGUMENT;
+    } else if (r != VKDS_SUCCESS && vkds__failures() != failures) say(why, "%s: %s", s->ops->name, last_reason(r));
     else if (r != VKDS_SUCCESS) say(why, "a '%s' sequence: its validate slot returned %s", s->ops->name, vkds_result_str(r));
   }
   --depth;
@@ -331,8 +335,8 @@ vkds_result vkds_seq_read(const vkds_seq *seq, uint64_t index, void *out) {
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_seq_read: index %" PRIu64 " of a %s of %" PRIu64 " elements", index, seq->ops->name, seq->count);
   if (!seq->ops->read)
-    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "vkds_seq_read: a %s cannot be read on the host (no read slot)",
-                      seq->ops->name);
+    return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: a %s cannot be read on the host (no read slot)",
+                      vkds__caller("vkds_seq_read"), seq->ops->name);
   if (depth >= MAX_DEPTH)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_seq_read: nested more than %d deep (does it contain itself?)", MAX_DEPTH);

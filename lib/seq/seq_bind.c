@@ -43,7 +43,9 @@ static vkds_result gather(const vkds_seq *seq, const storage *st, const vkds__de
     return vkds_download(other, host, (vkds_view){st->buffer, st->offset, bytes}, bytes);
   }
   for (uint64_t i = 0; i < seq->count; ++i) {
-    vkds_result r = vkds_seq_read(seq, i, host + i * seq->elem_size);
+    /* (a user type has no context of its own: its read's failure is logged through the
+     * call's, or no logger saw it: a probe) */
+    vkds_result r = vkds__log_unlogged(dev->ctx, vkds_seq_read(seq, i, host + i * seq->elem_size));
     if (r != VKDS_SUCCESS) return r;
   }
   return VKDS_SUCCESS;
