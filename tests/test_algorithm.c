@@ -529,6 +529,15 @@ static vkds_result first_code(const vkds_seq *s, const vkds_resource *res, vkds_
 static const vkds_seq_ops first_ops = {.version = VKDS_SEQ_OPS_VERSION, .name = "first",
                                        .is_passed_directly = concat_direct, .read = concat_read,
                                        .device_code = first_code};
+/* A device_code slot that returns a value that is no vkds_result (a positive one was
+ * passed on, and read as success by a caller testing r < 0: a probe). */
+static vkds_result positive_code(const vkds_seq *s, const vkds_resource *res, vkds_seq_device_code *out) {
+  (void)s, (void)res, (void)out;
+  return (vkds_result)5;
+}
+static const vkds_seq_ops positive_ops = {.version = VKDS_SEQ_OPS_VERSION, .name = "positive",
+                                          .is_passed_directly = concat_direct, .read = concat_read,
+                                          .device_code = positive_code};
 
 /* Zips of many parts (seq.h: 1 to 16): where a call's launch arguments outgrow the push
  * constants (lavapipe: 128 bytes, from about 8 leaves), the blocking and asynchronous
@@ -760,6 +769,10 @@ START_TEST(every_sequence_kind) {
   for (uint32_t i = 0; i < 1000; ++i) first_sum += host[i];
   ck_assert_vkds(vkds_reduce(pol, &first, NULL, NULL, &s32));
   ck_assert_uint_eq(s32, first_sum);
+  vkds_seq positive = {.ops = &positive_ops, .count = N, .type = VKDS_U32, .elem_size = 4, .user = halves};
+  ck_assert_int_eq(vkds_reduce(pol, &positive, NULL, NULL, &s32), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "returned 5, which is not a vkds_result"), "%s",
+                vkds_last_error_message());
   /* a part its device code hands out that is no sequence (a failed constructor's, ops
    * NULL): refused by name (it was walked as it came: a crash; a views probe) */
   vkds_seq bad_parts[2] = {halves[0], {.count = N - 1000}};
