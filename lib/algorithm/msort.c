@@ -150,8 +150,9 @@ static vkds_result describe(const char *name, const vkds_seq *data, const char *
                       "the zip, or copy the view into a zip of buffers first)", name, data->elem_size);
   if (data->ops && !zip && (data->type < VKDS_I32 || data->type > VKDS_F64))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: elements of type %s (%u bytes); the merge sort takes I32, U32, F32, I64, U64, F64 and zips of "
-                      "them (4, 8 or 16 bytes)", name, vkds__type_name(data->type), data->elem_size);
+                      "%s: elements of type %s (%u byte%s); the merge sort takes I32, U32, F32, I64, U64, F64 and zips of "
+                      "them (4, 8 or 16 bytes)", name, vkds__type_name(data->type), data->elem_size,
+                      data->elem_size == 1 ? "" : "s");
   return VKDS_SUCCESS;
 }
 
