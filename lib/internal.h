@@ -794,6 +794,9 @@ bool vkds__str_icontains(const char *haystack, const char *needle);
 vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out);
 /* Keeps `buf` for a later get (within the budget; NULL: nothing). */
 void vkds__spare_put(vkds_buffer *buf);
+/* The size a spare for `bytes` is made with: a class of four a power of two (at most 25%
+ * more), so that buffers for data of similar sizes are found again. */
+uint64_t vkds__spare_size(uint64_t bytes);
 /* Destroys every kept buffer of `dev`; whether there was any (vkds_buffer_create, out of
  * memory, before it tries again). */
 bool vkds__spares_drop(vkds__device *dev);

@@ -175,8 +175,12 @@
  * reduction folds each chunk in the order above into a chunk total, then the chunk
  * totals as step 3 folds group results (thread t takes totals t, t + 256, ... in chunk
  * order, then step 2), so its result also depends on the chunk size (fixed per
- * context). Other host data (under reverse or permutation views,
- * user types, buffers of another device) is staged whole into a temporary device buffer.
+ * context). Other host data (under reverse or permutation views, user types, buffers
+ * of another device, and the data of the algorithms that do not stream: compaction,
+ * by-key scans and reductions, histograms, sorts, merge, searches) is staged whole into a
+ * temporary device buffer, of the data's size rounded up to a quarter of a power of two
+ * (at most 25% more), which is kept for reuse as above (a 1 GiB buffer took 21 ms to
+ * make and 19.5 ms to destroy on an H200's driver).
  *
  * All functions are thread-safe: several threads may run algorithms through one policy
  * at once. */

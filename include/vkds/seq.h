@@ -238,7 +238,9 @@ typedef struct vkds_seq_binding {
 /* Resolves `seq` for a kernel on the device of `res`:
  *   - a sequence passed directly with memory of its own (a buffer or mapped range on
  *     that device, host memory imported into it): its own range, nothing copied;
- *   - anything else: a temporary device buffer of count * elem_size bytes. For reading,
+ *   - anything else: a temporary device buffer of count * elem_size bytes (the view's
+ *     bytes; the buffer may be larger: it comes from, and goes back to, the context's
+ *     kept temporaries, vkds/algorithm.h). For reading,
  *     the elements are uploaded through the staging ring first: contiguous host memory
  *     as it is, a buffer of another device through a download, any other sequence the
  *     host can read (views) element by element. For writing, vkds_seq_unbind copies

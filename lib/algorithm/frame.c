@@ -478,7 +478,7 @@ static vkds_result unbind_leaves(call *c, bool write_back) {
     if (write_back) {
       r = vkds_seq_unbind(&c->bind[k]);
     } else {
-      if (c->bind[k].staged) vkds_buffer_destroy(c->bind[k].view.buffer);
+      if (c->bind[k].staged) vkds__spare_put(c->bind[k].view.buffer); /* (vkds_seq_bind's) */
       c->bind[k] = (vkds_seq_binding){0};
     }
     if (first == VKDS_SUCCESS) first = r;

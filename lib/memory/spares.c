@@ -88,6 +88,12 @@ static void destroy_taken(vkds_context *ctx, struct vkds__spare *gone) {
   }
 }
 
+uint64_t vkds__spare_size(uint64_t bytes) {
+  if (bytes <= 4096) return 4096;
+  uint64_t step = 1ull << (63 - __builtin_clzll(bytes) - 2); /* a quarter of the power of two below */
+  return bytes > UINT64_MAX - step ? bytes : (bytes + step - 1) / step * step;
+}
+
 void vkds__spare_put(vkds_buffer *buf) {
   if (!buf) return;
   vkds_context *ctx = buf->dev->ctx;
