@@ -386,6 +386,12 @@ START_TEST(edges_and_ranges) {
       {VKDS_F32, {.f32 = 0}, {.f32 = 1}, 10, "f32 [0, 1) in tenths"},
       {VKDS_F32, {.f32 = -1}, {.f32 = 1}, 256, "f32 [-1, 1), 256 bins"},
       {VKDS_F32, {.f32 = 1e6f}, {.f32 = 1e6f + 1}, 100, "f32 edges collapsed (width under an ulp)"},
+      /* (exact edges: histogram.glsl's one-edge way; the last one, too far from 0 in
+       * widths, the general way) */
+      {VKDS_F32, {.f32 = -3}, {.f32 = 5}, 8, "f32 width 1 from -3"},
+      {VKDS_F32, {.f32 = 1024}, {.f32 = 1536}, 4096, "f32 width 1/8 from 1024"},
+      {VKDS_F32, {.f32 = -0.5f}, {.f32 = 0.5f}, 1, "f32 one bin"},
+      {VKDS_F32, {.f32 = 0x1p30f}, {.f32 = 0x1p30f + 0x1p10f}, 16, "f32 width 64 at 2^30"},
       {VKDS_F32, {.f32 = -FLT_MAX / 2}, {.f32 = FLT_MAX / 2}, 77, "f32 huge range"},
       {VKDS_F32, {.f32 = 0}, {.f32 = 1e-30f}, 1000, "f32 tiny range"},
       {VKDS_F64, {.f64 = 1e15}, {.f64 = 1e15 + 1}, 64, "f64 edges collapsed"},

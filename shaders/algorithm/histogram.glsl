@@ -20,7 +20,8 @@
 // VKDS_HP(1) the bin width (floats: its bits in the type; integers: upper - lower),
 // VKDS_HP(2) the estimate's scale (f64: its bits; else f32 bits, and for integers a
 // shift in bits 32-39, plus one, when the width is a power of two; for 32-bit integers
-// with fewer bins than upper - lower, bit 40 set and the low word M instead, below).
+// with fewer bins than upper - lower, bit 40 set and the low word M instead, below; for
+// f32, bit 40 set where every edge is exact, below).
 //
 // Three dispatches with barriers between them (histogram.c records them, after a fill
 // of the status for boundaries):
@@ -141,6 +142,12 @@ uint vkds_bin(IN0_T x) {
 // Even float bins: edge j is lower + T(j) * width, each operation rounded to the type
 // (edge 0 is lower itself); x goes to the last j < bins whose edge is <= x.
 IN0_T vkds_width, vkds_scale;
+// f32 bins whose every edge lower + j * width is exact (histogram.c: a power-of-two width,
+// lower a multiple of it, edges within 2^24 widths): x - lower rounds monotonically and
+// each j * width is a float, so floor((x - lower) * scale) is the bin or one more, and
+// one edge settles it, without the general fix's branches. The general way made f32
+// histograms 0.54x CUB's at 2^28 on an H200 (2026-11-28, session 36, bench/RESULTS.md).
+bool vkds_exact;
 bool vkds_edge_le(uint j, IN0_T x) {
   precise IN0_T e = vkds_lo + IN0_T(j) * vkds_width;
   return j == 0u || e <= x;
@@ -149,6 +156,11 @@ bool vkds_edge_le(uint j, IN0_T x) {
 uint vkds_bin(IN0_T x) {
   if (!(x >= vkds_lo && x < vkds_hi)) return VKDS_NONE; // NaN too
 #if VKDS_IN0_TYPE == 3
+  if (vkds_exact) {
+    precise float d = x - vkds_lo;
+    uint k = min(uint(d * vkds_scale), vkds_bins - 1u);
+    return vkds_edge_le(k, x) ? k : k - 1u;
+  }
   float f = min((x - vkds_lo) * vkds_scale, 4294967040.0);
 #else
   double f = min((x - vkds_lo) * vkds_scale, 4294967295.0lf);
@@ -226,6 +238,7 @@ void vkds_setup() {
   vkds_width = vkds_value_of(VKDS_HP(1));
 #if VKDS_IN0_TYPE == 3
   vkds_scale = uintBitsToFloat(uint(VKDS_HP(2)));
+  vkds_exact = (VKDS_HP(2) & (1ul << 40)) != 0ul;
 #else
   vkds_scale = uint64BitsToDouble(VKDS_HP(2));
 #endif
