@@ -606,6 +606,10 @@ void vkds__context_let_go(vkds_context *ctx);
  * "destroy called and no backend left". */
 #define VKDS__CONTEXT_DESTROY_PENDING 0x80000000u
 
+/* The spares' pools (lib/memory/spares.c), each with its own budget: a call's scratch and
+ * stream buffers; data staged whole (vkds_seq_bind). */
+typedef enum vkds__spare_pool { VKDS__SPARES_CALL = 0, VKDS__SPARES_STAGED = 1 } vkds__spare_pool;
+
 struct vkds_context {
   /* vkds_backend_vulkan_ops backends (every policy over its resources has one) made and
    * not yet destroyed (lib/backend/backend_vulkan.c), and VKDS__CONTEXT_DESTROY_PENDING */
@@ -650,7 +654,7 @@ struct vkds_context {
   /* buffers kept for the next call (lib/memory/spares.c) */
   pthread_mutex_t spare_lock;
   struct vkds__spare *spares;      /* newest first */
-  uint64_t spare_bytes;            /* their sizes, within spares.c's budget */
+  uint64_t spare_bytes[2];         /* their sizes by pool, each within spares.c's budget */
   struct vkds__spare *spare_nodes; /* emptied list nodes, for the next put */
   void *alg_spare_call; /* one call's state kept for the next (frame.c): a blocking call's
                            allocation and free of ~6 KB were a sixth of its host work */
@@ -792,8 +796,8 @@ bool vkds__str_icontains(const char *haystack, const char *needle);
 /* ---- buffers kept for the next call (lib/memory/spares.c) ---- */
 /* A buffer of this resource's device, kind and size: a kept one, else a new one. */
 vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out);
-/* Keeps `buf` for a later get (within the budget; NULL: nothing). */
-void vkds__spare_put(vkds_buffer *buf);
+/* Keeps `buf` for a later get, in `pool` (within its budget; NULL: nothing). */
+void vkds__spare_put(vkds_buffer *buf, vkds__spare_pool pool);
 /* The size a spare for `bytes` is made with: a class of four a power of two (at most 25%
  * more), so that buffers for data of similar sizes are found again. */
 uint64_t vkds__spare_size(uint64_t bytes);

@@ -434,6 +434,28 @@ START_TEST(edges_and_ranges) {
   ck_assert_uint_eq(twice.allocated_bytes, once.allocated_bytes);
   ck_assert_uint_eq(few[0], 25000);
   ck_assert_uint_eq(few[3], 24000);
+  /* ... also one as large as the kept temporaries' budget (eight staging rings: 1 MiB
+   * here), which the small buffers the same call puts after it pushed out (spares.c) */
+  vkds_context_info small = harness_info();
+  small.staging_chunks = 2, small.staging_chunk_bytes = 64 << 10;
+  vkds_context *sctx;
+  vkds_policy *spol;
+  ck_assert_vkds(vkds_context_create(&small, &sctx));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = sctx}}, &spol));
+  ms.count = 65536; /* 256 KiB: a quarter of the budget first, then the whole of it */
+  ck_assert_vkds(vkds_histogram_even(spol, &ms, &mlo, &mhi, &fs));
+  uint32_t *budget_sized = calloc(1u << 18, sizeof *budget_sized);
+  vkds_seq bs = vkds_seq_host(budget_sized, 1u << 18, VKDS_U32);
+  ck_assert_vkds(vkds_histogram_even(spol, &bs, &mlo, &mhi, &fs));
+  ck_assert_vkds(vkds_memory_get_stats(vkds_context_resource(sctx, 0), &once));
+  ck_assert_vkds(vkds_histogram_even(spol, &bs, &mlo, &mhi, &fs));
+  ck_assert_vkds(vkds_memory_get_stats(vkds_context_resource(sctx, 0), &twice));
+  ck_assert_uint_ge(once.used_bytes, 1u << 20); /* kept */
+  ck_assert_uint_eq(twice.allocated_bytes, once.allocated_bytes);
+  ck_assert_uint_eq(few[0], 1u << 18);
+  free(budget_sized);
+  vkds_policy_release(spol);
+  vkds_context_destroy(sctx);
   free(many);
   /* integers by hand: [-10, 10) in 3 bins: edges -10, -10 + ceil(20 / 3) = -3, and 4 */
   int32_t iv[] = {-11, -10, -4, -3, 3, 4, 9, 10, INT32_MIN, INT32_MAX};

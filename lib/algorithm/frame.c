@@ -478,7 +478,7 @@ static vkds_result unbind_leaves(call *c, bool write_back) {
     if (write_back) {
       r = vkds_seq_unbind(&c->bind[k]);
     } else {
-      if (c->bind[k].staged) vkds__spare_put(c->bind[k].view.buffer); /* (vkds_seq_bind's) */
+      if (c->bind[k].staged) vkds__spare_put(c->bind[k].view.buffer, VKDS__SPARES_STAGED); /* (vkds_seq_bind's) */
       c->bind[k] = (vkds_seq_binding){0};
     }
     if (first == VKDS_SUCCESS) first = r;
@@ -675,8 +675,8 @@ static void call_free(call *c) {
   for (uint32_t i = 0; i < c->args_buffers; ++i) vkds_buffer_destroy(c->args[i]);
   /* a sort's scratch holds copies of its data: not kept for reuse */
   if (sorts_in_place(c->a.template_kind)) vkds_buffer_destroy(c->scratch);
-  else vkds__spare_put(c->scratch);
-  vkds__spare_put(c->scan_result);
+  else vkds__spare_put(c->scratch, VKDS__SPARES_CALL);
+  vkds__spare_put(c->scan_result, VKDS__SPARES_CALL);
   vkds__stream_free(c);
   vkds__gen_free(&c->gen);
   vkds_context *ctx = c->res->dev->ctx;

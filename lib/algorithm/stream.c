@@ -237,8 +237,8 @@ void vkds__stream_free(vkds__call *c) {
   if (!c->streaming) return; /* (only vkds__stream_run takes stage buffers) */
   for (uint32_t k = 0; k < VKDS__GEN_MAX_LEAVES; ++k)
     for (uint32_t s = 0; s < VKDS__STREAM_SLOTS; ++s) {
-      vkds__spare_put(c->stage[k][s]);
-      vkds__spare_put(c->device_stage[k][s]);
+      vkds__spare_put(c->stage[k][s], VKDS__SPARES_CALL);
+      vkds__spare_put(c->device_stage[k][s], VKDS__SPARES_CALL);
       c->stage[k][s] = c->device_stage[k][s] = NULL;
     }
 }

@@ -11,6 +11,7 @@
 struct vkds__spare {
   struct vkds__spare *next;
   vkds_buffer *buffer;
+  vkds__spare_pool pool;
 };
 
 vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t size, vkds_buffer **out) {
@@ -22,7 +23,7 @@ vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t 
   struct vkds__spare *s = *at;
   if (s) { /* the node is kept for the next put: no allocation on a call's way */
     *at = s->next;
-    ctx->spare_bytes -= s->buffer->size;
+    ctx->spare_bytes[s->pool] -= s->buffer->size;
     *out = s->buffer;
     s->buffer = NULL;
     s->next = ctx->spare_nodes;
@@ -33,19 +34,25 @@ vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t 
   return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
 }
 
-/* The bytes of spare buffers a context keeps: eight staging rings' worth (256 MiB by
- * default: a streamed call over three host sequences on a discrete GPU keeps 192 MiB of
- * stream buffers, reused call after call). Past it the oldest spares go. Kept without a
- * bound, every size a call ever needed stayed allocated until the context went (a
- * new-user probe). */
+/* The bytes of spare buffers a context keeps in each pool: eight staging rings' worth
+ * (256 MiB by default: a streamed call over three host sequences on a discrete GPU keeps
+ * 192 MiB of stream buffers, reused call after call). Past it the pool's oldest spares go.
+ * Kept without a bound, every size a call ever needed stayed allocated until the context
+ * went (a new-user probe). Two pools, so that data staged whole (up to the budget in one
+ * buffer) neither pushes out a streamed call's buffers nor is pushed out by the small
+ * ones its own call puts after it: in one pool a 256 MiB staged buffer was never kept. */
 static uint64_t spare_budget(const vkds_context *ctx) {
   return 8ull * ctx->staging_chunks * ctx->staging_chunk_bytes;
 }
 
 /* Takes spares out of the list (spare_lock held; their buffers are destroyed after it,
- * by destroy_taken): the oldest until `incoming` more bytes fit the budget, or, with a
- * device, every one on it. */
-static struct vkds__spare *take_out(vkds_context *ctx, uint64_t incoming, const vkds__device *dev) {
+ * by destroy_taken): the oldest of `pool` until `incoming` more bytes fit its budget, or,
+ * with a device, every one on it. In the staged pool a smaller buffer never pushes out a
+ * larger one (*room false: keep the incoming one not): the larger took longer to make,
+ * and a call that stages its data puts small buffers after it. */
+static struct vkds__spare *take_out(vkds_context *ctx, uint64_t incoming, vkds__spare_pool pool,
+                                    const vkds__device *dev, bool *room) {
+  if (room) *room = true;
   struct vkds__spare *gone = NULL;
   if (dev) {
     for (struct vkds__spare **at = &ctx->spares; *at;) {
@@ -55,19 +62,25 @@ static struct vkds__spare *take_out(vkds_context *ctx, uint64_t incoming, const 
         continue;
       }
       *at = s->next;
-      ctx->spare_bytes -= s->buffer->size;
+      ctx->spare_bytes[s->pool] -= s->buffer->size;
       s->next = gone;
       gone = s;
     }
     return gone;
   }
   uint64_t budget = spare_budget(ctx);
-  while (ctx->spares && ctx->spare_bytes + incoming > budget) {
-    struct vkds__spare **last = &ctx->spares; /* the list is newest first */
-    while ((*last)->next) last = &(*last)->next;
-    struct vkds__spare *s = *last;
-    *last = NULL;
-    ctx->spare_bytes -= s->buffer->size;
+  while (ctx->spare_bytes[pool] + incoming > budget) {
+    struct vkds__spare **oldest = NULL; /* the list is newest first */
+    for (struct vkds__spare **at = &ctx->spares; *at; at = &(*at)->next)
+      if ((*at)->pool == pool) oldest = at;
+    if (!oldest) break;
+    if (pool == VKDS__SPARES_STAGED && (*oldest)->buffer->size > incoming) {
+      *room = false;
+      break;
+    }
+    struct vkds__spare *s = *oldest;
+    *oldest = s->next;
+    ctx->spare_bytes[pool] -= s->buffer->size;
     s->next = gone;
     gone = s;
   }
@@ -94,7 +107,7 @@ uint64_t vkds__spare_size(uint64_t bytes) {
   return bytes > UINT64_MAX - step ? bytes : (bytes + step - 1) / step * step;
 }
 
-void vkds__spare_put(vkds_buffer *buf) {
+void vkds__spare_put(vkds_buffer *buf, vkds__spare_pool pool) {
   if (!buf) return;
   vkds_context *ctx = buf->dev->ctx;
   if (buf->size > spare_budget(ctx)) { /* (never kept) */
@@ -113,11 +126,20 @@ void vkds__spare_put(vkds_buffer *buf) {
     }
     pthread_mutex_lock(&ctx->spare_lock);
   }
-  struct vkds__spare *gone = take_out(ctx, buf->size, NULL);
+  bool room;
+  struct vkds__spare *gone = take_out(ctx, buf->size, pool, NULL, &room);
+  if (!room) { /* not kept: its node back, the buffer destroyed with those taken out */
+    s->buffer = buf;
+    s->next = gone;
+    pthread_mutex_unlock(&ctx->spare_lock);
+    destroy_taken(ctx, s);
+    return;
+  }
   s->buffer = buf;
+  s->pool = pool;
   s->next = ctx->spares;
   ctx->spares = s;
-  ctx->spare_bytes += buf->size;
+  ctx->spare_bytes[pool] += buf->size;
   pthread_mutex_unlock(&ctx->spare_lock);
   destroy_taken(ctx, gone);
 }
@@ -125,7 +147,7 @@ void vkds__spare_put(vkds_buffer *buf) {
 bool vkds__spares_drop(vkds__device *dev) {
   vkds_context *ctx = dev->ctx;
   pthread_mutex_lock(&ctx->spare_lock);
-  struct vkds__spare *gone = take_out(ctx, 0, dev);
+  struct vkds__spare *gone = take_out(ctx, 0, VKDS__SPARES_CALL, dev, NULL);
   pthread_mutex_unlock(&ctx->spare_lock);
   destroy_taken(ctx, gone);
   return gone != NULL;
@@ -138,7 +160,7 @@ void vkds__spares_free(vkds_context *ctx) {
     vkds__free(ctx, s);
   }
   ctx->spares = NULL;
-  ctx->spare_bytes = 0;
+  ctx->spare_bytes[VKDS__SPARES_CALL] = ctx->spare_bytes[VKDS__SPARES_STAGED] = 0;
   for (struct vkds__spare *s = ctx->spare_nodes, *next; s; s = next) {
     next = s->next;
     vkds__free(ctx, s);

@@ -115,7 +115,7 @@ vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access a
     vkds__free(ctx, host);
   }
   if (r != VKDS_SUCCESS) {
-    vkds__spare_put(temp);
+    vkds__spare_put(temp, VKDS__SPARES_STAGED);
     *out = (vkds_seq_binding){0};
   }
   return r;
@@ -142,7 +142,7 @@ vkds_result vkds_seq_unbind(vkds_seq_binding *b) {
       vkds__free(b->res->dev->ctx, host);
     }
   }
-  vkds__spare_put(b->view.buffer);
+  vkds__spare_put(b->view.buffer, VKDS__SPARES_STAGED);
   *b = (vkds_seq_binding){0};
   return r;
 }
