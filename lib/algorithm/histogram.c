@@ -266,9 +266,9 @@ static vkds_result even_alg(const char *name, const vkds_seq *in, const void *lo
     a.extra[2] = f32_bits(1.0f / width);
     /* every edge lower + j * width exact (histogram.glsl's one-edge way): a power-of-two
      * width of normal range, lower a multiple of it, the edges within 2^24 widths */
-    int exp2;
+    int e2;
     double q = (double)lo / (double)width;
-    if (ordered && width >= 0x1p-100f && frexpf(width, &exp2) == 0.5f && q == floor(q) &&
+    if (ordered && width >= 0x1p-100f && frexpf(width, &e2) == 0.5f && q == floor(q) &&
         fabs(q) + (double)bins <= 0x1p24)
       a.extra[2] |= 1ull << 40;
     break;
