@@ -545,6 +545,9 @@ const vkds_context *vkds__backend_alloc_ctx(const vkds_backend *b);
  * none lost) waited out as vkds_submit waits it out: retried until the policy's
  * submit_timeout_ns (0: 10 s), then VKDS_ERROR_TIMEOUT, whose message names `what`. */
 vkds_result vkds__select_waiting(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out, const char *what);
+/* After a task was submitted on `sel` of `p`: VKDS_ERROR_DEVICE_LOST marks the resource
+ * lost for good (policy.h, VKDS_RESOURCE_LOST), as vkds_submit does; returns r. */
+vkds_result vkds__policy_submitted(vkds_policy *p, vkds_selection *sel, vkds_result r);
 
 /* vkds_selection_create without the argument and capability checks: a FREE selection
  * (lib/backend/backend.c); a policy then marks it PICKED. */

@@ -373,6 +373,35 @@ START_TEST(a_lost_device_fails_its_work_and_the_other_keeps_working) {
 }
 END_TEST
 
+/* A backend whose submit says its device is lost (other kinds of resources have no
+ * device for vkds to see): the resource is lost for good after an algorithm's call as
+ * after a vkds_submit (the algorithms left it healthy: a probe). */
+static vkds_result lost_submit(vkds_backend *b, vkds_selection *s, const vkds_task_info *i, vkds_submission **o) {
+  (void)b, (void)s, (void)i, (void)o;
+  return VKDS_ERROR_DEVICE_LOST;
+}
+START_TEST(a_backend_that_says_lost_loses_its_resource) {
+  static const vkds_backend_ops lost = {.version = VKDS_BACKEND_OPS_VERSION, .name = "says_lost",
+                                        .parent = &vkds_backend_vulkan_ops, .submit = lost_submit};
+  vkds_context *ctx;
+  vkds_context_info info = harness_info();
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  void *rs[1] = {vkds_context_resource(ctx, 0)};
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED,
+                                                        .resources = {.context = ctx, .resource_count = 1,
+                                                                      .resources = rs, .backend_ops = &lost}},
+                                    &p));
+  uint32_t data[8] = {0}, sum;
+  vkds_seq s = vkds_seq_host(data, 8, VKDS_U32);
+  ck_assert_int_eq(vkds_reduce(p, &s, NULL, NULL, &sum), VKDS_ERROR_DEVICE_LOST);
+  ck_assert_int_eq(health_of(p, 0), VKDS_RESOURCE_LOST);
+  ck_assert_int_eq(vkds_reduce(p, &s, NULL, NULL, &sum), VKDS_ERROR_DEVICE_LOST); /* at once: none left */
+  vkds_policy_release(p);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* Calls of one function in a life cycle (counted, not failed). */
 static uint64_t calls_in_life_cycle(const char *function) {
   vkds__vk_fault_arm(&(vkds__vk_fault_plan){.function = function});
@@ -462,6 +491,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("injected");
   tcase_add_test(t, a_lost_device_fails_its_work_and_the_other_keeps_working);
+  tcase_add_test(t, a_backend_that_says_lost_loses_its_resource);
   tcase_add_test(t, each_vulkan_call_runs_out_of_memory_in_turn);
   tcase_add_test(t, the_device_is_lost_at_each_call_in_turn);
   suite_add_tcase(s, t);

@@ -792,7 +792,9 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   task.fn = record_task;
   task.user = c;
   task.replay_key = r == VKDS_SUCCESS ? replay_key(c) : 0;
-  if (r == VKDS_SUCCESS) r = c->streaming ? vkds__stream_run(c, sel, &task, sub) : vkds_selection_submit(sel, &task, sub);
+  if (r == VKDS_SUCCESS)
+    r = vkds__policy_submitted(p, sel, c->streaming ? vkds__stream_run(c, sel, &task, sub)
+                                                    : vkds_selection_submit(sel, &task, sub));
   vkds_selection_release(sel); /* unsubmitted: its place goes back to the policy */
   if (r != VKDS_SUCCESS) {
     unbind_leaves(c, false);

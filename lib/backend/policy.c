@@ -676,13 +676,19 @@ vkds_result vkds__select_waiting(vkds_policy *p, const vkds_task_info *hints, vk
   return r;
 }
 
+vkds_result vkds__policy_submitted(vkds_policy *p, vkds_selection *sel, vkds_result r) {
+  /* Vulkan resources learn it from their device (check_health); other kinds, and a
+   * backend's submit that says so of itself, from here (an algorithm's call did not: a
+   * probe's backend kept a resource healthy through three, one vkds_submit marked it) */
+  if (r == VKDS_ERROR_DEVICE_LOST)
+    set_health(p, vkds_selection_index(sel), VKDS_RESOURCE_LOST, "a task returned VKDS_ERROR_DEVICE_LOST");
+  return r;
+}
+
 /* Submits the task on a selection and releases it. */
 static vkds_result submit_selected(vkds_policy *p, vkds_selection *sel, const vkds_task_info *task,
                                    vkds_submission **out) {
-  vkds_result r = vkds_selection_submit(sel, task, out);
-  /* Vulkan resources learn it from their device (check_health); other kinds from here */
-  if (r == VKDS_ERROR_DEVICE_LOST)
-    set_health(p, vkds_selection_index(sel), VKDS_RESOURCE_LOST, "a task returned VKDS_ERROR_DEVICE_LOST");
+  vkds_result r = vkds__policy_submitted(p, sel, vkds_selection_submit(sel, task, out));
   vkds_selection_release(sel); /* unsubmitted (an error), it gives its place back */
   return r;
 }
