@@ -657,7 +657,8 @@ struct vkds_context {
   /* buffers kept for the next call (lib/memory/spares.c) */
   pthread_mutex_t spare_lock;
   struct vkds__spare *spares;      /* newest first */
-  uint64_t spare_bytes[2];         /* their sizes by pool, each within spares.c's budget */
+  uint64_t spare_bytes[2];         /* their sizes by pool, each within keep_bytes */
+  uint64_t keep_bytes;             /* vkds_context_info.keep_bytes, resolved */
   struct vkds__spare *spare_nodes; /* emptied list nodes, for the next put */
   void *alg_spare_call; /* one call's state kept for the next (frame.c): a blocking call's
                            allocation and free of ~6 KB were a sixth of its host work */

@@ -434,10 +434,10 @@ START_TEST(edges_and_ranges) {
   ck_assert_uint_eq(twice.allocated_bytes, once.allocated_bytes);
   ck_assert_uint_eq(few[0], 25000);
   ck_assert_uint_eq(few[3], 24000);
-  /* ... also one as large as the kept temporaries' budget (eight staging rings: 1 MiB
-   * here), which the small buffers the same call puts after it pushed out (spares.c) */
+  /* ... also one as large as the kept temporaries' budget (keep_bytes: 1 MiB here),
+   * which the small buffers the same call puts after it pushed out (spares.c) */
   vkds_context_info small = harness_info();
-  small.staging_chunks = 2, small.staging_chunk_bytes = 64 << 10;
+  small.keep_bytes = 1 << 20;
   vkds_context *sctx;
   vkds_policy *spol;
   ck_assert_vkds(vkds_context_create(&small, &sctx));
@@ -453,6 +453,21 @@ START_TEST(edges_and_ranges) {
   ck_assert_uint_ge(once.used_bytes, 1u << 20); /* kept */
   ck_assert_uint_eq(twice.allocated_bytes, once.allocated_bytes);
   ck_assert_uint_eq(few[0], 1u << 18);
+  /* the default, eight staging rings (2 x 64 KiB here): 1 MiB, the same */
+  vkds_policy_release(spol);
+  vkds_context_destroy(sctx);
+  small.keep_bytes = 0, small.staging_chunks = 2, small.staging_chunk_bytes = 64 << 10;
+  ck_assert_vkds(vkds_context_create(&small, &sctx));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = sctx}}, &spol));
+  ck_assert_vkds(vkds_histogram_even(spol, &bs, &mlo, &mhi, &fs));
+  ck_assert_vkds(vkds_memory_get_stats(vkds_context_resource(sctx, 0), &once));
+  ck_assert_uint_ge(once.used_bytes, 1u << 20);
+  /* past 2^40: refused */
+  small.keep_bytes = (1ull << 40) + 1;
+  vkds_context *refused = NULL;
+  ck_assert_int_eq(vkds_context_create(&small, &refused), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(refused);
+  ck_assert_msg(strstr(vkds_last_error_message(), "keep_bytes"), "%s", vkds_last_error_message());
   free(budget_sized);
   vkds_policy_release(spol);
   vkds_context_destroy(sctx);

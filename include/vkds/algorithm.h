@@ -169,10 +169,11 @@
  * a thousandth of the data. An _async form streams all but its last chunks before it
  * returns (the host copies are the call's work there): on host data it overlaps the
  * caller less than on device data. A context keeps the temporary buffers its calls used
- * for the next calls, up to eight staging rings' worth (256 MiB by default; the oldest
- * go first), and the buffers that staged data whole (below) up to as much again (a
- * smaller one does not push out a larger), until it is destroyed or a device runs out
- * of memory (then they are given back first, and the allocation tried again). A streamed
+ * for the next calls, up to vkds_context_info.keep_bytes (eight staging rings' worth,
+ * 256 MiB, by default; the oldest go first), and the buffers that staged data whole
+ * (below) up to as much again (a smaller one does not push out a larger), until it is
+ * destroyed or a device runs out of memory (then they are given back first, and the
+ * allocation tried again). A streamed
  * reduction folds each chunk in the order above into a chunk total, then the chunk
  * totals as step 3 folds group results (thread t takes totals t, t + 256, ... in chunk
  * order, then step 2), so its result also depends on the chunk size (fixed per
@@ -181,7 +182,7 @@
  * by-key scans and reductions, histograms, sorts, merge, searches) is staged whole into a
  * temporary device buffer, of the data's size rounded up to a quarter of a power of two
  * (at most 25% more), kept for reuse as above (a 1 GiB buffer took 21 ms to make and
- * 19.5 ms to destroy on an H200's driver; past the budget one is still made each call).
+ * 19.5 ms to destroy on an H200's driver; past keep_bytes one is still made each call).
  *
  * All functions are thread-safe: several threads may run algorithms through one policy
  * at once. */

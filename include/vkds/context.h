@@ -195,6 +195,14 @@ typedef struct vkds_context_info {
    * pfnReallocation and pfnFree must all be set, and the two notifications both or
    * neither (VKDS_ERROR_INVALID_ARGUMENT otherwise). */
   const VkAllocationCallbacks *allocator;
+  /* The most bytes of temporary device buffers the context keeps for the next calls, in
+   * each of its two pools (vkds/algorithm.h: the calls' scratch and stream buffers; data
+   * staged whole); 0: eight staging rings' worth (256 MiB by default). A host histogram
+   * or sort of data larger than this makes its staging buffer each call (a 1 GiB buffer
+   * took 21 ms to make and 19.5 ms to destroy on an H200): raise it to keep one, at the
+   * cost of device memory held until the context goes or a device runs out (kept
+   * buffers are given back first). At most 2^40 (VKDS_ERROR_INVALID_ARGUMENT past it). */
+  uint64_t keep_bytes;
 } vkds_context_info;
 
 /* Creates a context. Returns VKDS_SUCCESS and sets *out, or: VKDS_ERROR_INVALID_ARGUMENT

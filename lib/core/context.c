@@ -61,6 +61,9 @@ static vkds_result check_counts(vkds_context *ctx, const vkds_context_info *info
   if (info->devices_per_physical > MAX_DEVICES_PER_PHYSICAL)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_context_create: devices_per_physical %u: at most %u",
                       info->devices_per_physical, MAX_DEVICES_PER_PHYSICAL);
+  if (info->keep_bytes > (1ull << 40))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_context_create: keep_bytes %llu: at most 2^40 (1 TiB)", (unsigned long long)info->keep_bytes);
   if (info->host_copy_threads > MAX_HOST_COPY_THREADS)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_context_create: host_copy_threads %u: at most %u",
                       info->host_copy_threads, MAX_HOST_COPY_THREADS);
@@ -460,6 +463,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   ctx->destroy_timeout_ns = info->destroy_timeout_ns ? info->destroy_timeout_ns : 10000000000ull;
   ctx->staging_chunks = info->staging_chunks ? info->staging_chunks : 4;
   ctx->staging_chunk_bytes = info->staging_chunk_bytes ? info->staging_chunk_bytes : 8ull << 20;
+  ctx->keep_bytes = info->keep_bytes ? info->keep_bytes : 8ull * ctx->staging_chunks * ctx->staging_chunk_bytes;
   ctx->lazy_report_ns = lazy_report_ns(info);
   vkds_result r = check_staging(ctx);
   if (r == VKDS_SUCCESS) r = check_counts(ctx, info);

@@ -34,16 +34,15 @@ vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t 
   return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
 }
 
-/* The bytes of spare buffers a context keeps in each pool: eight staging rings' worth
- * (256 MiB by default: a streamed call over three host sequences on a discrete GPU keeps
- * 192 MiB of stream buffers, reused call after call). Past it the pool's oldest spares go.
+/* The bytes of spare buffers a context keeps in each pool: keep_bytes, by default eight
+ * staging rings' worth (256 MiB: a streamed call over three host sequences on a discrete
+ * GPU keeps 192 MiB of stream buffers, reused call after call). Past it the pool's oldest
+ * spares go.
  * Kept without a bound, every size a call ever needed stayed allocated until the context
  * went (a new-user probe). Two pools, so that data staged whole (up to the budget in one
  * buffer) neither pushes out a streamed call's buffers nor is pushed out by the small
  * ones its own call puts after it: in one pool a 256 MiB staged buffer was never kept. */
-static uint64_t spare_budget(const vkds_context *ctx) {
-  return 8ull * ctx->staging_chunks * ctx->staging_chunk_bytes;
-}
+static uint64_t spare_budget(const vkds_context *ctx) { return ctx->keep_bytes; }
 
 /* Takes spares out of the list (spare_lock held; their buffers are destroyed after it,
  * by destroy_taken): the oldest of `pool` until `incoming` more bytes fit its budget, or,
