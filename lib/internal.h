@@ -775,6 +775,9 @@ bool vkds__import_find(vkds__device *dev, const void *host, uint64_t bytes, vkds
  * use it in place: its elements start on a multiple of a numeric type's size (as a buffer
  * sequence's must) or of 4 bytes (lib/seq/seq.c). If so sets *buf and *offset. */
 bool vkds__seq_host_import(vkds__device *dev, const vkds_seq *s, vkds_buffer **buf, uint64_t *offset);
+/* Ends a binding without writing anything back: its temporary, if staged, goes back to
+ * the context's kept ones (the staged pool); the binding is zeroed. */
+void vkds__seq_binding_drop(vkds_seq_binding *b);
 /* Makes the host's writes to a non-coherent mapped range visible to the device, and the
  * device's writes visible to the host. */
 void vkds__buffer_flush(const vkds_buffer *buf, uint64_t offset, uint64_t bytes);

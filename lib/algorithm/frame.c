@@ -478,8 +478,7 @@ static vkds_result unbind_leaves(call *c, bool write_back) {
     if (write_back) {
       r = vkds_seq_unbind(&c->bind[k]);
     } else {
-      if (c->bind[k].staged) vkds__spare_put(c->bind[k].view.buffer, VKDS__SPARES_STAGED); /* (vkds_seq_bind's) */
-      c->bind[k] = (vkds_seq_binding){0};
+      vkds__seq_binding_drop(&c->bind[k]);
     }
     if (first == VKDS_SUCCESS) first = r;
   }

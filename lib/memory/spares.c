@@ -1,7 +1,7 @@
 /* lib/memory/spares.c: buffers vkds made for a call and keeps for the next one (a call's
  * scratch, its result word, streamed calls' staging buffers), by device, kind and size.
  *
- * Kept within a budget (spare_budget), oldest out first; and all of a device's are
+ * Kept within a budget (keep_bytes, per pool), oldest out first; and all of a device's are
  * given back when that device runs out of memory (vkds_buffer_create drops them and
  * tries once more): under device_memory_limit, kept spares made every later
  * allocation fail, the application's own included, until the context went (a probe:
@@ -34,15 +34,14 @@ vkds_result vkds__spare_get(vkds_resource *res, vkds_memory_kind kind, uint64_t 
   return vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind}, out);
 }
 
-/* The bytes of spare buffers a context keeps in each pool: keep_bytes, by default eight
- * staging rings' worth (256 MiB: a streamed call over three host sequences on a discrete
- * GPU keeps 192 MiB of stream buffers, reused call after call). Past it the pool's oldest
- * spares go.
- * Kept without a bound, every size a call ever needed stayed allocated until the context
- * went (a new-user probe). Two pools, so that data staged whole (up to the budget in one
- * buffer) neither pushes out a streamed call's buffers nor is pushed out by the small
- * ones its own call puts after it: in one pool a 256 MiB staged buffer was never kept. */
-static uint64_t spare_budget(const vkds_context *ctx) { return ctx->keep_bytes; }
+/* The budget: the bytes of spare buffers a context keeps in each pool, ctx->keep_bytes,
+ * by default eight staging rings' worth (256 MiB: a streamed call over three host
+ * sequences on a discrete GPU keeps 192 MiB of stream buffers, reused call after call).
+ * Past it the pool's oldest spares go. Kept without a bound, every size a call ever
+ * needed stayed allocated until the context went (a new-user probe). Two pools, so that
+ * data staged whole (up to the budget in one buffer) neither pushes out a streamed call's
+ * buffers nor is pushed out by the small ones its own call puts after it: in one pool a
+ * 256 MiB staged buffer was never kept. */
 
 /* Takes spares out of the list (spare_lock held; their buffers are destroyed after it,
  * by destroy_taken): the oldest of `pool` until `incoming` more bytes fit its budget, or,
@@ -67,8 +66,7 @@ static struct vkds__spare *take_out(vkds_context *ctx, uint64_t incoming, vkds__
     }
     return gone;
   }
-  uint64_t budget = spare_budget(ctx);
-  while (ctx->spare_bytes[pool] + incoming > budget) {
+  while (ctx->spare_bytes[pool] + incoming > ctx->keep_bytes) {
     struct vkds__spare **oldest = NULL; /* the list is newest first */
     for (struct vkds__spare **at = &ctx->spares; *at; at = &(*at)->next)
       if ((*at)->pool == pool) oldest = at;
@@ -109,7 +107,7 @@ uint64_t vkds__spare_size(uint64_t bytes) {
 void vkds__spare_put(vkds_buffer *buf, vkds__spare_pool pool) {
   if (!buf) return;
   vkds_context *ctx = buf->dev->ctx;
-  if (buf->size > spare_budget(ctx)) { /* (never kept) */
+  if (buf->size > ctx->keep_bytes) { /* (never kept) */
     vkds_buffer_destroy(buf);
     return;
   }

@@ -114,11 +114,13 @@ vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access a
     if (r == VKDS_SUCCESS) r = vkds_upload(res, out->view, host, bytes);
     vkds__free(ctx, host);
   }
-  if (r != VKDS_SUCCESS) {
-    vkds__spare_put(temp, VKDS__SPARES_STAGED);
-    *out = (vkds_seq_binding){0};
-  }
+  if (r != VKDS_SUCCESS) vkds__seq_binding_drop(out);
   return r;
+}
+
+void vkds__seq_binding_drop(vkds_seq_binding *b) {
+  if (b->staged) vkds__spare_put(b->view.buffer, VKDS__SPARES_STAGED);
+  *b = (vkds_seq_binding){0};
 }
 
 vkds_result vkds_seq_unbind(vkds_seq_binding *b) {
@@ -142,7 +144,6 @@ vkds_result vkds_seq_unbind(vkds_seq_binding *b) {
       vkds__free(b->res->dev->ctx, host);
     }
   }
-  vkds__spare_put(b->view.buffer, VKDS__SPARES_STAGED);
-  *b = (vkds_seq_binding){0};
+  vkds__seq_binding_drop(b);
   return r;
 }
