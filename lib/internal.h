@@ -545,6 +545,10 @@ const vkds_context *vkds__backend_alloc_ctx(const vkds_backend *b);
  * none lost) waited out as vkds_submit waits it out: retried until the policy's
  * submit_timeout_ns (0: 10 s), then VKDS_ERROR_TIMEOUT, whose message names `what`. */
 vkds_result vkds__select_waiting(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out, const char *what);
+/* vkds_selection_submit on a selection of `p`, with a backend's VKDS_ERROR_WOULD_BLOCK
+ * (its resource cannot take the task now; nothing ran) waited out the same way. */
+vkds_result vkds__submit_waiting(vkds_policy *p, vkds_selection *sel, const vkds_task_info *task, vkds_submission **out,
+                                 const char *what);
 /* After a task was submitted on `sel` of `p`: VKDS_ERROR_DEVICE_LOST marks the resource
  * lost for good (policy.h, VKDS_RESOURCE_LOST), as vkds_submit does; returns r. */
 vkds_result vkds__policy_submitted(vkds_policy *p, vkds_selection *sel, vkds_result r);

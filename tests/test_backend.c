@@ -1128,6 +1128,57 @@ START_TEST(failing_slots_are_named) {
 }
 END_TEST
 
+/* A backend whose resource takes a task only every `every`-th time it is offered one
+ * (a limit of its own), answering VKDS_ERROR_WOULD_BLOCK otherwise (0: never takes).
+ * The waiting forms try again (a probe's backend made a blocking reduce return "would
+ * block" at once, with an earlier call's message). */
+static atomic_int busy_offers, busy_every;
+static vkds_result busy_submit(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info, vkds_submission **out) {
+  int n = atomic_fetch_add(&busy_offers, 1) + 1, every = atomic_load(&busy_every);
+  if (!every || n % every) return VKDS_ERROR_WOULD_BLOCK;
+  return vkds_backend_vulkan_ops.submit(b, sel, info, out);
+}
+START_TEST(a_busy_backend_is_waited_out) {
+  static const vkds_backend_ops busy = {.version = VKDS_BACKEND_OPS_VERSION, .name = "busy",
+                                        .parent = &vkds_backend_vulkan_ops, .submit = busy_submit};
+  vkds_context *ctx = harness_context();
+  void *rs[1] = {vkds_context_resource(ctx, 0)};
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .submit_timeout_ns = 200000000,
+                                                        .resources = {.context = ctx, .resource_count = 1,
+                                                                      .resources = rs, .backend_ops = &busy}},
+                                    &p));
+  enum { N = 1000 };
+  uint32_t *data = malloc(N * sizeof *data), sum = 0;
+  ck_assert_ptr_nonnull(data);
+  for (uint32_t i = 0; i < N; ++i) data[i] = i;
+  vkds_seq s = vkds_seq_host(data, N, VKDS_U32);
+  atomic_store(&busy_every, 3);
+  atomic_store(&busy_offers, 0);
+  ck_assert_vkds(vkds_reduce(p, &s, NULL, NULL, &sum)); /* taken at the third offer */
+  ck_assert_uint_eq(sum, N * (N - 1) / 2);
+  ck_assert_int_eq(atomic_load(&busy_offers), 3);
+  atomic_store(&busy_offers, 0);
+  ck_assert_vkds(vkds_fill(p, &s, &(uint32_t){7}));
+  ck_assert_uint_eq(data[0], 7);
+  ck_assert_uint_eq(data[N - 1], 7);
+  atomic_store(&busy_offers, 0);
+  ck_assert_vkds(vkds_submit_and_wait(p, &(vkds_task_info){.fn = record_nothing}));
+  ck_assert_int_eq(atomic_load(&busy_offers), 3);
+  atomic_store(&busy_offers, 1); /* the next offer is refused */
+  ck_assert_int_eq(vkds_try_submit(p, &(vkds_task_info){.fn = record_nothing}, NULL), VKDS_ERROR_WOULD_BLOCK);
+  /* a backend that never takes it: the policy's submit_timeout_ns, then a timeout that says why */
+  atomic_store(&busy_every, 0);
+  ck_assert_int_eq(vkds_reduce(p, &s, NULL, NULL, &sum), VKDS_ERROR_TIMEOUT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "vkds_reduce: backend 'busy' kept answering"));
+  ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = record_nothing}, NULL), VKDS_ERROR_TIMEOUT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "vkds_submit: backend 'busy' kept answering"));
+  vkds_policy_release(p);
+  free(data);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(vulkan_backend_errors) {
   vkds_context *a = harness_context(), *c = harness_context();
   void *mixed[2] = {vkds_context_resource(a, 0), vkds_context_resource(c, 0)};
@@ -1167,6 +1218,7 @@ int main(void) {
   tcase_add_test(tc, errors_are_named);
   tcase_add_test(tc, failing_slots_are_named);
   tcase_add_test(tc, vulkan_backend_errors);
+  tcase_add_test(tc, a_busy_backend_is_waited_out);
   suite_add_tcase(s, tc);
   /* destroys and waits while tasks run */
   tc = harness_tcase("in_flight");

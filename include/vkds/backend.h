@@ -189,7 +189,11 @@ typedef struct vkds_backend_ops {
    * Base: 0. */
   size_t (*scratch_size)(vkds_backend *b, uint32_t reports);
   /* DEFAULTED: run a task. Base: instrument_before, the task function,
-   * instrument_after; on a failure of the function, abandon. */
+   * instrument_after; on a failure of the function, abandon. A backend whose resource
+   * cannot take a task now (a limit of its own) returns VKDS_ERROR_WOULD_BLOCK having
+   * run nothing: vkds_submit, vkds_launch and the algorithms then try the same
+   * selection again until the policy's submit_timeout_ns (then VKDS_ERROR_TIMEOUT);
+   * vkds_try_submit and vkds_selection_submit return it. */
   vkds_result (*submit)(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info,
                         vkds_submission **out);
   /* DEFAULTED: prepare `task` before the function runs (Vulkan: a begun command
@@ -325,8 +329,9 @@ VKDS_API void vkds_selection_report(vkds_selection *sel, vkds_report_bits what, 
 /* Runs a task on the selected resource (the policy's vkds_submit selects first). With
  * out NULL the submission is not returned (fire and forget: vkds_backend_wait_all still
  * covers it). VKDS_ERROR_INVALID_ARGUMENT for a NULL argument or a policy's selection
- * submitted before; else the backend's or the task function's error (nothing ran then,
- * and a policy's selection may be submitted again). The Vulkan backend may return before
+ * submitted before; VKDS_ERROR_WOULD_BLOCK when the backend's resource cannot take the
+ * task now (the ops table's submit); else the backend's or the task function's error
+ * (nothing ran then, and a policy's selection may be submitted again). The Vulkan backend may return before
  * the task reaches vkQueueSubmit, while its queue is backed up (README, "share
  * vkQueueSubmit calls"): it is submitted with the next tasks, by a wait for it, or by
  * the queue's flusher thread; if that call fails, the task's waits return the error

@@ -172,7 +172,8 @@ VKDS_API void vkds_policy_release(vkds_policy *p);
  * (release it, before the policy's last release). Delivers due reports first. VKDS_ERROR_NOT_INITIALIZED for a deferred
  * policy not yet initialized; VKDS_ERROR_WOULD_BLOCK when every candidate is at capacity. */
 VKDS_API vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out);
-/* Selects and submits. Blocked selections are retried until submit_timeout_ns, then
+/* Selects and submits. Blocked selections, and a backend's submit that answers
+ * VKDS_ERROR_WOULD_BLOCK (backend.h), are retried until submit_timeout_ns, then
  * VKDS_ERROR_TIMEOUT. With out NULL the submission is not returned. */
 VKDS_API vkds_result vkds_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out);
 /* Like vkds_submit but returns VKDS_ERROR_WOULD_BLOCK at once instead of retrying. */

@@ -276,7 +276,7 @@ vkds_result vkds__call_record(vkds__call *c, VkCommandBuffer cmd, VkDeviceAddres
  * chunks run up to the last, whose submission is returned (through the policy's
  * selection), and the copies out that remain once it is done. */
 bool vkds__stream_plan(vkds__call *c);
-vkds_result vkds__stream_run(vkds__call *c, vkds_selection *sel, const vkds_task_info *task, vkds_submission **last);
+vkds_result vkds__stream_run(vkds_policy *p, vkds__call *c, vkds_selection *sel, const vkds_task_info *task, vkds_submission **last);
 vkds_result vkds__stream_finish(vkds__call *c, bool done);
 void vkds__stream_free(vkds__call *c);
 

@@ -792,8 +792,8 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   task.user = c;
   task.replay_key = r == VKDS_SUCCESS ? replay_key(c) : 0;
   if (r == VKDS_SUCCESS)
-    r = vkds__policy_submitted(p, sel, c->streaming ? vkds__stream_run(c, sel, &task, sub)
-                                                    : vkds_selection_submit(sel, &task, sub));
+    r = vkds__policy_submitted(p, sel, c->streaming ? vkds__stream_run(p, c, sel, &task, sub)
+                                                    : vkds__submit_waiting(p, sel, &task, sub, a->name));
   vkds_selection_release(sel); /* unsubmitted: its place goes back to the policy */
   if (r != VKDS_SUCCESS) {
     unbind_leaves(c, false);

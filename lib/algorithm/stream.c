@@ -176,7 +176,7 @@ static vkds_result record_chunk(void *user, const vkds_task *task, void **wait_o
   return VKDS_SUCCESS;
 }
 
-vkds_result vkds__stream_run(vkds__call *c, vkds_selection *sel, const vkds_task_info *task, vkds_submission **last) {
+vkds_result vkds__stream_run(vkds_policy *p, vkds__call *c, vkds_selection *sel, const vkds_task_info *task, vkds_submission **last) {
   *last = NULL;
   vkds_memory_kind kind = stream_memory(c->res->dev, &c->stream_copy);
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k)
@@ -211,8 +211,8 @@ vkds_result vkds__stream_run(vkds__call *c, vkds_selection *sel, const vkds_task
     vkds_task_info ti = *task;
     ti.fn = record_chunk;
     ti.user = &t;
-    if (final) r = vkds_selection_submit(sel, &ti, last);
-    else r = vkds_selection_submit(chunks_sel, &ti, &inflight[slot]);
+    if (final) r = vkds__submit_waiting(p, sel, &ti, last, c->a.name);
+    else r = vkds__submit_waiting(p, chunks_sel, &ti, &inflight[slot], c->a.name);
   }
   /* chunks still in flight finish before the last (one queue): their handles can go,
    * and their outputs are copied out with the last chunk's (vkds__stream_finish) */

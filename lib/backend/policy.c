@@ -659,20 +659,43 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   return VKDS_SUCCESS;
 }
 
+/* Whether a waiting call, blocked since `start`, may try again (after a short nap: what
+ * unblocks it needs the GPU or another thread, not this one); when submit_timeout_ns has
+ * passed, *r becomes VKDS_ERROR_TIMEOUT with `blocked` in its message. */
+static bool nap_or_time_out(vkds_policy *p, uint64_t start, const char *what, const char *blocked, vkds_result *r) {
+  uint64_t limit = vkds__policy_in(p)->info.submit_timeout_ns ? vkds__policy_in(p)->info.submit_timeout_ns : 10000000000ull;
+  if (vkds__now_ns() - start >= limit) {
+    *r = vkds__fail(p->backend->context, VKDS_ERROR_TIMEOUT, VK_SUCCESS, "%s: %s for %llu ns", what, blocked,
+                    (unsigned long long)limit);
+    return false;
+  }
+  struct timespec nap = {0, 20000};
+  nanosleep(&nap, NULL);
+  return true;
+}
+
 vkds_result vkds__select_waiting(vkds_policy *p, const vkds_task_info *hints, vkds_selection **out, const char *what) {
   vkds_result r = vkds_select(p, hints, out);
-  if (r != VKDS_ERROR_WOULD_BLOCK) return r;
-  uint64_t limit = vkds__policy_in(p)->info.submit_timeout_ns ? vkds__policy_in(p)->info.submit_timeout_ns : 10000000000ull;
-  uint64_t start = vkds__now_ns();
-  while (r == VKDS_ERROR_WOULD_BLOCK) {
-    if (vkds__now_ns() - start >= limit)
-      return vkds__fail(p->backend->context, VKDS_ERROR_TIMEOUT, VK_SUCCESS,
-                        "%s: every resource%s stayed at capacity or unhealthy for %llu ns", what,
-                        hints && hints->only_devices ? " of the task's devices" : "", (unsigned long long)limit);
-    struct timespec nap = {0, 20000}; /* completions need the GPU, not this thread */
-    nanosleep(&nap, NULL);
+  const char *blocked = hints && hints->only_devices
+                          ? "every resource of the task's devices stayed at capacity or unhealthy"
+                          : "every resource stayed at capacity or unhealthy";
+  for (uint64_t start = vkds__now_ns(); r == VKDS_ERROR_WOULD_BLOCK && nap_or_time_out(p, start, what, blocked, &r);)
     r = vkds_select(p, hints, out);
-  }
+  return r;
+}
+
+vkds_result vkds__submit_waiting(vkds_policy *p, vkds_selection *sel, const vkds_task_info *task, vkds_submission **out,
+                                 const char *what) {
+  /* A backend's submit that returns VKDS_ERROR_WOULD_BLOCK says that its resource cannot
+   * take the task now, and that nothing ran (backend.h): the selection is still unused,
+   * so the waiting forms give it the same time as a blocked selection. (Passed on at
+   * once, a blocking algorithm returned "would block" with an earlier call's message.) */
+  vkds_result r = vkds_selection_submit(sel, task, out);
+  char blocked[96];
+  snprintf(blocked, sizeof blocked, "backend '%s' kept answering that resource %u cannot take the task now",
+           p->backend->ops->name ? p->backend->ops->name : "?", vkds_selection_index(sel));
+  for (uint64_t start = vkds__now_ns(); r == VKDS_ERROR_WOULD_BLOCK && nap_or_time_out(p, start, what, blocked, &r);)
+    r = vkds_selection_submit(sel, task, out);
   return r;
 }
 
@@ -687,8 +710,9 @@ vkds_result vkds__policy_submitted(vkds_policy *p, vkds_selection *sel, vkds_res
 
 /* Submits the task on a selection and releases it. */
 static vkds_result submit_selected(vkds_policy *p, vkds_selection *sel, const vkds_task_info *task,
-                                   vkds_submission **out) {
-  vkds_result r = vkds__policy_submitted(p, sel, vkds_selection_submit(sel, task, out));
+                                   vkds_submission **out, bool wait) {
+  vkds_result r = vkds__policy_submitted(p, sel, wait ? vkds__submit_waiting(p, sel, task, out, "vkds_submit")
+                                                      : vkds_selection_submit(sel, task, out));
   vkds_selection_release(sel); /* unsubmitted (an error), it gives its place back */
   return r;
 }
@@ -704,14 +728,14 @@ vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_sub
   VKDS_CHECK(check_task(task, out));
   vkds_selection *sel;
   VKDS_CHECK(vkds_select(p, task, &sel));
-  return submit_selected(p, sel, task, out);
+  return submit_selected(p, sel, task, out, false);
 }
 
 vkds_result vkds_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out) {
   VKDS_CHECK(check_task(task, out));
   vkds_selection *sel;
   VKDS_CHECK(vkds__select_waiting(p, task, &sel, "vkds_submit"));
-  return submit_selected(p, sel, task, out);
+  return submit_selected(p, sel, task, out, true);
 }
 
 vkds_result vkds_submit_and_wait(vkds_policy *p, const vkds_task_info *task) {
