@@ -422,6 +422,65 @@ START_TEST(forms_and_nan) {
 }
 END_TEST
 
+/* Leaves the context's kept staging temporaries of n u32 full of 0xDEADBEEF: a host
+ * copy stages its input and its output through two of them. */
+static void poison_spares(uint32_t *scratch, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) scratch[i] = 0xDEADBEEFu;
+  vkds_seq from = vkds_seq_host(scratch, n, VKDS_U32), to = vkds_seq_host(scratch + n, n, VKDS_U32);
+  ck_assert_vkds(vkds_copy(pol, &from, &to));
+}
+
+/* Host outputs are staged, and copied back only up to what the call wrote (nothing goes
+ * up): what lies past the count keeps its values, also where the temporary held another
+ * call's data, for each output of a partition, outputs shorter than the count, the
+ * asynchronous form and an output seen through a view (staged both ways). */
+START_TEST(host_outputs_are_copied_back_up_to_the_count) {
+  enum { N = 30011 };
+  open_path(VKDS_SCAN_PATH_SINGLE);
+  uint32_t *in = malloc(N * 4), *yes = malloc(N * 4), *no = malloc(N * 4), *scratch = malloc(2 * N * 4);
+  uint32_t *want_yes = malloc(N * 4), *want_no = malloc(N * 4);
+  uint64_t k = 0, r = 0;
+  for (uint32_t i = 0; i < N; ++i) {
+    in[i] = (uint32_t)rnd() % 1000;
+    if (in[i] % 3 == 0) want_yes[k++] = in[i];
+    else want_no[r++] = in[i];
+  }
+  vkds_seq is = vkds_seq_host_const(in, N, VKDS_U32);
+  for (uint64_t fit = N; fit >= N / 8; fit /= 8) { /* whole, then shorter than the kept ones */
+    for (int async = 0; async < 2; ++async) {
+      for (uint32_t i = 0; i < N; ++i) yes[i] = no[i] = 77;
+      vkds_seq ys = vkds_seq_host(yes, fit, VKDS_U32), ns = vkds_seq_host(no, fit, VKDS_U32);
+      uint64_t count = 0;
+      poison_spares(scratch, N);
+      if (async) {
+        vkds_submission *sub;
+        ck_assert_vkds(vkds_partition_async(pol, &is, &ys, &ns, "x % 3u == 0u", &count, &sub));
+        ck_assert_vkds(vkds_submission_wait(sub));
+        vkds_submission_release(sub);
+      } else {
+        ck_assert_vkds(vkds_partition(pol, &is, &ys, &ns, "x % 3u == 0u", &count));
+      }
+      ck_assert_uint_eq(count, k);
+      for (uint64_t i = 0; i < N; ++i) {
+        uint32_t y = i < k && i < fit ? want_yes[i] : 77, n = i < r && i < fit ? want_no[i] : 77;
+        ck_assert_msg(yes[i] == y && no[i] == n, "fit %llu, async %d, [%llu]: %u/%u, want %u/%u",
+                      (unsigned long long)fit, async, (unsigned long long)i, yes[i], no[i], y, n);
+      }
+    }
+  }
+  /* copy_if into a reversed host output: written from the end, the front kept */
+  for (uint32_t i = 0; i < N; ++i) yes[i] = 77;
+  vkds_seq ys = vkds_seq_host(yes, N, VKDS_U32), rev = vkds_seq_reverse(&ys);
+  uint64_t count = 0;
+  poison_spares(scratch, N);
+  ck_assert_vkds(vkds_copy_if(pol, &is, &rev, "x % 3u == 0u", &count));
+  ck_assert_uint_eq(count, k);
+  for (uint64_t i = 0; i < N; ++i) harness_expect_uint_eq(yes[N - 1 - i], i < k ? want_yes[i] : 77);
+  free(in), free(yes), free(no), free(scratch), free(want_yes), free(want_no);
+  close_ctx();
+}
+END_TEST
+
 /* ---- bad input ---- */
 
 START_TEST(bad_input) {
@@ -530,6 +589,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, forms_and_nan);
+  tcase_add_test(t, host_outputs_are_copied_back_up_to_the_count);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);

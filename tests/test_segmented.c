@@ -219,7 +219,7 @@ static void check_scan_by_key(vkds_type t, int op, bool (*starts)(const void *, 
 }
 
 /* Checks reduce by key: `count` segments, keys_out (u32) and values_out (type t) up to
- * `fit` elements, the canary 77 past them. */
+ * `fit` elements, the canary 77 past them (in both). */
 static void check_reduce_by_key(vkds_type t, int op, const uint32_t *keys, const void *vals, uint64_t n,
                                 uint64_t count, const uint32_t *keys_out, const void *vals_out, uint64_t fit,
                                 const char *what) {
@@ -241,7 +241,10 @@ static void check_reduce_by_key(vkds_type t, int op, const uint32_t *keys, const
     }
   }
   ck_assert_msg(count == seg, "%s: count %llu want %llu", what, (unsigned long long)count, (unsigned long long)seg);
-  for (uint64_t j = seg; j < fit; ++j) ck_assert_msg(keys_out[j] == 77, "%s: a key written past the segments", what);
+  for (uint64_t j = seg; j < fit; ++j) {
+    ck_assert_msg(keys_out[j] == 77, "%s: a key written past the segments", what);
+    ck_assert_msg((get_bits(t, vals_out, j) & type_mask(t)) == 77, "%s: a value written past the segments", what);
+  }
 }
 
 /* ---- every value type, every segment pattern, both paths ---- */
@@ -274,7 +277,7 @@ START_TEST(every_type_and_pattern) {
         ck_assert_vkds(vkds_exclusive_scan_by_key(pol, &ks, &vs, &os, NULL, si % 2 ? NULL : init.b));
         check_scan_by_key(t, VKDS_OP_PLUS, starts_u32, keys, vals, n, true, si % 2 ? NULL : &init, out, what);
         /* reduce by key into outputs as long as the input (canary past the segments) */
-        for (uint64_t i = 0; i < n; ++i) kout[i] = 77;
+        for (uint64_t i = 0; i < n; ++i) kout[i] = 77, put_bits(t, vout, i, 77);
         vkds_seq kos = vkds_seq_host(kout, n, VKDS_U32), vos = vkds_seq_host(vout, n, t);
         uint64_t count = 99;
         ck_assert_vkds(vkds_reduce_by_key(pol, &ks, &vs, &kos, &vos, NULL, &count));
@@ -325,7 +328,7 @@ START_TEST(operators) {
           check_scan_by_key(t, opk, starts_u32, kp, vals, N, false, kk ? &init : NULL, out, what);
           ck_assert_vkds(vkds_exclusive_scan_by_key(pol, &ks, &vs, &os, &op, kk ? NULL : init.b));
           check_scan_by_key(t, opk, starts_u32, kp, vals, N, true, kk ? NULL : &init, out, what);
-          for (uint64_t i = 0; i < N; ++i) kout[i] = 77;
+          for (uint64_t i = 0; i < N; ++i) kout[i] = 77, put_bits(t, vout, i, 77);
           vkds_seq kos = vkds_seq_host(kout, N, VKDS_U32), vos = vkds_seq_host(vout, N, t);
           uint64_t count;
           ck_assert_vkds(vkds_reduce_by_key(pol, &ks, &vs, &kos, &vos, &op, &count));
@@ -586,7 +589,7 @@ START_TEST(forms) {
     uint32_t *kout = malloc(N * 4), *vout = malloc(N * 4);
     vkds_seq ks = vkds_seq_host(keys, N, VKDS_U32), vs = vkds_seq_host(vals, N, VKDS_U32), os = vkds_seq_host(out, N, VKDS_U32);
     vkds_seq kos = vkds_seq_host(kout, N, VKDS_U32), vos = vkds_seq_host(vout, N, VKDS_U32);
-    for (int i = 0; i < N; ++i) kout[i] = 77;
+    for (int i = 0; i < N; ++i) kout[i] = vout[i] = 77;
     /* asynchronous: outputs and count there once a poll says done; one released unwaited */
     vkds_submission *s1, *s2;
     uint64_t count = 0;

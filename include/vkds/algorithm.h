@@ -518,7 +518,9 @@ VKDS_API vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const 
  * at the 8-byte aligned device view `count`. The outputs may have any number of
  * elements: what does not fit is not written (the count still says how many were kept),
  * so an output as long as `in` always takes everything, and elements past the kept
- * ones keep their values (a host output is staged both ways for that). Elements are
+ * ones keep their values (a staged output that is a host sequence or a buffer itself
+ * is copied back only up to what was written, and nothing of it goes up; one under a
+ * view, such as a reverse, is staged both ways). Elements are
  * converted to the output's type. They run on the scans (same paths; scans of 32-bit
  * counts, so at most 2^32 - 1 elements): on the single path in the chained tiles, one
  * dispatch (each tile reads its part of `in` again after its look-back, mostly from the
@@ -596,7 +598,8 @@ VKDS_API vkds_result vkds_cmd_unique(const vkds_cmd *c, const vkds_seq *in, cons
  * Floats are repeatable bit for bit as the scans are: the scans' order (tiles, the tree
  * of subgroup steps, left-to-right carries) restricted to each segment, so the bits
  * depend on the device, the count, the output type, the path and where segments start.
- * Host data is staged whole, not streamed. Outputs must not overlap the keys or values
+ * Host data is staged whole, not streamed (reduce by key's outputs as compaction's:
+ * copied back up to the count). Outputs must not overlap the keys or values
  * (no in place). Errors as for every algorithm; the vkds_cmd_ forms need a 16-byte
  * aligned scratch of vkds_algorithm_scratch_bytes(resource, count) bytes. */
 

@@ -237,6 +237,10 @@ typedef struct vkds__call {
   vkds_buffer *scan_result; /* SCAN with a count, blocking and asynchronous: where it lands */
   vkds_view scan_result_view; /* SCAN with a count: that buffer, or the vkds_cmd form's view */
   vkds_scan_path path;    /* SORT: its path (vkds__sort_choose; a parameter, not code) */
+  /* SCAN with a count, blocking and asynchronous: the leaves that are the call's first
+   * and second outputs themselves (bit k: leaf k), bound for writing only: a staged one
+   * is neither uploaded nor copied back past what the call wrote (frame.c) */
+  uint32_t prefix_out1, prefix_out2;
   uint32_t groups;
   bool range64;
   /* streaming (stream.c): per streamed leaf, two host-visible buffers of stream_bytes */

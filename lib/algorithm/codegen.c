@@ -1009,7 +1009,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   uint32_t counts = 0;
   bool compacts = a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT;
   /* every element is written, except by compaction: the elements past the kept ones
-   * keep their values (a staged output is uploaded too) */
+   * keep their values (a staged output under a view is uploaded too; one that is the
+   * output itself is bound for writing and copied back up to the count: frame.c) */
   vkds_access written = compacts ? VKDS_ACCESS_READ_WRITE : VKDS_ACCESS_WRITE;
   if (a->template_kind == VKDS__TEMPLATE_MAP || a->template_kind == VKDS__TEMPLATE_SCAN ||
       a->template_kind == VKDS__TEMPLATE_SEARCH || a->template_kind == VKDS__TEMPLATE_MERGE) {

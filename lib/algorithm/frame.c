@@ -438,6 +438,7 @@ void vkds__call_place(call *c, uint32_t k, vkds_buffer *buf, uint64_t offset, ui
 vkds_result vkds__call_bind(call *c) {
   for (uint32_t k = 0; k < c->gen.leaf_count; ++k) {
     vkds__leaf *l = &c->gen.leaves[k];
+    bool first = l->seq == c->a.output, second = c->a.output2 && l->seq == c->a.output2;
     /* the call's own copy from here on: an asynchronous call's streamed outputs are
      * copied out after it returned, when the caller's vkds_seq structs may be gone
      * (they pointed there: found by a new-user probe) */
@@ -447,7 +448,18 @@ vkds_result vkds__call_bind(call *c) {
       c->bound = k + 1;
       continue;
     }
-    vkds_result r = vkds_seq_bind(c->res, &c->leaf[k], l->access, &c->bind[k]);
+    /* A compaction writes its outputs up to the count and leaves the rest as it was, so
+     * a staged output went up whole and came back whole. Where the output is a sequence
+     * with memory of its own (no view maps it elsewhere), only the prefix the call
+     * wrote is copied back (written_prefixes), and nothing goes up: host copy_if of
+     * 2^24 u32 moved 3 bytes a byte of input, now 1.5 at half kept. */
+    vkds_access access = l->access;
+    if (c->scan_result && c->a.result == VKDS__RESULT_COUNT && (first || second) && access == VKDS_ACCESS_READ_WRITE) {
+      access = VKDS_ACCESS_WRITE;
+      if (first) c->prefix_out1 |= 1u << k;
+      else c->prefix_out2 |= 1u << k;
+    }
+    vkds_result r = vkds_seq_bind(c->res, &c->leaf[k], access, &c->bind[k]);
     if (r != VKDS_SUCCESS) return r;
     c->bound = k + 1;
     const vkds_view *v = &c->bind[k].view;
@@ -467,6 +479,25 @@ static vkds_result find_kernel(call *c) {
   }
   vkds__gen_aligned(&c->gen, aligned);
   return vkds__alg_kernel(c->res->dev->ctx, &c->gen, &c->a, c->range64, &c->kernel);
+}
+
+/* A compaction's outputs bound for writing only (vkds__call_bind) are copied back up to
+ * what the call wrote: the first output its count (capped by its length), the second a
+ * partition's rejected elements or reduce_by_key's values. Once the work is done. */
+static void written_prefixes(call *c) {
+  if (!(c->prefix_out1 | c->prefix_out2)) return;
+  uint64_t kept;
+  vkds__buffer_invalidate_range(c->scan_result, 0, 8);
+  memcpy(&kept, vkds_buffer_map(c->scan_result), 8);
+  bool partition = c->a.elem != VKDS__ELEM_BY_KEY;
+  for (uint32_t k = 0; k < c->bound; ++k) {
+    vkds_seq_binding *b = &c->bind[k];
+    if (!((c->prefix_out1 | c->prefix_out2) >> k & 1) || !b->staged) continue;
+    uint64_t n = c->prefix_out2 >> k & 1 && partition ? c->a.count - kept : kept;
+    if (n > b->seq->count) n = b->seq->count;
+    if (n == 0) vkds__seq_binding_drop(b); /* nothing written, nothing to copy */
+    else b->view.bytes = n * b->seq->elem_size;
+  }
 }
 
 /* Undoes the bindings: with `write_back`, staged outputs are copied to their sequences;
@@ -692,6 +723,7 @@ static vkds_result finish(void *user, bool done) {
   vkds_result r = c->streaming ? vkds__stream_finish(c, done) : VKDS_SUCCESS;
   /* a histogram whose boundaries were not sorted wrote nothing: nor is anything copied back */
   if (done && r == VKDS_SUCCESS && c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) r = vkds__histogram_status(c);
+  if (done && r == VKDS_SUCCESS) written_prefixes(c);
   vkds_result u = unbind_leaves(c, done && r == VKDS_SUCCESS);
   if (r == VKDS_SUCCESS) r = u;
   if (done && r == VKDS_SUCCESS && c->a.template_kind == VKDS__TEMPLATE_REDUCE) read_results(c);
