@@ -476,11 +476,18 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
 /* Whether the timeline has reached `value` (VKDS_SUCCESS / VKDS_ERROR_WOULD_BLOCK). */
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value);
 
-/* Thread-local storage for the hot paths: initial-exec is a thread-pointer-relative load
- * instead of a __tls_get_addr call per access (the default model for a shared library);
- * it takes a few bytes of static TLS, which glibc reserves room for even when the
- * library is dlopen()ed. */
-#define VKDS__FAST_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+/* Thread-local storage for the hot paths (the select path's recycled selection, ...).
+ * The library is built with TLS descriptors where the compiler has them
+ * (-mtls-dialect=gnu2, lib/meson.build): a function's first access is then a call that
+ * returns a fixed offset (where the library was loaded with the program), and the
+ * library's TLS is allocated as glibc sees fit. It was initial-exec, ~2 ns faster a
+ * select-release pair (vkds__thread_state), but that marks the whole library
+ * STATIC_TLS, and a dlopen()ed library's static TLS comes out of a reserve of about
+ * 1.5-2 KiB, which vkds's 1.1 KiB (the thread's last message) nearly filled: two
+ * copies of vkds in one process (two plugins), or vkds beside another library with
+ * 1 KiB of TLS, failed to load ("cannot allocate memory in static TLS block": a
+ * packaging probe; tests/test_unload.c). */
+#define VKDS__FAST_TLS _Thread_local
 
 /* A selection: which resource, which reports go where. Defined here so that a policy's
  * select (lib/backend/policy.c) fills the recycled one in place; lib/backend/backend.c owns the rest. */
@@ -504,9 +511,18 @@ struct vkds_selection {
   alignas(16) unsigned char scratch[];
 };
 
-/* The calling thread's last released selection without scratch (NULL: none), kept for
- * the next select instead of a free and a calloc. */
-extern VKDS__FAST_TLS vkds_selection *vkds__cached_selection;
+/* The calling thread's state on the select path, in one thread-local, so that a function
+ * that uses several of its fields asks for the thread's block once (one TLS descriptor
+ * call). fixed's select-release pair on the 2-core development box: 13.1 ns with
+ * initial-exec thread-locals, 16.0 with three through descriptors, 15.3 with this one. */
+typedef struct vkds__thread_state {
+  /* the last released selection without scratch (NULL: none), kept for the next select
+   * instead of a free and a calloc (lib/backend/backend.c) */
+  vkds_selection *cached_selection;
+  bool cache_registered; /* its thread-exit hook is set (backend.c) */
+  bool pick_untimed;     /* set by vkds__pick_untimed during the current select (policy.c) */
+} vkds__thread_state;
+extern VKDS__FAST_TLS vkds__thread_state vkds__thread;
 
 /* The base backend's slots that vkds_backend_vulkan_ops keeps (lib/backend/backend_base.c):
  * named in its table, so that a table derived from it finds every slot set. */

@@ -1,13 +1,17 @@
 /* tests/test_unload.c: libvkds loaded as a plugin is (dlopen), used on a thread, unloaded
  * (dlclose), and the thread exits afterwards. A thread-exit hook vkds registered (its
  * cached selection's pthread key) once ran code of the unloaded library there: SIGSEGV
- * in the thread's exit (a concurrency probe, session 29). Not linked with libvkds, so
+ * in the thread's exit (a concurrency probe, session 29). First, two copies of the
+ * library loaded at once, as two plugins that each ship vkds are: its thread-locals
+ * were initial-exec, which made the second fail ("cannot allocate memory in static TLS
+ * block": a packaging probe, session 37). Not linked with libvkds, so
  * that dlclose really unloads it; argv[1] is its path (tests/meson.build). Exit status
  * 0: the thread exited cleanly; the test cannot tell when the library stays loaded
  * (it says so), as then there is nothing to fail. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <vkds/vkds.h>
 
@@ -82,11 +86,48 @@ static void *worker(void *arg) {
   return NULL; /* the thread's exit: nothing of libvkds may run here now */
 }
 
+/* Copies the library to two files of their own and loads both (dlopen takes a path it
+ * has loaded for the same library), each asked for its version. */
+static int two_copies(const char *path) {
+  char dir[] = "/tmp/vkds-unload-XXXXXX", copy[2][64];
+  if (!mkdtemp(dir)) return perror("test_unload: mkdtemp"), 1;
+  void *handles[2] = {NULL, NULL};
+  int bad = 0;
+  for (int i = 0; i < 2; ++i) {
+    snprintf(copy[i], sizeof copy[i], "%s/copy%d.so", dir, i);
+    FILE *in = fopen(path, "rb"), *out = fopen(copy[i], "wb");
+    char buf[65536];
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+    if (!in || !out || ferror(in) || fclose(out) != 0) ++bad, fprintf(stderr, "test_unload: copying %s failed\n", path);
+    if (in) fclose(in);
+    if (bad) break;
+    if (!(handles[i] = dlopen(copy[i], RTLD_NOW | RTLD_LOCAL))) {
+      fprintf(stderr, "test_unload: copy %d of the library: dlopen: %s\n", i, dlerror());
+      ++bad;
+      continue;
+    }
+    const char *(*version)(void);
+    void *sym = dlsym(handles[i], "vkds_version");
+    memcpy(&version, &sym, sizeof version);
+    if (!version || !version()[0]) ++bad, fprintf(stderr, "test_unload: copy %d has no version\n", i);
+  }
+  if (handles[0] && handles[1] && handles[0] == handles[1]) ++bad, fprintf(stderr, "test_unload: one library, not two\n");
+  for (int i = 0; i < 2; ++i) {
+    if (handles[i]) dlclose(handles[i]);
+    remove(copy[i]);
+  }
+  remove(dir);
+  printf("test_unload: two copies of the library loaded side by side: %s\n", bad ? "failed" : "ok");
+  return bad;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: test_unload PATH-OF-libvkds.so\n");
     return 2;
   }
+  if (two_copies(argv[1])) return 1;
   if (!(lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL))) {
     fprintf(stderr, "test_unload: dlopen: %s\n", dlerror());
     return 1;

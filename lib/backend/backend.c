@@ -352,14 +352,13 @@ void vkds_backend_lazy_report(vkds_backend *b) {
  * Only selections from malloc are cached, and only backends without a user allocator
  * take them: a cached one outlives its context, and the destructor frees it with free.
  * With a user allocator every selection is allocated and freed through it. */
-VKDS__FAST_TLS vkds_selection *vkds__cached_selection;
-static VKDS__FAST_TLS bool cache_registered;
+VKDS__FAST_TLS vkds__thread_state vkds__thread;
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static void free_cached(void *unused) {
   (void)unused;
-  free(vkds__cached_selection);
-  vkds__cached_selection = NULL;
+  free(vkds__thread.cached_selection);
+  vkds__thread.cached_selection = NULL;
 }
 static atomic_bool cache_key_made;
 static void make_cache_key(void) {
@@ -377,20 +376,20 @@ __attribute__((destructor)) static void forget_cache_key(void) {
 }
 
 static vkds_selection *take_cached_selection(void) {
-  vkds_selection *sel = vkds__cached_selection;
-  vkds__cached_selection = NULL;
+  vkds_selection *sel = vkds__thread.cached_selection;
+  vkds__thread.cached_selection = NULL;
   return sel;
 }
 
 static bool cache_selection(vkds_selection *sel) {
-  if (vkds__cached_selection) return false;
-  if (!cache_registered) {
+  if (vkds__thread.cached_selection) return false;
+  if (!vkds__thread.cache_registered) {
     pthread_once(&cache_once, make_cache_key);
     /* any non-NULL value makes the destructor run for this thread */
     if (!atomic_load(&cache_key_made) || pthread_setspecific(cache_key, (void *)1) != 0) return false;
-    cache_registered = true;
+    vkds__thread.cache_registered = true;
   }
-  vkds__cached_selection = sel;
+  vkds__thread.cached_selection = sel;
   return true;
 }
 

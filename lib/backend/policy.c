@@ -590,9 +590,7 @@ static bool lazy_report_due(const vkds_policy *p, vkds__policy_internal *in) {
                                                  memory_order_relaxed);
 }
 
-/* Set by vkds__pick_untimed during the thread's current select. */
-static VKDS__FAST_TLS bool pick_untimed;
-void vkds__pick_untimed(void) { pick_untimed = true; }
+void vkds__pick_untimed(void) { vkds__thread.pick_untimed = true; }
 
 /* The hot path of every policy, kept to: the policy's select, one atomic step to count
  * it (none for round robin), and the thread's recycled selection filled in place. */
@@ -611,7 +609,8 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   if (lazy_report_due(p, in)) in->lazy_report(p->backend); /* completions and times first: select on fresh facts */
   check_health(p, in);
   uint32_t index = UINT32_MAX;
-  pick_untimed = false;
+  vkds__thread_state *here = &vkds__thread;
+  here->pick_untimed = false;
   uint64_t failures = vkds__failures();
   vkds_result chosen = p->ops->select(p, hints, &index);
   if (chosen != VKDS_SUCCESS) {
@@ -622,7 +621,7 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
                                 p->ops->name, vkds_result_str(chosen));
   }
   uint32_t reports = in->selection_reports;
-  if (pick_untimed) reports &= ~(uint32_t)VKDS_REPORT_TIME, pick_untimed = false;
+  if (here->pick_untimed) reports &= ~(uint32_t)VKDS_REPORT_TIME, here->pick_untimed = false;
   if (index >= p->resource_count)
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
                       "policy '%s' selected index %u of %u", p->ops->name, index, p->resource_count);
@@ -642,9 +641,9 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
     p->ops->report(p, &unused); /* vkds counted nothing */
     return r;
   }
-  vkds_selection *sel = in->recycle ? vkds__cached_selection : NULL;
+  vkds_selection *sel = in->recycle ? here->cached_selection : NULL;
   if (sel) { /* vkds__selection_make without the call */
-    vkds__cached_selection = NULL;
+    here->cached_selection = NULL;
     vkds__selection_init(sel, p->backend, index, reports, 0, &in->sink);
   } else {
     r = vkds__selection_make(p->backend, index, reports, in->scratch, &in->sink, &sel);

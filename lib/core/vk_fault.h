@@ -16,8 +16,8 @@
  * vkDeviceWaitIdle still waits for the real device whatever it returns. Creating and
  * destroying objects keeps working, as on a really lost device.
  *
- * The five functions below are exported from libvkds (as SQLite exports its test
- * control), so that a test drives the library it ships; they are not public API: no
+ * The five functions below are exported from libvkds built with its tests (as SQLite
+ * exports its test control), so that a test drives the library it ships; they are not public API: no
  * header under include/ declares them, and they may change at any time. */
 #ifndef VKDS_VK_FAULT_H
 #define VKDS_VK_FAULT_H
@@ -28,6 +28,16 @@
 #include <vulkan/vulkan_core.h>
 
 #include "vkds/export.h"
+
+/* Exported for the tests where they are built (VKDS_TEST_HOOKS: lib/meson.build),
+ * hidden otherwise: a release build with -Dtests=false does not ship them. */
+#ifndef VKDS__TEST_HOOK
+#ifdef VKDS_TEST_HOOKS
+#define VKDS__TEST_HOOK VKDS_API
+#else
+#define VKDS__TEST_HOOK
+#endif
+#endif
 
 struct VolkDeviceTable;
 
@@ -49,14 +59,14 @@ typedef struct vkds__vk_fault_plan {
 } vkds__vk_fault_plan;
 
 /* Wraps the devices made from now on. Not undone (devices already wrapped stay so). */
-VKDS_API void vkds__vk_fault_install(void);
+VKDS__TEST_HOOK void vkds__vk_fault_install(void);
 /* Replaces the plan and restarts the count (NULL: disarm). Thread-safe. */
-VKDS_API void vkds__vk_fault_arm(const vkds__vk_fault_plan *plan);
+VKDS__TEST_HOOK void vkds__vk_fault_arm(const vkds__vk_fault_plan *plan);
 /* Matching calls since the plan was armed; whether its failure happened. */
-VKDS_API uint64_t vkds__vk_fault_calls(void);
-VKDS_API bool vkds__vk_fault_fired(void);
+VKDS__TEST_HOOK uint64_t vkds__vk_fault_calls(void);
+VKDS__TEST_HOOK bool vkds__vk_fault_fired(void);
 /* The names of the wrapped functions, NULL-terminated (for sweeps over each of them). */
-VKDS_API const char *const *vkds__vk_fault_functions(void);
+VKDS__TEST_HOOK const char *const *vkds__vk_fault_functions(void);
 
 /* lib/core/loader.c calls this for every device table it fills. */
 void vkds__vk_fault_wrap(VkDevice device, struct VolkDeviceTable *table);

@@ -22,7 +22,7 @@ enum {
 
 /* Views hold pointers, so a sequence can be made to contain itself; the checks, the
  * trait and reads all recurse, and this bounds them rather than the stack. */
-static _Thread_local uint32_t depth __attribute__((tls_model("initial-exec"))); /* see lib/backend/backend.c */
+static VKDS__FAST_TLS uint32_t depth;
 
 typedef bool own_fn(const vkds_seq *s, char *why, bool deep);
 
