@@ -509,7 +509,7 @@ START_TEST(range_types) {
   ck_assert_int_eq(vkds_launch(pol, k64, &(vkds_launch_info){.global = {UINT64_MAX}, .args = &a}, &s),
                    VKDS_ERROR_LIMIT_EXCEEDED);
   ck_assert_int_eq(vkds_launch(pol, k64, &(vkds_launch_info){.global = {1, UINT64_MAX - 30}, .args = &a}, &s),
-                   VKDS_ERROR_LIMIT_EXCEEDED);
+                   VKDS_ERROR_ND_RANGE); /* (y is 32-bit: below) */
   /* within range: recorded (into a command buffer of the test's, never submitted:
    * lavapipe took 7 s to run the 2^31 work-items, 36 s under ASan, and with n = 0 the
    * run shows nothing the recording does not) and run (every work-item sees n = 0) */
@@ -517,6 +517,33 @@ START_TEST(range_types) {
   ck_assert_int_eq(record_only(k32, &(vkds_launch_info){.global = {1ull << 31}, .args = &a}), VKDS_ERROR_ND_RANGE);
   launch_wait(k32, &(vkds_launch_info){.global = {(1ull << 20) - 64}, .args = &a, .max_groups = 15});
   launch_wait(k64, &(vkds_launch_info){.global = {1ull << 20}, .args = &a});
+  /* The groups' padding past global must not wrap an index onto a real work-item (a
+   * kernels probe: 2^32 - 1 items of a U32 kernel in groups of 192 covered 2^32 + 128,
+   * and indices 0-127 ran twice): groups of 192 (not a power of two) and 2D groups */
+  char wide[sizeof SAXPY + 16];
+  snprintf(wide, sizeof wide, "%s", SAXPY);
+  memcpy(strstr(wide, "local_size_x = 64"), "local_size_x =192", 17);
+  vkds_kernel *w32, *wu, *w64;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = wide, .args = SAXPY_ARGS, .range_type = VKDS_RANGE_I32}, &w32));
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = wide, .args = SAXPY_ARGS}, &wu));
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = wide, .args = SAXPY_ARGS, .range_type = VKDS_RANGE_U64}, &w64));
+  ck_assert_int_eq(vkds_launch(pol, wu, &(vkds_launch_info){.global = {UINT32_MAX}, .args = &a}, &s), VKDS_ERROR_ND_RANGE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "cover 4294967424"));
+  ck_assert_int_eq(record_only(wu, &(vkds_launch_info){.global = {4294967232ull + 1}, .args = &a}), VKDS_ERROR_ND_RANGE);
+  ck_assert_vkds(record_only(wu, &(vkds_launch_info){.global = {4294967232ull}, .args = &a})); /* 2^32 - 64: fits */
+  ck_assert_int_eq(record_only(w32, &(vkds_launch_info){.global = {INT32_MAX}, .args = &a}), VKDS_ERROR_ND_RANGE);
+  ck_assert_vkds(record_only(w32, &(vkds_launch_info){.global = {(1ull << 31) - 128}, .args = &a, .max_groups = 65535}));
+  ck_assert_vkds(record_only(w64, &(vkds_launch_info){.global = {1ull << 33}, .args = &a})); /* x is 64-bit */
+  /* y and z are 32-bit in every range type (vkds_global_id()) */
+  ck_assert_int_eq(vkds_launch(pol, w64, &(vkds_launch_info){.global = {1, (1ull << 32) + 1024}, .args = &a}, &s),
+                   VKDS_ERROR_ND_RANGE);
+  ck_assert_int_eq(vkds_launch(pol, w64, &(vkds_launch_info){.global = {1, 1, (1ull << 32) + 1}, .args = &a}, &s),
+                   VKDS_ERROR_ND_RANGE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "in z"));
+  ck_assert_ptr_null(s);
+  vkds_kernel_destroy(w32);
+  vkds_kernel_destroy(wu);
+  vkds_kernel_destroy(w64);
   vkds_kernel_destroy(k32);
   vkds_kernel_destroy(ku);
   vkds_kernel_destroy(k64);
@@ -612,6 +639,13 @@ START_TEST(bad_input_is_named) {
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "binding 1"));
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS, .range_type = 9}, &k),
                    VKDS_ERROR_INVALID_ARGUMENT);
+  /* descriptions no shader could match: invalid, not a mismatch (a kernels probe) */
+  vkds_arg odd_bits[] = {{.kind = VKDS_ARG_UINT, .bits = 12}, {.kind = VKDS_ARG_FLOAT}, {.kind = VKDS_ARG_VIEW}, {.kind = VKDS_ARG_VIEW, .offset = 24}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = odd_bits}, &k), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "12 bits"));
+  vkds_arg five[] = {{.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_FLOAT, .components = 5}, {.kind = VKDS_ARG_VIEW}, {.kind = VKDS_ARG_VIEW, .offset = 24}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = five}, &k), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "5 components"));
   /* launches */
   ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
   vkds_buffer *x = mapped(64);

@@ -12,7 +12,13 @@
  * type counts fails with VKDS_ERROR_ND_RANGE before anything is submitted, and a 32-bit
  * range keeps the kernel's index arithmetic 32-bit (a specialization constant: vkds.glsl's
  * vkds_range64, constant_id 2046, the one id vkds sets; a kernel's own specialization
- * constants keep their defaults, so leave 2046 to vkds). Launches
+ * constants keep their defaults, so leave 2046 to vkds). The type also bounds what the
+ * work groups cover in each dimension, global rounded up to a multiple of the local
+ * size, so that no work-item's index wraps onto another's (past the `i < n` test that
+ * keeps the padding out): at most 2^31 in x for I32, 2^32 in x for U32, and 2^32 in y
+ * and z for every type (vkds_global_id() is 32-bit). A launch over that is
+ * VKDS_ERROR_ND_RANGE too: with 192-wide groups, 2^32 - 1 work-items of a U32 kernel
+ * cover 2^32 + 128. Launches
  * larger than the device's maxComputeWorkGroupCount are split into several dispatches;
  * vkds_global_id()/vkds_global_index() in the kernel stay right.
  */
@@ -76,7 +82,8 @@ typedef struct vkds_kernel_info {
   const char *name; /* names the kernel in messages and debug labels; NULL: "kernel" */
 } vkds_kernel_info;
 
-/* A kernel from SPIR-V. Errors: VKDS_ERROR_INVALID_ARGUMENT (also an `entry` name that
+/* A kernel from SPIR-V. Errors: VKDS_ERROR_INVALID_ARGUMENT (also an argument whose bits
+ * or components are none of those listed at vkds_arg, or an `entry` name that
  * none of the module's GLCompute entry points has: the message lists them),
  * VKDS_ERROR_INVALID_SPIRV (with the validator's message; also a module without any
  * GLCompute entry point),

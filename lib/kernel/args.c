@@ -81,6 +81,17 @@ static vkds_result check_args(const vkds_context *ctx, const char *kernel, const
     if (a->kind < VKDS_ARG_INT || a->kind > VKDS_ARG_STRUCT)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "kernel '%s', %s argument %zu: unknown kind %d",
                         kernel, where, i, (int)a->kind);
+    /* (a description no shader could match, reported as a mismatch with the shader: a
+     * kernels probe) */
+    bool scalar = a->kind == VKDS_ARG_INT || a->kind == VKDS_ARG_UINT || a->kind == VKDS_ARG_FLOAT;
+    if (scalar && a->bits != 0 && a->bits != 8 && a->bits != 16 && a->bits != 32 && a->bits != 64)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s): %u bits; numbers have 8, 16, 32 or 64 (0: 32)", kernel, where,
+                        i, an, a->bits);
+    if (scalar && a->components > 4)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s): %u components; vectors have 2 to 4 (0 or 1: a scalar)",
+                        kernel, where, i, an, a->components);
     if (!block || m >= block->member_count)
       return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
                         "kernel '%s', %s argument %zu (%s): the shader has only %u argument members there",
@@ -213,7 +224,10 @@ static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned 
     const vkds_arg *a = &args[i];
     if (a->kind == VKDS_ARG_BINDING) {
       uint64_t address, bytes;
-      VKDS_CHECK(resolve_view(p, (const vkds_view *)(src + a->offset), "a bound buffer", &address, &bytes));
+      char what[96]; /* (its name, as a view argument's: "a bound buffer's buffer" named none; a probe) */
+      if (a->name) snprintf(what, sizeof what, "%s (binding %u)", a->name, a->binding);
+      else snprintf(what, sizeof what, "the view bound at binding %u", a->binding);
+      VKDS_CHECK(resolve_view(p, (const vkds_view *)(src + a->offset), what, &address, &bytes));
       if (p->bound_count == VKDS__MAX_BOUND)
         return vkds__fail(p->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "more than %d bound buffers", VKDS__MAX_BOUND);
       const vkds_view *v = (const vkds_view *)(src + a->offset);

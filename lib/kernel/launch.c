@@ -71,6 +71,20 @@ static vkds_result prepare(packed_launch *pl, vkds_kernel *k, vkds__device *dev,
   for (int d = 0; d < 3; ++d) {
     uint32_t local = k->refl.local_size[d];
     pl->groups[d] = global[d] / local + (global[d] % local != 0);
+    /* The padding past global must not wrap the index onto a real work-item: 2^32 - 1
+     * items in groups of 192 covered 2^32 + 128, whose last 128 indices read 0-127
+     * and passed the kernel's `i < n` (run twice; a kernels probe). y and z are 32-bit
+     * in every range type; x in the 32-bit ones (a signed index for I32); a 64-bit x
+     * is bounded by the dispatches below. */
+    uint64_t cap = d == 0 && k->range == VKDS_RANGE_I32 ? 1ull << 31 : 1ull << 32;
+    if (!(d == 0 && k->range == VKDS_RANGE_U64) && pl->groups[d] > cap / local)
+      return vkds__fail(k->ctx, VKDS_ERROR_ND_RANGE, VK_SUCCESS,
+                        "launch of kernel '%s': %llu work-items in %c, rounded up to groups of %u, cover %llu, past the "
+                        "%llu indices its range type gives that dimension (so some would repeat others); launch at "
+                        "most %llu there",
+                        k->name, (unsigned long long)global[d], "xyz"[d], local,
+                        (unsigned long long)(pl->groups[d] * local), (unsigned long long)cap,
+                        (unsigned long long)(cap / local * local));
     pl->max_groups[d] = lim->maxComputeWorkGroupCount[d];
     if (li->max_groups && li->max_groups < pl->max_groups[d]) pl->max_groups[d] = li->max_groups;
     uint64_t along = pl->groups[d] / pl->max_groups[d] + (pl->groups[d] % pl->max_groups[d] != 0);
@@ -78,8 +92,8 @@ static vkds_result prepare(packed_launch *pl, vkds_kernel *k, vkds__device *dev,
   }
   if (pieces > MAX_PIECES)
     return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
-                      "kernel '%s': %llu x %llu x %llu work groups take more than %u dispatches of the device's "
-                      "largest (%u x %u x %u)", k->name, (unsigned long long)pl->groups[0],
+                      "kernel '%s': %llu x %llu x %llu work groups take more than %u dispatches of the largest "
+                      "(%u x %u x %u: the device's maxComputeWorkGroupCount, or the launch's max_groups)", k->name, (unsigned long long)pl->groups[0],
                       (unsigned long long)pl->groups[1], (unsigned long long)pl->groups[2], MAX_PIECES,
                       pl->max_groups[0], pl->max_groups[1], pl->max_groups[2]);
   if ((pl->groups[1] > 1 || pl->groups[2] > 1) && !k->layout.first_member &&
@@ -88,9 +102,10 @@ static vkds_result prepare(packed_launch *pl, vkds_kernel *k, vkds__device *dev,
                       "kernel '%s' must be split but does not use vkds.glsl's vkds_global_id()", k->name);
   if (!k->layout.first_member && pl->groups[0] > pl->max_groups[0])
     return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
-                      "kernel '%s': %llu work groups exceed the device's %u, and the kernel does not use vkds.glsl's "
-                      "vkds_global_id() (which splitting needs)", k->name, (unsigned long long)pl->groups[0],
-                      pl->max_groups[0]);
+                      "kernel '%s': %llu work groups exceed the %u of one dispatch (%s), and the kernel does not use "
+                      "vkds.glsl's vkds_global_id() (which splitting needs)", k->name, (unsigned long long)pl->groups[0],
+                      pl->max_groups[0], li->max_groups && li->max_groups == pl->max_groups[0]
+                                           ? "the launch's max_groups" : "the device's maxComputeWorkGroupCount");
   return VKDS_SUCCESS;
 }
 
