@@ -225,6 +225,13 @@ START_TEST(bad_embed_descriptions) {
   ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_msg(strstr(vkds_last_error_message(), "devices[2].queues[0] is also listed as devices[0].queues[0]"), "%s",
                 vkds_last_error_message());
+  /* a VkQueue of another VkDevice (an embedding probe: taken, then the layer crashed) */
+  describe(&a, q, ed, &ei);
+  q[0].queue = q[1].queue;
+  ei.device_count = 1; /* (device 1 not listed: its queue appears once) */
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "is not the device's queue 0 of family"), "%s",
+                vkds_last_error_message());
   describe(&a, q, ed, &ei);
   ei.device_count = 0;
   ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_ERROR_INVALID_ARGUMENT);

@@ -24,7 +24,9 @@ typedef struct vkds_resource vkds_resource;
 
 /* ---- embedding: building a context over the application's own Vulkan objects ------ */
 
-/* One of the application's queues. */
+/* One of the application's queues, created without flags (vkds checks that the device's
+ * vkGetDeviceQueue gives this VkQueue for the family and index: VKDS_ERROR_INVALID_ARGUMENT
+ * otherwise, e.g. for a queue of another VkDevice). */
 typedef struct vkds_embed_queue {
   VkQueue queue;   /* REQUIRED */
   uint32_t family; /* the queue family it was created in; must support compute */

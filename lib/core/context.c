@@ -374,6 +374,19 @@ static vkds_result create_adopted(vkds_context *ctx, const vkds_embed_info *e) {
                         "adopted device %u (%s): Vulkan 1.2's vkWaitSemaphores, vkGetSemaphoreCounterValue or "
                         "vkGetBufferDeviceAddress did not load: vkds needs an instance and device of Vulkan 1.2 or "
                         "later (embed->api_version 0 means 1.2)", d, dev->facts.props.properties.deviceName);
+    /* The VkQueue must be the device's queue of that family and index: one of another
+     * VkDevice was taken, and the first submit drew a validation error, then a crash in
+     * the layer (an embedding probe). Vulkan has no query for a queue's device, but the
+     * device answers for the family and index the application says it created. */
+    for (uint32_t q = 0; q < ed->queue_count; ++q) {
+      const vkds_embed_queue *eq = &ed->queues[q];
+      VkQueue own = VK_NULL_HANDLE;
+      dev->vk.vkGetDeviceQueue(dev->device, eq->family, eq->index, &own);
+      if (own != eq->queue)
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                          "adopted device %u, queue %u: that VkQueue is not the device's queue %u of family %u (a "
+                          "queue of another VkDevice, or another family or index)", d, q, eq->index, eq->family);
+    }
     vkds__device_adopt_features(dev, ed); /* (after: what it enables needs entry points) */
     if (!dev->enabled.timeline_semaphore)
       return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
