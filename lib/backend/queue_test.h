@@ -9,15 +9,7 @@
 
 #include "vkds/context.h"
 
-/* Exported for the tests where they are built (VKDS_TEST_HOOKS: lib/meson.build),
- * hidden otherwise: a release build with -Dtests=false does not ship them. */
-#ifndef VKDS__TEST_HOOK
-#ifdef VKDS_TEST_HOOKS
-#define VKDS__TEST_HOOK VKDS_API
-#else
-#define VKDS__TEST_HOOK
-#endif
-#endif
+#include "core/test_hook.h"
 
 /* How many times the queue put its leading barrier before a task that left it to the
  * queue (lib/backend/queue.c, "the queue's leading barrier"). 0 for NULL. */

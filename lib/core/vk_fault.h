@@ -27,17 +27,7 @@
 #include <stdint.h>
 #include <vulkan/vulkan_core.h>
 
-#include "vkds/export.h"
-
-/* Exported for the tests where they are built (VKDS_TEST_HOOKS: lib/meson.build),
- * hidden otherwise: a release build with -Dtests=false does not ship them. */
-#ifndef VKDS__TEST_HOOK
-#ifdef VKDS_TEST_HOOKS
-#define VKDS__TEST_HOOK VKDS_API
-#else
-#define VKDS__TEST_HOOK
-#endif
-#endif
+#include "test_hook.h"
 
 struct VolkDeviceTable;
 
