@@ -212,10 +212,11 @@ typedef struct vkds_policy_resource_stats {
   /* picks of this resource, submitted or not: a selection released unsubmitted (a call
    * that failed after selecting, say) is counted here too. A pick refused at once
    * because the task cannot run on the resource's device (VKDS_ERROR_WRONG_DEVICE: a
-   * launch's buffers on another device) made no selection and is not counted. For the
-   * built-in policies other than round robin it counts modulo 2^40 (it shares a word
-   * with the in-flight count: 12.7 days at a million picks a second); `completed` does not
-   * wrap. */
+   * launch's buffers on another device) made no selection and is not counted, nor is
+   * one refused because the resource filled up meanwhile (another thread's). For the
+   * built-in policies it counts modulo 2^40 (it shares a word with the in-flight count:
+   * 12.7 days at a million picks a second), except round robin without completion
+   * tracking (no capacity, deadline or track_completion); `completed` does not wrap. */
   uint64_t selections;
   bool tracks_completion; /* the two counts below are only kept when true */
   uint64_t in_flight;
