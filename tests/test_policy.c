@@ -626,6 +626,23 @@ START_TEST(bad_policies_are_named_errors) {
   vkds_policy_ops no_select = {.version = VKDS_POLICY_OPS_VERSION, .name = "x"};
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &no_select, .resources = r}, &p),
                    VKDS_ERROR_INVALID_ARGUMENT);
+  /* a parent of a version this library does not know, and report bits no policy asks for
+   * (both taken, or read as a report no backend gives: a policies probe) */
+  vkds_policy_ops future = vkds_policy_round_robin_ops, child = {.version = VKDS_POLICY_OPS_VERSION, .name = "child",
+                                                                  .parent = &future};
+  future.version = 99;
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &child, .resources = r}, &p),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "its parent 'round_robin' has version 99"));
+  vkds_policy_ops asks = {.version = VKDS_POLICY_OPS_VERSION, .name = "asks", .parent = &vkds_policy_round_robin_ops,
+                          .reports = VKDS_REPORT_UNUSED};
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &asks, .resources = r}, &p),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "report bits 0x8"));
+  asks.reports = 1u << 9;
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &asks, .resources = r}, &p),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(p);
   /* auto tune needs task times, which the base backend (no backend_ops) cannot give */
   vkds_policy_resources base = r;
   base.backend_ops = &vkds_backend_base_ops;

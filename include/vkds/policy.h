@@ -44,7 +44,8 @@ typedef struct vkds_policy_ops {
   size_t policy_size;
   const char *name;   /* DEFAULTED */
   const struct vkds_policy_ops *parent; /* NULL: vkds_policy_base_ops */
-  /* The reports (vkds_report_bits) the policy needs; its backend must deliver them.
+  /* The reports (vkds_report_bits) the policy needs: SUBMISSION, COMPLETION or TIME
+   * (another bit is VKDS_ERROR_INVALID_ARGUMENT); its backend must deliver them.
    * Resources that cannot deliver them (task times; or completions, which capacity,
    * task_deadline_ns and track_completion need) are left out (none left: VKDS_ERROR_
    * UNSUPPORTED), and the policy's resource indices then count the kept ones

@@ -51,6 +51,12 @@ static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *d
     if (depth > 16)
       return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "policy ops: parent chain too long");
     p = p->parent ? p->parent : &vkds_policy_base_ops;
+    /* (a parent of version 0 or 99 was read as this library's layout: a policies probe;
+     * the backends' tables already checked theirs) */
+    if (p->version == 0 || p->version > VKDS_POLICY_OPS_VERSION)
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "policy ops '%s': its parent '%s' has version %u; this library knows versions 1..%u",
+                        given->name ? given->name : "?", p->name ? p->name : "?", p->version, VKDS_POLICY_OPS_VERSION);
     if (p->policy_size > ancestors_size) ancestors_size = p->policy_size;
     if (!private_state && p->policy_size > sizeof(vkds_policy) && is_built_in(p)) private_state = p;
     if (!dst->init) dst->init = p->init;
@@ -73,6 +79,14 @@ static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *d
   if (!dst->select)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "policy ops '%s': select is REQUIRED",
                       dst->name ? dst->name : "?");
+  /* (VKDS_REPORT_UNUSED, which vkds sends itself, or an unknown bit read as a report no
+   * backend gives: UNSUPPORTED with an empty list; a policies probe) */
+  const uint32_t askable = VKDS_REPORT_SUBMISSION | VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME;
+  if (dst->reports & ~askable)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "policy ops '%s': report bits 0x%x are not ones a policy asks for (SUBMISSION, COMPLETION and "
+                      "TIME are; UNUSED comes to a policy's own report slot unasked)",
+                      dst->name ? dst->name : "?", dst->reports & ~askable);
   if (dst->policy_size < sizeof(vkds_policy))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "policy ops: policy_size too small");
   /* A built-in parent's state is private: a derived struct's fields would lie on it (a
