@@ -43,6 +43,9 @@ static void start_round(vkds_policy *p, tune_key *k) {
   k->phase = VKDS_AUTO_TUNE_TRIAL;
   k->handed = 0;
   for (uint32_t i = 0; i < p->resource_count; ++i) k->warm[i] = false, k->count[i] = 0, k->sum[i] = 0.0;
+  /* and what vkds_policy_get_key_stats shows, which kept every round's samples and counted
+   * a new round's warm-up among them (a policies probe) */
+  vkds__key_stats_forget(p, k->key);
 }
 
 /* Finds or adds the key's state; call with the lock held. */

@@ -245,6 +245,16 @@ START_TEST(auto_tune_retunes_after_the_interval) {
       ck_assert_int_eq(phase, VKDS_AUTO_TUNE_TRIAL);
     }
   }
+  /* the key's statistics are the new round's too: a warm-up and one sample each (they
+   * kept the first round's and counted the new warm-up among them: a policies probe) */
+  vkds_policy_key_stats ks;
+  ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+  for (uint32_t i = 0; i < N; ++i) {
+    ck_assert_vkds(vkds_policy_get_key_stats(p, i, 0, &ks));
+    ck_assert_uint_eq(ks.warmups, 1);
+    ck_assert_uint_eq(ks.samples, 1);
+    ck_assert_msg(ks.mean_ns == (i == 0 ? 10 : 1000), "resource %u: mean %g", i, ks.mean_ns);
+  }
   ck_assert_int_eq(run_one(p, 0, 2), 4);
   vkds_policy_release(p);
 }

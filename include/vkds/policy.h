@@ -241,7 +241,8 @@ typedef struct vkds_policy_key_stats {
   uint64_t best_ns;
 } vkds_policy_key_stats;
 
-/* Task-time statistics of `key` on resource `index` (all zero when none yet).
+/* Task-time statistics of `key` on resource `index` (all zero when none yet; auto tune
+ * starts them afresh with each trial round, retune_interval_ns).
  * Needs a policy that asks for VKDS_REPORT_TIME (auto tune, earliest finish);
  * VKDS_ERROR_UNSUPPORTED otherwise. */
 VKDS_API vkds_result vkds_policy_get_key_stats(const vkds_policy *p, uint32_t index, uint64_t key,

@@ -793,6 +793,17 @@ vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index,
   return VKDS_SUCCESS;
 }
 
+void vkds__key_stats_forget(vkds_policy *p, uint64_t key) {
+  vkds__policy_internal *in = vkds__policy_in(p);
+  for (uint32_t i = 0; i < p->resource_count; ++i) {
+    vkds__resource_stats *s = &in->stats[i];
+    pthread_mutex_lock(&s->lock);
+    vkds__key_stats *k = vkds__key_stats_find(in->alloc_ctx, s, key, false);
+    if (k) k->samples = k->warmups = 0, k->mean_ns = 0.0, k->best_ns = 0;
+    pthread_mutex_unlock(&s->lock);
+  }
+}
+
 vkds_result vkds_policy_get_key_stats(const vkds_policy *p, uint32_t index, uint64_t key, vkds_policy_key_stats *out) {
   VKDS_CHECK(require_initialized(p, "vkds_policy_get_key_stats"));
   vkds__policy_internal *in = vkds__policy_in(p);

@@ -120,6 +120,9 @@ static inline bool vkds__count_pick(vkds_policy *p, uint32_t index, uint64_t see
 /* Looks up (and with create, adds) the key's entry; call with s->lock held. NULL when
  * absent (or out of memory). ctx: the policy's alloc_ctx. */
 vkds__key_stats *vkds__key_stats_find(const vkds_context *ctx, vkds__resource_stats *s, uint64_t key, bool create);
+/* Starts the key's task-time statistics afresh on every resource (its next time is a
+ * warm-up again): auto tune's new trial round. Takes each resource's lock. */
+void vkds__key_stats_forget(vkds_policy *p, uint64_t key);
 
 /* Called by a selector's select for a pick whose task need not be timed: the selection
  * then asks the backend for no VKDS_REPORT_TIME (no timestamps in that task). For the
