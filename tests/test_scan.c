@@ -394,6 +394,52 @@ START_TEST(float_bits_repeat) {
 }
 END_TEST
 
+/* Float MIN and MAX skip NaNs on either side (IEEE minNum/maxNum): a NaN at the start of a
+ * thread's run (16 elements of 4 bytes, 8 of 8), of a tile or of the whole, must not
+ * give the elements after it the carry before it (a numerics probe: out[17..31] read 85,
+ * the left-to-right fold 83..69). Against the host's left-to-right fold, both paths, f32
+ * and f64, and the reductions over the same data. */
+START_TEST(float_min_max_skip_nans) {
+  enum { N = 20011 };
+  const uint64_t nans[] = {0, 16, 17, 31, 32, 4095, 4096, 8192, 12000, 12001, N - 1};
+  double *x = malloc(N * sizeof *x), *want = malloc(N * sizeof *want);
+  void *in = malloc(N * 8), *out = malloc(N * 8);
+  for (int k = 0; k < 2; ++k) {
+    open_path(PATHS[k]);
+    for (int t = 0; t < 2; ++t) {
+      vkds_type type = t ? VKDS_F64 : VKDS_F32;
+      for (int op = VKDS_OP_MIN; op <= VKDS_OP_MAX; ++op) {
+        for (uint64_t i = 0; i < N; ++i) x[i] = (double)(rnd() % 100000) - 50000.0;
+        for (size_t j = 0; j < sizeof nans / sizeof *nans; ++j) x[nans[j]] = NAN;
+        double acc = x[0], reduced = op == VKDS_OP_MIN ? INFINITY : -INFINITY;
+        for (uint64_t i = 0; i < N; ++i) {
+          bool take = i == 0 || isnan(acc) || (op == VKDS_OP_MIN ? x[i] < acc : acc < x[i]);
+          want[i] = acc = take ? x[i] : acc;
+          if (!isnan(x[i]) && (op == VKDS_OP_MIN ? x[i] < reduced : reduced < x[i])) reduced = x[i];
+          if (t) ((double *)in)[i] = x[i];
+          else ((float *)in)[i] = (float)x[i];
+        }
+        vkds_seq is = vkds_seq_host_const(in, N, type), os = vkds_seq_host(out, N, type);
+        vkds_op o = {.kind = (vkds_op_kind)op};
+        ck_assert_vkds(vkds_inclusive_scan(pol, &is, &os, &o, NULL));
+        for (uint64_t i = 0; i < N; ++i) {
+          double got = t ? ((double *)out)[i] : ((float *)out)[i];
+          ck_assert_msg(isnan(got) ? isnan(want[i]) : got == want[i], "%s, f%d %s: [%llu] got %g want %g",
+                        path_name(PATHS[k]), t ? 64 : 32, op == VKDS_OP_MIN ? "min" : "max", (unsigned long long)i,
+                        got, want[i]);
+        }
+        double r = 0;
+        float rf = 0;
+        ck_assert_vkds(vkds_reduce(pol, &is, &o, NULL, t ? (void *)&r : (void *)&rf));
+        ck_assert_msg((t ? r : rf) == reduced, "%s reduce: got %g want %g", path_name(PATHS[k]), t ? r : rf, reduced);
+      }
+    }
+    close_ctx();
+  }
+  free(x), free(want), free(in), free(out);
+}
+END_TEST
+
 /* A non-commutative operator over the portable path's grid (tiles, groups, several tiles a
  * group), as GPUs run it (the tiles through shared memory: the shared_tiles tcase gives
  * lavapipe that path): every prefix, in a tile, a group's carry and across groups, must
@@ -1136,6 +1182,7 @@ int main(void) {
   t = harness_tcase("sizes");
   tcase_add_test(t, powers_of_two);
   tcase_add_test(t, float_bits_repeat);
+  tcase_add_test(t, float_min_max_skip_nans);
   tcase_add_test(t, tails_and_unaligned);
   suite_add_tcase(s, t);
   t = harness_tcase("sequences");

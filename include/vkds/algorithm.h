@@ -77,8 +77,12 @@
  * into an integer type truncates toward zero, and one out of that type's range, or a
  * NaN, becomes a value the device chooses (undefined in GLSL, as in C; lavapipe gives
  * INT_MIN for i32 and UINT_MAX for u32, a negative float into u32 included). So is a
- * division by zero, integer or float (GLSL leaves it undefined: lavapipe's "x / 0.0" is
- * 0, not an infinity, though a constant "-1.0 / 0.0" folds to -inf). Loops in operators
+ * division by zero, integer or float: GLSL leaves it undefined, and compilers use that
+ * (lavapipe compiles a transform by "x / 0.0" into one that stores nothing, so the output
+ * keeps what it held, or a staged host output gets whatever its temporary held; a zero
+ * known only when the kernel runs gives the infinities and NaNs of IEEE there, and a
+ * constant "-1.0 / 0.0" folds to -inf): divide by a zero only where your device's
+ * answer is the one you want. Loops in operators
  * and in a user type's device code: lavapipe cuts an invocation's loops short after
  * 65,535 iterations in all, counting vkds's own (the results are then wrong, and nothing
  * says so); vkds sizes its own loops to stay under that, which leaves a loop of the
@@ -205,8 +209,12 @@ typedef enum vkds_op_kind {
   VKDS_OP_DEFAULT = 0, /* the algorithm's default: plus */
   VKDS_OP_PLUS = 1,
   VKDS_OP_MULTIPLIES = 2,
-  VKDS_OP_MIN = 3, /* the GLSL min(): b when b < a, else a (so a NaN in b is skipped) */
-  VKDS_OP_MAX = 4, /* b when a < b, else a */
+  /* b when b < a, else a; for floats also b when a is a NaN (IEEE 754's minNum: a NaN
+   * on either side is skipped, so the order of a scan's or reduction's steps cannot
+   * change the result; NaN only from NaNs alone: a scan's outputs until the first
+   * number, and a reduction of nothing but NaNs gives its identity, +inf or -inf) */
+  VKDS_OP_MIN = 3,
+  VKDS_OP_MAX = 4, /* b when a < b, else a; for floats also b when a is a NaN (maxNum) */
   VKDS_OP_BIT_AND = 5, /* integer types only */
   VKDS_OP_BIT_OR = 6,
   VKDS_OP_BIT_XOR = 7,

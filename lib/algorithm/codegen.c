@@ -709,8 +709,12 @@ static node walk(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
 static void builtin_op(struct vkds__text *o, vkds_op_kind k, const char *T) {
   switch (k) {
   case VKDS_OP_MULTIPLIES: put(o, "a * b"); break;
-  case VKDS_OP_MIN: put(o, "b < a ? b : a"); break;
-  case VKDS_OP_MAX: put(o, "a < b ? b : a"); break;
+  /* Floats skip a NaN on either side (IEEE 754's minNum and maxNum), which keeps the
+   * operator associative: with "b < a ? b : a" a NaN in a stayed, and a scan whose
+   * thread run began with a NaN gave that run the carry before it, where the same scan
+   * tiled otherwise gave the elements' minimum (a numerics probe). */
+  case VKDS_OP_MIN: put(o, strcmp(T, "float") && strcmp(T, "double") ? "b < a ? b : a" : "(b < a || a != a) ? b : a"); break;
+  case VKDS_OP_MAX: put(o, strcmp(T, "float") && strcmp(T, "double") ? "a < b ? b : a" : "(a < b || a != a) ? b : a"); break;
   case VKDS_OP_BIT_AND: put(o, "a & b"); break;
   case VKDS_OP_BIT_OR: put(o, "a | b"); break;
   case VKDS_OP_BIT_XOR: put(o, "a ^ b"); break;
