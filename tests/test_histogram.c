@@ -486,6 +486,17 @@ START_TEST(host_samples_are_staged_in_kept_buffers) {
   ck_assert_vkds(vkds_histogram_even(spol, &bs, &mlo, &mhi, &fs));
   ck_assert_vkds(vkds_memory_get_stats(vkds_context_resource(sctx, 0), &once));
   ck_assert_uint_ge(once.used_bytes, 1u << 20);
+  /* vkds_context_trim gives every kept buffer back, and the next call makes what it needs */
+  uint64_t given = vkds_context_trim(sctx);
+  ck_assert_uint_ge(given, 1u << 20);
+  ck_assert_vkds(vkds_memory_get_stats(vkds_context_resource(sctx, 0), &twice));
+  ck_assert_uint_eq(twice.used_bytes, once.used_bytes - given);
+  ck_assert_uint_eq(vkds_context_trim(sctx), 0);
+  ck_assert_uint_eq(vkds_context_trim(NULL), 0);
+  budget_sized[7] = 80000; /* bin 3 of [0, 100000) in 4 */
+  ck_assert_vkds(vkds_histogram_even(spol, &bs, &mlo, &mhi, &fs));
+  ck_assert_uint_eq(few[0], (1u << 18) - 1);
+  ck_assert_uint_eq(few[3], 1);
   /* past 2^40: refused */
   small.keep_bytes = (1ull << 40) + 1;
   vkds_context *refused = NULL;

@@ -174,9 +174,10 @@
  * returns (the host copies are the call's work there): on host data it overlaps the
  * caller less than on device data. A context keeps the temporary buffers its calls used
  * for the next calls, up to vkds_context_info.keep_bytes (eight staging rings' worth,
- * 256 MiB, by default; the oldest go first), and the buffers that staged data whole
- * (below) up to as much again (a smaller one does not push out a larger), until it is
- * destroyed or a device runs out of memory (then they are given back first, and the
+ * 256 MiB, by default; on a discrete GPU a sixteenth of its memory up to 2 GiB; the
+ * oldest go first), and the buffers that staged data whole (below) up to as much again
+ * (a smaller one does not push out a larger), until it is destroyed, vkds_context_trim
+ * is called, or a device runs out of memory (then they are given back first, and the
  * allocation tried again). A streamed
  * reduction folds each chunk in the order above into a chunk total, then the chunk
  * totals as step 3 folds group results (thread t takes totals t, t + 256, ... in chunk

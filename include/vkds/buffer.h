@@ -111,8 +111,9 @@ static inline vkds_view vkds_view_of(vkds_buffer *buf) {
  * allocated (blocks and dedicated), bytes handed out as buffers, and counts. vkds's own
  * buffers count too: the staging ring (made on the first staged copy) and the
  * temporaries algorithms keep for reuse (vkds/algorithm.h: up to keep_bytes, eight
- * staging rings' worth by default, and as much again of data staged whole), so these do
- * not come back to zero when the application's buffers are gone. */
+ * staging rings' worth by default, more on a discrete GPU, and as much again of data
+ * staged whole; vkds_context_trim gives them back), so these do not come back to zero
+ * when the application's buffers are gone. */
 typedef struct vkds_memory_stats {
   uint64_t allocated_bytes, used_bytes;
   uint32_t blocks, dedicated, buffers;

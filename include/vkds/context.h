@@ -199,11 +199,16 @@ typedef struct vkds_context_info {
   const VkAllocationCallbacks *allocator;
   /* The most bytes of temporary device buffers the context keeps for the next calls, in
    * each of its two pools (vkds/algorithm.h: the calls' scratch and stream buffers; data
-   * staged whole); 0: eight staging rings' worth (256 MiB by default). A host histogram
-   * or sort of data larger than this makes its staging buffer each call (a 1 GiB buffer
-   * took 21 ms to make and 19.5 ms to destroy on an H200): raise it to keep one, at the
-   * cost of device memory held until the context goes or a device runs out (kept
-   * buffers are given back first). At most 2^40 (VKDS_ERROR_INVALID_ARGUMENT past it). */
+   * staged whole). 0: eight staging rings' worth (256 MiB by default), or where the
+   * context has a discrete GPU and no device_memory_limit, a sixteenth of its largest
+   * device-local heap up to 2 GiB if that is more (2 GiB on a GPU of 32 GiB or more). A
+   * host histogram, sort or compaction of data larger than this makes its staging
+   * buffers each call (a 1 GiB buffer took 21 ms to make and 19.5 ms to destroy on an
+   * H200: a 2^28-element u32 host histogram took 62-69 ms so, 23 ms with its buffer
+   * kept). The cost is device memory held until the context goes, vkds_context_trim, or
+   * a device running out (kept buffers are given back first, then the allocation is
+   * tried again); nothing is held before a call needed it. At most 2^40
+   * (VKDS_ERROR_INVALID_ARGUMENT past it). */
   uint64_t keep_bytes;
 } vkds_context_info;
 
@@ -235,6 +240,13 @@ VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_con
  * layer, ~50 bytes without). Work on a lost device (VKDS_ERROR_DEVICE_LOST) is not
  * waited for: its objects are destroyed. */
 VKDS_API void vkds_context_destroy(vkds_context *ctx);
+
+/* Gives back, now, every device buffer the context keeps for the next algorithm calls
+ * (keep_bytes' pools), as a device that runs out of memory would; later calls make
+ * what they need again. For an application about to allocate much device memory of its
+ * own. Thread-safe; calls running meanwhile keep the buffers they hold. Returns the
+ * bytes given back; 0 for NULL. */
+VKDS_API uint64_t vkds_context_trim(vkds_context *ctx);
 
 /* Number of resources (compute queues) in the context; 0 for NULL. */
 VKDS_API uint32_t vkds_context_resource_count(const vkds_context *ctx);

@@ -446,6 +446,28 @@ static void make_cache_dir(vkds_context *ctx) {
   }
 }
 
+/* keep_bytes' default where a discrete GPU is in the context: a sixteenth of its largest
+ * device-local heap, up to 2 GiB, if that is more than eight staging rings. Host data
+ * staged whole needs its buffers each call, and at 1 GiB NVIDIA's driver takes 40 ms to
+ * make and destroy one (an H200, bench/RESULTS.md, sessions 36-37), more than the
+ * transfer; device memory there is the GPU's own and plentiful. Integrated and CPU
+ * devices share the host's memory: they keep the eight rings. */
+static uint64_t gpu_keep_bytes(const vkds_context *ctx) {
+  uint64_t keep = ctx->keep_bytes;
+  for (uint32_t d = 0; d < ctx->device_count; ++d) {
+    const vkds__device *dev = &ctx->devices[d];
+    if (dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) continue;
+    const VkPhysicalDeviceMemoryProperties *m = &dev->facts.memory;
+    for (uint32_t h = 0; h < m->memoryHeapCount; ++h) {
+      if (!(m->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)) continue;
+      uint64_t share = m->memoryHeaps[h].size / 16;
+      if (share > (2ull << 30)) share = 2ull << 30;
+      if (share > keep) keep = share;
+    }
+  }
+  return keep;
+}
+
 vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **out) {
   if (out) *out = NULL;
   if (!info || !out)
@@ -492,6 +514,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
     r = vkds__pipeline_cache_open(&ctx->devices[d]);
     if (r == VKDS_SUCCESS) r = vkds__allocator_init(&ctx->devices[d]);
   }
+  if (r == VKDS_SUCCESS && !info->keep_bytes && !info->device_memory_limit) ctx->keep_bytes = gpu_keep_bytes(ctx);
   if (r != VKDS_SUCCESS) {
     vkds_context_destroy(ctx);
     return r;

@@ -150,6 +150,21 @@ bool vkds__spares_drop(vkds__device *dev) {
   return gone != NULL;
 }
 
+uint64_t vkds_context_trim(vkds_context *ctx) {
+  if (!ctx) return 0;
+  pthread_mutex_lock(&ctx->spare_lock);
+  uint64_t bytes = ctx->spare_bytes[VKDS__SPARES_CALL] + ctx->spare_bytes[VKDS__SPARES_STAGED];
+  struct vkds__spare *gone = NULL;
+  for (uint32_t d = 0; d < ctx->device_count; ++d) {
+    struct vkds__spare *more = take_out(ctx, 0, VKDS__SPARES_CALL, &ctx->devices[d], NULL), *last = more;
+    while (last && last->next) last = last->next;
+    if (last) last->next = gone, gone = more;
+  }
+  pthread_mutex_unlock(&ctx->spare_lock);
+  destroy_taken(ctx, gone);
+  return bytes;
+}
+
 void vkds__spares_free(vkds_context *ctx) {
   for (struct vkds__spare *s = ctx->spares, *next; s; s = next) {
     next = s->next;
