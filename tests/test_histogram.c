@@ -26,10 +26,11 @@ static vkds_resource *r0;
 static vkds_policy *pol;
 
 /* vkds_submission_release's error logs (the rest goes to the harness) */
-static int release_errors;
+static int release_errors, vkds_errors;
 static void count_release_errors(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
   (void)user;
   if (source == VKDS_LOG_SOURCE_VKDS && level >= VKDS_LOG_ERROR && strstr(message, "vkds_submission_release")) ++release_errors;
+  if (source == VKDS_LOG_SOURCE_VKDS && level >= VKDS_LOG_ERROR) ++vkds_errors;
   harness_log(NULL, level, source, message);
 }
 
@@ -850,8 +851,10 @@ START_TEST(unsorted_boundaries) {
   vkds_submission_release(sub);
   ck_assert_int_eq(release_errors, logged);
   ck_assert_vkds(vkds_histogram_range_async(pol, &as, &bs, &os, &sub));
+  int errors = vkds_errors;
   vkds_submission_release(sub);
   ck_assert_int_eq(release_errors, logged + 1);
+  ck_assert_int_eq(vkds_errors, errors + 1); /* one line, not the failure and then the release's (a probe) */
   for (int k = 0; k < B; ++k) ck_assert_uint_eq(((uint32_t *)vkds_buffer_map(out))[k], 0x77777777u);
   /* a NaN among float boundaries */
   float fb[5] = {0, 1, NAN, 3, 4}, fa[3] = {0.5f, 1.5f, 3.5f};

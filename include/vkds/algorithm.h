@@ -24,8 +24,8 @@
  *                               VKDS_ALGORITHM_ACCESS=descriptor|address, read when the
  *                               context is created, forces either (tests, benchmarks).
  *                               One call reaches at most 16 leaves (a zip of 16 parts
- *                               can be read, not also written to another 16-part
- *                               sequence: VKDS_ERROR_UNSUPPORTED); where their arguments
+ *                               can be reduced, but an output with memory of its own
+ *                               is a 17th leaf: VKDS_ERROR_UNSUPPORTED); where their arguments
  *                               outgrow the device's push constants, the blocking and
  *                               _async forms keep them in a buffer of their own, the
  *                               recording form refuses (VKDS_ERROR_UNSUPPORTED)
@@ -42,7 +42,9 @@
  *                                        so nothing is lost (up to the context's
  *                                        destroy_timeout_ns: work still running then is
  *                                        logged and its results dropped, what it holds
- *                                        left allocated). Staged inputs were uploaded
+ *                                        left allocated; a streamed call's host output
+ *                                        then holds the chunks done before it, the rest
+ *                                        untouched). Staged inputs were uploaded
  *                                        before the call returned, so host inputs may be
  *                                        reused then; result pointers must stay valid
  *                                        until the submission is done. On any error
@@ -147,8 +149,9 @@
  * checked: an output of your type that overlaps an input otherwise gives undefined
  * results. Views nest up to 32 deep in an algorithm's sequences (VKDS_ERROR_INVALID_
  * ARGUMENT past that), and all the leaves and views of one call together take at most
- * the launch parameters a kernel has (VKDS_ERROR_UNSUPPORTED says so; about 20
- * nested views).
+ * the launch parameters a kernel has (VKDS_ERROR_UNSUPPORTED says so: about 22 nested
+ * reverses, and 8 to 11 nested permutations, each of which takes its map's leaf too;
+ * transforms take none).
  *
  * Every error is reported before anything is submitted or written: NULL arguments,
  * invalid sequences, mismatched counts or types, read-only outputs, overlap, a

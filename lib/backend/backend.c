@@ -584,7 +584,11 @@ void vkds_submission_release(vkds_submission *s) {
       finish_locked(in, s, false, false);
       pthread_mutex_unlock(&in->finish_lock);
     } else {
+      /* the finishing step's own failure is told once, in the line below (it was logged
+       * twice, as itself and as the release's: a streaming probe) */
+      bool held = vkds__hold_failure_logs(!atomic_load(&s->failure_returned));
       vkds_result done = run_finish(s, r == VKDS_SUCCESS);
+      vkds__hold_failure_logs(held);
       if (r == VKDS_SUCCESS) r = done;
       /* no caller to return it to (a probe: a sort whose deferred submit found no host
        * memory for its slot at this release left only "slot" in the log), unless a wait

@@ -136,9 +136,10 @@ void vkds__allocator_destroy(vkds__device *dev) {
   }
   if (live)
     vkds__log(dev->ctx, VKDS_LOG_WARN,
-              "vkds_context_destroy: %llu buffer(s) of device %u were not destroyed first (the application's, or "
-              "held by asynchronous calls not yet released); they are destroyed now, and a vkds_buffer_destroy of "
-              "one afterwards is a use after free",
+              "vkds_context_destroy: %llu buffer(s) of device %u were not destroyed first (the application's, "
+              "or held by asynchronous calls not yet released, or by calls whose work outlived a destroy timeout "
+              "and was dropped); they are destroyed now, and a vkds_buffer_destroy of one afterwards is a use "
+              "after free",
               (unsigned long long)live, dev->index);
   for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; ++t)
     for (vkds__block *b = a->blocks[t], *next; b; b = next) {
