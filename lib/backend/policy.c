@@ -704,6 +704,7 @@ vkds_result vkds__submit_waiting(vkds_policy *p, vkds_selection *sel, const vkds
    * so the waiting forms give it the same time as a blocked selection. (Passed on at
    * once, a blocking algorithm returned "would block" with an earlier call's message.) */
   vkds_result r = vkds_selection_submit(sel, task, out);
+  if (r != VKDS_ERROR_WOULD_BLOCK) return r; /* (the message below only when it is needed: the tiny tasks' path) */
   char blocked[96];
   snprintf(blocked, sizeof blocked, "backend '%s' kept answering that resource %u cannot take the task now",
            p->backend->ops->name ? p->backend->ops->name : "?", vkds_selection_index(sel));
