@@ -17,8 +17,8 @@
  * destroying objects keeps working, as on a really lost device.
  *
  * The five functions below are exported from libvkds built with its tests (as SQLite
- * exports its test control), so that a test drives the library it ships; they are not public API: no
- * header under include/ declares them, and they may change at any time. */
+ * exports its test control), so that a test drives the library it ships; they are not
+ * public API: no header under include/ declares them, and they may change at any time. */
 #ifndef VKDS_VK_FAULT_H
 #define VKDS_VK_FAULT_H
 
