@@ -180,6 +180,10 @@ START_TEST(environment_restricts_further) {
   enumerate();
   harness_setenv("VKDS_DEVICES", "name=__no_such_device__");
   expect_choice(NULL, pick_none, NULL);
+  /* the message quotes the filter that was given, not the create-info's unset one */
+  ck_assert_msg(strstr(vkds_last_error_message(), "matches VKDS_DEVICES=\"name=__no_such_device__\";") &&
+                    !strstr(vkds_last_error_message(), "filter \"\""),
+                "%s", vkds_last_error_message());
   /* ignore_env: the variable is not read */
   vkds_context_info info = harness_info();
   info.ignore_env = true;

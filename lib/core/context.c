@@ -204,11 +204,12 @@ static vkds_result create_own(vkds_context *ctx, const vkds_context_info *info) 
   vkds__free(ctx, phys);
   if (r != VKDS_SUCCESS) goto done;
   if (ctx->device_count == 0) {
-    r = vkds__fail(ctx, VKDS_ERROR_NO_DEVICE, VK_SUCCESS,
-                   "no usable device matches the filter \"%s\"%s%s%s; found: %s",
-                   info->devices ? info->devices : "", env_filter ? " and VKDS_DEVICES=\"" : "",
-                   env_filter ? env_filter : "", env_filter ? "\"" : "",
-                   phys_count ? found : "no physical devices");
+    /* (only the filters that were given: an unset one was quoted as "") */
+    const char *filter = info->devices && *info->devices ? info->devices : NULL;
+    r = vkds__fail(ctx, VKDS_ERROR_NO_DEVICE, VK_SUCCESS, "no usable device%s%s%s%s%s%s%s%s; found: %s",
+                   filter || env_filter ? " matches " : "", filter ? "the filter \"" : "", filter ? filter : "",
+                   filter ? "\"" : "", filter && env_filter ? " and " : "", env_filter ? "VKDS_DEVICES=\"" : "",
+                   env_filter ? env_filter : "", env_filter ? "\"" : "", phys_count ? found : "no physical devices");
     goto done;
   }
 
