@@ -835,6 +835,28 @@ VKDS_API vkds_result vkds_upper_bound_async(vkds_policy *p, const vkds_seq *sort
 VKDS_API vkds_result vkds_cmd_upper_bound(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles,
                                           const vkds_seq *out, vkds_sort_order order);
 
+/* The same searches in a sequence sorted by a comparator (as vkds_merge_sort sorts it):
+ * `less`, a GLSL bool expression of `a` and `b` true when a must come before b, a strict
+ * weak order (vkds_merge_sort says what that means). lower_bound: out[i] = the first
+ * index j for which less(sorted[j], needles[i]) is false; upper_bound: the first j for
+ * which less(needles[i], sorted[j]) is true (sorted.count when there is none). Elements:
+ * I32, U32, F32, I64, U64, F64, or records: needles and sorted both zips (vkds_seq_zip)
+ * whose parts have the same types, part for part, seen as a.p0, a.p1, ... (a view of a
+ * zip is VKDS_ERROR_INVALID_ARGUMENT). A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one
+ * that does not compile VKDS_ERROR_COMPILE naming it; otherwise as the searches above. */
+VKDS_API vkds_result vkds_lower_bound_by(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                         const vkds_seq *out, const char *less);
+VKDS_API vkds_result vkds_lower_bound_by_async(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                               const vkds_seq *out, const char *less, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_lower_bound_by(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles,
+                                             const vkds_seq *out, const char *less);
+VKDS_API vkds_result vkds_upper_bound_by(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                         const vkds_seq *out, const char *less);
+VKDS_API vkds_result vkds_upper_bound_by_async(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
+                                               const vkds_seq *out, const char *less, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_upper_bound_by(const vkds_cmd *c, const vkds_seq *sorted, const vkds_seq *needles,
+                                             const vkds_seq *out, const char *less);
+
 /* Whether `in` is ordered as vkds_sort would order it in `order` (so true exactly when a
  * sort would leave it as it is): no element comes before the one preceding it, floats in
  * totalOrder (ascending: a -NaN is in order only at the start, a +NaN only at the end).
@@ -846,6 +868,18 @@ VKDS_API vkds_result vkds_is_sorted_async(vkds_policy *p, const vkds_seq *in, vk
                                           vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, vkds_sort_order order,
                                         vkds_view result);
+
+/* Whether `in` is ordered by the comparator `less` (vkds_merge_sort's; so true exactly
+ * when vkds_merge_sort by it would leave it as it is): less(in[i + 1], in[i]) is false
+ * for every i. Elements as vkds_merge_sort takes them (numbers, or a zip of them, seen as
+ * a.p0, ...; a view of a zip too, as it is only read). Empty and single-element sequences
+ * are sorted. The other forms, errors and staging as vkds_is_sorted's; a NULL `less` is
+ * VKDS_ERROR_INVALID_ARGUMENT, one that does not compile VKDS_ERROR_COMPILE naming it. */
+VKDS_API vkds_result vkds_is_sorted_by(vkds_policy *p, const vkds_seq *in, const char *less, bool *result);
+VKDS_API vkds_result vkds_is_sorted_by_async(vkds_policy *p, const vkds_seq *in, const char *less, bool *result,
+                                             vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_is_sorted_by(const vkds_cmd *c, const vkds_seq *in, const char *less,
+                                           vkds_view result);
 
 /* ---- merging ----------------------------------------------------------------------------
  *
@@ -865,6 +899,23 @@ VKDS_API vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const v
                                       vkds_sort_order order, vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                                     vkds_sort_order order);
+
+/* The same merge of two sequences sorted by a comparator (as vkds_merge_sort sorts
+ * them): `less`, a GLSL bool expression of `a` and `b` true when a must come before b.
+ * Stable: b's element goes first only when less(b's, a's) is true, so of elements
+ * neither of which comes before the other a's come first. Elements: I32, U32, F32, I64,
+ * U64, F64, or records: a, b and out all zips (vkds_seq_zip) whose parts have the same
+ * types, part for part, 4, 8 or 16 bytes of parts in all (the merge sort's records; a
+ * view of a zip is VKDS_ERROR_INVALID_ARGUMENT), out's parts not overlapping each other;
+ * 2048 tuples must fit the device's shared memory (else VKDS_ERROR_UNSUPPORTED, as for
+ * vkds_merge_sort). A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one that does not
+ * compile VKDS_ERROR_COMPILE naming it; otherwise as vkds_merge. */
+VKDS_API vkds_result vkds_merge_by(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                                   const char *less);
+VKDS_API vkds_result vkds_merge_by_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                                         const char *less, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_merge_by(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
+                                       const char *less);
 
 /* ---- the comparison sort ---------------------------------------------------------------
  *

@@ -37,6 +37,7 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_UNIQUE,     /* x differs from the element before it (or is the first), as 1 or 0 */
   VKDS__ELEM_BY_KEY,     /* SCAN: x.p1 of a zip of keys and values, in segments of equal x.p0 (scan.c) */
   VKDS__ELEM_ORDERED,    /* 1 unless element i + 1 comes before x in the sort's order (is_sorted) */
+  VKDS__ELEM_ORDERED_BY, /* 1 unless the comparator in glsl puts element i + 1 before x (is_sorted_by) */
   VKDS__ELEM_INDEX,      /* SORT: the values are the keys' indices, the keys only read (argsort) */
 } vkds__alg_elem;
 
@@ -188,7 +189,7 @@ typedef struct vkds__gen {
   bool needs_float64, needs_int64;
   uint32_t out_param; /* HISTOGRAM: the parameter of the counts' address when they are a u32 leaf, else 0 */
   bool sort_bits; /* SORT: written leaves are walked as U32/U64 bits (sort.c) */
-  bool zips_writable; /* MSORT: a zip is sorted in place, each part written (codegen.c zip) */
+  bool zips_writable; /* MSORT, MERGE by a comparator: a zip's tuples written, each part (codegen.c zip) */
   bool striped_tiles; /* SCAN: whole tiles move through shared memory (scan.c) */
   bool merge_ballot;  /* MERGE, MSORT: groups search where they start by subgroup ballots (merge_group.glsl) */
   vkds_result error; /* the first failure (its message already recorded) */
@@ -208,6 +209,8 @@ void vkds__gen_free(vkds__gen *g);
 /* GLSL names and sizes of the numeric types. */
 const char *vkds__glsl_type(vkds_type t);
 bool vkds__type_is_float(vkds_type t);
+/* One of the numeric element types (I32 ... F64), which the algorithms compute with. */
+static inline bool vkds__type_is_number(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
 
 /* ---- one call in flight (frame.c, stream.c) ---- */
 
@@ -372,6 +375,12 @@ uint32_t vkds__msort_stride(const vkds_seq *data);
 /* VKDS_ERROR_UNSUPPORTED where the device's shared memory cannot hold 2048 elements. */
 vkds_result vkds__msort_check(const vkds__call *c);
 vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd);
+/* For the algorithms that compare elements by a comparator (merge_by, lower_bound_by,
+ * upper_bound_by): the `n` sequences `s` (named `what[k]` in messages) hold one element
+ * type, a numeric one, or zips themselves whose parts are numbers of the same types part
+ * for part, 4, 8 or 16 bytes of them (the merge sort's records). VKDS_SUCCESS also when
+ * a sequence is not valid (ops NULL): the frame's checks name that. */
+vkds_result vkds__check_compared(const char *name, const vkds_seq *const *s, const char *const *what, uint32_t n);
 /* Whether compute shaders on `dev` have every subgroup operation of `ops` (frame.c). */
 bool vkds__subgroup_ops(const vkds__device *dev, VkSubgroupFeatureFlags ops);
 

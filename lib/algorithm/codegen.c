@@ -518,8 +518,8 @@ static node transform(vkds__gen *g, const vkds_seq *s, vkds_access access, uint3
 }
 
 /* A zip: its tuples are a struct vkds_zN of its parts' elements (p0, p1, ...). Read only,
- * except by the merge sort (zips_writable), which reads and writes tuples in place: a
- * tuple's store stores each part. */
+ * except by the merge sort, which reads and writes tuples in place, and a merge by a
+ * comparator, which writes them (zips_writable): a tuple's store stores each part. */
 static node zip(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t depth) {
   node n = {.readable = true};
   if (access != VKDS_ACCESS_READ && !g->zips_writable) {
@@ -532,6 +532,7 @@ static node zip(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t de
   for (uint32_t k = 0; k < s->part_count && k < 16; ++k) {
     parts[k] = walk(g, &s->parts[k], access, depth + 1);
     n.writable = n.writable && parts[k].writable;
+    n.readable = n.readable && parts[k].readable; /* (a merge's output is only written) */
   }
   n.id = g->next_node++;
   node_type(&n, VKDS_TYPE_COMPOSITE, n.id);
@@ -540,13 +541,16 @@ static node zip(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t de
   for (uint32_t k = 0; k < s->part_count; ++k) put(g->head, " %s p%u;", parts[k].glsl, k);
   put(g->head, " };\n");
   prototypes(g, &n);
-  put(g->body, "vkds_z%u s%u(uint64_t i) { return vkds_z%u(", n.id, n.id, n.id);
-  for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "%ss%u(i)", k ? ", " : "", parts[k].id);
-  put(g->body, "); }\nvoid s%u_v(uint64_t i, out vkds_z%u r[4]) {\n", n.id, n.id);
-  for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "  %s x%u[4]; s%u_v(i, x%u);\n", parts[k].glsl, k, parts[k].id, k);
-  put(g->body, "  for (int q = 0; q < 4; ++q) r[q] = vkds_z%u(", n.id);
-  for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "%sx%u[q]", k ? ", " : "", k);
-  put(g->body, ");\n}\n");
+  if (n.readable) {
+    put(g->body, "vkds_z%u s%u(uint64_t i) { return vkds_z%u(", n.id, n.id, n.id);
+    for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "%ss%u(i)", k ? ", " : "", parts[k].id);
+    put(g->body, "); }\nvoid s%u_v(uint64_t i, out vkds_z%u r[4]) {\n", n.id, n.id);
+    for (uint32_t k = 0; k < s->part_count; ++k)
+      put(g->body, "  %s x%u[4]; s%u_v(i, x%u);\n", parts[k].glsl, k, parts[k].id, k);
+    put(g->body, "  for (int q = 0; q < 4; ++q) r[q] = vkds_z%u(", n.id);
+    for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, "%sx%u[q]", k ? ", " : "", k);
+    put(g->body, ");\n}\n");
+  }
   if (n.writable) {
     put(g->body, "void s%u_st(uint64_t i, vkds_z%u v) {", n.id, n.id);
     for (uint32_t k = 0; k < s->part_count; ++k) put(g->body, " s%u_st(i, v.p%u);", parts[k].id, k);
@@ -793,6 +797,23 @@ static void ordered_map(struct vkds__text *b, vkds_type t, const char *margs) {
          "  if ((P(1) & 1ul) != 0ul) a = ~a, b = ~b;\n  return b < a ? ACC_T(0) : ACC_T(1);\n}\n", margs, W);
 }
 
+/* `fn` returning x as a `to`: x's own value, or (a zip's tuple, of `z`'s parts) member
+ * for member. */
+static void convert(struct vkds__text *b, const char *fn, const char *to, const vkds_seq *z) {
+  put(b, "%s { return %s(", fn, to);
+  if (z->ops != &vkds_seq_zip_ops) put(b, "x");
+  for (uint32_t k = 0; z->ops == &vkds_seq_zip_ops && k < z->part_count; ++k) put(b, "%sx.p%u", k ? ", " : "", k);
+  put(b, "); }\n");
+}
+
+/* is_sorted_by: whether the comparator puts element i + 1 before element i. */
+static void ordered_by_map(vkds__gen *g, const vkds__alg *a, const char *margs) {
+  put(g->body, "bool vkds_less(IN0_T a, IN0_T b);\n");
+  snippet(g, "comparator", "bool vkds_less(IN0_T a, IN0_T b) { return bool(", a->glsl, "); }");
+  put(g->body, "ACC_T vkds_map(%s) {\n  if (i + 1ul >= P(0)) return ACC_T(1);\n"
+               "  return vkds_less(in0(i + 1ul), x) ? ACC_T(0) : ACC_T(1);\n}\n", margs);
+}
+
 /* Prototypes and defaults of what the templates call. */
 static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in, const node *out, const node *out2,
                                 uint32_t counts) {
@@ -826,9 +847,18 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     return;
   }
   if (a->template_kind == VKDS__TEMPLATE_SEARCH || a->template_kind == VKDS__TEMPLATE_MERGE) {
-    /* search.glsl, merge.glsl: the first input's type and the output */
+    /* search.glsl, merge.glsl: the first input's type and the output, the second input's
+     * elements as the first's (and the merge's as the output's: records are structs of
+     * their own, vkds_zN, member for member the same), the comparator if there is one */
+    bool merge = a->template_kind == VKDS__TEMPLATE_MERGE;
     put(b, "#define OUT_T %s\n#define out_st s%u_st\n#define out_vst s%u_vst\n#define VKDS_KEY_TYPE %d\n", out->glsl,
         out->id, out->id, (int)in[0].type);
+    convert(b, "IN0_T vkds_in0_of(IN1_T x)", "IN0_T", a->inputs[0]);
+    if (merge) convert(b, "OUT_T vkds_out_of(IN0_T x)", "OUT_T", a->inputs[0]);
+    if (a->elem == VKDS__ELEM_GLSL) {
+      put(b, "#define VKDS_LESS 1\nbool vkds_less(IN0_T a, IN0_T b);\n");
+      snippet(g, "comparator", "bool vkds_less(IN0_T a, IN0_T b) { return bool(", a->glsl, "); }");
+    }
     return;
   }
   if (a->template_kind == VKDS__TEMPLATE_MAP) {
@@ -897,6 +927,7 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     put(b, "ACC_T vkds_map(%s) { return i == P(6) || x != in0(i - P(6) - 1ul) ? ACC_T(1) : ACC_T(0); }\n", margs);
     break;
   case VKDS__ELEM_ORDERED: ordered_map(b, in[0].type, margs); break;
+  case VKDS__ELEM_ORDERED_BY: ordered_by_map(g, a, margs); break;
   case VKDS__ELEM_PRED:
   case VKDS__ELEM_NOT_PRED: {
     bool keep = a->elem == VKDS__ELEM_PRED;
@@ -978,7 +1009,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                    .descriptors = res->dev->facts.prefers_descriptors && res->dev->enabled.push_descriptor &&
                                   a->template_kind != VKDS__TEMPLATE_SORT,
                    .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT,
-                   .zips_writable = a->template_kind == VKDS__TEMPLATE_MSORT,
+                   .zips_writable = a->template_kind == VKDS__TEMPLATE_MSORT ||
+                                    (a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL),
                    .striped_tiles = vkds__scan_striped_tiles(a, res),
                    .merge_ballot = merge_ballot(a, res)};
   if (emit) {
@@ -1005,9 +1037,9 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     bool read_only = a->elem == VKDS__ELEM_INDEX && k == 0; /* argsort's keys */
     in[k] = walk(g, a->inputs[k], read_only ? VKDS_ACCESS_READ : in_access, 0);
     if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
-        a->elem != VKDS__ELEM_NOT_PRED && a->elem != VKDS__ELEM_BY_KEY)
+        a->elem != VKDS__ELEM_NOT_PRED && a->elem != VKDS__ELEM_BY_KEY && a->elem != VKDS__ELEM_ORDERED_BY)
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "input %u is a zip; only an operator of yours (transform, a "
-               "predicate) can take its tuples (x.p0, x.p1, ...)", k);
+               "predicate, a comparator) can take its tuples (x.p0, x.p1, ...)", k);
   }
   node out2 = {0};
   uint32_t counts = 0;

@@ -172,6 +172,21 @@ bool vkds__alg_in_place(const vkds__alg *a) {
          same_sequence(a->inputs[0], a->output, &permuted, 0) && !permuted;
 }
 
+/* A zip written part by part (the merge sort's data, the merge's output): its parts must
+ * not share memory. `what` names the zip in the message (after "the zip"). */
+static vkds_result check_zip_parts(const vkds_context *ctx, const char *name, const char *what, const vkds_seq *z) {
+  for (uint32_t i = 0; i < z->part_count; ++i)
+    for (uint32_t j = i + 1; j < z->part_count; ++j) {
+      spans p = {0}, q = {0};
+      written_spans(&z->parts[i], &p, 0);
+      written_spans(&z->parts[j], &q, 0);
+      if (clash(&p, &q))
+        return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: parts %u and %u of the zip%s overlap",
+                          name, i, j, what);
+    }
+  return VKDS_SUCCESS;
+}
+
 static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
   if (!a->output) return VKDS_SUCCESS;
   spans outs = {0};
@@ -191,6 +206,7 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
   if (writes_own_map(&outs))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the output writes the map of its own permutation view", a->name);
+  if (a->output->ops == &vkds_seq_zip_ops) VKDS_CHECK(check_zip_parts(ctx, a->name, " (the output)", a->output));
   span ins[MAX_SPANS];
   uint32_t ni = 0;
   for (uint32_t k = 0; k < a->input_count; ++k) {
@@ -213,8 +229,6 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
                                           : "this algorithm does not write in place");
   return VKDS_SUCCESS;
 }
-
-static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
 
 /* Whether an output can be written, as far as the built-in types tell (a user type's
  * device code decides for itself, once a device is picked): NULL when it can, else why.
@@ -281,16 +295,7 @@ static vkds_result check_sort(const vkds_context *ctx, const vkds__alg *a) {
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s %s, which cannot be written", a->name,
                         what, why);
   }
-  if (msort && zip) /* a zip sorted in place */
-    for (uint32_t i = 0; i < z->part_count; ++i)
-      for (uint32_t j = i + 1; j < z->part_count; ++j) {
-        spans p = {0}, q = {0};
-        written_spans(&z->parts[i], &p, 0);
-        written_spans(&z->parts[j], &q, 0);
-        if (clash(&p, &q))
-          return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: parts %u and %u of the zip overlap",
-                            a->name, i, j);
-      }
+  if (msort && zip) VKDS_CHECK(check_zip_parts(ctx, a->name, "", z)); /* a zip sorted in place */
   spans ks = {0}, vs = {0};
   if (argsort) ks.nr = spans_under(a->inputs[0], ks.r, 0, 0);
   else written_spans(a->inputs[0], &ks, 0);
@@ -321,9 +326,9 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u has %llu elements, input 0 has %llu",
                         name, k, (unsigned long long)a->inputs[k]->count, (unsigned long long)a->count);
     bool tuple_ok = a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED ||
-                    a->elem == VKDS__ELEM_BY_KEY;
+                    a->elem == VKDS__ELEM_BY_KEY || a->elem == VKDS__ELEM_ORDERED_BY;
     vkds_type t = a->inputs[k]->type;
-    if (!is_numeric(t) && !(tuple_ok && t == VKDS_TYPE_COMPOSITE))
+    if (!vkds__type_is_number(t) && !(tuple_ok && t == VKDS_TYPE_COMPOSITE))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "%s: input %u has elements of type %s; algorithms take I32, U32, F32, I64, U64, F64%s", name, k,
                         vkds__type_name(t), tuple_ok ? " (and zips, through your operator)" : "");
@@ -348,14 +353,17 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (o->count != a->count && !compacts && a->template_kind != VKDS__TEMPLATE_HISTOGRAM)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output has %llu elements, the input %llu",
                         name, (unsigned long long)o->count, (unsigned long long)a->count);
-    const char *why = unwritable(o, 0, false);
+    /* (a merge by a comparator writes records: a zip, part by part) */
+    bool records = a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL;
+    const char *why = unwritable(o, 0, records);
     if (why) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is %s, which cannot be written", name, why);
-    if (!is_numeric(o->type))
+    if (!vkds__type_is_number(o->type) && !(records && o->type == VKDS_TYPE_COMPOSITE))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output's elements must be numeric", name);
   }
-  if ((a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED) && !a->glsl)
+  if ((a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED ||
+       a->elem == VKDS__ELEM_ORDERED_BY) && !a->glsl)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the operator (GLSL text) is NULL", name);
-  if (!is_numeric(a->elem_type))
+  if (!vkds__type_is_number(a->elem_type))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: result type %s is not numeric", name,
                       vkds__type_name(a->elem_type));
   if (a->combine == VKDS__COMBINE_OP) {
@@ -408,7 +416,10 @@ static vkds_result prepare(call *c) {
   if (c->a.template_kind == VKDS__TEMPLATE_SCAN) VKDS_CHECK(vkds__scan_choose(c)); /* the path: part of the code */
   if (c->a.template_kind == VKDS__TEMPLATE_SORT) VKDS_CHECK(vkds__sort_choose(c));
   if (c->a.template_kind == VKDS__TEMPLATE_HISTOGRAM) VKDS_CHECK(vkds__histogram_choose(c));
-  if (c->a.template_kind == VKDS__TEMPLATE_MSORT) VKDS_CHECK(vkds__msort_check(c));
+  /* (2048 elements in shared memory: the merge sort's, and a merge's records) */
+  if (c->a.template_kind == VKDS__TEMPLATE_MSORT ||
+      (c->a.template_kind == VKDS__TEMPLATE_MERGE && c->a.inputs[0]->type == VKDS_TYPE_COMPOSITE))
+    VKDS_CHECK(vkds__msort_check(c));
   VKDS_CHECK(vkds__gen_build(&c->gen, &c->a, c->res, false, 0));
   VKDS_CHECK(check_features(c));
   c->range64 = map_grid(c->a.template_kind) && c->a.count / 4 + (c->a.count % 4 != 0) > UINT32_MAX; /* (no wrap) */

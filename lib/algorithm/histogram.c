@@ -185,8 +185,6 @@ vkds_result vkds__histogram_status(const vkds__call *c) {
 
 /* ---- the descriptions ---- */
 
-static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
-
 /* What the frame cannot check: the sequences' roles. Every sequence is validated first
  * (the frame would say the same, but the checks here read their types). */
 static vkds_result check_roles(const char *name, const vkds_seq *in, const vkds_seq *boundaries, const vkds_seq *counts,
@@ -198,7 +196,7 @@ static vkds_result check_roles(const char *name, const vkds_seq *in, const vkds_
   VKDS_CHECK(vkds_seq_validate(in));
   VKDS_CHECK(vkds_seq_validate(counts));
   if (ranged) VKDS_CHECK(vkds_seq_validate(boundaries));
-  if (!is_numeric(in->type))
+  if (!vkds__type_is_number(in->type))
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: the samples must be numbers (I32, U32, F32, I64, U64, F64), not %s",
                       name, vkds__type_name(in->type));
   if (counts->type != VKDS_U32)

@@ -5,48 +5,60 @@
  * when they are not passed directly). */
 #include "algorithm_internal.h"
 
+/* `less` NULL: the sorts' order (`order`); else the comparator (elem GLSL), `order`
+ * unused. */
 static vkds_result describe(const char *name, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
-                            vkds_sort_order order, vkds__alg *d) {
+                            vkds_sort_order order, const char *less, bool by, vkds__alg *d) {
   *d = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_MERGE, .input_count = 2, .inputs = {a, b},
-                   .output = out, .count = out ? out->count : 0, .elem = VKDS__ELEM_COPY,
-                   .elem_type = out ? out->type : VKDS_TYPE_BYTES};
+                   .output = out, .count = out ? out->count : 0, .elem = by ? VKDS__ELEM_GLSL : VKDS__ELEM_COPY,
+                   .glsl = less, .elem_type = out ? out->type : VKDS_TYPE_BYTES};
   if (!a || !b || !out)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s is NULL", name,
                       !a ? "the first input" : !b ? "the second input" : "the output");
-  if ((unsigned)order > VKDS_SORT_DESCENDING)
+  if (by && !less) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the comparator is NULL", name);
+  if (!by && (unsigned)order > VKDS_SORT_DESCENDING)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
-  if (a->ops && b->ops && out->ops && (a->type != b->type || a->type != out->type))
+  if (by) {
+    const vkds_seq *s[3] = {a, b, out};
+    const char *what[3] = {"the first input", "the second input", "the output"};
+    VKDS_CHECK(vkds__check_compared(name, s, what, 3));
+    if (out->ops == &vkds_seq_zip_ops) d->elem_type = VKDS_U32; /* (no value of its own: the tuples are copied) */
+  } else if (a->ops && b->ops && out->ops && (a->type != b->type || a->type != out->type)) {
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: both inputs and the output must have one element type (%s, %s, %s)", name,
                       vkds__type_name(a->type), vkds__type_name(b->type), vkds__type_name(out->type));
+  }
   if (a->ops && b->ops && out->ops && a->count + b->count != out->count)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the output has %llu elements, the inputs %llu and %llu", name,
                       (unsigned long long)out->count, (unsigned long long)a->count, (unsigned long long)b->count);
   if (a->count > VKDS__SEARCH_DESCENDING - 1)
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: the first input is too long", name);
-  uint64_t p1 = a->count | (order == VKDS_SORT_DESCENDING ? VKDS__SEARCH_DESCENDING : 0);
+  uint64_t p1 = a->count | (!by && order == VKDS_SORT_DESCENDING ? VKDS__SEARCH_DESCENDING : 0);
   for (int k = 0; k < 8; ++k) d->value[k] = (unsigned char)(p1 >> (8 * k));
   d->has_value = true;
   return VKDS_SUCCESS;
 }
 
-vkds_result vkds_merge(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
-                       vkds_sort_order order) {
-  vkds__alg d;
-  VKDS_CHECK_P(p, describe("vkds_merge", a, b, out, order, &d));
-  return vkds__alg_run(p, &d);
-}
-vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
-                             vkds_sort_order order, vkds_submission **sub) {
-  if (sub) *sub = NULL; /* (also when the arguments are refused) */
-  vkds__alg d;
-  VKDS_CHECK_P(p, describe("vkds_merge_async", a, b, out, order, &d));
-  return vkds__alg_run_async(p, &d, sub);
-}
-vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
-                           vkds_sort_order order) {
-  vkds__alg d;
-  VKDS_CHECK_C(c, describe("vkds_cmd_merge", a, b, out, order, &d));
-  return vkds__alg_record(c, &d, (vkds_view){0});
-}
+/* The three forms, in the sorts' order (`order`) or by a comparator (`_by`, `less`). */
+#define FORMS(fn, arg_t, arg, order, less, by)                                                                         \
+  vkds_result vkds_##fn(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out, arg_t arg) {        \
+    vkds__alg d;                                                                                                       \
+    VKDS_CHECK_P(p, describe("vkds_" #fn, a, b, out, order, less, by, &d));                                            \
+    return vkds__alg_run(p, &d);                                                                                       \
+  }                                                                                                                    \
+  vkds_result vkds_##fn##_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out, arg_t arg,  \
+                                vkds_submission **sub) {                                                               \
+    if (sub) *sub = NULL; /* (also when the arguments are refused) */                                                  \
+    vkds__alg d;                                                                                                       \
+    VKDS_CHECK_P(p, describe("vkds_" #fn "_async", a, b, out, order, less, by, &d));                                   \
+    return vkds__alg_run_async(p, &d, sub);                                                                            \
+  }                                                                                                                    \
+  vkds_result vkds_cmd_##fn(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out, arg_t arg) { \
+    vkds__alg d;                                                                                                       \
+    VKDS_CHECK_C(c, describe("vkds_cmd_" #fn, a, b, out, order, less, by, &d));                                        \
+    return vkds__alg_record(c, &d, (vkds_view){0});                                                                    \
+  }
+
+FORMS(merge, vkds_sort_order, order, order, NULL, false)
+FORMS(merge_by, const char *, less, VKDS_SORT_ASCENDING, less, true)

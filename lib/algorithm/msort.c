@@ -70,7 +70,7 @@ uint64_t vkds__msort_scratch_bytes(const vkds__call *c) {
 }
 
 uint64_t vkds_merge_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type type) {
-  if (!res || !((type >= VKDS_I32 && type <= VKDS_F64) || type == VKDS_TYPE_COMPOSITE)) return 0;
+  if (!res || !(vkds__type_is_number(type) || type == VKDS_TYPE_COMPOSITE)) return 0;
   if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX; /* (wrapped) */
   return scratch_bytes(count, type == VKDS_TYPE_COMPOSITE ? MAX_STRIDE : vkds_type_size(type));
 }
@@ -130,30 +130,51 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
   return VKDS_SUCCESS;
 }
 
+vkds_result vkds__check_compared(const char *name, const vkds_seq *const *s, const char *const *what, uint32_t n) {
+  for (uint32_t k = 0; k < n; ++k) /* (the frame names what is wrong with those) */
+    if (!s[k]->ops || (s[k]->ops == &vkds_seq_zip_ops && !s[k]->parts)) return VKDS_SUCCESS;
+  for (uint32_t k = 0; k < n; ++k) {
+    bool zip = s[k]->ops == &vkds_seq_zip_ops;
+    if (!zip && s[k]->type == VKDS_TYPE_COMPOSITE)
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: %s: a view of tuples; records are compared as a zip itself, not a view of one (copy "
+                        "the view into a zip of buffers first)", name, what[k]);
+    if (!zip && !vkds__type_is_number(s[k]->type))
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: %s: elements of type %s; comparators take I32, U32, F32, I64, U64, F64 and zips of them",
+                        name, what[k], vkds__type_name(s[k]->type));
+    bool numeric_parts = zip;
+    for (uint32_t j = 0; zip && j < s[k]->part_count; ++j)
+      numeric_parts = numeric_parts && vkds__type_is_number(s[k]->parts[j].type);
+    if (zip && (!numeric_parts || (s[k]->elem_size != 4 && s[k]->elem_size != 8 && s[k]->elem_size != 16)))
+      return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                        "%s: %s: a zip of %u bytes%s; comparators take zips of numeric parts of 4, 8 or 16 bytes in "
+                        "all", name, what[k], s[k]->elem_size, numeric_parts ? "" : " (a part is not numeric)");
+  }
+  for (uint32_t k = 1; k < n; ++k) {
+    const vkds_seq *x = s[0], *y = s[k];
+    if (x->type != y->type || x->part_count != y->part_count)
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: %s (%s%s) and %s (%s%s) must have one element type", name, what[0],
+                        vkds__type_name(x->type), x->ops == &vkds_seq_zip_ops ? ", a zip" : "", what[k],
+                        vkds__type_name(y->type), y->ops == &vkds_seq_zip_ops ? ", a zip" : "");
+    for (uint32_t j = 0; x->ops == &vkds_seq_zip_ops && j < x->part_count; ++j)
+      if (x->parts[j].type != y->parts[j].type)
+        return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                          "%s: the zips' parts must have the same types: part %u is %s in %s, %s in %s", name, j,
+                          vkds__type_name(x->parts[j].type), what[0], vkds__type_name(y->parts[j].type), what[k]);
+  }
+  return VKDS_SUCCESS;
+}
+
 static vkds_result describe(const char *name, const vkds_seq *data, const char *less, vkds__alg *a) {
   *a = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_MSORT, .input_count = 1, .inputs = {data},
                    .count = data ? data->count : 0, .elem = VKDS__ELEM_GLSL, .glsl = less,
                    .elem_type = data ? data->type : VKDS_TYPE_BYTES};
   if (!data) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the sequence is NULL", name);
   if (!less) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the comparator is NULL", name);
-  bool zip = data->ops == &vkds_seq_zip_ops, numeric_parts = zip;
-  for (uint32_t k = 0; zip && k < data->part_count && data->parts; ++k)
-    numeric_parts = numeric_parts && data->parts[k].type >= VKDS_I32 && data->parts[k].type <= VKDS_F64;
-  if (zip && (!numeric_parts || (data->elem_size != 4 && data->elem_size != 8 && data->elem_size != 16)))
-    return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                      "%s: a zip of %u bytes%s; the merge sort takes zips of numeric parts of 4, 8 or 16 bytes in all",
-                      name, data->elem_size, numeric_parts ? "" : " (a part is not numeric)");
-  /* (a view of a zip: the sort writes its tuples in place, which only a zip itself takes) */
-  if (data->ops && !zip && data->type == VKDS_TYPE_COMPOSITE)
-    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: a view of tuples (%u bytes); the merge sort takes a zip itself, not a view of one (sort "
-                      "the zip, or copy the view into a zip of buffers first)", name, data->elem_size);
-  if (data->ops && !zip && (data->type < VKDS_I32 || data->type > VKDS_F64))
-    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: elements of type %s (%u byte%s); the merge sort takes I32, U32, F32, I64, U64, F64 and zips of "
-                      "them (4, 8 or 16 bytes)", name, vkds__type_name(data->type), data->elem_size,
-                      data->elem_size == 1 ? "" : "s");
-  return VKDS_SUCCESS;
+  const char *what = "the data";
+  return vkds__check_compared(name, &data, &what, 1);
 }
 
 vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less) {

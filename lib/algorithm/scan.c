@@ -506,8 +506,6 @@ typedef struct by_key {
   vkds_seq zip;
 } by_key;
 
-static bool is_numeric(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
-
 /* What the frame cannot say about keys and values: their roles and their lengths. */
 static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vkds_seq *values, bool numeric_keys,
                                 by_key *z) {
@@ -518,10 +516,10 @@ static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vk
   if (keys->count != values->count)
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: %llu keys and %llu values: they must be as many", name,
                       (unsigned long long)keys->count, (unsigned long long)values->count);
-  if (!is_numeric(values->type))
+  if (!vkds__type_is_number(values->type))
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: the values must be numbers (I32, U32, F32, I64, U64, F64), not %s",
                       name, vkds__type_name(values->type));
-  if (!is_numeric(keys->type) && (numeric_keys || keys->type != VKDS_TYPE_COMPOSITE))
+  if (!vkds__type_is_number(keys->type) && (numeric_keys || keys->type != VKDS_TYPE_COMPOSITE))
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: the keys must be numbers%s, not %s", name,
                       numeric_keys ? " (they are written out)" : " or a zip of them", vkds__type_name(keys->type));
   z->parts[0] = *keys;

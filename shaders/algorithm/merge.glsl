@@ -4,7 +4,10 @@
 //   IN0_T, in0(i); IN1_T, in1(i)  the sorted sequences a and b, read at random
 //   OUT_T, out_st(i, v), out_vst(i, r)   the output, |a| + |b| elements
 //   VKDS_KEY_TYPE                 a's vkds_type (b's and the output's too)
-// P(1): |a| | descending << 62. Dispatched as 256 threads a 2048 outputs (frame.c).
+//   vkds_in0_of(x), vkds_out_of(x)   b's element as a's, a's as the output's
+//   VKDS_LESS, vkds_less(a, b)    by a comparator (merge_by): a must come before b; else
+//                                 in the sorts' order (order.glsl)
+// P(1): |a| | descending << 62 (not by a comparator). Dispatched as 256 threads a 2048 outputs (frame.c).
 //
 // Stable: where elements are equal in the order, a's come first (each side keeps its
 // own order). Merge path by work groups (merge_group.glsl, in front of this file): group
@@ -15,10 +18,14 @@
 
 shared IN0_T vkds_m[VKDS_MERGE_OUT];
 
+#ifdef VKDS_LESS
+bool vkds_before(IN0_T x, IN0_T y) { return vkds_less(x, y); }
+#else
 bool vkds_before(IN0_T x, IN0_T y) { return vkds_ord(x) < vkds_ord(y); }
+#endif
 IN0_T vkds_left(uint64_t i) { return in0(i); }
-IN0_T vkds_right(uint64_t i) { return IN0_T(in1(i)); }
-void vkds_out(uint64_t o, IN0_T v) { out_st(o, OUT_T(v)); }
+IN0_T vkds_right(uint64_t i) { return vkds_in0_of(in1(i)); }
+void vkds_out(uint64_t o, IN0_T v) { out_st(o, vkds_out_of(v)); }
 IN0_T vkds_sh(uint x) { return vkds_m[x]; }
 void vkds_sh_st(uint x, IN0_T v) { vkds_m[x] = v; }
 

@@ -3,7 +3,8 @@
 // VKDS_KEY_TYPE, IN0_T's vkds_type. vkds_ord(x) is x's order-preserving bits (unsigned as
 // they are, signed with the top bit flipped, floats in totalOrder: negative ones all
 // flipped), reversed when P(1) has bit 62 (descending): x comes before y in the order
-// exactly when vkds_ord(x) < vkds_ord(y), as in the radix sort (sort_tile.glsl).
+// exactly when vkds_ord(x) < vkds_ord(y), as in the radix sort (sort_tile.glsl). The
+// searches and merges by a comparator (VKDS_LESS) compare by vkds_less instead.
 layout(local_size_x = 256) in;
 
 #define VKDS_ORDER_DESCENDING 0x4000000000000000ul
@@ -18,6 +19,7 @@ layout(local_size_x = 256) in;
 #define VKDS_KW_MAX 0xffffffffu
 #endif
 
+#ifndef VKDS_LESS // (by a comparator, vkds_less: IN0_T may be a record)
 KW_T vkds_ord(IN0_T x) {
 #if VKDS_KEY_TYPE == 1
   KW_T b = uint(x) ^ VKDS_KW_TOP;
@@ -34,4 +36,4 @@ KW_T vkds_ord(IN0_T x) {
 #endif
   return (P(1) & VKDS_ORDER_DESCENDING) != 0ul ? ~b : b;
 }
-
+#endif

@@ -6,8 +6,11 @@
 //   IN1_T, in1(i)                 the sorted sequence, read at random
 //   OUT_T, out_st(i, v), out_vst(i, r)   the output: one index per needle
 //   VKDS_KEY_TYPE                 the needles' vkds_type (the sorted sequence's too)
-// P(1): the sorted sequence's count | descending << 62 | upper bound << 63. The order's
-// bits come from order.glsl, before this file.
+//   vkds_in0_of(x)                the sorted sequence's element as a needle's
+//   VKDS_LESS, vkds_less(a, b)    by a comparator (lower_bound_by, upper_bound_by): a
+//                                 must come before b; else in the sorts' order
+// P(1): the sorted sequence's count | descending << 62 (not by a comparator) | upper
+// bound << 63. The order's bits come from order.glsl, before this file.
 //
 // The order is the sorts' (vkds/algorithm.h): elements compare by their order-preserving
 // bits, so floats in totalOrder, and descending reverses it. lower_bound: the first index
@@ -18,17 +21,34 @@
 #define VKDS_SEARCH_COUNT 0x3ffffffffffffffful
 #define VKDS_SEARCH_UPPER 0x8000000000000000ul
 
+#ifdef VKDS_LESS
+// By the comparator: lower_bound moves right past the elements that come before the
+// needle, upper_bound past those the needle does not come before.
+uint64_t vkds_bound(IN0_T x) {
+  bool upper = (P(1) & VKDS_SEARCH_UPPER) != 0ul;
+  uint64_t lo = 0ul, hi = P(1) & VKDS_SEARCH_COUNT;
+  for (uint step = 0u; step < 64u && lo < hi; ++step) {
+    uint64_t mid = lo + (hi - lo) / 2ul;
+    IN0_T m = vkds_in0_of(in1(mid));
+    if (upper ? !vkds_less(x, m) : vkds_less(m, x)) lo = mid + 1ul;
+    else hi = mid;
+  }
+  return lo;
+}
+#else
 uint64_t vkds_search(KW_T key) {
   bool upper = (P(1) & VKDS_SEARCH_UPPER) != 0ul;
   uint64_t lo = 0ul, hi = P(1) & VKDS_SEARCH_COUNT;
   for (uint step = 0u; step < 64u && lo < hi; ++step) {
     uint64_t mid = lo + (hi - lo) / 2ul;
-    KW_T m = vkds_ord(IN0_T(in1(mid)));
+    KW_T m = vkds_ord(vkds_in0_of(in1(mid)));
     if (upper ? !(key < m) : m < key) lo = mid + 1ul;
     else hi = mid;
   }
   return lo;
 }
+uint64_t vkds_bound(IN0_T x) { return vkds_search(vkds_ord(x)); }
+#endif
 
 void main() {
   uint64_t n = P(0);
@@ -38,9 +58,9 @@ void main() {
     IN0_T x[4];
     in0_v(i, x);
     OUT_T r[4];
-    for (int k = 0; k < 4; ++k) r[k] = OUT_T(vkds_search(vkds_ord(x[k])));
+    for (int k = 0; k < 4; ++k) r[k] = OUT_T(vkds_bound(x[k]));
     out_vst(i, r);
   } else {
-    for (uint64_t j = i; j < n; ++j) out_st(j, OUT_T(vkds_search(vkds_ord(in0(j)))));
+    for (uint64_t j = i; j < n; ++j) out_st(j, OUT_T(vkds_bound(in0(j))));
   }
 }
