@@ -5,7 +5,9 @@
  *     equal scores keep their order: stable);
  *   - vkds_merge_sort of a zip of both arrays, by a GLSL comparator: by the score's
  *     magnitude, an order the radix sort does not know. The zip's tuples are (p0, p1) =
- *     (score, id), and both arrays are written in place.
+ *     (score, id), and both arrays are written in place;
+ * then the sorted records are searched by the same comparator (vkds_is_sorted_by,
+ * vkds_lower_bound_by, vkds_upper_bound_by: where each magnitude's run begins and ends).
  * Host memory is staged: copied to the device and back. Every result is checked on the
  * host. */
 #include <math.h>
@@ -96,6 +98,23 @@ int main(void) {
   follow = ids_follow_scores(true);
   printf("vkds_merge_sort, by |score|:      first (%6.2f, id %5u)      %s\n", score[0], id[0], follow ? "ok" : "WRONG");
   ok &= follow;
+
+  /* 4. the same comparator orders the searches: the records whose |score| is 10 */
+  bool sorted = false;
+  CHECK(vkds_is_sorted_by(pol, &records, "abs(a.p0) < abs(b.p0)", &sorted));
+  float needle_score = 10.0f;
+  uint32_t needle_id = 0;
+  uint64_t first = 0, end = 0;
+  vkds_seq needle_parts[2] = {vkds_seq_host(&needle_score, 1, VKDS_F32), vkds_seq_host(&needle_id, 1, VKDS_U32)};
+  vkds_seq needle = vkds_seq_zip(needle_parts, 2);
+  vkds_seq first_seq = vkds_seq_host(&first, 1, VKDS_U64), end_seq = vkds_seq_host(&end, 1, VKDS_U64);
+  CHECK(vkds_lower_bound_by(pol, &records, &needle, &first_seq, "abs(a.p0) < abs(b.p0)"));
+  CHECK(vkds_upper_bound_by(pol, &records, &needle, &end_seq, "abs(a.p0) < abs(b.p0)"));
+  bool found = sorted && first <= end && end <= N;
+  for (uint64_t i = 0; i < N && found; ++i) found = (fabsf(score[i]) == 10.0f) == (i >= first && i < end);
+  printf("vkds_lower/upper_bound_by, |10|:  records %llu to %llu          %s\n", (unsigned long long)first,
+         (unsigned long long)end, found ? "ok" : "WRONG");
+  ok &= found;
 
   if (ok) status = 0;
 
