@@ -58,7 +58,8 @@
  *   skipped, against cub_sort_keys16 (CUB told the bit range)
  *   vkds_merge (u32 only) of the HALVES array's two ascending halves into the output, as
  *                      cub_merge_keys (DeviceMerge::MergeKeys): out of place, so also
- *                      blocking and on host data; checked as the sorts
+ *                      blocking and on host data; checked as the sorts; vkds_merge_by the
+ *                      same by the comparator "a < b"
  *   plain_scan         bench/scan3.comp: an inclusive plus scan in plain Vulkan, the three
  *                      passes of vkds's portable path (group totals, their scan, the scan),
  *                      recorded like vkds's rows and GPU-timed the same way; its output is
@@ -709,20 +710,30 @@ static vkds_result run_sort_by_key(call *c) {
 static vkds_result run_merge_sort(call *c) {
   return c->rec ? vkds_cmd_merge_sort(c->rec, &c->out, "a < b") : VKDS_ERROR_UNSUPPORTED;
 }
-/* vkds_merge of HALVES's two ascending halves into the output (u32 only, as cub_merge_keys) */
-static vkds_result run_merge(call *c) {
+/* HALVES's two ascending halves, vkds_merge's inputs (u32 only, as cub_merge_keys) */
+static void halves(const call *c, vkds_seq *a, vkds_seq *b) {
   const dataset *d = c->d;
   uint64_t half = d->n / 2;
-  vkds_seq a, b;
   if (c->where == DEVICE) {
-    a = vkds_seq_buffer((vkds_view){d->dev[c->set][HALVES], 0, half * 4}, VKDS_U32);
-    b = vkds_seq_buffer((vkds_view){d->dev[c->set][HALVES], half * 4, (d->n - half) * 4}, VKDS_U32);
+    *a = vkds_seq_buffer((vkds_view){d->dev[c->set][HALVES], 0, half * 4}, VKDS_U32);
+    *b = vkds_seq_buffer((vkds_view){d->dev[c->set][HALVES], half * 4, (d->n - half) * 4}, VKDS_U32);
   } else {
-    a = vkds_seq_host_const(d->host[c->set][HALVES], half, VKDS_U32);
-    b = vkds_seq_host_const(d->host[c->set][HALVES] + half, d->n - half, VKDS_U32);
+    *a = vkds_seq_host_const(d->host[c->set][HALVES], half, VKDS_U32);
+    *b = vkds_seq_host_const(d->host[c->set][HALVES] + half, d->n - half, VKDS_U32);
   }
+}
+/* vkds_merge of the halves into the output */
+static vkds_result run_merge(call *c) {
+  vkds_seq a, b;
+  halves(c, &a, &b);
   return c->rec ? vkds_cmd_merge(c->rec, &a, &b, &c->out, VKDS_SORT_ASCENDING)
                 : vkds_merge(c->pol, &a, &b, &c->out, VKDS_SORT_ASCENDING);
+}
+/* The same by the comparator "a < b" (vkds_merge_by): what a comparator costs the merge */
+static vkds_result run_merge_by(call *c) {
+  vkds_seq a, b;
+  halves(c, &a, &b);
+  return c->rec ? vkds_cmd_merge_by(c->rec, &a, &b, &c->out, "a < b") : vkds_merge_by(c->pol, &a, &b, &c->out, "a < b");
 }
 
 static bool check_reduce(const call *c, const reference *r) {
@@ -973,6 +984,8 @@ static const algo ALGOS[] = {
      true, K16},
     /* two ascending halves merged, out of place (blocking rows too) */
     {"vkds_merge", 2, "cub_merge_keys", false, run_merge, NO_RESULT, NULL, NULL, verify_sort, false, NULL, true, HALVES},
+    {"vkds_merge_by", 2, "cub_merge_keys", false, run_merge_by, NO_RESULT, NULL, NULL, verify_sort, false, NULL, true,
+     HALVES},
 };
 #define ALGO_COUNT (sizeof ALGOS / sizeof ALGOS[0])
 
@@ -2200,7 +2213,7 @@ static void print_sort_targets(const row_list *rows) {
     double target; /* 0: none */
   } t[] = {{"vkds_sort", 0.75},       {"vkds_sort_single", 0.0}, {"vkds_sort_portable", 0.0},
            {"vkds_sort_by_key", 0.8}, {"vkds_merge_sort", 0.5}, {"vkds_sort16", 0.0},
-           {"vkds_merge", 0.0}};
+           {"vkds_merge", 0.0},       {"vkds_merge_by", 0.0}};
   uint64_t n = 0;
   for (size_t i = 0; i < rows->count; ++i)
     if (rows->v[i].type == VKDS_U32 && rows->v[i].resident == DEVICE && rows->v[i].n > n &&
