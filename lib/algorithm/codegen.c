@@ -806,10 +806,15 @@ static void convert(struct vkds__text *b, const char *fn, const char *to, const 
   put(b, "); }\n");
 }
 
+/* The user's comparator: vkds_less(a, b), a must come before b. */
+static void comparator(vkds__gen *g, const char *glsl) {
+  put(g->body, "bool vkds_less(IN0_T a, IN0_T b);\n");
+  snippet(g, "comparator", "bool vkds_less(IN0_T a, IN0_T b) { return bool(", glsl, "); }");
+}
+
 /* is_sorted_by: whether the comparator puts element i + 1 before element i. */
 static void ordered_by_map(vkds__gen *g, const vkds__alg *a, const char *margs) {
-  put(g->body, "bool vkds_less(IN0_T a, IN0_T b);\n");
-  snippet(g, "comparator", "bool vkds_less(IN0_T a, IN0_T b) { return bool(", a->glsl, "); }");
+  comparator(g, a->glsl);
   put(g->body, "ACC_T vkds_map(%s) {\n  if (i + 1ul >= P(0)) return ACC_T(1);\n"
                "  return vkds_less(in0(i + 1ul), x) ? ACC_T(0) : ACC_T(1);\n}\n", margs);
 }
@@ -842,8 +847,7 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     } else {
       put(b, "IN0_T vkds_el_ld(vkds_msort_el e) { return e.v; }\nvoid vkds_el_st(vkds_msort_el e, IN0_T x) { e.v = x; }\n");
     }
-    put(b, "bool vkds_less(IN0_T a, IN0_T b);\n");
-    snippet(g, "comparator", "bool vkds_less(IN0_T a, IN0_T b) { return bool(", a->glsl, "); }");
+    comparator(g, a->glsl);
     return;
   }
   if (a->template_kind == VKDS__TEMPLATE_SEARCH || a->template_kind == VKDS__TEMPLATE_MERGE) {
@@ -856,8 +860,8 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     convert(b, "IN0_T vkds_in0_of(IN1_T x)", "IN0_T", a->inputs[0]);
     if (merge) convert(b, "OUT_T vkds_out_of(IN0_T x)", "OUT_T", a->inputs[0]);
     if (a->elem == VKDS__ELEM_GLSL) {
-      put(b, "#define VKDS_LESS 1\nbool vkds_less(IN0_T a, IN0_T b);\n");
-      snippet(g, "comparator", "bool vkds_less(IN0_T a, IN0_T b) { return bool(", a->glsl, "); }");
+      put(b, "#define VKDS_LESS 1\n");
+      comparator(g, a->glsl);
     }
     return;
   }
