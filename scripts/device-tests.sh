@@ -1,0 +1,47 @@
+#!/bin/bash
+# Runs test suites on the `device` machine's GPU with the Khronos validation layer on
+# (CI runs them on lavapipe only). Two steps:
+#   here:  bash scripts/device-tests.sh --prepare SUITE...
+#          builds build-devt (release, tests on), copies the suites' executables, libvkds
+#          and libsubunit (Check's runtime, which that machine lacks) into build-dt/, and
+#          downloads the validation layer's .deb into .deb/ (with the Vulkan loader's in
+#          .gl/, scripts/device-bench.sh);
+#   there: carry [".gl", ".deb", "build-dt"], command: bash scripts/device-tests.sh SUITE...
+# Each suite runs in one process (CK_FORK=no) on the machine's GPUs (VKDS_DEVICES=gpu);
+# tests that want two VkDevices make them on one GPU, as on lavapipe. Prints each suite's
+# Check summary and its failures last.
+set -u
+if [ "${1:-}" = "--prepare" ]; then
+  shift
+  set -e
+  [ -d build-devt ] || meson setup build-devt --buildtype=release -Dbench=false
+  ninja -C build-devt
+  rm -rf build-dt
+  mkdir -p build-dt/lib build-dt/tests build-dt/xlib .deb
+  find build-devt/lib -maxdepth 1 -name 'libvkds.so*' ! -type d -exec cp -a {} build-dt/lib/ \;
+  for s in "$@"; do cp "build-devt/tests/test_$s" build-dt/tests/; done
+  strip build-dt/tests/* build-dt/lib/libvkds.so.*.*
+  cp -a /lib/x86_64-linux-gnu/libsubunit.so.0* build-dt/xlib/
+  if ! ls .deb/vulkan-validationlayers_*.deb >/dev/null 2>&1; then
+    o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+    mkdir -p /tmp/amd64/partial
+    apt-get $o update >/dev/null
+    (cd .deb && apt-get $o download vulkan-validationlayers)
+  fi
+  du -sh build-dt .deb .gl
+  exit 0
+fi
+for f in .gl/*.deb .deb/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json VKDS_DEVICES=gpu
+export LD_LIBRARY_PATH=$PWD/build-dt/xlib CK_FORK=no VKDS_VALIDATION=1
+OUT=${OUT:-.}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for s in "$@"; do
+  timeout 240 "build-dt/tests/test_$s" >"$OUT/test_$s.txt" 2>&1
+  echo "test_$s exit $?"
+done
+for s in "$@"; do
+  echo "== test_$s"
+  grep -E '^[0-9]+%|:[FE]:|validation' "$OUT/test_$s.txt" | head -20
+done
