@@ -381,16 +381,21 @@ START_TEST(merge_every_type) {
 }
 END_TEST
 
-/* Merges whose groups search long inputs (2.2 million outputs: the k-ary search by
- * subgroups runs several rounds), blocking and recorded: both inputs long, their lengths
- * off the groups' 2048, duplicates across them; then one input of 3 elements against a
- * long one, each way round (every group's range is then clamped at one end). */
+/* Merges of long inputs (2.2 and 4.4 million outputs: the groups' k-ary search by
+ * subgroups runs several rounds; from 2^22 a partition dispatch finds the ranges first),
+ * blocking and recorded: both inputs long, their lengths off the groups' 2048,
+ * duplicates across them; then one input of 3 elements against a long one, each way
+ * round (every group's range is then clamped at one end). */
 START_TEST(merge_long_inputs) {
-  enum { LONG = 2200001, MOST = 2200008 }; /* the longest output: 1300007 + 900001 */
-  const uint32_t shapes[][2] = {{1300007, 900001}, {3, LONG}, {LONG, 3}};
+  /* the longest output: 2600007 + 1800001, past 2^22 (where the partition dispatch
+   * comes in: merge.c) */
+  enum { LONG = 2200001, MOST = 4400008 };
+  const uint32_t shapes[][2] = {{2600007, 1800001}, {3, LONG}, {LONG, 3}};
   open_ctx(1);
   uint32_t *a = malloc(MOST * 4), *b = malloc(MOST * 4), *want = malloc(MOST * 4), *got = malloc(MOST * 4);
   vkds_buffer *ab = device_copy(r0, NULL, MOST * 4), *bb = device_copy(r0, NULL, MOST * 4), *ob = device_copy(r0, NULL, MOST * 4);
+  ck_assert_uint_gt(vkds_merge_scratch_bytes(r0, MOST), 0);
+  vkds_buffer *scratch = device_copy(r0, NULL, vkds_merge_scratch_bytes(r0, MOST) + 8);
   for (size_t si = 0; si < sizeof shapes / sizeof *shapes; ++si) {
     uint32_t na = shapes[si][0], nb = shapes[si][1];
     for (uint32_t i = 0; i < na; ++i) a[i] = (uint32_t)(rnd() % 1000000);
@@ -401,7 +406,9 @@ START_TEST(merge_long_inputs) {
     vkds_seq as = vkds_seq_buffer((vkds_view){ab, 0, na * 4}, VKDS_U32);
     vkds_seq bs = vkds_seq_buffer((vkds_view){bb, 0, nb * 4}, VKDS_U32);
     vkds_seq os = vkds_seq_buffer((vkds_view){ob, 0, (na + nb) * 4}, VKDS_U32);
-    for (int form = 0; form < 2; ++form) {
+    /* blocking (a partition dispatch first, from 2^22 outputs), recorded without a scratch
+     * (the groups search) and with one (the partition) */
+    for (int form = 0; form < 3; ++form) {
       ck_assert_vkds(vkds_fill(pol, &os, &(uint32_t){0xdeadbeefu}));
       if (form == 0) {
         ck_assert_vkds(vkds_merge(pol, &as, &bs, &os, VKDS_SORT_ASCENDING));
@@ -409,6 +416,7 @@ START_TEST(merge_long_inputs) {
         app_cmd c = {0};
         app_cmd_begin(&c, r0);
         vkds_cmd rc = {.cmd = c.cmd, .resource = r0};
+        if (form == 2) rc.scratch = (vkds_view){scratch, 8, 0}; /* (8-byte aligned, not at the start) */
         ck_assert_vkds(vkds_cmd_merge(&rc, &as, &bs, &os, VKDS_SORT_ASCENDING));
         app_cmd_submit(&c, 60);
         app_cmd_destroy(&c);
@@ -419,7 +427,30 @@ START_TEST(merge_long_inputs) {
           ck_abort_msg("merge %u + %u, form %d: [%u] got %u want %u", na, nb, form, k, got[k], want[k]);
     }
   }
-  vkds_buffer_destroy(ab), vkds_buffer_destroy(bb), vkds_buffer_destroy(ob);
+  vkds_buffer_destroy(ab), vkds_buffer_destroy(bb), vkds_buffer_destroy(ob), vkds_buffer_destroy(scratch);
+  free(a), free(b), free(want), free(got);
+  close_ctx();
+}
+END_TEST
+
+/* The partition dispatch forced (VKDS_MERGE_SEARCH, a measuring aid) on short merges:
+ * one group, a group's end exactly at an input's end, the last group short. */
+START_TEST(merge_partition_forced) {
+  harness_setenv("VKDS_MERGE_SEARCH", "partition");
+  open_ctx(1);
+  const uint32_t shapes[][2] = {{1, 0}, {0, 7}, {2048, 2048}, {1000, 3097}, {4096, 1}, {3, 9000}};
+  uint32_t *a = malloc(9100 * 4), *b = malloc(9100 * 4), *want = malloc(18200 * 4), *got = malloc(18200 * 4);
+  for (size_t si = 0; si < sizeof shapes / sizeof *shapes; ++si) {
+    uint32_t na = shapes[si][0], nb = shapes[si][1];
+    for (uint32_t i = 0; i < na; ++i) a[i] = (uint32_t)(rnd() % 5000);
+    for (uint32_t i = 0; i < nb; ++i) b[i] = (uint32_t)(rnd() % 5000);
+    sort_and_merge(VKDS_U32, a, na, b, nb, false, want);
+    vkds_seq as = vkds_seq_host_const(a, na, VKDS_U32), bs = vkds_seq_host_const(b, nb, VKDS_U32);
+    vkds_seq os = vkds_seq_host(got, na + nb, VKDS_U32);
+    ck_assert_vkds(vkds_merge(pol, &as, &bs, &os, VKDS_SORT_ASCENDING));
+    for (uint32_t k = 0; k < na + nb; ++k)
+      if (got[k] != want[k]) ck_abort_msg("merge %u + %u, partition forced: [%u] got %u want %u", na, nb, k, got[k], want[k]);
+  }
   free(a), free(b), free(want), free(got);
   close_ctx();
 }
@@ -511,6 +542,7 @@ int main(void) {
   tcase_add_loop_test(t, merge_every_type, 0, (int)(sizeof TYPES / sizeof *TYPES));
   tcase_add_test(t, merge_views_forms_errors);
   tcase_add_test(t, merge_long_inputs);
+  tcase_add_test(t, merge_partition_forced);
   tcase_add_test(t, merge_mapped_and_another_device);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");

@@ -259,7 +259,8 @@ typedef struct vkds_cmd {
    * (or a status or result view) on another VkDevice is VKDS_ERROR_WRONG_DEVICE, too
    * little, misaligned, or overlapping the call's sequences or its result view
    * VKDS_ERROR_INVALID_ARGUMENT (so is a result view over the call's sequences). An
-   * algorithm that needs no scratch (element-wise ones, merge, the searches) ignores it. */
+   * algorithm that needs no scratch (element-wise ones, the searches) ignores it; merge
+   * uses it when it is large enough (vkds_merge_scratch_bytes). */
   vkds_view scratch;
 } vkds_cmd;
 
@@ -899,6 +900,15 @@ VKDS_API vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const v
                                       vkds_sort_order order, vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                                     vkds_sort_order order);
+/* The scratch a merge of `count` outputs uses on the device of `res`: 8 bytes a 2048
+ * outputs from 2^22 outputs on (where each work group's range is found by a dispatch
+ * before the merge, a thread a group), else 0; 0 for NULL, UINT64_MAX past 2^48. The
+ * blocking and _async forms take it themselves; the vkds_cmd_ forms use the vkds_cmd's
+ * scratch when it holds this much on the command buffer's device, 8-byte aligned (it
+ * must then not overlap the call's sequences), and otherwise let each work group search
+ * for its range itself, which is slower on large merges (bench/RESULTS.md). The same
+ * for vkds_merge_by. */
+VKDS_API uint64_t vkds_merge_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* The same merge of two sequences sorted by a comparator (as vkds_merge_sort sorts
  * them): `less`, a GLSL bool expression of `a` and `b` true when a must come before b.

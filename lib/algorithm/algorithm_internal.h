@@ -363,7 +363,10 @@ const char *vkds__histogram_template(const vkds__alg *a);
 #define VKDS__SEARCH_UPPER (1ull << 63)
 /* A merge's: inputs[0] and inputs[1] sorted (any counts, read at random: never streamed),
  * the output their count together; value[] holds inputs[0]'s count | descending << 62
- * (P(1), shaders/algorithm/merge.glsl). Dispatched as the map template is. */
+ * (P(1), shaders/algorithm/merge.glsl). Recorded by merge.c, with a partition dispatch
+ * first where the call has a scratch of vkds__merge_scratch_bytes (0: none wanted). */
+uint64_t vkds__merge_scratch_bytes(uint64_t n);
+vkds_result vkds__merge_record(vkds__call *c, VkCommandBuffer cmd);
 
 /* ---- the comparison sort (msort.c) ----
  * A merge sort's description: inputs[0] read and written in place (typed: the comparator

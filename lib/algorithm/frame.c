@@ -565,11 +565,13 @@ vkds_result vkds__call_record(call *c, VkCommandBuffer cmd, VkDeviceAddress resu
     VKDS_CHECK(vkds__sort_record(c, cmd));
   } else if (c->a.template_kind == VKDS__TEMPLATE_MSORT) {
     VKDS_CHECK(vkds__msort_record(c, cmd));
+  } else if (c->a.template_kind == VKDS__TEMPLATE_MERGE) {
+    VKDS_CHECK(vkds__merge_record(c, cmd));
   } else if (map_grid(c->a.template_kind)) {
-    /* 4 elements a thread; the merge: 2048 outputs a group of 256 (merge.glsl) */
+    /* 4 elements a thread */
     uint64_t n = p[VKDS__P_COUNT];
     /* (rounded up without n + d - 1, which wraps near 2^64) */
-    uint64_t threads = c->a.template_kind == VKDS__TEMPLATE_MERGE ? (n / 2048 + (n % 2048 != 0)) * 256 : n / 4 + (n % 4 != 0);
+    uint64_t threads = n / 4 + (n % 4 != 0);
     if (n)
       VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {threads}, .args = &c->gen.args}));
   } else if (part == VKDS__PART_WHOLE) {
@@ -820,6 +822,13 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
       r = vkds__spare_get(c->res, VKDS_MEMORY_READBACK, VKDS__ALG_SCRATCH_BYTES, &c->scan_result);
     if (r == VKDS_SUCCESS && c->scan_result) c->scan_result_view = (vkds_view){c->scan_result, 0, 4};
   }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_MERGE && vkds__merge_scratch_bytes(a->count)) {
+    /* the partition's (device memory, a power of two for reuse) */
+    uint64_t need = vkds__merge_scratch_bytes(a->count), size = 4096;
+    while (size < need) size *= 2;
+    r = vkds__spare_get(c->res, VKDS_MEMORY_DEVICE, size, &c->scratch);
+    if (r == VKDS_SUCCESS) c->scan_scratch = (vkds_view){c->scratch, 0, size};
+  }
   if (r == VKDS_SUCCESS && sorts_in_place(a->template_kind) && a->count) {
     uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT ? vkds__sort_scratch_bytes(c) : vkds__msort_scratch_bytes(c);
     r = vkds_buffer_create(c->res, &(vkds_buffer_info){.size = need, .memory = VKDS_MEMORY_DEVICE}, &c->scratch);
@@ -1019,6 +1028,17 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     if (r == VKDS_SUCCESS && need && scratch_at % 16)
       r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
                      a->name);
+  }
+  if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_MERGE && vkds__merge_scratch_bytes(a->count)) {
+    /* optional: a scratch that holds the partition gets one (it must then not overlap
+     * the call's sequences); without, or one too small or elsewhere, the work groups
+     * search for their ranges themselves */
+    vkds_view v = cmd->scratch;
+    uint64_t need = vkds__merge_scratch_bytes(a->count), size = v.buffer ? vkds_buffer_size(v.buffer) : 0;
+    uint64_t avail = v.offset <= size ? (v.bytes ? v.bytes : size - v.offset) : 0;
+    VkDeviceAddress at = v.buffer ? vkds_buffer_address(v.buffer) : 0;
+    if (avail >= need && v.offset + avail <= size && vkds_buffer_is_on(v.buffer, res) && at && (at + v.offset) % 8 == 0)
+      c.scan_scratch = v, scratch_need = need;
   }
   /* every leaf passed directly, a user type's parts too (only the top sequences were
    * checked: a part staged for the recording was freed before the application

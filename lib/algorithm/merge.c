@@ -5,6 +5,52 @@
  * when they are not passed directly). */
 #include "algorithm_internal.h"
 
+#include <string.h>
+
+enum { MERGE_OUT = 2048 /* outputs a work group (merge_group.glsl) */ };
+#define MERGE_PARTITION 1u /* P(4): the partition dispatch (merge.glsl) */
+
+static uint64_t merge_groups(uint64_t n) { return n / MERGE_OUT + (n % MERGE_OUT != 0); }
+
+/* Whether a merge of n outputs finds its groups' ranges by a partition dispatch first (a
+ * thread a group, binary searches whose latencies hide each other) instead of each group
+ * searching for both its ends (k-ary by subgroup ballots: log_16 rounds of memory
+ * latency that the group waits out, holding its place on the SM). Measured on an H200
+ * (bench/RESULTS.md, 2026-11-28, session 38), u32, GPU us, group / partition: 2^20
+ * 14.8 / 22.8, 2^21 23.2 / 28.2, 2^22 39.5 / 36.7, 2^24 140.0 / 85.6, 2^28 2,346 /
+ * 1,089. VKDS_MERGE_SEARCH=group|partition forces one (a measuring aid). */
+#define MERGE_PARTITION_FROM (1ull << 22)
+static bool partitions(uint64_t n) {
+  const char *v = vkds__getenv("VKDS_MERGE_SEARCH");
+  if (v && strcmp(v, "group") == 0) return false;
+  if (v && strcmp(v, "partition") == 0) return n > 0;
+  return n >= MERGE_PARTITION_FROM;
+}
+
+uint64_t vkds__merge_scratch_bytes(uint64_t n) { return partitions(n) ? 8 * (merge_groups(n) + 1) : 0; }
+
+uint64_t vkds_merge_scratch_bytes(const vkds_resource *res, uint64_t count) {
+  if (!res) return 0;
+  if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX; /* (wrapped) */
+  return vkds__merge_scratch_bytes(count);
+}
+
+vkds_result vkds__merge_record(vkds__call *c, VkCommandBuffer cmd) {
+  uint64_t *p = c->gen.args.p, n = p[VKDS__P_COUNT];
+  if (!n) return VKDS_SUCCESS;
+  const vkds_view *s = &c->scan_scratch;
+  bool partition = s->buffer && vkds__merge_scratch_bytes(n); /* (its size checked by the frame) */
+  p[VKDS__P_RESULT] = partition ? vkds_buffer_address(s->buffer) + s->offset : 0;
+  if (partition) {
+    p[VKDS__P_FLAGS] = MERGE_PARTITION;
+    VKDS_CHECK(vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {merge_groups(n)}, .args = p}));
+    vkds__cmd_barrier(c->res->dev, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+  }
+  p[VKDS__P_FLAGS] = 0;
+  return vkds__alg_dispatch(c, cmd, c->kernel, &(vkds_launch_info){.global = {256 * merge_groups(n)}, .args = p});
+}
+
 /* `less` NULL: the sorts' order (`order`); else the comparator (elem GLSL), `order`
  * unused. */
 static vkds_result describe(const char *name, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,

@@ -7,7 +7,8 @@
 //   vkds_in0_of(x), vkds_out_of(x)   b's element as a's, a's as the output's
 //   VKDS_LESS, vkds_less(a, b)    by a comparator (merge_by): a must come before b; else
 //                                 in the sorts' order (order.glsl)
-// P(1): |a| | descending << 62 (not by a comparator). Dispatched as 256 threads a 2048 outputs (frame.c).
+// P(1): |a| | descending << 62 (not by a comparator); P(2), P(4): the partition (below).
+// Dispatched as 256 threads a 2048 outputs (merge.c).
 //
 // Stable: where elements are equal in the order, a's come first (each side keeps its
 // own order). Merge path by work groups (merge_group.glsl, in front of this file): group
@@ -29,12 +30,28 @@ void vkds_out(uint64_t o, IN0_T v) { out_st(o, vkds_out_of(v)); }
 IN0_T vkds_sh(uint x) { return vkds_m[x]; }
 void vkds_sh_st(uint x, IN0_T v) { vkds_m[x] = v; }
 
+// The partition (lib/algorithm/merge.c, large merges): group g's first output's place in
+// a, 8 bytes a group from P(2), found before the merge by a thread a group. P(2) 0: each
+// group finds both its ends itself.
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_merge_u64 { uint64_t v; };
+#define VKDS_MERGE_PARTITION 1ul // P(4): this dispatch is the partition
+
 void main() {
   uint64_t n = P(0), na = P(1) & VKDS_MERGE_COUNT, nb = n - na;
+  if ((P(4) & VKDS_MERGE_PARTITION) != 0ul) {
+    uint64_t g = vkds_global_index(), o = g * uint64_t(VKDS_MERGE_OUT);
+    if (o < n) vkds_merge_u64(P(2) + 8ul * g).v = vkds_corank(o, na, nb);
+    return;
+  }
   uint t = gl_LocalInvocationIndex;
-  uint64_t g0 = (vkds_global_index() - uint64_t(t)) * uint64_t(VKDS_MERGE_ITEMS);
+  uint64_t g = (vkds_global_index() - uint64_t(t)) / 256ul, g0 = g * uint64_t(VKDS_MERGE_OUT);
   if (g0 >= n) return; // the whole group
   uint64_t g1 = min(g0 + uint64_t(VKDS_MERGE_OUT), n), i0, i1;
-  vkds_corank2(g0, g1, na, nb, i0, i1);
+  if (P(2) != 0ul) {
+    i0 = vkds_merge_u64(P(2) + 8ul * g).v;
+    i1 = g1 == n ? na : vkds_merge_u64(P(2) + 8ul * (g + 1ul)).v;
+  } else {
+    vkds_corank2(g0, g1, na, nb, i0, i1);
+  }
   vkds_merge_group(g0, g0, i0, i1, uint(g1 - g0));
 }
