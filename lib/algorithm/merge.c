@@ -1,8 +1,9 @@
-/* lib/algorithm/merge.c: the merge of two sequences sorted in the sorts' order
- * (vkds/algorithm.h, "merging"): a description (template MERGE,
- * shaders/algorithm/merge.glsl) that lib/algorithm/frame.c runs in the three forms, the
- * output written as the map template writes, both inputs read at random (staged whole
- * when they are not passed directly). */
+/* lib/algorithm/merge.c: the merge of two sequences sorted in the sorts' order or by a
+ * comparator (vkds/algorithm.h, "merging"): a description (template MERGE,
+ * shaders/algorithm/merge.glsl) that lib/algorithm/frame.c runs in the three forms, both
+ * inputs read at random (staged whole when they are not passed directly), and its
+ * recording: work groups of 2048 outputs, each finding its range in both inputs itself
+ * or, for large merges, from a partition dispatch before them. */
 #include "algorithm_internal.h"
 
 #include <string.h>
