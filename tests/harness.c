@@ -115,6 +115,13 @@ vkds_resource *harness_device_resource(vkds_context *ctx, uint32_t device_index)
   return NULL;
 }
 
+vkds_buffer *harness_device_copy(vkds_resource *res, const void *data, uint64_t bytes) {
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));
+  if (bytes && data) ck_assert_vkds(vkds_upload(res, vkds_view_of(b), data, bytes));
+  return b;
+}
+
 int harness_run(Suite *suite) {
   SRunner *sr = srunner_create(suite);
   srunner_run_all(sr, CK_NORMAL);

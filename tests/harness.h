@@ -85,6 +85,10 @@ vkds_context *harness_context(void);
  * with devices_per_physical = 2), or NULL when it has none. */
 vkds_resource *harness_device_resource(vkds_context *ctx, uint32_t device_index);
 
+/* A device buffer of `bytes` on `res` (16 when 0: a buffer is never empty), holding a
+ * copy of `data` unless that is NULL; fails the test when it cannot. */
+vkds_buffer *harness_device_copy(vkds_resource *res, const void *data, uint64_t bytes);
+
 /* Runs a suite; returns the process exit status. */
 int harness_run(Suite *suite);
 

@@ -182,13 +182,6 @@ static void check_reduce_result(vkds_type t, vkds_op_kind op, const void *data, 
                 (unsigned long long)n, g, acc);
 }
 
-static vkds_buffer *device_copy(const void *data, uint64_t bytes) {
-  vkds_buffer *b;
-  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));
-  if (bytes && data) ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), data, bytes));
-  return b;
-}
-
 /* ---- every type and operator, at the sizes that matter ---- */
 
 START_TEST(reduce_every_type_and_operator) {
@@ -202,7 +195,7 @@ START_TEST(reduce_every_type_and_operator) {
     for (vkds_op_kind op = VKDS_OP_PLUS; op <= VKDS_OP_LOGICAL_OR; ++op) {
       if (is_float(t) && op >= VKDS_OP_BIT_AND && op <= VKDS_OP_BIT_XOR) continue;
       void *data = random_data(t, most, op);
-      vkds_buffer *buf = device_copy(data, most * size_of(t));
+      vkds_buffer *buf = harness_device_copy(r0, data, most * size_of(t));
       for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
         uint64_t n = sizes[si];
         vkds_seq in = vkds_seq_buffer((vkds_view){buf, 0, n * size_of(t)}, t);
@@ -239,7 +232,7 @@ START_TEST(reduce_powers_of_two) {
   for (int f = 0; f < 2; ++f) {
     vkds_type t = f ? VKDS_F32 : VKDS_U32;
     void *data = random_data(t, top, VKDS_OP_PLUS);
-    vkds_buffer *buf = device_copy(data, top * 4);
+    vkds_buffer *buf = harness_device_copy(r0, data, top * 4);
     for (int k = 1; k <= top_log2; ++k)
       for (int d = -1; d <= 1; ++d) {
         uint64_t n = (1ull << k) + (uint64_t)(int64_t)d;
@@ -272,7 +265,7 @@ START_TEST(elementwise_tails_and_unaligned) {
     vkds_type t = TYPES[ti];
     uint32_t s = size_of(t);
     void *data = random_data(t, N + 8, VKDS_OP_PLUS);
-    vkds_buffer *in = device_copy(data, (N + 8) * s), *out = device_copy(NULL, (N + 8) * s);
+    vkds_buffer *in = harness_device_copy(r0, data, (N + 8) * s), *out = harness_device_copy(r0, NULL, (N + 8) * s);
     for (uint64_t shift = 0; shift < 4; ++shift)
       for (uint64_t n = N - 3; n <= N; ++n) {
         vkds_seq a = vkds_seq_buffer((vkds_view){in, shift * s, n * s}, t);
@@ -325,7 +318,7 @@ START_TEST(fill_copy_transform2_conversions_in_place) {
   ck_assert_vkds(vkds_transform(pol, &fs, &fs, "x + 1.0")); /* in place */
   for (int i = 0; i < N; ++i) harness_expect(f[i] == (float)i * 0.25f + 1.0f);
   /* in place on a device buffer */
-  vkds_buffer *b = device_copy(k, sizeof k);
+  vkds_buffer *b = harness_device_copy(r0, k, sizeof k);
   vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_I32);
   ck_assert_vkds(vkds_transform(pol, &bs, &bs, "-x"));
   int32_t back[N];
@@ -553,7 +546,7 @@ START_TEST(zips_of_many_parts) {
   vkds_seq parts[PARTS];
   for (uint32_t k = 0; k < PARTS; ++k) {
     for (uint32_t i = 0; i < N; ++i) data[k][i] = (uint32_t)(rnd() % 100);
-    parts[k] = k % 2 ? vkds_seq_host(data[k], N, VKDS_U32) : vkds_seq_buffer(vkds_view_of(bufs[k] = device_copy(data[k], sizeof data[k])), VKDS_U32);
+    parts[k] = k % 2 ? vkds_seq_host(data[k], N, VKDS_U32) : vkds_seq_buffer(vkds_view_of(bufs[k] = harness_device_copy(r0, data[k], sizeof data[k])), VKDS_U32);
   }
   /* count_if over all 16, and a transform of 12 summed into a 13th sequence (host) */
   vkds_seq z16 = vkds_seq_zip(parts, PARTS), z12 = vkds_seq_zip(parts, 12);
@@ -630,7 +623,7 @@ START_TEST(every_sequence_kind) {
   uint32_t host[N], map[N];
   uint64_t sum = 0;
   for (uint32_t i = 0; i < N; ++i) host[i] = (uint32_t)(rnd() % 1000), sum += host[i], map[i] = (i * 7) % N;
-  vkds_buffer *dev = device_copy(host, sizeof host), *mapb = device_copy(map, sizeof map);
+  vkds_buffer *dev = harness_device_copy(r0, host, sizeof host), *mapb = harness_device_copy(r0, map, sizeof map);
   vkds_buffer *mapped;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = sizeof host, .memory = VKDS_MEMORY_MAPPED}, &mapped));
   memcpy(vkds_buffer_map(mapped), host, sizeof host);
@@ -1262,7 +1255,7 @@ START_TEST(recording_form) {
   uint32_t host[N];
   uint32_t sum = 0;
   for (uint32_t i = 0; i < N; ++i) host[i] = i * 3, sum += i * 3;
-  vkds_buffer *in = device_copy(host, sizeof host), *out = device_copy(NULL, sizeof host), *res, *scratch;
+  vkds_buffer *in = harness_device_copy(r0, host, sizeof host), *out = harness_device_copy(r0, NULL, sizeof host), *res, *scratch;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = 64, .memory = VKDS_MEMORY_MAPPED}, &res));
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = vkds_algorithm_scratch_bytes(r0, N)}, &scratch));
   VkDevice dev;

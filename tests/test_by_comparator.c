@@ -45,13 +45,6 @@ static vkds_seq first(vkds_buffer *b, uint64_t count, vkds_type t) {
   return count ? vkds_seq_buffer((vkds_view){b, 0, count * vkds_type_size(t)}, t) : vkds_seq_host(&none, 0, t);
 }
 
-static vkds_buffer *device_copy(vkds_resource *res, const void *data, uint64_t bytes) {
-  vkds_buffer *b;
-  ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));
-  if (bytes && data) ck_assert_vkds(vkds_upload(res, vkds_view_of(b), data, bytes));
-  return b;
-}
-
 /* ---- u32 by the low byte ---- */
 
 static const char *LOW_BYTE = "(a & 255u) < (b & 255u)";
@@ -87,7 +80,7 @@ START_TEST(bounds_by_low_byte) {
       for (uint64_t i = 0; i < n; ++i) s[i] = (uint32_t)rnd() & 0xffff00ffu;
       for (uint64_t i = 0; i < m; ++i) x[i] = (uint32_t)rnd();
       qsort(s, n, 4, cmp_low);
-      vkds_buffer *sb = device_copy(r0, s, n * 4), *xb = device_copy(r0, x, m * 4);
+      vkds_buffer *sb = harness_device_copy(r0, s, n * 4), *xb = harness_device_copy(r0, x, m * 4);
       bool staged = (si + ni) % 2 == 1;
       vkds_seq ss = staged ? vkds_seq_host_const(s, n, VKDS_U32) : first(sb, n, VKDS_U32);
       vkds_seq xs = staged ? first(xb, m, VKDS_U32) : vkds_seq_host_const(x, m, VKDS_U32);
@@ -130,7 +123,7 @@ START_TEST(bounds_by_abs_forms) {
   for (int i = 0; i < N; ++i) s[i] = (float)((int)(rnd() % 2001) - 1000) / 8.0f;
   for (int i = 0; i < M; ++i) x[i] = (float)((int)(rnd() % 2201) - 1100) / 8.0f;
   qsort(s, N, 4, cmp_abs);
-  vkds_buffer *sb = device_copy(r1, s, N * 4), *ob = device_copy(r0, NULL, M * 8);
+  vkds_buffer *sb = harness_device_copy(r1, s, N * 4), *ob = harness_device_copy(r0, NULL, M * 8);
   vkds_seq ss = vkds_seq_buffer(vkds_view_of(sb), VKDS_F32), xs = vkds_seq_host_const(x, M, VKDS_F32);
   vkds_seq os = vkds_seq_buffer(vkds_view_of(ob), VKDS_I64);
   const char *by_abs = "abs(a) < abs(b)";
@@ -145,8 +138,8 @@ START_TEST(bounds_by_abs_forms) {
       vkds_submission_release(sub);
     } else {
       /* recorded: the sorted sequence must then be on the recording's device */
-      vkds_buffer *local = device_copy(r0, s, N * 4);
-      vkds_buffer *xl = device_copy(r0, x, M * 4);
+      vkds_buffer *local = harness_device_copy(r0, s, N * 4);
+      vkds_buffer *xl = harness_device_copy(r0, x, M * 4);
       vkds_seq ls = vkds_seq_buffer(vkds_view_of(local), VKDS_F32), lx = vkds_seq_buffer(vkds_view_of(xl), VKDS_F32);
       app_cmd c = {0};
       app_cmd_begin(&c, r0);
@@ -204,7 +197,7 @@ START_TEST(bounds_of_records) {
   qsort(s, N, sizeof *s, cmp_rec_desc);
   for (uint32_t i = 0; i < N; ++i) sk[i] = s[i].key, st[i] = s[i].tag, so[i] = s[i].origin;
   for (uint32_t i = 0; i < M; ++i) xk[i] = rnd() % 720, xt[i] = (uint32_t)rnd();
-  vkds_buffer *kb = device_copy(r0, sk, N * 8);
+  vkds_buffer *kb = harness_device_copy(r0, sk, N * 8);
   vkds_seq sparts[3] = {vkds_seq_buffer(vkds_view_of(kb), VKDS_U64), vkds_seq_host_const(st, N, VKDS_U32),
                         vkds_seq_host_const(so, N, VKDS_U32)};
   vkds_seq xparts[3] = {vkds_seq_host_const(xk, M, VKDS_U64), vkds_seq_host_const(xt, M, VKDS_U32),
@@ -268,7 +261,7 @@ START_TEST(merge_by_low_byte) {
     for (uint64_t i = 0; i < nb; ++i) b[i] = (uint32_t)rnd() & 0xffff003fu;
     qsort(a, na, 4, cmp_low), qsort(b, nb, 4, cmp_low);
     host_merge_low(a, na, b, nb, want);
-    vkds_buffer *ab = device_copy(r0, a, na * 4);
+    vkds_buffer *ab = harness_device_copy(r0, a, na * 4);
     vkds_seq as = first(ab, na, VKDS_U32), bs = vkds_seq_host_const(b, nb, VKDS_U32);
     got[na + nb] = 0x5a5a5a5au;
     vkds_seq os = vkds_seq_host(got, na + nb, VKDS_U32);
@@ -286,8 +279,9 @@ START_TEST(merge_by_low_byte) {
 END_TEST
 
 /* Records (u32 key, u32 origin) merged descending by key into a zip: of host data, then
- * of buffers (the recorded form), then asynchronously; each output record is checked
- * whole (the origin tells which input and place it came from). */
+ * of buffers (the recorded form), then asynchronously, then of a reverse view and host
+ * data; each output record is checked whole (the origin tells which input and place it
+ * came from). */
 START_TEST(merge_records_forms) {
   enum { NA = 3001, NB = 2500 };
   open_ctx(1);
@@ -310,15 +304,25 @@ START_TEST(merge_records_forms) {
   vkds_seq bp[2] = {vkds_seq_host_const(bk, NB, VKDS_U32), vkds_seq_host_const(bo, NB, VKDS_U32)};
   vkds_seq az = vkds_seq_zip(ap, 2), bz = vkds_seq_zip(bp, 2);
   uint32_t *gk = malloc((NA + NB) * 4), *go = malloc((NA + NB) * 4);
-  vkds_buffer *kb = device_copy(r0, NULL, (NA + NB) * 4), *ob = device_copy(r0, NULL, (NA + NB) * 4);
-  vkds_buffer *akb = device_copy(r0, ak, NA * 4), *aob = device_copy(r0, ao, NA * 4);
-  vkds_buffer *bkb = device_copy(r0, bk, NB * 4), *bob = device_copy(r0, bo, NB * 4);
-  for (int form = 0; form < 3; ++form) {
+  vkds_buffer *kb = harness_device_copy(r0, NULL, (NA + NB) * 4), *ob = harness_device_copy(r0, NULL, (NA + NB) * 4);
+  vkds_buffer *akb = harness_device_copy(r0, ak, NA * 4), *aob = harness_device_copy(r0, ao, NA * 4);
+  vkds_buffer *bkb = harness_device_copy(r0, bk, NB * 4), *bob = harness_device_copy(r0, bo, NB * 4);
+  for (int form = 0; form < 4; ++form) {
     memset(gk, 0, (NA + NB) * 4), memset(go, 0, (NA + NB) * 4);
     if (form == 0) {
       vkds_seq op[2] = {vkds_seq_host(gk, NA + NB, VKDS_U32), vkds_seq_host(go, NA + NB, VKDS_U32)};
       vkds_seq oz = vkds_seq_zip(op, 2);
       ck_assert_vkds(vkds_merge_by(pol, &az, &bz, &oz, "a.p0 > b.p0"));
+    } else if (form == 3) {
+      /* a part under a view: the keys written through a reverse view of a buffer */
+      vkds_seq kbuf = vkds_seq_buffer(vkds_view_of(kb), VKDS_U32);
+      vkds_seq op[2] = {vkds_seq_reverse(&kbuf), vkds_seq_host(go, NA + NB, VKDS_U32)};
+      vkds_seq oz = vkds_seq_zip(op, 2);
+      ck_assert_vkds(vkds_merge_by(pol, &az, &bz, &oz, "a.p0 > b.p0"));
+      uint32_t *rev = malloc((NA + NB) * 4);
+      ck_assert_vkds(vkds_download(r0, rev, vkds_view_of(kb), (NA + NB) * 4));
+      for (uint32_t k = 0; k < NA + NB; ++k) gk[k] = rev[NA + NB - 1 - k];
+      free(rev);
     } else {
       vkds_seq op[2] = {vkds_seq_buffer(vkds_view_of(kb), VKDS_U32), vkds_seq_buffer(vkds_view_of(ob), VKDS_U32)};
       vkds_seq oz = vkds_seq_zip(op, 2);
@@ -372,7 +376,7 @@ START_TEST(is_sorted_by_cases) {
   }
   /* not sorted by that comparator, though sorted as numbers somewhere: one pair swapped */
   const uint32_t places[] = {0, 1, 2047, 30000, N - 2};
-  vkds_buffer *b = device_copy(r0, v, N * 4);
+  vkds_buffer *b = harness_device_copy(r0, v, N * 4);
   vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_U32);
   for (size_t pi = 0; pi < sizeof places / sizeof *places; ++pi) {
     uint32_t p = places[pi];
@@ -420,11 +424,11 @@ START_TEST(is_sorted_by_cases) {
   vkds_submission_release(sub);
   ck_assert(!r);
   ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), v, N * 4));
-  vkds_buffer *res = device_copy(r0, NULL, 64);
+  vkds_buffer *res = harness_device_copy(r0, NULL, 64);
   app_cmd c = {0};
   app_cmd_begin(&c, r0);
   vkds_cmd rc = {.cmd = c.cmd, .resource = r0};
-  vkds_buffer *scratch = device_copy(r0, NULL, vkds_reduce_scratch_bytes(r0, N));
+  vkds_buffer *scratch = harness_device_copy(r0, NULL, vkds_reduce_scratch_bytes(r0, N));
   rc.scratch = vkds_view_of(scratch);
   ck_assert_vkds(vkds_cmd_is_sorted_by(&rc, &bs, LOW_BYTE, (vkds_view){res, 0, 4}));
   app_cmd_submit(&c, 60);

@@ -260,13 +260,6 @@ static void check_scan(vkds_type t, int op, const void *in, uint64_t n, bool exc
   }
 }
 
-static vkds_buffer *device_copy(vkds_resource *res, const void *data, uint64_t bytes) {
-  vkds_buffer *b;
-  ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));
-  if (bytes && data) ck_assert_vkds(vkds_upload(res, vkds_view_of(b), data, bytes));
-  return b;
-}
-
 /* The four scans through one call. */
 static vkds_result scan(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, bool exclusive, const char *transform,
                         const vkds_op *op, const void *init) {
@@ -304,7 +297,7 @@ static void every_operator(vkds_type t) {
       bool some = opk == VKDS_OP_PLUS || opk == VKDS_OP_MIN || opk == VKDS_OP_LOGICAL_OR || opk == USER_RIGHT;
       if (PATHS[k] == VKDS_SCAN_PATH_SINGLE && !some) continue;
       vkds_resource *res = vkds_context_resource(ctxs[k], 0);
-      vkds_buffer *in = device_copy(res, data, most * size_of(t)), *ob = device_copy(res, NULL, most * size_of(t));
+      vkds_buffer *in = harness_device_copy(res, data, most * size_of(t)), *ob = harness_device_copy(res, NULL, most * size_of(t));
       for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
         uint64_t n = sizes[si];
         /* every size for plus and a non-commutative operator; the others where the grid changes */
@@ -347,7 +340,7 @@ START_TEST(powers_of_two) {
   for (uint64_t i = 0; i < top; ++i) want[i] = acc += data[i]; /* every size's inclusive scan is a prefix of this */
   for (int k = 0; k < 2; ++k) {
     open_path(PATHS[k]);
-    vkds_buffer *in = device_copy(r0, data, top * 4), *out = device_copy(r0, NULL, top * 4);
+    vkds_buffer *in = harness_device_copy(r0, data, top * 4), *out = harness_device_copy(r0, NULL, top * 4);
     for (int e = 1; e <= top_log2; ++e)
       for (int d = -1; d <= 1; ++d) {
         uint64_t n = (1ull << e) + (uint64_t)(int64_t)d;
@@ -377,7 +370,7 @@ START_TEST(float_bits_repeat) {
   float *first = malloc(n * 4), *again = malloc(n * 4);
   for (int k = 0; k < 2; ++k) {
     open_path(PATHS[k]);
-    vkds_buffer *in = device_copy(r0, data, n * 4), *out = device_copy(r0, NULL, n * 4);
+    vkds_buffer *in = harness_device_copy(r0, data, n * 4), *out = harness_device_copy(r0, NULL, n * 4);
     vkds_seq is = vkds_seq_buffer(vkds_view_of(in), VKDS_F32), os = vkds_seq_buffer(vkds_view_of(out), VKDS_F32);
     for (int rep = 0; rep < 3; ++rep) {
       if (PATHS[k] == VKDS_SCAN_PATH_SINGLE) harness_setenv("VKDS_SCAN_SPINS", rep == 2 ? "-1" : rep == 1 ? "0" : NULL);
@@ -456,7 +449,7 @@ START_TEST(non_commutative_over_groups) {
     const uint64_t most = 2048 * tile + 77;
     test_op o = make_op(USER_AFFINE, t);
     void *data = random_data(t, most, USER_AFFINE), *out = malloc(most * size_of(t));
-    vkds_buffer *in = device_copy(r0, data, most * size_of(t)), *ob = device_copy(r0, NULL, most * size_of(t));
+    vkds_buffer *in = harness_device_copy(r0, data, most * size_of(t)), *ob = harness_device_copy(r0, NULL, most * size_of(t));
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si)
       for (int ex = 0; ex < 2; ++ex) {
         uint64_t n = sizes[si];
@@ -487,7 +480,7 @@ START_TEST(tails_and_unaligned) {
       uint64_t tile = tile_of(t), most = 2 * tile + 8;
       void *data = random_data(t, most, VKDS_OP_PLUS);
       unsigned char *got = malloc(most * s);
-      vkds_buffer *in = device_copy(r0, data, most * s), *out = device_copy(r0, NULL, most * s);
+      vkds_buffer *in = harness_device_copy(r0, data, most * s), *out = harness_device_copy(r0, NULL, most * s);
       const uint64_t sizes[] = {tile - 3, tile - 1, tile, tile + 2, 2 * tile + 1};
       for (uint64_t shift = 0; shift < 4; ++shift)
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
@@ -614,7 +607,7 @@ START_TEST(every_sequence_kind) {
     enum { N = 9003 };
     uint32_t *host = malloc(N * 4), *map = malloc(N * 4), *out = malloc(N * 4), *back = malloc(N * 4);
     for (uint32_t i = 0; i < N; ++i) host[i] = (uint32_t)(rnd() % 1000), map[i] = (uint32_t)((i * 7ull) % N);
-    vkds_buffer *dev = device_copy(r0, host, N * 4), *mapb = device_copy(r0, map, N * 4), *devout = device_copy(r0, NULL, N * 4);
+    vkds_buffer *dev = harness_device_copy(r0, host, N * 4), *mapb = harness_device_copy(r0, map, N * 4), *devout = harness_device_copy(r0, NULL, N * 4);
     vkds_buffer *mapped, *other;
     ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &mapped));
     memcpy(vkds_buffer_map(mapped), host, N * 4);
@@ -723,7 +716,7 @@ START_TEST(in_place) {
     check_scan(VKDS_U32, VKDS_OP_PLUS, orig, N, false, NULL, a, "in place, host");
     double *d = random_data(VKDS_F64, N, VKDS_OP_MAX), *dorig = malloc(N * 8), *back = malloc(N * 8);
     memcpy(dorig, d, N * 8);
-    vkds_buffer *b = device_copy(r0, d, N * 8);
+    vkds_buffer *b = harness_device_copy(r0, d, N * 8);
     vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_F64);
     double init = -1e300;
     ck_assert_vkds(vkds_exclusive_scan(pol, &bs, &bs, &(vkds_op){.kind = VKDS_OP_MAX}, &init));
@@ -755,7 +748,7 @@ START_TEST(in_place) {
     uint32_t acc = 0;
     for (uint32_t i = N; i-- > 0;) want[i] = acc += orig[i];
     for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(r[i], want[i]);
-    vkds_buffer *rb = device_copy(r0, orig, N * 4);
+    vkds_buffer *rb = harness_device_copy(r0, orig, N * 4);
     vkds_seq rbs = vkds_seq_buffer(vkds_view_of(rb), VKDS_U32), rbv = vkds_seq_reverse(&rbs), rbv2 = vkds_seq_reverse(&rbs);
     ck_assert_vkds(vkds_inclusive_scan(pol, &rbv, &rbv2, NULL, NULL));
     ck_assert_vkds(vkds_download(r0, r, vkds_view_of(rb), N * 4));
@@ -765,7 +758,7 @@ START_TEST(in_place) {
      * for two sequences, the scan took the single pass over memory it overwrote (a
      * probe: 295,904 of 300,000 wrong with VKDS_SCAN_CHAINED=off) */
     harness_setenv("VKDS_SCAN_CHAINED", "off");
-    vkds_buffer *ub = device_copy(r0, orig, N * 4);
+    vkds_buffer *ub = harness_device_copy(r0, orig, N * 4);
     vkds_seq uhalves[2] = {vkds_seq_buffer((vkds_view){ub, 0, 1000 * 4}, VKDS_U32),
                            vkds_seq_buffer((vkds_view){ub, 1000 * 4, (N - 1000) * 4}, VKDS_U32)};
     vkds_seq uin = concat(uhalves), uout = concat(uhalves);
@@ -865,7 +858,7 @@ START_TEST(recording_form) {
   for (int k = 0; k < 2; ++k) {
     open_path(PATHS[k]);
     uint32_t *host = random_data(VKDS_U32, N, VKDS_OP_PLUS), *got = malloc(N * 4);
-    vkds_buffer *in = device_copy(r0, host, N * 4), *out = device_copy(r0, NULL, N * 4), *out2 = device_copy(r0, NULL, N * 4);
+    vkds_buffer *in = harness_device_copy(r0, host, N * 4), *out = harness_device_copy(r0, NULL, N * 4), *out2 = harness_device_copy(r0, NULL, N * 4);
     uint64_t bytes = vkds_algorithm_scratch_bytes(r0, N);
     vkds_buffer *scratch;
     ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = bytes, .memory = VKDS_MEMORY_MAPPED}, &scratch));
@@ -915,7 +908,7 @@ START_TEST(ten_thousand_single_pass_scans) {
   const int ROUNDS = harness_rounds(100); /* 1,000 scans in the sanitizer stages */
   uint32_t *host = random_data(VKDS_U32, MOST + PER, VKDS_OP_PLUS), *got = malloc((size_t)PER * MOST * 4);
   uint32_t *want = malloc((MOST + PER) * 4);
-  vkds_buffer *in = device_copy(r0, host, (MOST + PER) * 4), *out = device_copy(r0, NULL, (uint64_t)PER * MOST * 4);
+  vkds_buffer *in = harness_device_copy(r0, host, (MOST + PER) * 4), *out = harness_device_copy(r0, NULL, (uint64_t)PER * MOST * 4);
   uint64_t slot = (vkds_algorithm_scratch_bytes(r0, MOST) + 255) / 256 * 256;
   vkds_buffer *scratch;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = slot * PER, .memory = VKDS_MEMORY_MAPPED}, &scratch));
@@ -985,7 +978,7 @@ START_TEST(chained_shapes) {
       int op = ops[(h + z) % (sizeof ops / sizeof ops[0])];
       uint64_t n = sizes[z];
       void *host = random_data(t, n, op), *got = malloc(n * 4);
-      vkds_buffer *in = device_copy(r0, host, n * 4), *out = device_copy(r0, NULL, n * 4);
+      vkds_buffer *in = harness_device_copy(r0, host, n * 4), *out = harness_device_copy(r0, NULL, n * 4);
       vkds_seq is = vkds_seq_buffer(vkds_view_of(in), t), os = vkds_seq_buffer(vkds_view_of(out), t);
       val init = init_for(t, op);
       for (int ex = 0; ex < 2; ++ex) {

@@ -100,13 +100,6 @@ static void check(vkds_type t, const void *sorted, uint64_t n, const void *needl
   }
 }
 
-static vkds_buffer *device_copy(vkds_resource *res, const void *data, uint64_t bytes) {
-  vkds_buffer *b;
-  ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));
-  if (bytes && data) ck_assert_vkds(vkds_upload(res, vkds_view_of(b), data, bytes));
-  return b;
-}
-
 typedef vkds_result (*search_fn)(vkds_policy *, const vkds_seq *, const vkds_seq *, const vkds_seq *, vkds_sort_order);
 
 START_TEST(every_type) {
@@ -121,7 +114,7 @@ START_TEST(every_type) {
       for (uint64_t i = 0; i < n; ++i) put_raw(t, sorted, i, value(t));
       ref_t = t, ref_desc = d;
       qsort(sorted, n, size_of(t), cmp_ord);
-      vkds_buffer *sb = device_copy(r0, sorted, n * size_of(t));
+      vkds_buffer *sb = harness_device_copy(r0, sorted, n * size_of(t));
       vkds_seq ss = vkds_seq_buffer((vkds_view){sb, 0, n * size_of(t)}, t);
       if (!n) ss = vkds_seq_host(sorted, 0, t); /* (a view of 0 bytes is the whole buffer) */
       for (size_t ni = 0; ni < sizeof needle_counts / sizeof *needle_counts; ++ni) {
@@ -161,12 +154,12 @@ START_TEST(sequence_kinds_and_forms) {
   ck_assert_vkds(vkds_lower_bound(pol, &hs, &ns, &os, VKDS_SORT_DEFAULT));
   check(VKDS_U32, sorted, N, needles, M, got, VKDS_U64, false, false, "host");
   /* a reverse view of an ascending buffer is descending */
-  vkds_buffer *sb = device_copy(r0, sorted, N * 4);
+  vkds_buffer *sb = harness_device_copy(r0, sorted, N * 4);
   vkds_seq bs = vkds_seq_buffer(vkds_view_of(sb), VKDS_U32), rv = vkds_seq_reverse(&bs);
   ck_assert_vkds(vkds_upper_bound(pol, &rv, &ns, &os, VKDS_SORT_DESCENDING));
   check(VKDS_U32, rsorted, N, needles, M, got, VKDS_U64, true, true, "reverse view");
   /* a buffer of the second VkDevice (staged), into a device buffer */
-  vkds_buffer *other = device_copy(r1, sorted, N * 4), *ob = device_copy(r0, NULL, M * 8);
+  vkds_buffer *other = harness_device_copy(r1, sorted, N * 4), *ob = harness_device_copy(r0, NULL, M * 8);
   vkds_seq xs = vkds_seq_buffer(vkds_view_of(other), VKDS_U32), obs = vkds_seq_buffer(vkds_view_of(ob), VKDS_U64);
   ck_assert_vkds(vkds_lower_bound(pol, &xs, &ns, &obs, VKDS_SORT_ASCENDING));
   ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), M * 8));
@@ -179,7 +172,7 @@ START_TEST(sequence_kinds_and_forms) {
   vkds_submission_release(sub);
   check(VKDS_U32, sorted, N, needles, M, got, VKDS_U64, false, true, "async");
   /* recorded: device buffers only, no scratch needed */
-  vkds_buffer *nb = device_copy(r0, needles, M * 4);
+  vkds_buffer *nb = harness_device_copy(r0, needles, M * 4);
   vkds_seq nbs = vkds_seq_buffer(vkds_view_of(nb), VKDS_U32);
   app_cmd a = {0};
   app_cmd_begin(&a, r0);
@@ -257,7 +250,7 @@ START_TEST(is_sorted_every_type) {
       for (uint64_t i = 0; i < n; ++i) put_raw(t, a, i, value(t));
       ref_t = t, ref_desc = d;
       qsort(a, n, size_of(t), cmp_ord);
-      vkds_buffer *b = device_copy(r0, a, n * size_of(t));
+      vkds_buffer *b = harness_device_copy(r0, a, n * size_of(t));
       vkds_seq bs = vkds_seq_buffer((vkds_view){b, 0, n * size_of(t)}, t);
       if (!n) bs = vkds_seq_host(a, 0, t);
       vkds_sort_order order = d ? VKDS_SORT_DESCENDING : VKDS_SORT_ASCENDING;
@@ -363,7 +356,7 @@ START_TEST(merge_every_type) {
       for (uint64_t i = 0; i < na; ++i) put_raw(t, a, i, value(t));
       for (uint64_t i = 0; i < nb; ++i) put_raw(t, b, i, value(t));
       sort_and_merge(t, a, na, b, nb, d, want);
-      vkds_buffer *ab = device_copy(r0, a, na * size_of(t)), *ob = device_copy(r0, NULL, (na + nb) * size_of(t));
+      vkds_buffer *ab = harness_device_copy(r0, a, na * size_of(t)), *ob = harness_device_copy(r0, NULL, (na + nb) * size_of(t));
       vkds_seq as = na ? vkds_seq_buffer((vkds_view){ab, 0, na * size_of(t)}, t) : vkds_seq_host(a, 0, t);
       vkds_seq bs = vkds_seq_host_const(b, nb, t); /* staged */
       vkds_seq os = na + nb ? vkds_seq_buffer((vkds_view){ob, 0, (na + nb) * size_of(t)}, t) : vkds_seq_host(got, 0, t);
@@ -393,9 +386,9 @@ START_TEST(merge_long_inputs) {
   const uint32_t shapes[][2] = {{2600007, 1800001}, {3, LONG}, {LONG, 3}};
   open_ctx(1);
   uint32_t *a = malloc(MOST * 4), *b = malloc(MOST * 4), *want = malloc(MOST * 4), *got = malloc(MOST * 4);
-  vkds_buffer *ab = device_copy(r0, NULL, MOST * 4), *bb = device_copy(r0, NULL, MOST * 4), *ob = device_copy(r0, NULL, MOST * 4);
+  vkds_buffer *ab = harness_device_copy(r0, NULL, MOST * 4), *bb = harness_device_copy(r0, NULL, MOST * 4), *ob = harness_device_copy(r0, NULL, MOST * 4);
   ck_assert_uint_gt(vkds_merge_scratch_bytes(r0, MOST), 0);
-  vkds_buffer *scratch = device_copy(r0, NULL, vkds_merge_scratch_bytes(r0, MOST) + 8);
+  vkds_buffer *scratch = harness_device_copy(r0, NULL, vkds_merge_scratch_bytes(r0, MOST) + 8);
   for (size_t si = 0; si < sizeof shapes / sizeof *shapes; ++si) {
     uint32_t na = shapes[si][0], nb = shapes[si][1];
     for (uint32_t i = 0; i < na; ++i) a[i] = (uint32_t)(rnd() % 1000000);
@@ -468,7 +461,7 @@ START_TEST(merge_mapped_and_another_device) {
   for (uint32_t i = 0; i < NA; ++i) a[i] = (uint32_t)(rnd() % 3000);
   for (uint32_t i = 0; i < NB; ++i) b[i] = (uint32_t)(rnd() % 3000);
   sort_and_merge(VKDS_U32, a, NA, b, NB, false, want);
-  vkds_buffer *ab = device_copy(r1, a, NA * 4), *bb, *ob;
+  vkds_buffer *ab = harness_device_copy(r1, a, NA * 4), *bb, *ob;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = NB * 4, .memory = VKDS_MEMORY_MAPPED}, &bb));
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = (NA + NB) * 4, .memory = VKDS_MEMORY_MAPPED}, &ob));
   memcpy(vkds_buffer_map(bb), b, NB * 4);
@@ -498,7 +491,7 @@ START_TEST(merge_views_forms_errors) {
   for (uint32_t i = 0; i < NA; ++i) ra[i] = a[NA - 1 - i];
   host_merge(VKDS_I64, ra, NA, b, NB, want, true);
   /* a reverse view of an ascending buffer, merged descending; asynchronous */
-  vkds_buffer *ab = device_copy(r0, a, NA * 8);
+  vkds_buffer *ab = harness_device_copy(r0, a, NA * 8);
   vkds_seq as = vkds_seq_buffer(vkds_view_of(ab), VKDS_I64), rv = vkds_seq_reverse(&as);
   vkds_seq bs = vkds_seq_host(b, NB, VKDS_I64), os = vkds_seq_host(got, NA + NB, VKDS_I64);
   vkds_submission *sub;

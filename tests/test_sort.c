@@ -197,19 +197,12 @@ static void check_pairs(vkds_type t, bool desc, const void *in, const void *got_
   free(r);
 }
 
-static vkds_buffer *device_copy(vkds_resource *res, const void *data, uint64_t bytes) {
-  vkds_buffer *b;
-  ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));
-  if (bytes && data) ck_assert_vkds(vkds_upload(res, vkds_view_of(b), data, bytes));
-  return b;
-}
-
 /* Sorts n keys (and values, value_size 4 or 8; 0: none) in device buffers, returning them
  * in got_keys / got_values. */
 static void sort_on_device(vkds_type t, vkds_sort_order order, const void *keys, const void *values,
                            uint32_t value_size, uint64_t n, void *got_keys, void *got_values) {
   uint64_t kb = n * size_of(t), vb = n * value_size;
-  vkds_buffer *k = device_copy(r0, keys, kb), *v = value_size ? device_copy(r0, values, vb) : NULL;
+  vkds_buffer *k = harness_device_copy(r0, keys, kb), *v = value_size ? harness_device_copy(r0, values, vb) : NULL;
   vkds_seq ks = vkds_seq_buffer((vkds_view){k, 0, kb}, t);
   if (!n) ks = vkds_seq_host(got_keys, 0, t);
   if (value_size) {
@@ -306,7 +299,7 @@ static void argsort_indices(vkds_type t) {
         uint32_t isize = si == 4 && t == VKDS_U64 ? 8 : 4; /* 8-byte indices once */
         fill(t, pats[si], in, n);
         /* read-only host keys (staged), indices into a buffer */
-        vkds_buffer *ib = device_copy(r0, NULL, n * isize);
+        vkds_buffer *ib = harness_device_copy(r0, NULL, n * isize);
         vkds_seq ks = vkds_seq_host_const(in, n, t);
         vkds_seq is = vkds_seq_buffer((vkds_view){ib, 0, n * isize}, isize == 4 ? VKDS_U32 : VKDS_I64);
         if (!n) is = vkds_seq_host(idx, 0, VKDS_U32);
@@ -344,7 +337,7 @@ START_TEST(argsort_views_forms_errors) {
   fill(VKDS_F32, FEW, in, N);
   for (uint32_t i = 0; i < N; ++i) rin[i] = in[N - 1 - i];
   /* a reverse view of a buffer */
-  vkds_buffer *kb = device_copy(r0, in, N * 4), *ib = device_copy(r0, NULL, N * 4);
+  vkds_buffer *kb = harness_device_copy(r0, in, N * 4), *ib = harness_device_copy(r0, NULL, N * 4);
   vkds_seq kbs = vkds_seq_buffer(vkds_view_of(kb), VKDS_F32), rv = vkds_seq_reverse(&kbs);
   vkds_seq ibs = vkds_seq_buffer(vkds_view_of(ib), VKDS_U32);
   ck_assert_vkds(vkds_argsort(pol, &rv, &ibs, VKDS_SORT_DESCENDING));
@@ -575,7 +568,7 @@ START_TEST(every_sequence_kind) {
       free(mem);
     }
     /* a buffer of the second VkDevice (staged there and back), with host values */
-    vkds_buffer *other = device_copy(r1, in, N * 4);
+    vkds_buffer *other = harness_device_copy(r1, in, N * 4);
     vkds_seq os = vkds_seq_buffer(vkds_view_of(other), VKDS_U32);
     memcpy(tmp, idx, N * 4);
     vkds_seq vs = vkds_seq_host(tmp, N, VKDS_U32);
@@ -584,7 +577,7 @@ START_TEST(every_sequence_kind) {
     snprintf(what, sizeof what, "%s: buffer of device 1", path);
     check_pairs(VKDS_U32, false, in, got, tmp, 4, N, what);
     /* recorded on device 0 with scratch of device 1: named as such, nothing recorded */
-    vkds_buffer *near = device_copy(r0, in, N * 4), *far_scratch;
+    vkds_buffer *near = harness_device_copy(r0, in, N * 4), *far_scratch;
     ck_assert_vkds(vkds_buffer_create(r1, &(vkds_buffer_info){.size = vkds_sort_scratch_bytes(r0, N, VKDS_U32, VKDS_U32)},
                                       &far_scratch));
     app_cmd ac = {0};
@@ -604,7 +597,7 @@ START_TEST(every_sequence_kind) {
     snprintf(what, sizeof what, "%s: reverse view of host", path);
     check_keys(VKDS_U32, false, tmp, got, N, what);
     /* a reverse view of a buffer, with reversed values in a buffer: stable through both */
-    vkds_buffer *kb = device_copy(r0, in, N * 4), *vb = device_copy(r0, idx, N * 4);
+    vkds_buffer *kb = harness_device_copy(r0, in, N * 4), *vb = harness_device_copy(r0, idx, N * 4);
     vkds_seq kbs = vkds_seq_buffer(vkds_view_of(kb), VKDS_U32), vbs = vkds_seq_buffer(vkds_view_of(vb), VKDS_U32);
     vkds_seq rk = vkds_seq_reverse(&kbs), rvv = vkds_seq_reverse(&vbs);
     ck_assert_vkds(vkds_sort_by_key(pol, &rk, &rvv, VKDS_SORT_DESCENDING));
@@ -620,7 +613,7 @@ START_TEST(every_sequence_kind) {
     /* a permutation view: sorts the elements it selects, in its order */
     uint32_t *map = malloc(N * 4);
     for (uint32_t i = 0; i < N; ++i) map[i] = (uint32_t)((i * 7ull + 3) % N);
-    vkds_buffer *mb = device_copy(r0, map, N * 4);
+    vkds_buffer *mb = harness_device_copy(r0, map, N * 4);
     ck_assert_vkds(vkds_upload(r0, vkds_view_of(kb), in, N * 4));
     vkds_seq mps = vkds_seq_buffer(vkds_view_of(mb), VKDS_U32), pv = vkds_seq_permutation(&kbs, &mps);
     ck_assert_vkds(vkds_sort(pol, &pv, VKDS_SORT_ASCENDING));
@@ -733,7 +726,7 @@ START_TEST(recording_form_and_skipped_passes) {
     uint32_t *in = malloc(N * 4), *got = malloc(N * 4), *idx = malloc(N * 4), *gotv = malloc(N * 4);
     fill(VKDS_U32, TOP_BYTE, in, N);
     fill_index_values(idx, 4, N);
-    vkds_buffer *kb = device_copy(r0, in, N * 4), *vb = device_copy(r0, idx, N * 4);
+    vkds_buffer *kb = harness_device_copy(r0, in, N * 4), *vb = harness_device_copy(r0, idx, N * 4);
     uint64_t bytes = vkds_sort_scratch_bytes(r0, N, VKDS_U32, VKDS_U32);
     ck_assert_uint_ge(vkds_algorithm_scratch_bytes(r0, N), bytes);
     ck_assert_uint_ge(vkds_sort_scratch_bytes(r0, N, VKDS_F64, VKDS_F64), bytes);
@@ -775,7 +768,7 @@ START_TEST(recording_form_and_skipped_passes) {
 
     /* 8-byte keys of a small range: two passes of eight run; two sorts in one command
      * buffer share the scratch (the second waits for the first) */
-    vkds_buffer *big = device_copy(r0, NULL, N * 8);
+    vkds_buffer *big = harness_device_copy(r0, NULL, N * 8);
     uint64_t *wide = malloc(N * 8), *wgot = malloc(N * 8);
     for (uint32_t i = 0; i < N; ++i) wide[i] = rnd() % 60000;
     ck_assert_vkds(vkds_upload(r0, vkds_view_of(big), wide, N * 8));
@@ -810,7 +803,7 @@ START_TEST(many_onesweep_sorts) {
   open_path(VKDS_SCAN_PATH_SINGLE);
   enum { PER = 100, ROUNDS = 3, MOST = 5 * 5120 + 77 }; /* five tiles and a part, or more */
   uint32_t *in = malloc((size_t)PER * MOST * 4), *got = malloc((size_t)PER * MOST * 4);
-  vkds_buffer *kb = device_copy(r0, NULL, (uint64_t)PER * MOST * 4);
+  vkds_buffer *kb = harness_device_copy(r0, NULL, (uint64_t)PER * MOST * 4);
   uint64_t slot = (vkds_sort_scratch_bytes(r0, MOST, VKDS_U32, VKDS_TYPE_BYTES) + 255) / 256 * 256;
   vkds_buffer *scratch;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = slot * PER, .memory = VKDS_MEMORY_MAPPED}, &scratch));
