@@ -842,8 +842,9 @@ VKDS_API vkds_result vkds_cmd_upper_bound(const vkds_cmd *c, const vkds_seq *sor
  * index j for which less(sorted[j], needles[i]) is false; upper_bound: the first j for
  * which less(needles[i], sorted[j]) is true (sorted.count when there is none). Elements:
  * I32, U32, F32, I64, U64, F64, or records: needles and sorted both zips (vkds_seq_zip)
- * whose parts have the same types, part for part, seen as a.p0, a.p1, ... (a view of a
- * zip is VKDS_ERROR_INVALID_ARGUMENT). A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one
+ * whose parts have the same types, part for part, 4, 8 or 16 bytes of parts in all (else
+ * VKDS_ERROR_UNSUPPORTED), seen as a.p0, a.p1, ... (a view of a zip is
+ * VKDS_ERROR_INVALID_ARGUMENT). A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one
  * that does not compile VKDS_ERROR_COMPILE naming it; otherwise as the searches above. */
 VKDS_API vkds_result vkds_lower_bound_by(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
                                          const vkds_seq *out, const char *less);
@@ -872,8 +873,8 @@ VKDS_API vkds_result vkds_cmd_is_sorted(const vkds_cmd *c, const vkds_seq *in, v
 
 /* Whether `in` is ordered by the comparator `less` (vkds_merge_sort's; so true exactly
  * when vkds_merge_sort by it would leave it as it is): less(in[i + 1], in[i]) is false
- * for every i. Elements as vkds_merge_sort takes them (numbers, or a zip of them, seen as
- * a.p0, ...; a view of a zip too, as it is only read). Empty and single-element sequences
+ * for every i. Elements: numbers, or the tuples of a zip of them (or of a view of one,
+ * as it is only read; any size), seen as a.p0, ... Empty and single-element sequences
  * are sorted. The other forms, errors and staging as vkds_is_sorted's; a NULL `less` is
  * VKDS_ERROR_INVALID_ARGUMENT, one that does not compile VKDS_ERROR_COMPILE naming it. */
 VKDS_API vkds_result vkds_is_sorted_by(vkds_policy *p, const vkds_seq *in, const char *less, bool *result);
