@@ -412,6 +412,12 @@ START_TEST(is_sorted_by_cases) {
   r = false;
   ck_assert_vkds(vkds_is_sorted_by(pol, &rz, "a.p0 > b.p0", &r));
   ck_assert(r);
+  /* a tuple of 12 bytes (which the merge and the searches do not take) */
+  vkds_seq parts3[3] = {parts[0], parts[1], parts[0]};
+  vkds_seq z3 = vkds_seq_zip(parts3, 3);
+  r = false;
+  ck_assert_vkds(vkds_is_sorted_by(pol, &z3, "a.p2 < b.p2 || (a.p0 == b.p0 && a.p1 > b.p1)", &r));
+  ck_assert(r);
   k[N / 2] = 0;
   r = true;
   ck_assert_vkds(vkds_is_sorted_by(pol, &z, "a.p0 < b.p0", &r));
