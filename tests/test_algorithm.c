@@ -1481,6 +1481,13 @@ START_TEST(operator_that_does_not_compile) {
   ck_assert_int_eq(vkds_transform(pol, &fs, &gs, lengthy), VKDS_ERROR_COMPILE);
   m = vkds_last_error_message();
   ck_assert_msg(strstr(m, "undeclared_name") && strstr(m, "line 2") && strstr(m, "undeclared identifier"), "%s", m);
+  /* a blank operator, and a blank identity: named as empty (glslang spoke of a
+   * constructor short of data) */
+  ck_assert_int_eq(vkds_transform(pol, &fs, &gs, " \n"), VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(vkds_last_error_message(), "the operator is empty"), "%s", vkds_last_error_message());
+  ck_assert_int_eq(vkds_reduce(pol, &fs, &(vkds_op){VKDS_OP_GLSL, "a + b", ""}, NULL, &r), VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(vkds_last_error_message(), "the reduction identity is empty"), "%s", vkds_last_error_message());
+  for (int i = 0; i < 10; ++i) ck_assert_uint_eq(((uint32_t *)g)[i], 0x5a5a5a5au); /* nothing written */
   /* a // comment ending in a backslash is the operator's own: it compiles (it continued
    * onto the generated code after it) */
   ck_assert_vkds(vkds_transform(pol, &fs, &gs, "x * 2.0 // twice \\"));

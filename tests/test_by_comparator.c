@@ -474,6 +474,8 @@ START_TEST(bad_input) {
                 vkds_last_error_message());
   ck_assert_int_eq(vkds_lower_bound_by(pol, &us, &us, &is, "a.p0 < b"), VKDS_ERROR_COMPILE);
   ck_assert_int_eq(vkds_is_sorted_by(pol, &us, "a < ", &r), VKDS_ERROR_COMPILE);
+  ck_assert_int_eq(vkds_is_sorted_by(pol, &us, "", &r), VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(vkds_last_error_message(), "the comparator is empty"), "%s", vkds_last_error_message());
   ck_assert_msg(strstr(vkds_last_error_message(), "comparator"), "%s", vkds_last_error_message());
   /* element types that differ */
   ck_assert_int_eq(vkds_merge_by(pol, &us, &fs, &ws, "a < b"), E);

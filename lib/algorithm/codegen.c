@@ -213,6 +213,15 @@ static void use_type(vkds__gen *g, vkds_type t) {
  * on lines of its own after a #line that names it: its first line is line 1 of source
  * string 1000 + k. */
 static void snippet(vkds__gen *g, const char *role, const char *before, const char *text, const char *after) {
+  /* an expression left blank: named as such (glslang's word for it was "'constructor' :
+   * not enough data provided for construction"); a sequence's device code is statements,
+   * which may be none */
+  bool blank = true;
+  for (const char *c = text; *c && blank; ++c) blank = *c == ' ' || *c == '\t' || *c == '\n' || *c == '\r';
+  if (blank && strncmp(role, "sequence", 8) != 0) {
+    gen_fail(g, VKDS_ERROR_COMPILE, "the %s is empty: a GLSL expression is needed", role);
+    return;
+  }
   uint32_t k = g->snippet_count < 64 ? g->snippet_count++ : 63;
   g->snippets[k] = text;
   g->snippet_roles[k] = role;
