@@ -364,6 +364,26 @@ VKDS_API vkds_result vkds_count_if_async(vkds_policy *p, const vkds_seq *in, con
                                          vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_count_if(const vkds_cmd *c, const vkds_seq *in, const char *pred, vkds_view result);
 
+/* The index of the first element equal to *value (find; NaN equals nothing, -0 equals
+ * +0), for which `pred` is true (find_if) or false (find_if_not): oneDPL's find, find_if
+ * and find_if_not, as an index. in's count when there is none (so 0 for an empty
+ * sequence). A reduction (the smallest index found), so the whole sequence is read; a
+ * predicate takes a zip's tuples (x.p0, ...) as count_if's does. In the vkds_cmd_ forms
+ * `result` receives the index as a uint64_t (the scratch as for the reductions). */
+VKDS_API vkds_result vkds_find(vkds_policy *p, const vkds_seq *in, const void *value, uint64_t *index);
+VKDS_API vkds_result vkds_find_async(vkds_policy *p, const vkds_seq *in, const void *value, uint64_t *index,
+                                     vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_find(const vkds_cmd *c, const vkds_seq *in, const void *value, vkds_view result);
+VKDS_API vkds_result vkds_find_if(vkds_policy *p, const vkds_seq *in, const char *pred, uint64_t *index);
+VKDS_API vkds_result vkds_find_if_async(vkds_policy *p, const vkds_seq *in, const char *pred, uint64_t *index,
+                                        vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_find_if(const vkds_cmd *c, const vkds_seq *in, const char *pred, vkds_view result);
+VKDS_API vkds_result vkds_find_if_not(vkds_policy *p, const vkds_seq *in, const char *pred, uint64_t *index);
+VKDS_API vkds_result vkds_find_if_not_async(vkds_policy *p, const vkds_seq *in, const char *pred, uint64_t *index,
+                                            vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_find_if_not(const vkds_cmd *c, const vkds_seq *in, const char *pred,
+                                          vkds_view result);
+
 /* The first index of the smallest (largest) element, and its value (value may be NULL).
  * Elements compare with <; a NaN is never chosen over a number (all NaN: index 0).
  * Empty: *index = 0 and *value untouched. In the vkds_cmd_ forms `result` (16 bytes,

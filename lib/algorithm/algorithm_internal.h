@@ -38,8 +38,23 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_BY_KEY,     /* SCAN: x.p1 of a zip of keys and values, in segments of equal x.p0 (scan.c) */
   VKDS__ELEM_ORDERED,    /* 1 unless element i + 1 comes before x in the sort's order (is_sorted) */
   VKDS__ELEM_ORDERED_BY, /* 1 unless the comparator in glsl puts element i + 1 before x (is_sorted_by) */
+  VKDS__ELEM_FIND_PRED,     /* x's index where the predicate holds, else ~0 (find_if; min over U64) */
+  VKDS__ELEM_FIND_NOT_PRED, /* where it does not (find_if_not) */
+  VKDS__ELEM_FIND_VALUE,    /* where x == the value in extra[0]'s bits (find) */
   VKDS__ELEM_INDEX,      /* SORT: the values are the keys' indices, the keys only read (argsort) */
 } vkds__alg_elem;
+
+/* Whether an element function may be given a zip's tuples: those of the user's GLSL
+ * (an operator, a predicate, a comparator), and the scans by key. */
+static inline bool vkds__elem_takes_tuples(vkds__alg_elem e) {
+  return e == VKDS__ELEM_GLSL || e == VKDS__ELEM_PRED || e == VKDS__ELEM_NOT_PRED || e == VKDS__ELEM_BY_KEY ||
+         e == VKDS__ELEM_ORDERED_BY || e == VKDS__ELEM_FIND_PRED || e == VKDS__ELEM_FIND_NOT_PRED;
+}
+/* Whether it is the user's GLSL (a->glsl, which must then not be NULL). */
+static inline bool vkds__elem_is_glsl(vkds__alg_elem e) {
+  return e == VKDS__ELEM_GLSL || e == VKDS__ELEM_PRED || e == VKDS__ELEM_NOT_PRED || e == VKDS__ELEM_ORDERED_BY ||
+         e == VKDS__ELEM_FIND_PRED || e == VKDS__ELEM_FIND_NOT_PRED;
+}
 
 /* The reduction's combining step, beyond the vkds_op kinds. */
 typedef enum vkds__alg_combine {
@@ -91,7 +106,7 @@ typedef struct vkds__alg {
   uint64_t *host_index;    /* LOCATION */
   void *host_value;        /* LOCATION, may be NULL */
   /* HISTOGRAM: upper's bits, the bin width's, the estimate's scale, the bin count
-   * (histogram.c) */
+   * (histogram.c); FIND_VALUE: the value's bits (reduce.c) */
   uint64_t extra[4];
 } vkds__alg;
 

@@ -941,6 +941,21 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     break;
   case VKDS__ELEM_ORDERED: ordered_map(b, in[0].type, margs); break;
   case VKDS__ELEM_ORDERED_BY: ordered_by_map(g, a, margs); break;
+  case VKDS__ELEM_FIND_VALUE: { /* the value in its own parameter: P(1) holds the init */
+    char bits[16];
+    snprintf(bits, sizeof bits, "P(%u)", counts);
+    put(b, "ACC_T vkds_map(%s) { return x == ", margs), from_bits(b, in[0].type, bits);
+    put(b, " ? i + P(6) : 0xfffffffffffffffful; }\n");
+    break;
+  }
+  case VKDS__ELEM_FIND_PRED:
+  case VKDS__ELEM_FIND_NOT_PRED: {
+    char before[128];
+    snprintf(before, sizeof before, "ACC_T vkds_map(%s) { return %sbool(", margs,
+             a->elem == VKDS__ELEM_FIND_NOT_PRED ? "!" : "");
+    snippet(g, "predicate", before, a->glsl, ") ? i + P(6) : 0xfffffffffffffffful; }");
+    break;
+  }
   case VKDS__ELEM_PRED:
   case VKDS__ELEM_NOT_PRED: {
     bool keep = a->elem == VKDS__ELEM_PRED;
@@ -1049,8 +1064,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   for (uint32_t k = 0; k < a->input_count; ++k) {
     bool read_only = a->elem == VKDS__ELEM_INDEX && k == 0; /* argsort's keys */
     in[k] = walk(g, a->inputs[k], read_only ? VKDS_ACCESS_READ : in_access, 0);
-    if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_GLSL && a->elem != VKDS__ELEM_PRED &&
-        a->elem != VKDS__ELEM_NOT_PRED && a->elem != VKDS__ELEM_BY_KEY && a->elem != VKDS__ELEM_ORDERED_BY)
+    if (!g->error && in[k].type == VKDS_TYPE_COMPOSITE && !vkds__elem_takes_tuples(a->elem))
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "input %u is a zip; only an operator of yours (transform, a "
                "predicate, a comparator) can take its tuples (x.p0, x.p1, ...)", k);
   }
@@ -1086,6 +1100,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     if (!g->error && in[0].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_BY_KEY)
       gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a zip's tuples cannot be copied to an output");
   }
+  if (a->elem == VKDS__ELEM_FIND_VALUE) counts = param(g, a->extra[0]); /* find's value (P(1): its init) */
   if (a->elem == VKDS__ELEM_BY_KEY) g->streamable = false; /* a segment starts where a key differs from the one before */
   use_type(g, a->elem_type);
   if (a->elem == VKDS__ELEM_ORDERED) g->streamable = false; /* element i reads element i + 1 */

@@ -325,8 +325,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (a->inputs[k]->count != a->count && !own_count)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: input %u has %llu elements, input 0 has %llu",
                         name, k, (unsigned long long)a->inputs[k]->count, (unsigned long long)a->count);
-    bool tuple_ok = a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED ||
-                    a->elem == VKDS__ELEM_BY_KEY || a->elem == VKDS__ELEM_ORDERED_BY;
+    bool tuple_ok = vkds__elem_takes_tuples(a->elem);
     vkds_type t = a->inputs[k]->type;
     if (!vkds__type_is_number(t) && !(tuple_ok && t == VKDS_TYPE_COMPOSITE))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
@@ -360,8 +359,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (!vkds__type_is_number(o->type) && !(records && o->type == VKDS_TYPE_COMPOSITE))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output's elements must be numeric", name);
   }
-  if ((a->elem == VKDS__ELEM_GLSL || a->elem == VKDS__ELEM_PRED || a->elem == VKDS__ELEM_NOT_PRED ||
-       a->elem == VKDS__ELEM_ORDERED_BY) && !a->glsl)
+  if (vkds__elem_is_glsl(a->elem) && !a->glsl)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the operator (GLSL text) is NULL", name);
   if (!vkds__type_is_number(a->elem_type))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: result type %s is not numeric", name,

@@ -1,5 +1,6 @@
 /* lib/algorithm/reduce.c: the reductions: reduce, transform_reduce (one and two
- * inputs), inner_product, count, count_if, min/max element, any/all/none of, equal. All
+ * inputs), inner_product, count, count_if, find, find_if, find_if_not, min/max element,
+ * any/all/none of, equal. All
  * are one template (shaders/algorithm/reduce.glsl) with a different element function,
  * operator and result; lib/algorithm/frame.c runs each description in the three forms. */
 #include "algorithm_internal.h"
@@ -66,6 +67,23 @@ static vkds_result describe_count(const char *name, const vkds_seq *in, const vo
   *a = counted(name, in, VKDS__ELEM_EQ_VALUE, NULL, result);
   if (!value) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the value is NULL", name);
   if (in && vkds_type_size(in->type) <= 8) memcpy(a->value, value, vkds_type_size(in->type));
+  return VKDS_SUCCESS;
+}
+
+/* find, find_if, find_if_not: the smallest index among those found (each element maps
+ * to its index, or to ~0 where it is not one), min over U64, with the count as init: so
+ * the count where there is none, as std::find_if's end. */
+static vkds_result describe_find(const char *name, const vkds_seq *in, vkds__alg_elem elem, const char *pred,
+                                 const void *value, uint64_t *result, vkds__alg *a) {
+  *a = counted(name, in, elem, pred, result);
+  a->op.kind = VKDS_OP_MIN;
+  uint64_t n = in ? in->count : 0;
+  memcpy(a->value, &n, 8);
+  a->has_value = true;
+  if (elem == VKDS__ELEM_FIND_VALUE) {
+    if (!value) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the value is NULL", name);
+    if (in && vkds_type_size(in->type) <= 8) memcpy(&a->extra[0], value, vkds_type_size(in->type));
+  }
   return VKDS_SUCCESS;
 }
 
@@ -311,3 +329,27 @@ vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, const vkds_se
   vkds__alg a = describe_equal("vkds_cmd_equal", in1, in2, NULL);
   return vkds__alg_record(c, &a, result);
 }
+
+/* find: the value's; find_if, find_if_not: the predicate's */
+#define FIND_FORMS(fn, arg_t, arg, elem, pred, value)                                                                  \
+  vkds_result vkds_##fn(vkds_policy *p, const vkds_seq *in, arg_t arg, uint64_t *index) {                             \
+    vkds__alg a;                                                                                                       \
+    VKDS_CHECK_P(p, describe_find("vkds_" #fn, in, elem, pred, value, index, &a));                                     \
+    return vkds__alg_run(p, &a);                                                                                       \
+  }                                                                                                                    \
+  vkds_result vkds_##fn##_async(vkds_policy *p, const vkds_seq *in, arg_t arg, uint64_t *index,                        \
+                                vkds_submission **sub) {                                                               \
+    if (sub) *sub = NULL; /* (also when the arguments are refused) */                                                  \
+    vkds__alg a;                                                                                                       \
+    VKDS_CHECK_P(p, describe_find("vkds_" #fn "_async", in, elem, pred, value, index, &a));                            \
+    return vkds__alg_run_async(p, &a, sub);                                                                            \
+  }                                                                                                                    \
+  vkds_result vkds_cmd_##fn(const vkds_cmd *c, const vkds_seq *in, arg_t arg, vkds_view result) {                      \
+    vkds__alg a;                                                                                                       \
+    VKDS_CHECK_C(c, describe_find("vkds_cmd_" #fn, in, elem, pred, value, NULL, &a));                                  \
+    return vkds__alg_record(c, &a, result);                                                                            \
+  }
+
+FIND_FORMS(find, const void *, value, VKDS__ELEM_FIND_VALUE, NULL, value)
+FIND_FORMS(find_if, const char *, pred, VKDS__ELEM_FIND_PRED, pred, NULL)
+FIND_FORMS(find_if_not, const char *, pred, VKDS__ELEM_FIND_NOT_PRED, pred, NULL)
