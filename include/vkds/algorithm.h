@@ -300,6 +300,19 @@ VKDS_API vkds_result vkds_transform2_async(vkds_policy *p, const vkds_seq *in1, 
 VKDS_API vkds_result vkds_cmd_transform2(const vkds_cmd *c, const vkds_seq *in1, const vkds_seq *in2,
                                          const vkds_seq *out, const char *op);
 
+/* out[0] = in[0], out[i] = in[i] - in[i - 1] (op NULL) or `op`, a GLSL expression of `a`
+ * (in[i]) and `b` (in[i - 1]) converted to out's type: oneDPL's adjacent_difference.
+ * Numbers only (a zip is VKDS_ERROR_INVALID_ARGUMENT); out has in's count and does not
+ * overlap it (not in place: element i reads element i - 1). Host data is staged whole
+ * (element i reads the one before it, which a chunk boundary would split); otherwise as
+ * transform. */
+VKDS_API vkds_result vkds_adjacent_difference(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                              const char *op);
+VKDS_API vkds_result vkds_adjacent_difference_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out,
+                                                    const char *op, vkds_submission **sub);
+VKDS_API vkds_result vkds_cmd_adjacent_difference(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out,
+                                                  const char *op);
+
 /* ---- reductions ---------------------------------------------------------------------
  * `result` points to one value of the reduction's type; `init` (NULL: none) too. In the
  * vkds_cmd_ forms `result` is a device view that receives the same bytes, aligned to

@@ -38,6 +38,7 @@ typedef enum vkds__alg_elem {
   VKDS__ELEM_BY_KEY,     /* SCAN: x.p1 of a zip of keys and values, in segments of equal x.p0 (scan.c) */
   VKDS__ELEM_ORDERED,    /* 1 unless element i + 1 comes before x in the sort's order (is_sorted) */
   VKDS__ELEM_ORDERED_BY, /* 1 unless the comparator in glsl puts element i + 1 before x (is_sorted_by) */
+  VKDS__ELEM_ADJACENT,      /* MAP: x op the element before it (glsl of a and b; NULL: a - b), x first */
   VKDS__ELEM_FIND_PRED,     /* x's index where the predicate holds, else ~0 (find_if; min over U64) */
   VKDS__ELEM_FIND_NOT_PRED, /* where it does not (find_if_not) */
   VKDS__ELEM_FIND_VALUE,    /* where x == the value in extra[0]'s bits (find) */

@@ -879,6 +879,11 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     put(b, "OUT_T vkds_elem(%s);\n", args1);
     if (a->elem == VKDS__ELEM_VALUE) {
       put(b, "OUT_T vkds_elem() { return "), from_bits(b, a->elem_type, "P(1)"), put(b, "; }\n");
+    } else if (a->elem == VKDS__ELEM_ADJACENT) { /* map.glsl passes the index */
+      put(b, "#define VKDS_ELEM_INDEXED 1\nOUT_T vkds_elem(uint64_t i, IN0_T x);\nOUT_T vkds_adjacent(IN0_T a, IN0_T b);\n");
+      put(b, "OUT_T vkds_elem(uint64_t i, IN0_T x) { return i == 0ul ? OUT_T(x) : vkds_adjacent(x, in0(i - 1ul)); }\n");
+      if (a->glsl) snippet(g, "operator", "OUT_T vkds_adjacent(IN0_T a, IN0_T b) { return OUT_T(", a->glsl, "); }");
+      else put(b, "OUT_T vkds_adjacent(IN0_T a, IN0_T b) { return OUT_T(a - b); }\n");
     } else if (a->elem == VKDS__ELEM_COPY) {
       put(b, "OUT_T vkds_elem(IN0_T x) { return OUT_T(x); }\n");
     } else {
@@ -1104,6 +1109,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   if (a->elem == VKDS__ELEM_BY_KEY) g->streamable = false; /* a segment starts where a key differs from the one before */
   use_type(g, a->elem_type);
   if (a->elem == VKDS__ELEM_ORDERED) g->streamable = false; /* element i reads element i + 1 */
+  if (a->elem == VKDS__ELEM_ADJACENT) g->streamable = false; /* element i reads element i - 1 */
   if (a->result == VKDS__RESULT_LOCATION) use_type(g, VKDS_U64);
   if (g->error) return g->error;
   if (emit) algorithm_functions(g, a, in, &out, &out2, counts);

@@ -1,4 +1,5 @@
-/* lib/algorithm/elementwise.c: fill, copy, transform (one and two inputs): the
+/* lib/algorithm/elementwise.c: fill, copy, transform (one and two inputs),
+ * adjacent_difference: the
  * element-wise family, on the map template (shaders/algorithm/map.glsl). Each algorithm
  * is a description (vkds__alg); lib/algorithm/frame.c runs it in the three forms. */
 #include "algorithm_internal.h"
@@ -106,5 +107,29 @@ vkds_result vkds_cmd_transform2(const vkds_cmd *c, const vkds_seq *in1, const vk
                                 const char *op) {
   VKDS_CHECK_C(c, second_input("vkds_cmd_transform2", in2));
   vkds__alg a = describe_transform("vkds_cmd_transform2", in1, in2, out, op);
+  return vkds__alg_record(c, &a, (vkds_view){0});
+}
+
+/* adjacent_difference: element i and the one before it (glsl NULL: a - b); never in
+ * place (element i reads what element i - 1's thread would write) */
+static vkds__alg describe_adjacent(const char *name, const vkds_seq *in, const vkds_seq *out, const char *op) {
+  vkds__alg a = describe_copy(name, in, out);
+  a.elem = VKDS__ELEM_ADJACENT;
+  a.glsl = op;
+  return a;
+}
+
+vkds_result vkds_adjacent_difference(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *op) {
+  vkds__alg a = describe_adjacent("vkds_adjacent_difference", in, out, op);
+  return vkds__alg_run(p, &a);
+}
+vkds_result vkds_adjacent_difference_async(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *op,
+                                           vkds_submission **sub) {
+  if (sub) *sub = NULL; /* (also when the arguments are refused) */
+  vkds__alg a = describe_adjacent("vkds_adjacent_difference_async", in, out, op);
+  return vkds__alg_run_async(p, &a, sub);
+}
+vkds_result vkds_cmd_adjacent_difference(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const char *op) {
+  vkds__alg a = describe_adjacent("vkds_cmd_adjacent_difference", in, out, op);
   return vkds__alg_record(c, &a, (vkds_view){0});
 }
