@@ -444,6 +444,29 @@ START_TEST(merge_partition_forced) {
     for (uint32_t k = 0; k < na + nb; ++k)
       if (got[k] != want[k]) ck_abort_msg("merge %u + %u, partition forced: [%u] got %u want %u", na, nb, k, got[k], want[k]);
   }
+  /* the recorded form: a scratch too small is not used (the groups search), one over the
+   * output is refused */
+  vkds_buffer *ab = harness_device_copy(r0, a, 3 * 4), *bb = harness_device_copy(r0, b, 9000 * 4);
+  vkds_buffer *ob = harness_device_copy(r0, NULL, 9003 * 4);
+  vkds_seq as = vkds_seq_buffer(vkds_view_of(ab), VKDS_U32), bs = vkds_seq_buffer(vkds_view_of(bb), VKDS_U32);
+  vkds_seq os = vkds_seq_buffer(vkds_view_of(ob), VKDS_U32);
+  for (int form = 0; form < 2; ++form) {
+    app_cmd c = {0};
+    app_cmd_begin(&c, r0);
+    vkds_cmd rc = {.cmd = c.cmd, .resource = r0, .scratch = form ? (vkds_view){ob, 0, 64} : (vkds_view){ab, 0, 8}};
+    if (form) {
+      ck_assert_int_eq(vkds_cmd_merge(&rc, &as, &bs, &os, VKDS_SORT_ASCENDING), VKDS_ERROR_INVALID_ARGUMENT);
+      ck_assert_msg(strstr(vkds_last_error_message(), "overlap"), "%s", vkds_last_error_message());
+    } else {
+      ck_assert_vkds(vkds_cmd_merge(&rc, &as, &bs, &os, VKDS_SORT_ASCENDING));
+    }
+    app_cmd_submit(&c, 60);
+    app_cmd_destroy(&c);
+  }
+  ck_assert_vkds(vkds_download(r0, got, vkds_view_of(ob), 9003 * 4));
+  for (uint32_t k = 0; k < 9003; ++k)
+    if (got[k] != want[k]) ck_abort_msg("recorded merge, a small scratch: [%u] got %u want %u", k, got[k], want[k]);
+  vkds_buffer_destroy(ab), vkds_buffer_destroy(bb), vkds_buffer_destroy(ob);
   free(a), free(b), free(want), free(got);
   close_ctx();
 }
