@@ -12,7 +12,9 @@
  *                      (see below); wall time: one pre-recorded dispatch submitted and
  *                      waited for as vkds waits (see plain_wait)
  *   vkds_copy, vkds_transform ("x * 2u + 1u" / "x * 2.0 + 1.0"), vkds_reduce (plus),
- *   vkds_count_if ("(x & 1u) == 0u" / "x > 0.5"), vkds_min_element, vkds_fill,
+ *   vkds_count_if ("(x & 1u) == 0u" / "x > 0.5"), vkds_find_if ("x >= 0xfffff000u" /
+ *   "x > 0.99999": rare, so every element is read), vkds_adjacent_difference (a - b),
+ *   vkds_min_element, vkds_fill,
  *   vkds_inner_product, vkds_inclusive_scan and vkds_exclusive_scan (plus, no init:
  *   CUB's InclusiveSum and ExclusiveSum), vkds_copy_if (count_if's predicate, CUB's
  *   select_if's, into an output as long as the input), vkds_histogram_even (256 bins
@@ -369,14 +371,18 @@ typedef struct reference {
   uint32_t min_bits;
   uint32_t last; /* the last element (the exclusive scan's last output leaves it out) */
   uint64_t runs; /* reduce_by_key: the runs of equal keys */
+  uint64_t found; /* find_if: the first index where find_pred holds (n: none) */
 } reference;
 
 static bool count_pred(vkds_type t, uint32_t x) { return t == VKDS_U32 ? (x & 1u) == 0u : as_f32(x) > 0.5f; }
+/* find_if's: rare (the whole input is read), true at a place that the data decides */
+static bool find_pred(vkds_type t, uint32_t x) { return t == VKDS_U32 ? x >= 0xfffff000u : as_f32(x) > 0.99999f; }
+static const char *find_op(vkds_type t) { return t == VKDS_U32 ? "x >= 0xfffff000u" : "x > 0.99999"; }
 
 static bool less(vkds_type t, uint32_t a, uint32_t b) { return t == VKDS_U32 ? a < b : as_f32(a) < as_f32(b); }
 
 static void reference_compute(reference *r, vkds_type t, const uint32_t *a, const uint32_t *b, uint64_t n) {
-  *r = (reference){.min_bits = a[0], .last = a[n - 1]};
+  *r = (reference){.min_bits = a[0], .last = a[n - 1], .found = n};
   for (uint64_t i = 0; i < n; ++i) {
     if (t == VKDS_U32) {
       r->sum += a[i];
@@ -387,6 +393,7 @@ static void reference_compute(reference *r, vkds_type t, const uint32_t *a, cons
       r->dot_f += x * y, r->dot_abs += fabs(x * y);
     }
     r->count += count_pred(t, a[i]);
+    if (r->found == n && find_pred(t, a[i])) r->found = i;
     if (less(t, a[i], r->min_bits)) r->min_bits = a[i], r->min_index = i;
   }
 }
@@ -594,6 +601,14 @@ static vkds_result run_count_if(call *c) {
   const char *op = count_op(c->d->type);
   return c->rec ? vkds_cmd_count_if(c->rec, &c->in, op, c->result) : vkds_count_if(c->pol, &c->in, op, &c->count);
 }
+static vkds_result run_find_if(call *c) {
+  const char *op = find_op(c->d->type);
+  return c->rec ? vkds_cmd_find_if(c->rec, &c->in, op, c->result) : vkds_find_if(c->pol, &c->in, op, &c->count);
+}
+static vkds_result run_adjacent_difference(call *c) {
+  return c->rec ? vkds_cmd_adjacent_difference(c->rec, &c->in, &c->out, NULL)
+                : vkds_adjacent_difference(c->pol, &c->in, &c->out, NULL);
+}
 static vkds_result run_min_element(call *c) {
   return c->rec ? vkds_cmd_min_element(c->rec, &c->in, c->result)
                 : vkds_min_element(c->pol, &c->in, &c->index, &c->value);
@@ -740,6 +755,7 @@ static bool check_reduce(const call *c, const reference *r) {
   return c->d->type == VKDS_U32 ? c->value == r->sum : f32_close(c->value, r->sum_f, r->sum_abs);
 }
 static bool check_count_if(const call *c, const reference *r) { return c->count == r->count; }
+static bool check_find_if(const call *c, const reference *r) { return c->count == r->found; }
 static bool check_min_element(const call *c, const reference *r) {
   return c->index == r->min_index && c->value == r->min_bits;
 }
@@ -843,6 +859,21 @@ static bool verify_inclusive(const algo *a, const dataset *d, const uint32_t *ou
 }
 static bool verify_exclusive(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
   return verify_scan(a, d, out, where, false);
+}
+
+/* adjacent_difference of set 0's input, every element: u32 exactly (wrapping), f32 as the
+ * host's float subtraction (within a relative 1e-6, as check_output). */
+static bool verify_adjacent(const algo *a, const dataset *d, const uint32_t *out, const char *where) {
+  const uint32_t *in = d->host[0][IN];
+  uint64_t bad = 0, first = 0;
+  uint32_t want_first = 0;
+  for (uint64_t i = 0; i < d->n; ++i) {
+    uint32_t want = i == 0 ? in[0] : d->type == VKDS_U32 ? in[i] - in[i - 1] : f32_bits(as_f32(in[i]) - as_f32(in[i - 1]));
+    bool ok = out[i] == want ||
+              (d->type == VKDS_F32 && fabsf(as_f32(out[i]) - as_f32(want)) <= 1e-6f * fabsf(as_f32(want)));
+    if (!ok && bad++ == 0) first = i, want_first = want;
+  }
+  return report(a, d, where, "elements", bad, first, bad ? out[first] : 0, want_first);
 }
 
 /* copy_if of set 0's input: the kept elements in their order from element 0, and every
@@ -956,9 +987,12 @@ static bool verify_sort_by_key(const algo *a, const dataset *d, const uint32_t *
 static const algo ALGOS[] = {
     {"vkds_copy", 2, NULL, false, run_copy, NO_RESULT, NULL, expect_copy, check_output},
     {"vkds_transform", 2, NULL, false, run_transform, NO_RESULT, NULL, expect_transform, check_output},
+    {"vkds_adjacent_difference", 2, NULL, false, run_adjacent_difference, NO_RESULT, NULL, NULL, verify_adjacent},
     {"vkds_reduce", 1, "cub_reduce", false, run_reduce, VALUE, check_reduce, NULL, NULL},
     {"vkds_count_if", 1, "cub_reduce", false, run_count_if, COUNT, check_count_if, NULL, NULL},
     {"vkds_min_element", 1, "cub_reduce", false, run_min_element, INDEX_VALUE, check_min_element, NULL, NULL},
+    /* a predicate true rarely: the index of its first element, every element read */
+    {"vkds_find_if", 1, "cub_reduce", false, run_find_if, COUNT, check_find_if, NULL, NULL},
     {"vkds_fill", 1, NULL, false, run_fill, NO_RESULT, NULL, expect_fill, check_output},
     {"vkds_inner_product", 2, "cub_reduce", false, run_inner_product, VALUE, check_inner_product, NULL, NULL},
     {"vkds_inclusive_scan", 2, "cub_inclusive_scan", true, run_inclusive_scan, LAST, check_inclusive_last, NULL,

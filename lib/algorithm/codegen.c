@@ -880,8 +880,8 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     if (a->elem == VKDS__ELEM_VALUE) {
       put(b, "OUT_T vkds_elem() { return "), from_bits(b, a->elem_type, "P(1)"), put(b, "; }\n");
     } else if (a->elem == VKDS__ELEM_ADJACENT) { /* map.glsl passes the index */
-      put(b, "#define VKDS_ELEM_INDEXED 1\nOUT_T vkds_elem(uint64_t i, IN0_T x);\nOUT_T vkds_adjacent(IN0_T a, IN0_T b);\n");
-      put(b, "OUT_T vkds_elem(uint64_t i, IN0_T x) { return i == 0ul ? OUT_T(x) : vkds_adjacent(x, in0(i - 1ul)); }\n");
+      put(b, "#define VKDS_ELEM_INDEXED 1\nOUT_T vkds_adjacent(IN0_T a, IN0_T b);\n");
+      put(b, "OUT_T vkds_elem(uint64_t i, IN0_T x, IN0_T before) { return i == 0ul ? OUT_T(x) : vkds_adjacent(x, before); }\n");
       if (a->glsl) snippet(g, "operator", "OUT_T vkds_adjacent(IN0_T a, IN0_T b) { return OUT_T(", a->glsl, "); }");
       else put(b, "OUT_T vkds_adjacent(IN0_T a, IN0_T b) { return OUT_T(a - b); }\n");
     } else if (a->elem == VKDS__ELEM_COPY) {

@@ -6,7 +6,8 @@
 //   IN1_T, in1(i), in1_v(i, r)   input 1
 //   OUT_T, out_st(i, v), out_vst(i, r)   the output: store element i, elements i..i+3
 //   vkds_elem(...)        the element function of the inputs' elements (with
-//                         VKDS_ELEM_INDEXED, of the index too: adjacent_difference)
+//                         VKDS_ELEM_INDEXED, of the index and the element before it
+//                         too: adjacent_difference)
 //   VKDS_WHOLE_RUNS       defined when P(0) is a multiple of 4
 //   VKDS_IDX              the index type: uint when P(0) <= 2^31, else uint64_t
 // Each thread does 4 consecutive elements: one 16-byte load per 4-byte leaf when its
@@ -19,8 +20,10 @@ layout(local_size_x = 256) in;
 #define VKDS_ELEM4(k) vkds_elem()
 #define VKDS_ELEM1(j) vkds_elem()
 #elif VKDS_INPUTS == 1 && defined(VKDS_ELEM_INDEXED)
-#define VKDS_ELEM4(k) vkds_elem(uint64_t(i) + uint64_t(k), a[k])
-#define VKDS_ELEM1(j) vkds_elem(j, in0(j))
+// (the element before: the thread's own but for its first; an index never below 0, even
+// where a compiler evaluates both sides)
+#define VKDS_ELEM4(k) vkds_elem(uint64_t(i) + uint64_t(k), a[k], (k) == 0 ? in0(i > 0 ? uint64_t(i) - 1ul : 0ul) : a[max((k) - 1, 0)])
+#define VKDS_ELEM1(j) vkds_elem(j, in0(j), in0(j > 0ul ? j - 1ul : 0ul))
 #elif VKDS_INPUTS == 1
 #define VKDS_ELEM4(k) vkds_elem(a[k])
 #define VKDS_ELEM1(j) vkds_elem(in0(j))
