@@ -115,6 +115,25 @@ vkds_resource *harness_device_resource(vkds_context *ctx, uint32_t device_index)
   return NULL;
 }
 
+void harness_open_fixed(const vkds_context_info *info, vkds_context **ctx, vkds_resource **r0, vkds_policy **pol) {
+  vkds_context_info own = harness_info();
+  ck_assert_vkds(vkds_context_create(info ? info : &own, ctx));
+  *r0 = vkds_context_resource(*ctx, 0);
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = *ctx}}, pol));
+}
+
+void harness_close_fixed(vkds_context **ctx, vkds_policy **pol) {
+  vkds_policy_release(*pol);
+  vkds_context_destroy(*ctx);
+  *pol = NULL, *ctx = NULL;
+}
+
+uint64_t harness_xorshift(uint64_t *state) {
+  uint64_t x = *state;
+  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+  return *state = x;
+}
+
 vkds_buffer *harness_device_copy(vkds_resource *res, const void *data, uint64_t bytes) {
   vkds_buffer *b;
   ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = bytes ? bytes : 16}, &b));

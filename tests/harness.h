@@ -85,6 +85,16 @@ vkds_context *harness_context(void);
  * with devices_per_physical = 2), or NULL when it has none. */
 vkds_resource *harness_device_resource(vkds_context *ctx, uint32_t device_index);
 
+/* A test's usual objects: a context made from `info` (NULL: harness_info()), its first
+ * resource and a fixed policy over the context; fails the test when one cannot be made.
+ * harness_close_fixed releases the policy, destroys the context and sets both NULL. */
+void harness_open_fixed(const vkds_context_info *info, vkds_context **ctx, vkds_resource **r0, vkds_policy **pol);
+void harness_close_fixed(vkds_context **ctx, vkds_policy **pol);
+
+/* The next number of a xorshift64 generator whose state (not 0) is *state: the tests'
+ * data, the same every run. */
+uint64_t harness_xorshift(uint64_t *state);
+
 /* A device buffer of `bytes` on `res` (16 when 0: a buffer is never empty), holding a
  * copy of `data` unless that is NULL; fails the test when it cannot. */
 vkds_buffer *harness_device_copy(vkds_resource *res, const void *data, uint64_t bytes);

@@ -19,22 +19,11 @@ static vkds_context *ctx;
 static vkds_resource *r0;
 static vkds_policy *pol;
 
-static void open_ctx(const vkds_context_info *info) {
-  ck_assert_vkds(vkds_context_create(info, &ctx));
-  r0 = vkds_context_resource(ctx, 0);
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
-}
-static void close_ctx(void) {
-  vkds_policy_release(pol);
-  vkds_context_destroy(ctx);
-  pol = NULL, ctx = NULL;
-}
+static void open_ctx(const vkds_context_info *info) { harness_open_fixed(info, &ctx, &r0, &pol); }
+static void close_ctx(void) { harness_close_fixed(&ctx, &pol); }
 
 static uint64_t rng_state = 0x3c6ef372fe94f82bull;
-static uint64_t rnd(void) {
-  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rnd(void) { return harness_xorshift(&rng_state); }
 
 /* in[i] - in[i - 1] (in[0] first) of type t, written into want. */
 static void host_difference(vkds_type t, const void *in, uint64_t n, void *want) {

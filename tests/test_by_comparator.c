@@ -22,21 +22,12 @@ static vkds_policy *pol;
 static void open_ctx(uint32_t devices) {
   vkds_context_info info = harness_info();
   info.devices_per_physical = devices;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
-  r0 = vkds_context_resource(ctx, 0);
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  harness_open_fixed(&info, &ctx, &r0, &pol);
 }
-static void close_ctx(void) {
-  vkds_policy_release(pol);
-  vkds_context_destroy(ctx);
-  pol = NULL, ctx = NULL;
-}
+static void close_ctx(void) { harness_close_fixed(&ctx, &pol); }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rnd(void) { return harness_xorshift(&rng_state); }
 
 /* A buffer's first `count` elements (an empty host sequence for none: a view of 0 bytes
  * is the whole buffer). */

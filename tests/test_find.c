@@ -18,22 +18,11 @@ static vkds_context *ctx;
 static vkds_resource *r0;
 static vkds_policy *pol;
 
-static void open_ctx(const vkds_context_info *info) {
-  ck_assert_vkds(vkds_context_create(info, &ctx));
-  r0 = vkds_context_resource(ctx, 0);
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
-}
-static void close_ctx(void) {
-  vkds_policy_release(pol);
-  vkds_context_destroy(ctx);
-  pol = NULL, ctx = NULL;
-}
+static void open_ctx(const vkds_context_info *info) { harness_open_fixed(info, &ctx, &r0, &pol); }
+static void close_ctx(void) { harness_close_fixed(&ctx, &pol); }
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rnd(void) { return harness_xorshift(&rng_state); }
 
 /* Element i of type t set to small value v (0..999), or read back as that number. */
 static void put(vkds_type t, void *p, uint64_t i, int v) {

@@ -25,15 +25,9 @@ static vkds_policy *pol;
 static void open_ctx(uint32_t devices) {
   vkds_context_info info = harness_info();
   info.devices_per_physical = devices;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
-  r0 = vkds_context_resource(ctx, 0);
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  harness_open_fixed(&info, &ctx, &r0, &pol);
 }
-static void close_ctx(void) {
-  vkds_policy_release(pol);
-  vkds_context_destroy(ctx);
-  pol = NULL, ctx = NULL;
-}
+static void close_ctx(void) { harness_close_fixed(&ctx, &pol); }
 
 static uint64_t all_bits(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 static uint64_t top_bit(vkds_type t) { return size_of(t) == 4 ? 0x80000000ull : 0x8000000000000000ull; }
@@ -53,10 +47,7 @@ static uint64_t ord_of(vkds_type t, uint64_t b, bool desc) {
 }
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
-static uint64_t rnd(void) {
-  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rnd(void) { return harness_xorshift(&rng_state); }
 
 /* Values with many repeats and the types' edges (NaN, ±0, ±inf for floats). */
 static uint64_t value(vkds_type t) {
