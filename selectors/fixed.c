@@ -4,8 +4,8 @@
 static vkds_result fixed_init(vkds_policy *p) {
   if (p->info->fixed_index >= p->resource_count)
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
-                      "fixed policy: index %u, but the policy has %u resources", p->info->fixed_index,
-                      p->resource_count);
+                      "fixed policy: index %u, but the policy has %u resource%s", p->info->fixed_index,
+                      p->resource_count, p->resource_count == 1 ? "" : "s");
   return VKDS_SUCCESS;
 }
 

@@ -218,7 +218,45 @@ START_TEST(argument_errors_reach_the_logger) {
   ck_assert_int_eq(n_logged, 0);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "already initialized"));
   vkds_policy_release(deferred);
+  /* a compile error under a long kernel name: the name clipped, glslang's cause kept (a
+   * 5,000-byte name filled the 1 KiB message by itself); one without a name says whose */
+  char *name = malloc(5001);
+  memset(name, 'k', 5000), name[5000] = '\0';
+  const char *src = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared_thing = 1; }\n";
+  vkds_kernel *k = NULL;
+  n_logged = 0;
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = src, .name = name}, &k), VKDS_ERROR_COMPILE);
+  ck_assert_int_eq(n_logged, 1);
+  ck_assert_msg(strstr(last_logged, "kkk...: ") && strstr(last_logged, "undeclared_thing"), "%s", last_logged);
+  free(name);
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = src}, &k), VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(last_logged, "a GLSL kernel: "), "%s", last_logged);
   vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+  /* a refused allocator reaches the logger the same info gives */
+  n_logged = 0;
+  info.allocator = &(VkAllocationCallbacks){.pfnAllocation = NULL};
+  vkds_context *none = NULL;
+  ck_assert_int_eq(vkds_context_create(&info, &none), E);
+  ck_assert_int_eq(n_logged, 1);
+  ck_assert_msg(strstr(last_logged, "allocator"), "%s", last_logged);
+}
+END_TEST
+
+/* A message longer than the thread's 1 KiB buffer ends in "..." (it was cut mid-word,
+ * with nothing to say so). */
+START_TEST(long_messages_say_they_were_cut) {
+  vkds_context *ctx = harness_context();
+  const char *src = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n";
+  char *entry = malloc(3001);
+  memset(entry, 'e', 3000), entry[3000] = '\0';
+  vkds_kernel *k = NULL;
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = src, .entry = entry}, &k),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  const char *m = vkds_last_error_message();
+  ck_assert_uint_eq(strlen(m), 1023);
+  ck_assert_str_eq(m + 1020, "...");
+  free(entry);
   vkds_context_destroy(ctx);
 }
 END_TEST
@@ -234,6 +272,7 @@ int main(void) {
   tcase_add_test(tc, self_test_beyond_the_storage_range);
   tcase_add_test(tc, validation_messages_reach_the_logger);
   tcase_add_test(tc, argument_errors_reach_the_logger);
+  tcase_add_test(tc, long_messages_say_they_were_cut);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

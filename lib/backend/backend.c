@@ -400,8 +400,8 @@ vkds_result vkds_selection_create(vkds_backend *b, uint32_t index, uint32_t repo
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_selection_create: NULL argument");
   if (index >= b->resource_count)
     return vkds__fail(b->context, VKDS_ERROR_OUT_OF_RANGE, VK_SUCCESS,
-                      "vkds_selection_create: index %u, but the backend has %u resources", index,
-                      b->resource_count);
+                      "vkds_selection_create: index %u, but the backend has %u resource%s", index,
+                      b->resource_count, b->resource_count == 1 ? "" : "s");
   const uint32_t known = VKDS_REPORT_SUBMISSION | VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME;
   if (reports & ~known)
     return vkds__fail(b->context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,

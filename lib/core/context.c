@@ -475,8 +475,11 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_context_create: info and out must not be NULL");
   const VkAllocationCallbacks *a = info->allocator;
+  /* (the logger the info gives hears this too, as every other refusal of the info: a probe) */
+  const vkds_context logs = {.log = info->log, .log_user = info->log_user,
+                             .log_level = info->log_level ? info->log_level : VKDS_LOG_WARN};
   if (a && (!a->pfnAllocation || !a->pfnReallocation || !a->pfnFree || !a->pfnInternalAllocation != !a->pfnInternalFree))
-    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+    return vkds__fail(&logs, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "vkds_context_create: the allocator's pfnAllocation, pfnReallocation and pfnFree must all be "
                       "set, and pfnInternalAllocation and pfnInternalFree both or neither");
   /* The context itself comes from the user's allocator: a stand-in carries it for that

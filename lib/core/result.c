@@ -84,7 +84,10 @@ static vkds_result record(const vkds_context *ctx, vkds_log_level level, vkds_re
                           const char *fmt, va_list ap) {
   int n = snprintf(last_message, sizeof last_message, "%s: ", vkds_result_str(result));
   if (n < 0 || (size_t)n >= sizeof last_message) n = 0;
-  vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
+  int m = vsnprintf(last_message + n, sizeof last_message - (size_t)n, fmt, ap);
+  /* a message cut at the buffer's end says so (it was cut mid-word, silently; a probe) */
+  if (m >= 0 && (size_t)m >= sizeof last_message - (size_t)n)
+    memcpy(last_message + sizeof last_message - 4, "...", 4);
   last_vk = vk;
   last_unlogged = !ctx || hold_logs;
   ++failures;

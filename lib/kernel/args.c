@@ -94,8 +94,9 @@ static vkds_result check_args(const vkds_context *ctx, const char *kernel, const
                         kernel, where, i, an, a->components);
     if (!block || m >= block->member_count)
       return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                        "kernel '%s', %s argument %zu (%s): the shader has only %u argument members there",
-                        kernel, where, i, an, block ? block->member_count - first : 0);
+                        "kernel '%s', %s argument %zu (%s): the shader has only %u argument member%s there",
+                        kernel, where, i, an, block ? block->member_count - first : 0,
+                        block && block->member_count - first == 1 ? "" : "s");
     const vkds__member *s = &block->members[m++];
     uint32_t count = a->count;
     if (count != s->array_count)
@@ -142,8 +143,8 @@ static vkds_result check_args(const vkds_context *ctx, const char *kernel, const
   }
   if (block && m != block->member_count)
     return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
-                      "kernel '%s', %s: the shader has %u argument members, the description %u", kernel, where,
-                      block->member_count - first, m - first);
+                      "kernel '%s', %s: the shader has %u argument member%s, the description %u", kernel, where,
+                      block->member_count - first, block->member_count - first == 1 ? "" : "s", m - first);
   return VKDS_SUCCESS;
 }
 

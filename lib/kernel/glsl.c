@@ -130,8 +130,12 @@ static vkds_result compile_error(const vkds_context *ctx, const char *name, cons
   add_lines(&t, debug_log, true);
   add_lines(&t, debug_log, false);
   if (t.len) t.s[--t.len] = '\0'; /* the last newline */
-  vkds_result r = vkds__fail(ctx, VKDS_ERROR_COMPILE, VK_SUCCESS, "%s%s%s", name ? name : "",
-                             name ? ": " : "", t.s && !t.oom ? t.s : "(glslang gave no log)");
+  /* the kernel's name clipped (the message holds 1 KiB: a long one pushed glslang's
+   * cause out of it; a probe), and "a GLSL kernel" for none: every message says whose */
+  const char *who = name ? name : "a GLSL kernel";
+  size_t len = strlen(who);
+  vkds_result r = vkds__fail(ctx, VKDS_ERROR_COMPILE, VK_SUCCESS, "%.*s%s: %s", (int)(len > 96 ? 96 : len), who,
+                             len > 96 ? "..." : "", t.s && !t.oom ? t.s : "(glslang gave no log)");
   vkds__free(ctx, t.s);
   return r;
 }
