@@ -86,11 +86,11 @@ typedef enum vkds_log_source {
 
 /* The logger: called from any thread vkds runs on (including threads where a
  * validation layer reports), possibly concurrently; `message` is valid only during the
- * call. A context's logger hears the failures of calls that reach that context; a call
- * that reaches none (a NULL context, policy, resource or kernel argument, the sequence
- * constructors, vkds_seq_validate, vkds_seq_read) logs nothing, and
- * vkds_last_error_message() is where its message is. A message longer than 1,023 bytes
- * is cut, and then ends in "...". */
+ * call. A context's logger hears the failures of calls that reach that context. Those
+ * that reach none log nothing: a NULL context, policy, resource or kernel argument, and
+ * the sequence functions (vkds_seq_validate, vkds_seq_read, and a constructor refused
+ * before it looks at a buffer's context); vkds_last_error_message() has their message.
+ * A message longer than 1,023 bytes is cut, and then ends in "...". */
 typedef void (*vkds_log_fn)(void *user, vkds_log_level level, vkds_log_source source,
                             const char *message);
 
