@@ -439,6 +439,30 @@ START_TEST(is_sorted_by_cases) {
 }
 END_TEST
 
+/* Host data larger than a small staging ring (two 256 KiB chunks): element i is compared
+ * with i + 1 across what would be a chunk's end, so it is staged whole, not streamed
+ * (a pair split by a chunk boundary was never compared). */
+START_TEST(is_sorted_by_host_larger_than_the_ring) {
+  vkds_context_info info = harness_info();
+  info.staging_chunks = 2;
+  info.staging_chunk_bytes = 256 << 10;
+  harness_open_fixed(&info, &ctx, &r0, &pol);
+  enum { N = 1 << 20 };
+  uint32_t *v = malloc(N * 4);
+  const uint32_t places[] = {32767, 65535, 131071, 262143, 500000};
+  for (size_t pi = 0; pi < sizeof places / sizeof *places; ++pi) {
+    for (uint32_t i = 0; i < N; ++i) v[i] = i;
+    v[places[pi]] = places[pi] + 1, v[places[pi] + 1] = places[pi];
+    vkds_seq s = vkds_seq_host_const(v, N, VKDS_U32);
+    bool r = true;
+    ck_assert_vkds(vkds_is_sorted_by(pol, &s, "a < b", &r));
+    ck_assert_msg(!r, "a swap at %u read as sorted", places[pi]);
+  }
+  free(v);
+  close_ctx();
+}
+END_TEST
+
 /* ---- bad input: a named error, nothing written ---- */
 
 START_TEST(bad_input) {
@@ -554,6 +578,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("is_sorted");
   tcase_add_test(t, is_sorted_by_cases);
+  tcase_add_test(t, is_sorted_by_host_larger_than_the_ring);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);

@@ -1108,7 +1108,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   if (a->elem == VKDS__ELEM_FIND_VALUE) counts = param(g, a->extra[0]); /* find's value (P(1): its init) */
   if (a->elem == VKDS__ELEM_BY_KEY) g->streamable = false; /* a segment starts where a key differs from the one before */
   use_type(g, a->elem_type);
-  if (a->elem == VKDS__ELEM_ORDERED) g->streamable = false; /* element i reads element i + 1 */
+  if (a->elem == VKDS__ELEM_ORDERED || a->elem == VKDS__ELEM_ORDERED_BY)
+    g->streamable = false; /* element i reads element i + 1 */
   if (a->elem == VKDS__ELEM_ADJACENT) g->streamable = false; /* element i reads element i - 1 */
   if (a->result == VKDS__RESULT_LOCATION) use_type(g, VKDS_U64);
   if (g->error) return g->error;
