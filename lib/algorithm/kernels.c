@@ -72,8 +72,10 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
         char buf[QUOTE_MAX + 8];
         /* glslang may see a snippet's error only at the token after it (an operand
          * missing at its end): that is past its last line, so say "at its end" */
-        if (number > lines)
-          used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", at its end: %.*s", g->snippet_roles[k],
+        if (number > lines) /* (the token glslang names is then the generated code's: say so) */
+          used += (size_t)snprintf(msg + used, sizeof msg - used,
+                                   "\n  %s \"%s\", at its end: %.*s (glslang names the code vkds puts after it: the "
+                                   "expression may be incomplete)", g->snippet_roles[k],
                                    quote(g->snippets[k], 0, buf, sizeof buf), text_len, text);
         else
           used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", line %u: %.*s", g->snippet_roles[k],
