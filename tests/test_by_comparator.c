@@ -4,8 +4,9 @@
  * the documented definitions: u32 ordered by their low byte only (so equal elements in
  * the order differ, and stability shows), f32 by absolute value, records (zips of 8 and
  * 16 bytes) by one part, ascending and descending; sizes from empty to past a work
- * group's 2048 merge outputs; host data staged, a buffer of a second VkDevice, a reverse
- * view of a zip read by is_sorted_by; the three forms; bad input. */
+ * group's 2048 merge outputs; host data staged (is_sorted_by's larger than the staging
+ * ring too), a buffer of a second VkDevice, a reverse view of a zip read by
+ * is_sorted_by, a zip output with a part under a view; the three forms; bad input. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
