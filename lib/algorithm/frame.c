@@ -882,11 +882,18 @@ vkds_result vkds__alg_run_async(vkds_policy *p, const vkds__alg *a, vkds_submiss
   return r;
 }
 
+/* The bytes a view says it has (bytes 0: to its buffer's end); 0 without a buffer or
+ * from an offset past its end. Whether they lie within the buffer is the caller's check
+ * (v.offset + avail <= size). */
+static uint64_t view_avail(vkds_view v, uint64_t size) {
+  return v.buffer && v.offset <= size ? (v.bytes ? v.bytes : size - v.offset) : 0;
+}
+
 /* A view's device address, checked to be on `res`'s device and to hold `bytes`. */
 static vkds_result device_view(const vkds_context *ctx, const char *name, const char *what, const vkds_resource *res,
                                vkds_view v, uint64_t bytes, VkDeviceAddress *out) {
   uint64_t size = v.buffer ? vkds_buffer_size(v.buffer) : 0;
-  uint64_t avail = v.buffer && v.offset <= size ? (v.bytes ? v.bytes : size - v.offset) : 0;
+  uint64_t avail = view_avail(v, size);
   if (bytes == 0) {
     *out = v.buffer ? vkds_buffer_address(v.buffer) + v.offset : 0;
     return VKDS_SUCCESS;
@@ -1033,7 +1040,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
      * search for their ranges themselves */
     vkds_view v = cmd->scratch;
     uint64_t need = vkds__merge_scratch_bytes(a->count), size = v.buffer ? vkds_buffer_size(v.buffer) : 0;
-    uint64_t avail = v.offset <= size ? (v.bytes ? v.bytes : size - v.offset) : 0;
+    uint64_t avail = view_avail(v, size);
     VkDeviceAddress at = v.buffer ? vkds_buffer_address(v.buffer) : 0;
     if (avail >= need && v.offset + avail <= size && vkds_buffer_is_on(v.buffer, res) && at && (at + v.offset) % 8 == 0)
       c.scan_scratch = v, scratch_need = need;
