@@ -1316,6 +1316,13 @@ START_TEST(recording_form) {
   ck_assert_int_eq(vkds_cmd_copy(&c, &wordy, &outs), VKDS_ERROR_INVALID_ARGUMENT);
   vkds_cmd small = {.cmd = cmd, .resource = r0, .scratch = (vkds_view){scratch, 0, 64}};
   ck_assert_int_eq(vkds_cmd_reduce(&small, &outs, NULL, NULL, (vkds_view){res, 0, 4}), VKDS_ERROR_INVALID_ARGUMENT);
+  /* no scratch at all: the message gives the bytes needed and where to ask (it said the
+   * view "must be a device-addressed buffer"; a probe) */
+  vkds_cmd bare = {.cmd = cmd, .resource = r0};
+  ck_assert_int_eq(vkds_cmd_find_if(&bare, &outs, "x > 3u", (vkds_view){res, 0, 8}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "holds 0 bytes") &&
+                    strstr(vkds_last_error_message(), "vkds_reduce_scratch_bytes gives the size"),
+                "%s", vkds_last_error_message());
   /* misaligned scratch and results (were accepted: found by a new-user probe) */
   vkds_buffer *roomy;
   ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = vkds_algorithm_scratch_bytes(r0, N) + 16}, &roomy));
@@ -1483,6 +1490,11 @@ START_TEST(operator_that_does_not_compile) {
   ck_assert_int_eq(vkds_transform(pol, &fs, &gs, lengthy), VKDS_ERROR_COMPILE);
   m = vkds_last_error_message();
   ck_assert_msg(strstr(m, "undeclared_name") && strstr(m, "line 2") && strstr(m, "undeclared identifier"), "%s", m);
+  /* its last line quoted without a "..." after it (nothing follows it) */
+  ck_assert_msg(strstr(m, "\"...+ undeclared_name\", line 2"), "%s", m);
+  /* a field of a number: glslang speaks of swizzles; the message says numbers have no fields */
+  ck_assert_int_eq(vkds_transform(pol, &fs, &gs, "x.p0 * 2.0"), VKDS_ERROR_COMPILE);
+  ck_assert_msg(strstr(vkds_last_error_message(), "a number has no fields"), "%s", vkds_last_error_message());
   /* a blank operator, and a blank identity: named as empty (glslang spoke of a
    * constructor short of data) */
   ck_assert_int_eq(vkds_transform(pol, &fs, &gs, " \n"), VKDS_ERROR_COMPILE);

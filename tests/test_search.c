@@ -519,6 +519,7 @@ START_TEST(merge_views_forms_errors) {
   vkds_seq inside = vkds_seq_host(got, NA, VKDS_I64); /* the output's own first elements */
   vkds_seq ro = vkds_seq_host_const(got, NA + NB, VKDS_I64);
   ck_assert_int_eq(vkds_merge(pol, &rv, &bs, &short_out, VKDS_SORT_DESCENDING), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "as many as both inputs together"), "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_merge(pol, &rv, &bs, &fo, VKDS_SORT_DESCENDING), E);
   ck_assert_int_eq(vkds_merge(pol, &rv, &bs, &ro, VKDS_SORT_DESCENDING), E);
   ck_assert_int_eq(vkds_merge(pol, &inside, &bs, &os, VKDS_SORT_DESCENDING), E); /* out overlaps an input */

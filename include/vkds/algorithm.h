@@ -875,9 +875,9 @@ VKDS_API vkds_result vkds_cmd_upper_bound(const vkds_cmd *c, const vkds_seq *sor
  * index j for which less(sorted[j], needles[i]) is false; upper_bound: the first j for
  * which less(needles[i], sorted[j]) is true (sorted.count when there is none). Elements:
  * I32, U32, F32, I64, U64, F64, or records: needles and sorted both zips (vkds_seq_zip)
- * whose parts have the same types, part for part, 4, 8 or 16 bytes of parts in all (else
- * VKDS_ERROR_UNSUPPORTED), seen as a.p0, a.p1, ... (a view of a zip is
- * VKDS_ERROR_INVALID_ARGUMENT). A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one
+ * of numeric parts, 4, 8 or 16 bytes of parts in all (else VKDS_ERROR_UNSUPPORTED), seen
+ * as a.p0, a.p1, ...; zips whose parts differ in type, part for part, and views of zips
+ * are VKDS_ERROR_INVALID_ARGUMENT. A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one
  * that does not compile VKDS_ERROR_COMPILE naming it; otherwise as the searches above. */
 VKDS_API vkds_result vkds_lower_bound_by(vkds_policy *p, const vkds_seq *sorted, const vkds_seq *needles,
                                          const vkds_seq *out, const char *less);
@@ -935,7 +935,7 @@ VKDS_API vkds_result vkds_merge_async(vkds_policy *p, const vkds_seq *a, const v
 VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                                     vkds_sort_order order);
 /* The scratch a merge of `count` outputs uses on the device of `res`: 8 bytes a 2048
- * outputs from 2^22 outputs on (where each work group's range is found by a dispatch
+ * outputs and 8 more (the last group's end) from 2^22 outputs on (where each work group's range is found by a dispatch
  * before the merge, a thread a group), else 0; 0 for NULL, UINT64_MAX past 2^48. The
  * blocking and _async forms take it themselves; the vkds_cmd_ forms use the vkds_cmd's
  * scratch when it holds this much on the command buffer's device, 8-byte aligned (it
@@ -948,11 +948,13 @@ VKDS_API uint64_t vkds_merge_scratch_bytes(const vkds_resource *res, uint64_t co
  * them): `less`, a GLSL bool expression of `a` and `b` true when a must come before b.
  * Stable: b's element goes first only when less(b's, a's) is true, so of elements
  * neither of which comes before the other a's come first. Elements: I32, U32, F32, I64,
- * U64, F64, or records: a, b and out all zips (vkds_seq_zip) whose parts have the same
- * types, part for part, 4, 8 or 16 bytes of parts in all (the merge sort's records; a
- * view of a zip is VKDS_ERROR_INVALID_ARGUMENT), out's parts not overlapping each other;
- * 2048 tuples must fit the device's shared memory (else VKDS_ERROR_UNSUPPORTED, as for
- * vkds_merge_sort). A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one that does not
+ * U64, F64, or records: a, b and out all zips (vkds_seq_zip) of numeric parts, 4, 8 or
+ * 16 bytes of parts in all (the merge sort's records; else VKDS_ERROR_UNSUPPORTED), with
+ * the same types, part for part, and out's parts not overlapping each other (else, and
+ * for a view of a zip, VKDS_ERROR_INVALID_ARGUMENT); 2048 tuples must fit the device's
+ * shared memory (else VKDS_ERROR_UNSUPPORTED, as for vkds_merge_sort). Records of 3 or 4
+ * parts take more launch arguments than lavapipe's 128 bytes of push constants: there
+ * vkds_cmd_merge_by refuses them (VKDS_ERROR_UNSUPPORTED), the other forms take them. A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one that does not
  * compile VKDS_ERROR_COMPILE naming it; otherwise as vkds_merge. */
 VKDS_API vkds_result vkds_merge_by(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                                    const char *less);

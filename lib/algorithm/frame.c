@@ -362,7 +362,7 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
   if (vkds__elem_is_glsl(a->elem) && !a->glsl)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the operator (GLSL text) is NULL", name);
   if (!vkds__type_is_number(a->elem_type))
-    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: result type %s is not numeric", name,
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the result's type, %s, is not numeric", name,
                       vkds__type_name(a->elem_type));
   if (a->combine == VKDS__COMBINE_OP) {
     vkds_op_kind k = a->op.kind;
@@ -679,9 +679,11 @@ static call *call_alloc(vkds_context *ctx) {
 /* The recording form's answer to a kernel whose arguments are kept in a buffer. */
 static vkds_result args_refused(const call *c, const vkds_kernel *k) {
   return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                    "%s: its launch arguments (%llu bytes: the sequences' memory ranges and views) are more than the "
-                    "device's push constants hold, and the recording form has nowhere to keep them; use the "
-                    "blocking or _async form", c->a.name, (unsigned long long)vkds__kernel_spilled_bytes(k));
+                    "%s: its launch arguments (%llu bytes: the sequences' memory ranges and views), with vkds's "
+                    "launch header, are more than the device's %u bytes of push constants, and the recording form "
+                    "has nowhere to keep them; use the blocking or _async form",
+                    c->a.name, (unsigned long long)vkds__kernel_spilled_bytes(k),
+                    c->res->dev->facts.props.properties.limits.maxPushConstantsSize);
 }
 
 /* the first buffer's bytes (a sort of 64-bit keys records 26 dispatches, a merge sort 2
@@ -898,9 +900,14 @@ static vkds_result device_view(const vkds_context *ctx, const char *name, const 
     *out = v.buffer ? vkds_buffer_address(v.buffer) + v.offset : 0;
     return VKDS_SUCCESS;
   }
-  if (!v.buffer || !vkds_buffer_is_on(v.buffer, res) || !vkds_buffer_address(v.buffer)) {
-    vkds_result code = !v.buffer                    ? VKDS_ERROR_INVALID_ARGUMENT
-                       : v.buffer->dev->ctx != ctx ? VKDS_ERROR_WRONG_CONTEXT
+  /* (an empty view said "must be a device-addressed buffer" and not what the call needs:
+   * a user left without the size to allocate; a probe) */
+  if (!v.buffer)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: %s has no buffer, and the call needs %llu bytes of it", name, what,
+                      (unsigned long long)bytes);
+  if (!vkds_buffer_is_on(v.buffer, res) || !vkds_buffer_address(v.buffer)) {
+    vkds_result code = v.buffer->dev->ctx != ctx ? VKDS_ERROR_WRONG_CONTEXT
                        : v.buffer->kind != VKDS_MEMORY_HOST && v.buffer->dev != res->dev ? VKDS_ERROR_WRONG_DEVICE
                                                                                          : VKDS_ERROR_INVALID_ARGUMENT;
     return vkds__fail(ctx, code, VK_SUCCESS, "%s: %s must be a device-addressed buffer of the command buffer's device",
@@ -910,6 +917,24 @@ static vkds_result device_view(const vkds_context *ctx, const char *name, const 
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: %s holds %llu bytes, %llu are needed", name,
                       what, (unsigned long long)avail, (unsigned long long)bytes);
   *out = vkds_buffer_address(v.buffer) + v.offset;
+  return VKDS_SUCCESS;
+}
+
+/* The recording form's scratch view: on `res`'s device, holding `bytes`, 16-byte aligned
+ * (every family's partials and tile states are). `query` names the function that gives
+ * the size, for the message of an empty or short view. */
+static vkds_result scratch_view(const vkds_context *ctx, const char *name, const vkds_resource *res, vkds_view v,
+                                uint64_t bytes, const char *query, VkDeviceAddress *out) {
+  uint64_t size = v.buffer ? vkds_buffer_size(v.buffer) : 0;
+  if (bytes && (!v.buffer || view_avail(v, size) < bytes))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the scratch view holds %llu bytes, %llu are needed (%s gives the size)", name,
+                      (unsigned long long)(v.offset + view_avail(v, size) <= size ? view_avail(v, size) : 0),
+                      (unsigned long long)bytes, query);
+  VKDS_CHECK(device_view(ctx, name, "the scratch view", res, v, bytes, out));
+  if (bytes && *out % 16)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
+                      name);
   return VKDS_SUCCESS;
 }
 
@@ -986,10 +1011,11 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT    ? vkds__sort_scratch_bytes(&c)
                     : a->template_kind == VKDS__TEMPLATE_MSORT ? vkds__msort_scratch_bytes(&c)
                                                                : vkds__scan_scratch_bytes(&c);
-    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
-    if (r == VKDS_SUCCESS && scratch_at % 16)
-      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
-                     a->name);
+    r = scratch_view(ctx, a->name, res, cmd->scratch, need,
+                     a->template_kind == VKDS__TEMPLATE_SORT    ? "vkds_sort_scratch_bytes, or vkds_argsort_scratch_bytes,"
+                     : a->template_kind == VKDS__TEMPLATE_MSORT ? "vkds_merge_sort_scratch_bytes"
+                                                                : "vkds_algorithm_scratch_bytes",
+                     &scratch_at);
     c.scan_scratch = cmd->scratch;
     scratch_need = need;
   }
@@ -1004,10 +1030,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
     /* the scratch (see vkds_histogram_scratch_bytes), and the status view when given */
     scratch_need = vkds__histogram_scratch_bytes(&c);
-    r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, scratch_need, &scratch_at);
-    if (r == VKDS_SUCCESS && scratch_at % 16)
-      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
-                     a->name);
+    r = scratch_view(ctx, a->name, res, cmd->scratch, scratch_need, "vkds_histogram_scratch_bytes", &scratch_at);
     c.scan_scratch = cmd->scratch;
     VkDeviceAddress at = 0;
     if (r == VKDS_SUCCESS && result.buffer) r = device_view(ctx, a->name, "the status view", res, result, 4, &at);
@@ -1029,10 +1052,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
      * element, where it uses 16 bytes a group) */
     uint64_t need = vkds_reduce_scratch_bytes(res, a->count);
     result_need = result_bytes(a), scratch_need = need;
-    if (r == VKDS_SUCCESS) r = device_view(ctx, a->name, "the scratch view", res, cmd->scratch, need, &scratch_at);
-    if (r == VKDS_SUCCESS && need && scratch_at % 16)
-      r = vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
-                     a->name);
+    if (r == VKDS_SUCCESS) r = scratch_view(ctx, a->name, res, cmd->scratch, need, "vkds_reduce_scratch_bytes", &scratch_at);
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_MERGE && vkds__merge_scratch_bytes(a->count)) {
     /* optional: a scratch that holds the partition gets one (it must then not overlap

@@ -44,7 +44,9 @@ static const char *quote(const char *snippet, unsigned number, char *buf, size_t
   for (unsigned n = 1; (end = strchr(line, '\n')) && (number == 0 || n < number); ++n) line = end + 1;
   end = strchr(line, '\n');
   size_t line_len = end ? (size_t)(end - line) : strlen(line);
-  if (line_len <= QUOTE_MAX) snprintf(buf, cap, "...%.*s...", (int)line_len, line);
+  /* ("..." only where the snippet goes on: a last line quoted as "...x..." read as if
+   * more followed it; a probe) */
+  if (line_len <= QUOTE_MAX) snprintf(buf, cap, "%s%.*s%s", line > snippet ? "..." : "", (int)line_len, line, end ? "..." : "");
   else snprintf(buf, cap, "...%.*s", QUOTE_MAX, line + line_len - QUOTE_MAX); /* (errors land at the end) */
   return buf;
 }
@@ -54,7 +56,7 @@ static const char *quote(const char *snippet, unsigned number, char *buf, size_t
 static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vkds__alg *a, const char *log) {
   char msg[2048];
   size_t used = (size_t)snprintf(msg, sizeof msg, "%s: an operator does not compile:", a->name);
-  bool in_snippet = false;
+  bool in_snippet = false, parts_hint = false;
   for (const char *line = log; *line && used < sizeof msg - 1;) {
     const char *end = strchr(line, '\n');
     size_t len = end ? (size_t)(end - line) : strlen(line);
@@ -66,6 +68,7 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
     if (in_line && !noise && sscanf(error, "ERROR: %u:%u: %n", &source, &number, &consumed) == 2 && consumed > 0) {
       const char *text = error + consumed;
       int text_len = (int)(line + len - text);
+      while (text_len > 0 && text[text_len - 1] == ' ') --text_len; /* (glslang ends some with a space) */
       if (source >= 1000 && source - 1000 < g->snippet_count) {
         uint32_t k = source - 1000, lines = 1;
         for (const char *c = g->snippets[k]; *c; ++c) lines += *c == '\n';
@@ -80,6 +83,14 @@ static vkds_result snippet_error(vkds_context *ctx, const vkds__gen *g, const vk
         else
           used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  %s \"%s\", line %u: %.*s", g->snippet_roles[k],
                                    quote(g->snippets[k], number, buf, sizeof buf), number, text_len, text);
+        /* a field of a number reads as a vector swizzle to glslang ("'p0' : unknown
+         * swizzle selection"): say what the user meant to reach, once */
+        const char *swizzle = strstr(text, "swizzle");
+        if (swizzle && swizzle < line + len && !parts_hint) {
+          used += (size_t)snprintf(msg + used, sizeof msg - used, " (a number has no fields: a zip's tuples "
+                                   "have them, .p0, .p1, ...)");
+          parts_hint = true;
+        }
         in_snippet = true;
       } else {
         used += (size_t)snprintf(msg + used, sizeof msg - used, "\n  where vkds uses its value: %.*s", text_len, text);

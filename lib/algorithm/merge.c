@@ -75,10 +75,10 @@ static vkds_result describe(const char *name, const vkds_seq *a, const vkds_seq 
                       "%s: both inputs and the output must have one element type (%s, %s, %s)", name,
                       vkds__type_name(a->type), vkds__type_name(b->type), vkds__type_name(out->type));
   }
-  if (a->ops && b->ops && out->ops && a->count + b->count != out->count)
+  if (a->ops && b->ops && out->ops && (a->count > out->count || b->count != out->count - a->count))
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: the output has %llu elements, the inputs %llu and %llu", name,
-                      (unsigned long long)out->count, (unsigned long long)a->count, (unsigned long long)b->count);
+                      "%s: the output has %llu elements; it must have as many as both inputs together (%llu + %llu)",
+                      name, (unsigned long long)out->count, (unsigned long long)a->count, (unsigned long long)b->count);
   if (a->count > VKDS__SEARCH_DESCENDING - 1)
     return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: the first input is too long", name);
   uint64_t p1 = a->count | (!by && order == VKDS_SORT_DESCENDING ? VKDS__SEARCH_DESCENDING : 0);
