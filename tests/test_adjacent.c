@@ -3,8 +3,9 @@
  * difference (integers wrapping as C's unsigned arithmetic does), sizes around a
  * thread's 4 elements and a work group's 1024; an operator of a and b converted to
  * another output type; a reverse view as input; host data larger than a small staging
- * ring (staged whole: element i reads element i - 1); the asynchronous and recorded
- * forms; bad input. */
+ * ring (staged whole: element i reads element i - 1); mapped buffers read and written
+ * in place; a buffer of a second VkDevice; the asynchronous and recorded forms; bad
+ * input. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -122,6 +123,37 @@ START_TEST(operator_views_forms) {
 }
 END_TEST
 
+/* A mapped buffer read in place into another mapped buffer; a buffer of a second
+ * VkDevice into a buffer of the first. */
+START_TEST(mapped_and_second_device) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  open_ctx(&info);
+  vkds_resource *r1 = harness_device_resource(ctx, 1);
+  ck_assert_ptr_nonnull(r1);
+  enum { N = 33333 };
+  vkds_buffer *ib, *ob;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 8, .memory = VKDS_MEMORY_MAPPED}, &ib));
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 8, .memory = VKDS_MEMORY_MAPPED}, &ob));
+  int64_t *in = vkds_buffer_map(ib), *out = vkds_buffer_map(ob);
+  for (uint32_t i = 0; i < N; ++i) in[i] = (int64_t)(rnd() % 2000000) - 1000000;
+  vkds_seq is = vkds_seq_mapped(vkds_view_of(ib), VKDS_I64), os = vkds_seq_mapped(vkds_view_of(ob), VKDS_I64);
+  ck_assert_vkds(vkds_adjacent_difference(pol, &is, &os, NULL));
+  ck_assert_int_eq(out[0], in[0]);
+  for (uint32_t i = 1; i < N; ++i) ck_assert_int_eq(out[i], in[i] - in[i - 1]);
+  vkds_buffer *b1 = harness_device_copy(r1, in, N * 8), *b0 = harness_device_copy(r0, NULL, N * 8);
+  vkds_seq s1 = vkds_seq_buffer(vkds_view_of(b1), VKDS_I64), s0 = vkds_seq_buffer(vkds_view_of(b0), VKDS_I64);
+  ck_assert_vkds(vkds_adjacent_difference(pol, &s1, &s0, "max(a, b)"));
+  int64_t *got = malloc(N * 8);
+  ck_assert_vkds(vkds_download(r0, got, vkds_view_of(b0), N * 8));
+  ck_assert_int_eq(got[0], in[0]);
+  for (uint32_t i = 1; i < N; ++i) ck_assert_int_eq(got[i], in[i] > in[i - 1] ? in[i] : in[i - 1]);
+  vkds_buffer_destroy(ib), vkds_buffer_destroy(ob), vkds_buffer_destroy(b1), vkds_buffer_destroy(b0);
+  free(got);
+  close_ctx();
+}
+END_TEST
+
 /* 12 MiB of host data through a ring of two 256 KiB chunks: staged whole, so the
  * elements at the chunks' edges still see the one before them. */
 START_TEST(host_larger_than_the_ring) {
@@ -175,6 +207,7 @@ int main(void) {
   t = harness_tcase("forms");
   tcase_add_test(t, operator_views_forms);
   tcase_add_test(t, host_larger_than_the_ring);
+  tcase_add_test(t, mapped_and_second_device);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);

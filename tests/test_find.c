@@ -3,7 +3,8 @@
  * type, sizes around the subgroup, the work group and the reduction's grid, the first of
  * several matches at random places, none, the last element; floats' -0, +0 and NaN; a
  * zip's tuples; host data streamed through a small staging ring with the match in a
- * later chunk; the asynchronous and recorded forms; bad input. */
+ * later chunk; a mapped buffer, a buffer of a second VkDevice and a reverse view of it;
+ * the asynchronous and recorded forms; bad input. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -184,6 +185,39 @@ START_TEST(recorded_form) {
 }
 END_TEST
 
+/* Device data of every other kind: a mapped buffer (written by the host, read in place),
+ * a buffer of a second VkDevice (staged across), and a reverse view of it. */
+START_TEST(mapped_and_second_device) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  open_ctx(&info);
+  vkds_resource *r1 = harness_device_resource(ctx, 1);
+  ck_assert_ptr_nonnull(r1);
+  enum { N = 70001 };
+  vkds_buffer *mb;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4, .memory = VKDS_MEMORY_MAPPED}, &mb));
+  float *m = vkds_buffer_map(mb);
+  for (uint32_t i = 0; i < N; ++i) m[i] = (float)(rnd() % 1000);
+  m[40000] = -1.0f, m[50000] = -1.0f;
+  vkds_seq ms = vkds_seq_mapped(vkds_view_of(mb), VKDS_F32);
+  uint64_t got = 0;
+  ck_assert_vkds(vkds_find(pol, &ms, &(float){-1.0f}, &got));
+  ck_assert_uint_eq(got, 40000);
+  ck_assert_vkds(vkds_find_if(pol, &ms, "x < 0.0", &got));
+  ck_assert_uint_eq(got, 40000);
+  ck_assert_vkds(vkds_find_if_not(pol, &ms, "x >= 0.0", &got));
+  ck_assert_uint_eq(got, 40000);
+  vkds_buffer *b1 = harness_device_copy(r1, m, N * 4);
+  vkds_seq s1 = vkds_seq_buffer(vkds_view_of(b1), VKDS_F32), rv = vkds_seq_reverse(&s1);
+  ck_assert_vkds(vkds_find(pol, &s1, &(float){-1.0f}, &got));
+  ck_assert_uint_eq(got, 40000);
+  ck_assert_vkds(vkds_find_if(pol, &rv, "x < 0.0", &got)); /* from the end: element 50000 first */
+  ck_assert_uint_eq(got, N - 1 - 50000);
+  vkds_buffer_destroy(mb), vkds_buffer_destroy(b1);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(bad_input) {
   vkds_context_info info = harness_info();
   open_ctx(&info);
@@ -221,6 +255,7 @@ int main(void) {
   t = harness_tcase("forms");
   tcase_add_test(t, streamed_host_data);
   tcase_add_test(t, recorded_form);
+  tcase_add_test(t, mapped_and_second_device);
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);
