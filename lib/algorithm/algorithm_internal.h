@@ -208,6 +208,7 @@ typedef struct vkds__gen {
   bool zips_writable; /* MSORT, MERGE by a comparator: a zip's tuples written, each part (codegen.c zip) */
   bool striped_tiles; /* SCAN: whole tiles move through shared memory (scan.c) */
   bool merge_ballot;  /* MERGE, MSORT: groups search where they start by subgroup ballots (merge_group.glsl) */
+  bool merge_pad;     /* MERGE, MSORT: shared memory with a spare slot every 32 (merge_group.glsl VKDS_SH_AT) */
   vkds_result error; /* the first failure (its message already recorded) */
 } vkds__gen;
 

@@ -856,6 +856,26 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     } else {
       put(b, "IN0_T vkds_el_ld(vkds_msort_el e) { return e.v; }\nvoid vkds_el_st(vkds_msort_el e, IN0_T x) { e.v = x; }\n");
     }
+    /* four scratch elements from a multiple of 4 (16-byte aligned there): a number's in
+     * 16-byte stores, a tuple's member by member */
+    put(b, "#define in0_vst s%u_vst\nvoid vkds_el_st4(uint64_t i, IN0_T r[4]) {\n", in[0].id);
+    vkds_type t = z->type;
+    if (vkds__type_is_number(t) && z->ops != &vkds_seq_zip_ops) {
+      bool wide = vkds_type_size(t) == 8;
+      put(b, "  uint64_t a = P(2) + i * %uul;\n", vkds_type_size(t));
+      for (int h = 0; h < (wide ? 2 : 1); ++h) {
+        put(b, "  vkds_p_uvec4(a + %uul).v = uvec4(", 16u * h);
+        for (int q = 0; q < (wide ? 2 : 4); ++q) {
+          char v[8];
+          snprintf(v, sizeof v, "r[%d]", (wide ? 2 * h : 0) + q);
+          put(b, q ? ", " : ""), encode(b, t, v);
+        }
+        put(b, ");\n");
+      }
+    } else {
+      put(b, "  for (int q = 0; q < 4; ++q) vkds_el_st(vkds_msort_el(P(2) + (i + uint64_t(q)) * %uul), r[q]);\n", stride);
+    }
+    put(b, "}\n");
     comparator(g, a->glsl);
     return;
   }
@@ -1034,6 +1054,20 @@ static bool merge_ballot(const vkds__alg *a, const vkds_resource *res) {
          vkds__subgroup_ops(res->dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT);
 }
 
+/* Whether a merge's shared memory takes a spare slot after every 32 elements: a thread's
+ * 8 consecutive outputs (merge_group.glsl), stored at 8t + q, then hit 4 of the 32 banks
+ * across a warp (an 8-way conflict a store; CUB's BlockExchange pads for the same
+ * reason); padded, all 32, and the 16-byte stores' reads of runs of 4 too. Where the
+ * padded 2,112 elements fit the device's shared memory (16-byte records do not on
+ * lavapipe's 32 KiB). H200, 2^28 u32 with the 16-byte stores (bench/RESULTS.md, session
+ * 39): the merge 1,102 -> 1,049 us padded, the merge sort 23.13 -> 22.99 ms. */
+static bool merge_pad(const vkds__alg *a, const vkds_resource *res) {
+  if (a->template_kind != VKDS__TEMPLATE_MERGE && a->template_kind != VKDS__TEMPLATE_MSORT) return false;
+  if (!a->inputs[0] || !a->inputs[0]->ops) return false;
+  uint64_t bytes = (2048u + 64u) * (uint64_t)vkds__msort_stride(a->inputs[0]);
+  return bytes <= res->dev->facts.props.properties.limits.maxComputeSharedMemorySize;
+}
+
 vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resource *res, bool emit, uint32_t aligned) {
   *g = (vkds__gen){.res = res, .name = a->name, .emit = emit, .param_count = VKDS__GEN_HEADER, .streamable = true, .aligned = aligned,
                    /* not for sorts yet: their stage kernels leave some leaves unused (the
@@ -1045,7 +1079,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                    .zips_writable = a->template_kind == VKDS__TEMPLATE_MSORT ||
                                     (a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL),
                    .striped_tiles = vkds__scan_striped_tiles(a, res),
-                   .merge_ballot = merge_ballot(a, res)};
+                   .merge_ballot = merge_ballot(a, res), .merge_pad = merge_pad(a, res)};
   if (emit) {
     const vkds_context *ctx = gen_ctx(g);
     g->head = vkds__alloc(ctx, sizeof *g->head);
@@ -1057,7 +1091,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
   sig_u32(g, a->template_kind), sig_u32(g, a->input_count), sig_u32(g, a->elem), sig_u32(g, a->elem_type);
   sig_u32(g, a->combine), sig_u32(g, a->op.kind), sig_u32(g, a->result), sig_u32(g, a->variant);
   sig_u32(g, a->subgroup_size);
-  sig_u32(g, g->striped_tiles), sig_u32(g, g->merge_ballot);
+  sig_u32(g, g->striped_tiles), sig_u32(g, g->merge_ballot), sig_u32(g, g->merge_pad);
   sig_str(g, a->glsl);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.glsl : NULL);
   sig_str(g, a->op.kind == VKDS_OP_GLSL ? a->op.identity : NULL);
@@ -1140,6 +1174,7 @@ char *vkds__gen_source(vkds__gen *g, const vkds__alg *a) {
                                              "#define VKDS_MERGE_BALLOT 1\n"
                                            : "";
   put(&t, "#version 460\n%s#include \"vkds.glsl\"\n", preamble);
+  if (g->merge_pad) put(&t, "#define VKDS_SH_PAD 1\n");
   put(&t, "#define VKDS_ARGS uint64_t p[%u];\nVKDS_DECLARE_ARGS\n#define P(k) VKDS_ARG(p)[k]\n", g->param_count);
   put(&t, "layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkds_p_uvec4 { uvec4 v; };\n");
   for (vkds_type ty = VKDS_I32; ty <= VKDS_F64; ++ty)

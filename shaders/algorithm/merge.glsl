@@ -17,7 +17,7 @@
 
 #define VKDS_MERGE_COUNT 0x3ffffffffffffffful
 
-shared IN0_T vkds_m[VKDS_MERGE_OUT];
+shared IN0_T vkds_m[VKDS_SH_SLOTS(VKDS_MERGE_OUT)];
 
 #ifdef VKDS_LESS
 bool vkds_before(IN0_T x, IN0_T y) { return vkds_less(x, y); }
@@ -27,8 +27,13 @@ bool vkds_before(IN0_T x, IN0_T y) { return vkds_ord(x) < vkds_ord(y); }
 IN0_T vkds_left(uint64_t i) { return in0(i); }
 IN0_T vkds_right(uint64_t i) { return vkds_in0_of(in1(i)); }
 void vkds_out(uint64_t o, IN0_T v) { out_st(o, vkds_out_of(v)); }
-IN0_T vkds_sh(uint x) { return vkds_m[x]; }
-void vkds_sh_st(uint x, IN0_T v) { vkds_m[x] = v; }
+void vkds_out4(uint64_t o, IN0_T v[4]) {
+  OUT_T r[4];
+  for (int k = 0; k < 4; ++k) r[k] = vkds_out_of(v[k]);
+  out_vst(o, r);
+}
+IN0_T vkds_sh(uint x) { return vkds_m[VKDS_SH_AT(x)]; }
+void vkds_sh_st(uint x, IN0_T v) { vkds_m[VKDS_SH_AT(x)] = v; }
 
 // The partition (lib/algorithm/merge.c, large merges): group g's first output's place in
 // a, 8 bytes a group from P(2), found before the merge by a thread a group. P(2) 0: each

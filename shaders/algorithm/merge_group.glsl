@@ -6,15 +6,19 @@
 //   IN0_T vkds_left(uint64_t i), vkds_right(uint64_t i)
 //                                          the two sorted inputs, from each one's start
 //   void vkds_out(uint64_t o, IN0_T v)     output o
+//   void vkds_out4(uint64_t o, IN0_T v[4]) outputs o .. o + 3 (o a multiple of 4: 16-byte
+//                                          stores where the output allows)
 //   IN0_T vkds_sh(uint x), vkds_sh_st(uint x, IN0_T v)
-//                                          VKDS_MERGE_OUT elements of shared memory
+//                                          VKDS_MERGE_OUT elements of shared memory, at
+//                                          VKDS_SH_AT(x) of VKDS_SH_SLOTS (below)
 // Stable: the left input's element is taken unless the right's comes before it. A work
 // group writes VKDS_MERGE_OUT consecutive outputs: where they come from is found on the
 // diagonal (how many of the first k outputs come from the left: the smallest i with
 // right[k - i - 1] before left[i]) by a binary search; the group loads those parts of
 // both inputs into shared memory (consecutive threads on consecutive elements, all of a
 // thread's loads in flight together), every thread merges VKDS_MERGE_ITEMS outputs there
-// (a search on its own diagonal) and the group writes them in order. Every loop is
+// (a search on its own diagonal) and the group writes them in order (a whole group in
+// runs of 4 a thread). Every loop is
 // bounded (64 steps of search, VKDS_MERGE_ITEMS loads and outputs), no index goes past a
 // part (even for a compiler that evaluates both sides of a select), and no group waits
 // on another.
@@ -22,10 +26,22 @@
 #define VKDS_MERGE_ITEMS 8u
 #define VKDS_MERGE_OUT (256u * VKDS_MERGE_ITEMS)
 
+// Shared memory's slots for n elements, and element x's slot: with VKDS_SH_PAD (codegen.c
+// merge_pad: where it fits) a spare slot after every 32, so that a thread's consecutive
+// elements (8t + q, the merged outputs) fall in different banks across a warp.
+#ifdef VKDS_SH_PAD
+#define VKDS_SH_SLOTS(n) ((n) + ((n) >> 5u))
+#define VKDS_SH_AT(x) ((x) + ((x) >> 5u))
+#else
+#define VKDS_SH_SLOTS(n) (n)
+#define VKDS_SH_AT(x) (x)
+#endif
+
 bool vkds_before(IN0_T x, IN0_T y);
 IN0_T vkds_left(uint64_t i);
 IN0_T vkds_right(uint64_t i);
 void vkds_out(uint64_t o, IN0_T v);
+void vkds_out4(uint64_t o, IN0_T v[4]);
 IN0_T vkds_sh(uint x);
 void vkds_sh_st(uint x, IN0_T v);
 
@@ -117,7 +133,9 @@ void vkds_merge_group(uint64_t o0, uint64_t k0, uint64_t i0, uint64_t i1, uint t
   uint t = gl_LocalInvocationIndex;
   uint64_t j0 = k0 - i0;
   uint na = uint(i1 - i0), nb = total - na;
-  // the parts: the left's [0, na), the right's [na, total)
+  // the parts: the left's [0, na), the right's [na, total). (Loaded in runs of 4 from
+  // multiples of 4 with 16-byte loads, each thread keeping the run's elements that fall
+  // in a part, the merge was 8-13% slower on an H200: bench/RESULTS.md, session 39.)
   IN0_T r[VKDS_MERGE_ITEMS];
   for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q) {
     uint x = t + 256u * q;
@@ -149,6 +167,17 @@ void vkds_merge_group(uint64_t o0, uint64_t k0, uint64_t i0, uint64_t i1, uint t
   for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
     if (d + q < total) vkds_sh_st(d + q, r[q]);
   barrier();
+  // a whole group: each thread writes runs of 4, 16-byte stores where the output allows
+  // (H200, 2^28 u32: the merge 1,065 -> 1,049 us, the merge sort 24.6 -> 23.0 ms)
+  if (total == VKDS_MERGE_OUT) {
+    for (uint q = 0u; q < VKDS_MERGE_ITEMS / 4u; ++q) {
+      uint x = 4u * (t + 256u * q);
+      IN0_T v[4];
+      for (uint k = 0u; k < 4u; ++k) v[k] = vkds_sh(x + k);
+      vkds_out4(o0 + uint64_t(x), v);
+    }
+    return;
+  }
   for (uint q = 0u; q < VKDS_MERGE_ITEMS; ++q)
     if (t + 256u * q < total) vkds_out(o0 + uint64_t(t + 256u * q), vkds_sh(t + 256u * q));
 }

@@ -3,9 +3,11 @@
 // after the code it generates, which defines what follows, and merge_group.glsl:
 //   P(k)                              launch parameter k (uint64_t), below
 //   IN0_T, in0(i), in0_st(i, v)       the sequence, read and written in place
+//   in0_vst(i, r)                     its elements i .. i + 3 (i a multiple of 4)
 //   VKDS_ELEM_SIZE                    an element's bytes in the scratch (IN0_T's std430
 //                                     stride: a zip's tuple is a struct)
 //   vkds_msort_el, vkds_el_ld, vkds_el_st   a pointer to a scratch element, its load, store
+//   vkds_el_st4(i, r)                 scratch elements i .. i + 3 (16-byte stores for numbers)
 //   vkds_less(a, b)                   the comparator: a must come before b
 // Parameters: P(0) elements n, P(2) the scratch's address (A: n elements, 16-byte
 // aligned; then 8 bytes a merge group, vkds_bounds_at), P(4) the stage: 0 the tiles,
@@ -25,7 +27,9 @@ layout(local_size_x = 256) in;
 
 #define VKDS_TILE 1024u // 256 threads, 4 elements each
 
-shared IN0_T vkds_run[2][VKDS_TILE];
+// two tiles' worth: the tile stage's two buffers, a merge group's 2048 (VKDS_SH_AT)
+shared IN0_T vkds_sm[VKDS_SH_SLOTS(2u * VKDS_TILE)];
+#define vkds_run(s, i) vkds_sm[VKDS_SH_AT((s) * VKDS_TILE + (i))]
 
 bool vkds_from_a() { return (P(4) & 0x100ul) != 0ul; }
 vkds_msort_el vkds_a_at(uint64_t i) { return vkds_msort_el(P(2) + i * uint64_t(VKDS_ELEM_SIZE)); }
@@ -39,12 +43,12 @@ void vkds_dst(uint64_t i, IN0_T v) {
 // ---- the tiles: sorted in shared memory ----
 
 // How many of the first k outputs of merging left [l0, l0 + nl) and right [r0, r0 + nr)
-// of vkds_run[s] come from the left.
+// of buffer s of vkds_run come from the left.
 uint vkds_corank_shared(uint s, uint k, uint l0, uint nl, uint r0, uint nr) {
   uint lo = k > nr ? k - nr : 0u, hi = min(k, nl);
   for (uint step = 0u; step < 16u && lo < hi; ++step) {
     uint i = (lo + hi) / 2u;
-    if (vkds_less(vkds_run[s][r0 + k - i - 1u], vkds_run[s][l0 + i])) hi = i;
+    if (vkds_less(vkds_run(s, r0 + k - i - 1u), vkds_run(s, l0 + i))) hi = i;
     else lo = i + 1u;
   }
   return lo;
@@ -62,7 +66,7 @@ void vkds_sort_tile(uint64_t base, uint valid) {
       IN0_T y = x[p];
       x[p] = x[p - 1u], x[p - 1u] = y;
     }
-  for (uint q = 0u; q < m; ++q) vkds_run[0][e + q] = x[q];
+  for (uint q = 0u; q < m; ++q) vkds_run(0, e + q) = x[q];
   barrier();
   // runs of w become runs of 2w: thread t writes outputs 4t .. 4t + 3 of the tile
   uint s = 0u;
@@ -73,9 +77,9 @@ void vkds_sort_tile(uint64_t base, uint valid) {
       uint k = e - pair, i = vkds_corank_shared(s, k, l0, nl, r0, nr), j = k - i;
       for (uint q = 0u; q < 4u && e + q < valid; ++q) {
         bool has_l = i < nl, has_r = j < nr; // (no index past a run: see vkds_merge_runs)
-        IN0_T a = vkds_run[s][has_l ? l0 + i : l0], b = vkds_run[s][has_r ? r0 + j : l0];
+        IN0_T a = vkds_run(s, has_l ? l0 + i : l0), b = vkds_run(s, has_r ? r0 + j : l0);
         bool left = has_l && (!has_r || !vkds_less(b, a));
-        vkds_run[s ^ 1u][e + q] = left ? a : b;
+        vkds_run(s ^ 1u, e + q) = left ? a : b;
         if (left) ++i;
         else ++j;
       }
@@ -83,7 +87,7 @@ void vkds_sort_tile(uint64_t base, uint valid) {
     barrier();
     s ^= 1u;
   }
-  for (uint q = 0u; q < m; ++q) vkds_dst(base + uint64_t(e + q), vkds_run[s][e + q]);
+  for (uint q = 0u; q < m; ++q) vkds_dst(base + uint64_t(e + q), vkds_run(s, e + q));
 }
 
 // ---- the merges of runs across tiles ----
@@ -96,8 +100,8 @@ void vkds_sort_tile(uint64_t base, uint valid) {
 // instead. Global memory is read and written once a pass, in whole lines; only the
 // searches go to it at random.
 
-IN0_T vkds_sh(uint x) { return vkds_run[x / VKDS_TILE][x % VKDS_TILE]; } // all of it
-void vkds_sh_st(uint x, IN0_T v) { vkds_run[x / VKDS_TILE][x % VKDS_TILE] = v; }
+IN0_T vkds_sh(uint x) { return vkds_sm[VKDS_SH_AT(x)]; } // all of it
+void vkds_sh_st(uint x, IN0_T v) { vkds_sm[VKDS_SH_AT(x)] = v; }
 
 // the pair of runs being merged: the left run starts at vkds_l0, the right at vkds_r0
 uint64_t vkds_l0, vkds_r0;
@@ -105,6 +109,10 @@ bool vkds_before(IN0_T x, IN0_T y) { return vkds_less(x, y); }
 IN0_T vkds_left(uint64_t i) { return vkds_src(vkds_l0 + i); }
 IN0_T vkds_right(uint64_t i) { return vkds_src(vkds_r0 + i); }
 void vkds_out(uint64_t o, IN0_T v) { vkds_dst(o, v); }
+void vkds_out4(uint64_t o, IN0_T v[4]) {
+  if (vkds_from_a() || (P(4) & 0x200ul) != 0ul) in0_vst(o, v);
+  else vkds_el_st4(o, v);
+}
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_msort_u64 { uint64_t v; };
 // the partition: per group, its first output's place in the left run
