@@ -539,6 +539,13 @@ vkds_result vkds__backend_base_submit(vkds_backend *b, vkds_selection *sel, cons
 uint64_t vkds__kernel_spilled_bytes(const vkds_kernel *k);
 vkds_result vkds__cmd_dispatch_spilled(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
                                        const vkds_launch_info *li, void *mapped, VkDeviceAddress address);
+/* The same with the arguments written into the command buffer itself
+ * (vkCmdUpdateBuffer, then a barrier before the dispatch) at `offset` of `buffer`, a
+ * multiple of 4, which the GPU reads at `address`: for a recording whose submission the
+ * caller does not see. */
+vkds_result vkds__cmd_dispatch_spilled_inline(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
+                                              const vkds_launch_info *li, VkBuffer buffer, VkDeviceSize offset,
+                                              VkDeviceAddress address);
 
 /* A vkds_type's name for messages ("I32", ...; "an unknown type"; lib/seq/seq.c). */
 const char *vkds__type_name(vkds_type t);

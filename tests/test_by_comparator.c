@@ -6,7 +6,9 @@
  * 16 bytes) by one part, ascending and descending; sizes from empty to past a work
  * group's 2048 merge outputs; host data staged (is_sorted_by's larger than the staging
  * ring too), a buffer of a second VkDevice, a reverse view of a zip read by
- * is_sorted_by, a zip output with a part under a view; the three forms; bad input. */
+ * is_sorted_by, a zip output with a part under a view; the three forms, the recording
+ * form's launch arguments kept in its scratch where they outgrow lavapipe's push
+ * constants (4-part records merged, 16-part zips searched); bad input. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -351,6 +353,90 @@ END_TEST
 
 /* ---- is_sorted_by ---- */
 
+/* Records of 4 u32 parts merged by the recording form: 19 launch parameters, past
+ * lavapipe's 128 bytes of push constants, kept in the vkds_cmd's scratch (they were
+ * refused); below and above the partition's 2^22 outputs (one dispatch, then two).
+ * Without a scratch: a message with the bytes needed. A 16-part zip's find_if and
+ * is_sorted_by recorded the same way (a reduction of two passes). */
+START_TEST(recorded_arguments_in_the_scratch) {
+  open_ctx(1);
+  const uint32_t sizes[][2] = {{3001, 2500}, {(1u << 21) + 3, (1u << 21) + 2}};
+  for (int si = 0; si < 2; ++si) {
+    uint32_t na = sizes[si][0], nb = sizes[si][1], n = na + nb;
+    uint32_t *host = malloc((uint64_t)n * 4 * 4), *want = malloc((uint64_t)n * 4);
+    /* part 0: keys (sorted within each input, ties across them), parts 1-3: the place */
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t within = i < na ? i : i - na;
+      host[i] = within / 3, host[n + i] = i, host[2 * n + i] = ~i, host[3 * n + i] = i * 7u;
+    }
+    /* the stable merge's places: a's before b's among equal keys */
+    for (uint32_t i = 0, j = 0, o = 0; o < n; ++o)
+      want[o] = j >= nb || (i < na && host[i] <= host[na + j]) ? i++ : na + j++;
+    vkds_buffer *parts[4], *outs[4];
+    vkds_seq as[4], bs[4], os[4];
+    for (int k = 0; k < 4; ++k) {
+      parts[k] = harness_device_copy(r0, host + (uint64_t)k * n, (uint64_t)n * 4);
+      outs[k] = harness_device_copy(r0, NULL, (uint64_t)n * 4);
+      as[k] = vkds_seq_buffer((vkds_view){parts[k], 0, (uint64_t)na * 4}, VKDS_U32);
+      bs[k] = vkds_seq_buffer((vkds_view){parts[k], (uint64_t)na * 4, (uint64_t)nb * 4}, VKDS_U32);
+      os[k] = vkds_seq_buffer(vkds_view_of(outs[k]), VKDS_U32);
+    }
+    vkds_seq az = vkds_seq_zip(as, 4), bz = vkds_seq_zip(bs, 4), oz = vkds_seq_zip(os, 4);
+    vkds_buffer *scratch = harness_device_copy(r0, NULL, vkds_algorithm_scratch_bytes(r0, n));
+    app_cmd c = {0};
+    app_cmd_begin(&c, r0);
+    vkds_cmd bare = {.cmd = c.cmd, .resource = r0}, rc = {.cmd = c.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
+    ck_assert_int_eq(vkds_cmd_merge_by(&bare, &az, &bz, &oz, "a.p0 < b.p0"), VKDS_ERROR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(vkds_last_error_message(), "keeps them in the vkds_cmd's scratch"), "%s",
+                  vkds_last_error_message());
+    ck_assert_vkds(vkds_cmd_merge_by(&rc, &az, &bz, &oz, "a.p0 < b.p0"));
+    app_cmd_submit(&c, 120);
+    app_cmd_destroy(&c);
+    uint32_t *got = malloc((uint64_t)n * 4);
+    for (int k = 0; k < 4; ++k) {
+      ck_assert_vkds(vkds_download(r0, got, vkds_view_of(outs[k]), (uint64_t)n * 4));
+      for (uint32_t o = 0; o < n; ++o)
+        if (got[o] != host[(uint64_t)k * n + want[o]])
+          ck_abort_msg("n=%u part %d [%u]: got %u want %u", n, k, o, got[o], host[(uint64_t)k * n + want[o]]);
+    }
+    for (int k = 0; k < 4; ++k) vkds_buffer_destroy(parts[k]), vkds_buffer_destroy(outs[k]);
+    vkds_buffer_destroy(scratch);
+    free(host), free(want), free(got);
+  }
+  /* a zip of 16 parts (the same buffer): the first tuple whose part 15 is past 70,000,
+   * and whether the tuples are sorted by part 3 */
+  enum { N = 100003 };
+  uint32_t *v = malloc(N * 4);
+  for (uint32_t i = 0; i < N; ++i) v[i] = i;
+  vkds_buffer *b = harness_device_copy(r0, v, N * 4), *res = harness_device_copy(r0, NULL, 64);
+  vkds_buffer *scratch = harness_device_copy(r0, NULL, vkds_algorithm_scratch_bytes(r0, N));
+  vkds_seq one = vkds_seq_buffer(vkds_view_of(b), VKDS_U32), many[16];
+  for (int k = 0; k < 16; ++k) many[k] = one;
+  vkds_seq z = vkds_seq_zip(many, 16);
+  app_cmd c = {0};
+  app_cmd_begin(&c, r0);
+  vkds_cmd rc = {.cmd = c.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
+  /* (the reduction's own scratch alone is short of the arguments' room) */
+  vkds_cmd tight = {.cmd = c.cmd, .resource = r0, .scratch = {scratch, 0, vkds_reduce_scratch_bytes(r0, N)}};
+  ck_assert_int_eq(vkds_cmd_find_if(&tight, &z, "x.p15 > 70000u", (vkds_view){res, 0, 8}), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "keeps them in the vkds_cmd's scratch"), "%s",
+                vkds_last_error_message());
+  ck_assert_vkds(vkds_cmd_find_if(&rc, &z, "x.p15 > 70000u", (vkds_view){res, 0, 8}));
+  ck_assert_vkds(vkds_cmd_is_sorted_by(&rc, &z, "a.p3 < b.p3", (vkds_view){res, 16, 4}));
+  app_cmd_submit(&c, 60);
+  app_cmd_destroy(&c);
+  uint64_t found;
+  uint32_t sorted;
+  ck_assert_vkds(vkds_download(r0, &found, (vkds_view){res, 0, 8}, 8));
+  ck_assert_vkds(vkds_download(r0, &sorted, (vkds_view){res, 16, 4}, 4));
+  ck_assert_uint_eq(found, 70001);
+  ck_assert_uint_eq(sorted, 1);
+  vkds_buffer_destroy(b), vkds_buffer_destroy(res), vkds_buffer_destroy(scratch);
+  free(v);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(is_sorted_by_cases) {
   open_ctx(1);
   enum { N = 70001 };
@@ -576,6 +662,7 @@ int main(void) {
   t = harness_tcase("merge");
   tcase_add_test(t, merge_by_low_byte);
   tcase_add_test(t, merge_records_forms);
+  tcase_add_test(t, recorded_arguments_in_the_scratch);
   suite_add_tcase(s, t);
   t = harness_tcase("is_sorted");
   tcase_add_test(t, is_sorted_by_cases);

@@ -28,7 +28,7 @@
  *                               is a 17th leaf: VKDS_ERROR_UNSUPPORTED); where their arguments
  *                               outgrow the device's push constants, the blocking and
  *                               _async forms keep them in a buffer of their own, the
- *                               recording form refuses (VKDS_ERROR_UNSUPPORTED)
+ *                               recording form in its scratch (vkds_cmd)
  *   -> record -> submit -> (blocking) wait, write the results and staged outputs back.
  *
  * Each algorithm comes in three forms:
@@ -254,13 +254,20 @@ typedef struct vkds_cmd {
   VkCommandBuffer cmd;     /* REQUIRED */
   vkds_resource *resource; /* REQUIRED: the device the command buffer runs on */
   /* Temporary device memory: a range of a buffer on that device of at least
-   * vkds_algorithm_scratch_bytes() bytes (which may be 0: then it may be {0}). Two
+   * vkds_algorithm_scratch_bytes() bytes (an algorithm that needs none takes {0}). Two
    * recorded algorithms that may run at the same time need separate scratch. Scratch
    * (or a status or result view) on another VkDevice is VKDS_ERROR_WRONG_DEVICE, too
    * little, misaligned, or overlapping the call's sequences or its result view
    * VKDS_ERROR_INVALID_ARGUMENT (so is a result view over the call's sequences). An
    * algorithm that needs no scratch (element-wise ones, the searches) ignores it; merge
-   * uses it when it is large enough (vkds_merge_scratch_bytes). */
+   * uses it when it is large enough (vkds_merge_scratch_bytes). Where a call's launch
+   * arguments outgrow the device's push constants (records of 3 or 4 parts merged on a
+   * device with 128 bytes of them, as lavapipe; zips of many parts), element-wise
+   * algorithms, searches, reductions and merges keep them in the scratch too, after what
+   * the algorithm uses, written into the command buffer (vkCmdUpdateBuffer): a few
+   * hundred bytes more, which vkds_algorithm_scratch_bytes includes (the message of a
+   * scratch too small gives the figure); the other families then refuse the recording
+   * form (VKDS_ERROR_UNSUPPORTED). */
   vkds_view scratch;
 } vkds_cmd;
 
@@ -954,8 +961,9 @@ VKDS_API uint64_t vkds_merge_scratch_bytes(const vkds_resource *res, uint64_t co
  * for a view of a zip, VKDS_ERROR_INVALID_ARGUMENT); 2048 tuples must fit the device's
  * shared memory (else VKDS_ERROR_UNSUPPORTED, as for vkds_merge_sort). Records of 3 or 4
  * parts take more launch arguments than lavapipe's 128 bytes of push constants: there
- * vkds_cmd_merge_by refuses them (VKDS_ERROR_UNSUPPORTED), the other forms take them. A NULL `less` is VKDS_ERROR_INVALID_ARGUMENT, one that does not
- * compile VKDS_ERROR_COMPILE naming it; otherwise as vkds_merge. */
+ * vkds_cmd_merge_by keeps them in the vkds_cmd's scratch (see vkds_cmd). A NULL `less`
+ * is VKDS_ERROR_INVALID_ARGUMENT, one that does not compile VKDS_ERROR_COMPILE naming
+ * it; otherwise as vkds_merge. */
 VKDS_API vkds_result vkds_merge_by(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,
                                    const char *less);
 VKDS_API vkds_result vkds_merge_by_async(vkds_policy *p, const vkds_seq *a, const vkds_seq *b, const vkds_seq *out,

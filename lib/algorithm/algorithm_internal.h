@@ -283,6 +283,10 @@ typedef struct vkds__call {
   vkds_buffer *args[VKDS__CALL_ARG_BUFFERS];
   uint32_t args_buffers;
   uint64_t args_used; /* bytes of the last buffer taken */
+  /* the recording form's instead: regions of the vkds_cmd's scratch after what the
+   * algorithm uses, written by vkCmdUpdateBuffer in the application's command buffer */
+  vkds_buffer *args_scratch;
+  uint64_t args_scratch_at, args_scratch_end; /* from the buffer's start */
 } vkds__call;
 
 /* Records one dispatch of the call's kernel `k` (vkds_cmd_dispatch; frame.c): a kernel

@@ -676,12 +676,13 @@ static call *call_alloc(vkds_context *ctx) {
   return c;
 }
 
-/* The recording form's answer to a kernel whose arguments are kept in a buffer. */
+/* The recording form's answer to a kernel whose arguments are kept in a buffer, for an
+ * algorithm whose dispatches args_in_scratch does not count. */
 static vkds_result args_refused(const call *c, const vkds_kernel *k) {
   return vkds__fail(c->res->dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                     "%s: its launch arguments (%llu bytes: the sequences' memory ranges and views), with vkds's "
                     "launch header, are more than the device's %u bytes of push constants, and the recording form "
-                    "has nowhere to keep them; use the blocking or _async form",
+                    "of this algorithm has nowhere to keep them; use the blocking or _async form",
                     c->a.name, (unsigned long long)vkds__kernel_spilled_bytes(k),
                     c->res->dev->facts.props.properties.limits.maxPushConstantsSize);
 }
@@ -694,7 +695,17 @@ vkds_result vkds__alg_dispatch(call *c, VkCommandBuffer cmd, vkds_kernel *k, con
   uint64_t bytes = (vkds__kernel_spilled_bytes(k) + 15) & ~15ull;
   if (!bytes) return vkds_cmd_dispatch(cmd, c->res, k, li);
   vkds_context *ctx = c->res->dev->ctx;
-  if (!c->args_kept) return args_refused(c, k);
+  if (!c->args_kept) { /* the recording form: in its scratch (args_in_scratch) */
+    if (!c->args_scratch) return args_refused(c, k);
+    if (c->args_scratch_at + bytes > c->args_scratch_end) /* (args_in_scratch counts every dispatch) */
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: more dispatches with arguments in the scratch "
+                        "than were counted", c->a.name);
+    vkds_result r = vkds__cmd_dispatch_spilled_inline(cmd, c->res, k, li, vkds_buffer_vk(c->args_scratch),
+                                                      vkds_buffer_offset(c->args_scratch) + c->args_scratch_at,
+                                                      vkds_buffer_address(c->args_scratch) + c->args_scratch_at);
+    c->args_scratch_at += bytes;
+    return r;
+  }
   uint64_t cap = c->args_buffers ? vkds_buffer_size(c->args[c->args_buffers - 1]) : 0;
   if (c->args_used + bytes > cap) {
     if (c->args_buffers == VKDS__CALL_ARG_BUFFERS)
@@ -983,6 +994,42 @@ static vkds_result not_direct_code(const vkds_context *ctx, const char *name, co
   return devices & ~(1u << (res->dev->index & 31)) ? VKDS_ERROR_WRONG_DEVICE : VKDS_ERROR_INVALID_ARGUMENT;
 }
 
+/* The recording form's place for launch arguments that outgrow the push constants (a
+ * merge of records of 3 or 4 parts on lavapipe's 128 bytes, a zip of 16 parts): regions
+ * of the vkds_cmd's scratch after the `used` bytes the algorithm takes, one a dispatch,
+ * which vkds__alg_dispatch fills with vkCmdUpdateBuffer, so they live in the
+ * application's command buffer and its scratch, both the application's to keep until
+ * the work is done (they were refused: a probe). Algorithms of a known, small count of
+ * dispatches only: element-wise ones and searches (1), reductions and merges (2). */
+static vkds_result args_in_scratch(call *c, const vkds_cmd *cmd, uint64_t used, vkds_view result,
+                                   uint64_t result_need) {
+  vkds__alg_template t = c->a.template_kind;
+  uint32_t dispatches = t == VKDS__TEMPLATE_MAP || t == VKDS__TEMPLATE_SEARCH      ? 1
+                        : t == VKDS__TEMPLATE_REDUCE || t == VKDS__TEMPLATE_MERGE ? 2
+                                                                                   : 0;
+  if (!dispatches) return args_refused(c, c->kernel);
+  vkds_context *ctx = c->res->dev->ctx;
+  uint64_t bytes = dispatches * ((vkds__kernel_spilled_bytes(c->kernel) + 15) & ~15ull);
+  uint64_t at = (used + 15) & ~15ull, need = at + bytes;
+  vkds_view v = cmd->scratch;
+  uint64_t size = v.buffer ? vkds_buffer_size(v.buffer) : 0, avail = view_avail(v, size);
+  if (avail < need || v.offset + avail > size)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: its launch arguments (%llu bytes), with vkds's launch header, are more than the device's "
+                      "%u bytes of push constants; the recording form then keeps them in the vkds_cmd's scratch, which "
+                      "must hold %llu bytes (it holds %llu; vkds_algorithm_scratch_bytes gives enough)",
+                      c->a.name, (unsigned long long)vkds__kernel_spilled_bytes(c->kernel),
+                      c->res->dev->facts.props.properties.limits.maxPushConstantsSize, (unsigned long long)need,
+                      (unsigned long long)(v.offset + avail <= size ? avail : 0));
+  VkDeviceAddress unused;
+  VKDS_CHECK(scratch_view(ctx, c->a.name, c->res, v, need, "vkds_algorithm_scratch_bytes", &unused));
+  VKDS_CHECK(views_apart(ctx, c, result, result_need, v, need));
+  c->args_scratch = v.buffer;
+  c->args_scratch_at = v.offset + at;
+  c->args_scratch_end = v.offset + need;
+  return VKDS_SUCCESS;
+}
+
 vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view result) {
   if (!cmd || !cmd->cmd || !cmd->resource)
     return vkds__fail(vkds__alg_cmd_ctx(cmd), VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
@@ -1088,8 +1135,10 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
                      "(give its type a device_code slot, or use the blocking or _async form)",
                      a->name, c.leaf[k].ops->name ? c.leaf[k].ops->name : "user");
   if (r == VKDS_SUCCESS) r = find_kernel(&c);
-  /* (refused before anything is recorded: a sort records a fill before its first dispatch) */
-  if (r == VKDS_SUCCESS && vkds__kernel_spilled_bytes(c.kernel)) r = args_refused(&c, c.kernel);
+  /* (placed, or refused, before anything is recorded: a sort records a fill before its
+   * first dispatch) */
+  if (r == VKDS_SUCCESS && vkds__kernel_spilled_bytes(c.kernel))
+    r = args_in_scratch(&c, cmd, scratch_need, result, result_need);
   if (r == VKDS_SUCCESS)
     r = vkds__call_record(&c, cmd->cmd, result_at, scratch_at + VKDS__ALG_RESULT_BYTES, VKDS__PART_WHOLE, 0);
   unbind_leaves(&c, false);

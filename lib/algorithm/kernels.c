@@ -261,5 +261,8 @@ uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count) 
   uint64_t msort = vkds_merge_sort_scratch_bytes(res, count, VKDS_TYPE_COMPOSITE); /* its widest tuples */
   uint64_t most = reduce > scan ? reduce : scan;
   most = most > msort ? most : msort;
-  return most > sort ? most : sort;
+  most = most > sort ? most : sort;
+  /* and room for two dispatches' launch arguments where they outgrow the push constants
+   * (frame.c args_in_scratch: reductions and merges, after their own scratch) */
+  return most + 2 * ((8 * VKDS__GEN_MAX_PARAMS + 15) & ~15u);
 }

@@ -172,6 +172,32 @@ vkds_result vkds_cmd_dispatch(VkCommandBuffer cmd, vkds_resource *res, vkds_kern
 
 uint64_t vkds__kernel_spilled_bytes(const vkds_kernel *k) { return k->layout.spilled ? k->layout.size : 0; }
 
+vkds_result vkds__cmd_dispatch_spilled_inline(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
+                                              const vkds_launch_info *li, VkBuffer buffer, VkDeviceSize offset,
+                                              VkDeviceAddress address) {
+  packed_launch pl;
+  vkds_result r = prepare(&pl, k, res->dev, li);
+  /* (vkCmdUpdateBuffer takes whole words and at most 65,536 bytes) */
+  uint32_t words = (k->layout.size + 3) / 4;
+  unsigned char *data = r == VKDS_SUCCESS ? vkds__temp_alloc(k->ctx, 4ull * words) : NULL;
+  if (r == VKDS_SUCCESS && !data)
+    r = vkds__fail(k->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "spilled arguments");
+  if (r == VKDS_SUCCESS && 4ull * words > 65536)
+    r = vkds__fail(k->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "kernel '%s': %u bytes of arguments, more than a command "
+                   "buffer takes in one update (65,536)", k->name, 4 * words);
+  if (r == VKDS_SUCCESS) {
+    memcpy(data, pl.spill, k->layout.size); /* (the rest of the last word stays zero) */
+    res->dev->vk.vkCmdUpdateBuffer(cmd, buffer, offset, 4ull * words, data);
+    vkds__cmd_barrier(res->dev, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    memcpy(pl.push + k->refl.push.members[1].offset, &address, 8);
+    record(&pl, cmd);
+  }
+  vkds__free(k->ctx, data);
+  release(&pl);
+  return r;
+}
+
 vkds_result vkds__cmd_dispatch_spilled(VkCommandBuffer cmd, vkds_resource *res, vkds_kernel *k,
                                        const vkds_launch_info *li, void *mapped, VkDeviceAddress address) {
   packed_launch pl;
