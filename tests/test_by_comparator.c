@@ -360,6 +360,13 @@ END_TEST
  * is_sorted_by recorded the same way (a reduction of two passes). */
 START_TEST(recorded_arguments_in_the_scratch) {
   open_ctx(1);
+  /* (a device of 256 bytes of push constants, as NVIDIA's, takes them there: only the
+   * results are checked) */
+  VkPhysicalDevice phys;
+  VkPhysicalDeviceProperties props;
+  ck_assert_vkds(vkds_resource_vk_handles(r0, &phys, NULL, NULL));
+  vkGetPhysicalDeviceProperties(phys, &props);
+  bool spills = props.limits.maxPushConstantsSize < 200;
   const uint32_t sizes[][2] = {{3001, 2500}, {(1u << 21) + 3, (1u << 21) + 2}};
   for (int si = 0; si < 2; ++si) {
     uint32_t na = sizes[si][0], nb = sizes[si][1], n = na + nb;
@@ -386,9 +393,11 @@ START_TEST(recorded_arguments_in_the_scratch) {
     app_cmd c = {0};
     app_cmd_begin(&c, r0);
     vkds_cmd bare = {.cmd = c.cmd, .resource = r0}, rc = {.cmd = c.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
-    ck_assert_int_eq(vkds_cmd_merge_by(&bare, &az, &bz, &oz, "a.p0 < b.p0"), VKDS_ERROR_INVALID_ARGUMENT);
-    ck_assert_msg(strstr(vkds_last_error_message(), "keeps them in the vkds_cmd's scratch"), "%s",
-                  vkds_last_error_message());
+    if (spills) {
+      ck_assert_int_eq(vkds_cmd_merge_by(&bare, &az, &bz, &oz, "a.p0 < b.p0"), VKDS_ERROR_INVALID_ARGUMENT);
+      ck_assert_msg(strstr(vkds_last_error_message(), "keeps them in the vkds_cmd's scratch"), "%s",
+                    vkds_last_error_message());
+    }
     ck_assert_vkds(vkds_cmd_merge_by(&rc, &az, &bz, &oz, "a.p0 < b.p0"));
     app_cmd_submit(&c, 120);
     app_cmd_destroy(&c);
@@ -418,9 +427,12 @@ START_TEST(recorded_arguments_in_the_scratch) {
   vkds_cmd rc = {.cmd = c.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
   /* (the reduction's own scratch alone is short of the arguments' room) */
   vkds_cmd tight = {.cmd = c.cmd, .resource = r0, .scratch = {scratch, 0, vkds_reduce_scratch_bytes(r0, N)}};
-  ck_assert_int_eq(vkds_cmd_find_if(&tight, &z, "x.p15 > 70000u", (vkds_view){res, 0, 8}), VKDS_ERROR_INVALID_ARGUMENT);
-  ck_assert_msg(strstr(vkds_last_error_message(), "keeps them in the vkds_cmd's scratch"), "%s",
-                vkds_last_error_message());
+  if (spills) {
+    ck_assert_int_eq(vkds_cmd_find_if(&tight, &z, "x.p15 > 70000u", (vkds_view){res, 0, 8}),
+                     VKDS_ERROR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(vkds_last_error_message(), "keeps them in the vkds_cmd's scratch"), "%s",
+                  vkds_last_error_message());
+  }
   ck_assert_vkds(vkds_cmd_find_if(&rc, &z, "x.p15 > 70000u", (vkds_view){res, 0, 8}));
   ck_assert_vkds(vkds_cmd_is_sorted_by(&rc, &z, "a.p3 < b.p3", (vkds_view){res, 16, 4}));
   app_cmd_submit(&c, 60);
