@@ -19,7 +19,9 @@ static uint64_t merge_groups(uint64_t n) { return n / MERGE_OUT + (n % MERGE_OUT
  * latency that the group waits out, holding its place on the SM). Measured on an H200
  * (bench/RESULTS.md, 2026-11-28, session 38), u32, GPU us, group / partition: 2^20
  * 14.8 / 22.8, 2^21 23.2 / 28.2, 2^22 39.5 / 36.7, 2^24 140.0 / 85.6, 2^28 2,346 /
- * 1,089. VKDS_MERGE_SEARCH=group|partition forces one (a measuring aid). */
+ * 1,089. VKDS_MERGE_SEARCH=group|partition forces one (a measuring aid). A subgroup
+ * finding two groups' starts by the groups' k-ary ballot search, instead of a thread
+ * one, was slower (2^28: 1,248 against 1,047 us; session 39). */
 #define MERGE_PARTITION_FROM (1ull << 22)
 static bool partitions(uint64_t n) {
   const char *v = vkds__getenv("VKDS_MERGE_SEARCH");
