@@ -309,7 +309,9 @@ VKDS_API vkds_result vkds_cmd_transform2(const vkds_cmd *c, const vkds_seq *in1,
 
 /* out[0] = in[0], out[i] = in[i] - in[i - 1] (op NULL) or `op`, a GLSL expression of `a`
  * (in[i]) and `b` (in[i - 1]) converted to out's type: oneDPL's adjacent_difference.
- * Numbers only (a zip is VKDS_ERROR_INVALID_ARGUMENT); out has in's count and does not
+ * The difference (or op) is computed in in's type, then converted: u32 {5, 3} into I64
+ * gives {5, 4294967294} (an integer difference wraps in in's type); for a wider result,
+ * say so in op ("int64_t(a) - int64_t(b)"). Numbers only (a zip is VKDS_ERROR_INVALID_ARGUMENT); out has in's count and does not
  * overlap it (not in place: element i reads element i - 1). Host data is staged whole
  * (element i reads the one before it, which a chunk boundary would split); otherwise as
  * transform. */
@@ -948,7 +950,10 @@ VKDS_API vkds_result vkds_cmd_merge(const vkds_cmd *c, const vkds_seq *a, const 
  * scratch when it holds this much on the command buffer's device, 8-byte aligned (it
  * must then not overlap the call's sequences), and otherwise let each work group search
  * for its range itself, which is slower on large merges (bench/RESULTS.md). The same
- * for vkds_merge_by. */
+ * for vkds_merge_by, whose records of 3 or 4 parts on a device of 128 bytes of push
+ * constants (lavapipe) need the scratch anyway, for their launch arguments: a few
+ * hundred bytes more than this (vkds_cmd says how much; vkds_algorithm_scratch_bytes
+ * covers both). */
 VKDS_API uint64_t vkds_merge_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* The same merge of two sequences sorted by a comparator (as vkds_merge_sort sorts
