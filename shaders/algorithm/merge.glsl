@@ -58,5 +58,5 @@ void main() {
   } else {
     vkds_corank2(g0, g1, na, nb, i0, i1);
   }
-  vkds_merge_group(g0, g0, i0, i1, uint(g1 - g0));
+  vkds_merge_group(g0, g0, i0, i1, uint(g1 - g0), na, nb);
 }

@@ -128,9 +128,20 @@ void vkds_corank2(uint64_t k0, uint64_t k1, uint64_t nl, uint64_t nr, out uint64
 }
 
 // The work group's `total` outputs from o0 on, outputs k0 .. k0 + total of its merge:
-// the left input's [i0, i1) and the right's from k0 - i0 on.
-void vkds_merge_group(uint64_t o0, uint64_t k0, uint64_t i0, uint64_t i1, uint total) {
+// the left input's [i0, i1) and the right's from k0 - i0 on; nl and nr the inputs'
+// lengths.
+void vkds_merge_group(uint64_t o0, uint64_t k0, uint64_t i0, uint64_t i1, uint total, uint64_t nl, uint64_t nr) {
   uint t = gl_LocalInvocationIndex;
+  // Inputs that are not sorted (or a comparator that is not a strict weak order) make the
+  // two ends' searches disagree: i1 below i0, or more than `total` past it, and the parts
+  // ran past shared memory and the inputs (lavapipe crashed on an unsorted merge; a
+  // probe). Each search's answer lies in its own diagonal's range, so i1 clamped to
+  // [max(i0, k1 - nr), min(i0 + total, nl, k1)], never empty, keeps both parts inside
+  // their inputs and `total` long: the output is then wrong, as documented, but nothing
+  // is read or written out of place.
+  uint64_t k1 = k0 + uint64_t(total);
+  i0 = clamp(i0, k0 > nr ? k0 - nr : 0ul, min(k0, nl)); // (a search's own range; a stored partition's too)
+  i1 = clamp(i1, max(i0, k1 > nr ? k1 - nr : 0ul), min(min(i0 + uint64_t(total), nl), k1));
   uint64_t j0 = k0 - i0;
   uint na = uint(i1 - i0), nb = total - na;
   // the parts: the left's [0, na), the right's [na, total). (Loaded in runs of 4 from

@@ -157,7 +157,7 @@ void vkds_merge_runs(uint64_t run) {
     i0 = vkds_msort_u64(vkds_bounds_at(g)).v;
     i1 = g1 == end ? nl : vkds_msort_u64(vkds_bounds_at(g + 1ul)).v;
   }
-  vkds_merge_group(g0, g0 - vkds_l0, i0, i1, uint(g1 - g0));
+  vkds_merge_group(g0, g0 - vkds_l0, i0, i1, uint(g1 - g0), nl, end - vkds_r0);
 }
 
 void main() {
