@@ -18,10 +18,9 @@
 // both inputs into shared memory (consecutive threads on consecutive elements, all of a
 // thread's loads in flight together), every thread merges VKDS_MERGE_ITEMS outputs there
 // (a search on its own diagonal) and the group writes them in order (a whole group in
-// runs of 4 a thread). Every loop is
-// bounded (64 steps of search, VKDS_MERGE_ITEMS loads and outputs), no index goes past a
-// part (even for a compiler that evaluates both sides of a select), and no group waits
-// on another.
+// runs of 4 a thread). Every loop is bounded (64 steps of search, VKDS_MERGE_ITEMS loads
+// and outputs), no index goes past a part (even for a compiler that evaluates both sides
+// of a select, or for inputs that are not sorted), and no group waits on another.
 
 #define VKDS_MERGE_ITEMS 8u
 #define VKDS_MERGE_OUT (256u * VKDS_MERGE_ITEMS)
