@@ -84,7 +84,10 @@
  * keeps what it held, or a staged host output gets whatever its temporary held; a zero
  * known only when the kernel runs gives the infinities and NaNs of IEEE there, and a
  * constant "-1.0 / 0.0" folds to -inf): divide by a zero only where your device's
- * answer is the one you want. Loops in operators
+ * answer is the one you want. A division the driver's compiler can fold to a trapping
+ * constant kills the process inside pipeline creation on lavapipe (Mesa 22.3): an i64
+ * INT64_MIN / -1 written as "(-9223372036854775807l - 1l) / int64_t(x | -1)" raises
+ * SIGFPE there (a probe); the same at run time gives a value. Loops in operators
  * and in a user type's device code: lavapipe cuts an invocation's loops short after
  * 65,535 iterations in all, counting vkds's own (the results are then wrong, and nothing
  * says so); vkds sizes its own loops to stay under that, which leaves a loop of the
