@@ -902,6 +902,13 @@ static uint64_t view_avail(vkds_view v, uint64_t size) {
   return v.buffer && v.offset <= size ? (v.bytes ? v.bytes : size - v.offset) : 0;
 }
 
+/* The bytes of a view that lie within its buffer: view_avail's, or 0 for a view that
+ * runs past the buffer's end. */
+static uint64_t view_holds(vkds_view v) {
+  uint64_t size = v.buffer ? vkds_buffer_size(v.buffer) : 0, avail = view_avail(v, size);
+  return v.offset + avail <= size ? avail : 0;
+}
+
 /* A view's device address, checked to be on `res`'s device and to hold `bytes`. */
 static vkds_result device_view(const vkds_context *ctx, const char *name, const char *what, const vkds_resource *res,
                                vkds_view v, uint64_t bytes, VkDeviceAddress *out) {
@@ -940,8 +947,7 @@ static vkds_result scratch_view(const vkds_context *ctx, const char *name, const
   if (bytes && (!v.buffer || view_avail(v, size) < bytes))
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: the scratch view holds %llu bytes, %llu are needed (%s gives the size)", name,
-                      (unsigned long long)(v.offset + view_avail(v, size) <= size ? view_avail(v, size) : 0),
-                      (unsigned long long)bytes, query);
+                      (unsigned long long)view_holds(v), (unsigned long long)bytes, query);
   VKDS_CHECK(device_view(ctx, name, "the scratch view", res, v, bytes, out));
   if (bytes && *out % 16)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the scratch view must start 16-byte aligned",
@@ -1012,15 +1018,15 @@ static vkds_result args_in_scratch(call *c, const vkds_cmd *cmd, uint64_t used, 
   uint64_t bytes = dispatches * ((vkds__kernel_spilled_bytes(c->kernel) + 15) & ~15ull);
   uint64_t at = (used + 15) & ~15ull, need = at + bytes;
   vkds_view v = cmd->scratch;
-  uint64_t size = v.buffer ? vkds_buffer_size(v.buffer) : 0, avail = view_avail(v, size);
-  if (avail < need || v.offset + avail > size)
+  uint64_t holds = view_holds(v);
+  if (holds < need)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: its launch arguments (%llu bytes), with vkds's launch header, are more than the device's "
                       "%u bytes of push constants; the recording form then keeps them in the vkds_cmd's scratch, which "
                       "must hold %llu bytes (it holds %llu; vkds_algorithm_scratch_bytes gives enough)",
                       c->a.name, (unsigned long long)vkds__kernel_spilled_bytes(c->kernel),
                       c->res->dev->facts.props.properties.limits.maxPushConstantsSize, (unsigned long long)need,
-                      (unsigned long long)(v.offset + avail <= size ? avail : 0));
+                      (unsigned long long)holds);
   VkDeviceAddress unused;
   VKDS_CHECK(scratch_view(ctx, c->a.name, c->res, v, need, "vkds_algorithm_scratch_bytes", &unused));
   VKDS_CHECK(views_apart(ctx, c, result, result_need, v, need));
@@ -1106,10 +1112,9 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
      * the call's sequences); without, or one too small or elsewhere, the work groups
      * search for their ranges themselves */
     vkds_view v = cmd->scratch;
-    uint64_t need = vkds__merge_scratch_bytes(a->count), size = v.buffer ? vkds_buffer_size(v.buffer) : 0;
-    uint64_t avail = view_avail(v, size);
+    uint64_t need = vkds__merge_scratch_bytes(a->count);
     VkDeviceAddress at = v.buffer ? vkds_buffer_address(v.buffer) : 0;
-    if (avail >= need && v.offset + avail <= size && vkds_buffer_is_on(v.buffer, res) && at && (at + v.offset) % 8 == 0)
+    if (view_holds(v) >= need && vkds_buffer_is_on(v.buffer, res) && at && (at + v.offset) % 8 == 0)
       c.scan_scratch = v, scratch_need = need;
   }
   /* every leaf passed directly, a user type's parts too (only the top sequences were
