@@ -50,12 +50,13 @@ static void close_ctx(void) {
 
 static uint64_t all_bits(vkds_type t) { return size_of(t) == 4 ? 0xffffffffull : ~0ull; }
 static uint64_t top_bit(vkds_type t) { return size_of(t) == 4 ? 0x80000000ull : 0x8000000000000000ull; }
-/* Keys per tile (sort_tile.glsl), where the grid changes: sort.c's tile_elems on
- * lavapipe, 4,096 keys of 4 bytes (5,120 where VKDS_SORT_TILE asks, as the big_tiles
- * tcase does), 2,048 of 8. */
-static uint64_t tile_of(vkds_type t) {
+/* Keys per tile on a path (sort_tile.glsl), where the grid changes: sort.c's tile_elems
+ * on lavapipe, 4,096 keys of 4 bytes (where VKDS_SORT_TILE asks for the large tiles, as
+ * the big_tiles tcase does: 5,120 on Onesweep, 6,144 on the portable path), 2,048 of 8. */
+static uint64_t tile_of(vkds_type t, vkds_scan_path path) {
   const char *v = getenv("VKDS_SORT_TILE");
-  return size_of(t) == 8 ? 2048 : v && strcmp(v, "5120") == 0 ? 5120 : 4096;
+  bool big = v && strcmp(v, "5120") == 0;
+  return size_of(t) == 8 ? 2048 : !big ? 4096 : path == VKDS_SCAN_PATH_SINGLE ? 5120 : 6144;
 }
 
 static uint64_t get_raw(vkds_type t, const void *p, uint64_t i) {
@@ -221,11 +222,12 @@ static void sort_on_device(vkds_type t, vkds_sort_order order, const void *keys,
 /* ---- every key type, both orders, the sizes and patterns that matter, both paths ---- */
 
 static void every_size_and_pattern(vkds_type t) {
-  uint64_t tile = tile_of(t);
-  const uint64_t sizes[] = {0, 1, 2, 3, 255, 257, tile - 1, tile, tile + 1, 2 * tile + 5, 5 * tile + 1};
-  const uint64_t most = 5 * tile + 1, patterned = 3 * tile + 7;
+  const uint64_t most = 5 * 6144 + 1; /* the largest tile's */
   unsigned char *in = malloc(most * 8), *got = malloc(most * 8);
   for (int k = 0; k < 2; ++k) {
+    uint64_t tile = tile_of(t, PATHS[k]);
+    const uint64_t sizes[] = {0, 1, 2, 3, 255, 257, tile - 1, tile, tile + 1, 2 * tile + 5, 5 * tile + 1};
+    const uint64_t patterned = 3 * tile + 7;
     open_path(PATHS[k]);
     for (int o = 0; o < 2; ++o) {
       char what[96];
@@ -254,14 +256,14 @@ END_TEST
 /* ---- stability: values recording each key's index ---- */
 
 static void stable_pairs(vkds_type t) {
-  uint64_t tile = tile_of(t);
-  const uint64_t sizes[] = {1, 2, tile + 1, 3 * tile + 7};
   const pattern pats[] = {FEW, RANDOM, EQUAL, TOP_BYTE};
-  const uint64_t most = 3 * tile + 7;
+  const uint64_t most = 3 * 6144 + 7; /* the largest tile's */
   unsigned char *in = malloc(most * 8), *got = malloc(most * 8), *vals = malloc(most * 8), *gotv = malloc(most * 8);
   /* 4-byte values with every key type; 8-byte values with a 4- and an 8-byte key type */
   bool wide = t == VKDS_U32 || t == VKDS_F64;
   for (int k = 0; k < 2; ++k) {
+    uint64_t tile = tile_of(t, PATHS[k]);
+    const uint64_t sizes[] = {1, 2, tile + 1, 3 * tile + 7};
     open_path(PATHS[k]);
     for (int o = 0; o < 2; ++o)
       for (uint32_t vsize = 4; vsize <= (wide ? 8u : 4u); vsize += 4)
@@ -286,12 +288,12 @@ END_TEST
 /* ---- argsort: the indices of the stable sort, the keys untouched ---- */
 
 static void argsort_indices(vkds_type t) {
-  uint64_t tile = tile_of(t);
-  const uint64_t sizes[] = {0, 1, 2, tile + 1, 3 * tile + 7};
   const pattern pats[] = {RANDOM, RANDOM, FEW, EQUAL, FEW};
-  const uint64_t most = 3 * tile + 7;
+  const uint64_t most = 3 * 6144 + 7; /* the largest tile's */
   unsigned char *in = malloc(most * 8), *idx = malloc(most * 8), *keys_after = malloc(most * 8);
   for (int k = 0; k < 2; ++k) {
+    uint64_t tile = tile_of(t, PATHS[k]);
+    const uint64_t sizes[] = {0, 1, 2, tile + 1, 3 * tile + 7};
     open_path(PATHS[k]);
     for (int o = 0; o < 2; ++o)
       for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
@@ -449,12 +451,14 @@ END_TEST
 START_TEST(tile_loads_both_ways) {
   static const char *const loads[] = {"shared", "direct"};
   /* (u32, u64 in turn: a tile of 4-byte keys, a tile of 8-byte ones and one, ...) */
-  const uint64_t sizes[] = {tile_of(VKDS_U32), tile_of(VKDS_U64) + 1, 3 * tile_of(VKDS_U32) + 5, 65536 + 3};
   const uint64_t most = 65536 + 3;
   uint64_t *in = malloc(most * 8), *got = malloc(most * 8);
   for (int k = 0; k < 4; ++k) {
+    vkds_scan_path path = PATHS[k % 2];
+    const uint64_t sizes[] = {tile_of(VKDS_U32, path), tile_of(VKDS_U64, path) + 1, 3 * tile_of(VKDS_U32, path) + 5,
+                              65536 + 3};
     harness_setenv("VKDS_SORT_LOADS", loads[k / 2]); /* the fixture puts it back as it was */
-    open_path(PATHS[k % 2]);
+    open_path(path);
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
       vkds_type t = i % 2 ? VKDS_U64 : VKDS_U32;
       fill(t, RANDOM, in, sizes[i]);
@@ -837,7 +841,8 @@ START_TEST(many_onesweep_sorts) {
       if (round % 3 == 1) { /* forced: each tile after the first, in each pass that ran */
         uint32_t runs = 0;
         for (uint32_t p = 0; p < 4; ++p) runs += plan_word_at(scratch, s * slot, p) & 1;
-        ck_assert_uint_ge(f, runs * (uint32_t)((sizes[s] + tile_of(VKDS_U32) - 1) / tile_of(VKDS_U32) - 1));
+        uint64_t tile = tile_of(VKDS_U32, VKDS_SCAN_PATH_SINGLE);
+        ck_assert_uint_ge(f, runs * (uint32_t)((sizes[s] + tile - 1) / tile - 1));
       }
       total_fallbacks += f;
     }
@@ -873,9 +878,11 @@ START_TEST(path_rule) {
     close_ctx();
   }
   /* onesweep keeps two regions of look-back states, 1 KiB a tile each; portable one */
-  ck_assert_uint_eq(bytes[0] - bytes[1], ((1 << 20) + tile_of(VKDS_U32) - 1) / tile_of(VKDS_U32) * 1024);
+  uint64_t tiles[2];
+  for (int k = 0; k < 2; ++k) tiles[k] = ((1 << 20) + tile_of(VKDS_U32, PATHS[k]) - 1) / tile_of(VKDS_U32, PATHS[k]);
+  ck_assert_uint_eq(bytes[0] - bytes[1], 2 * tiles[0] * 1024 - tiles[1] * 1024);
   /* the rule: portable at every size (lavapipe), except on NVIDIA GPUs, where sorts of
-   * fewer than 2^20 keys and of 2^24 or more take Onesweep (sort.c) */
+   * fewer than 2^20 keys take Onesweep (sort.c) */
   vkds_context_info info = harness_info();
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   vkds_resource *r = vkds_context_resource(ctx, 0);
@@ -886,7 +893,7 @@ START_TEST(path_rule) {
   ck_assert_uint_eq(vkds_sort_scratch_bytes(r, 1 << 20, VKDS_U32, VKDS_TYPE_BYTES), bytes[1]);
   ck_assert_int_eq(vkds_resource_sort_path(r, 1000), outer);
   ck_assert_int_eq(vkds_resource_sort_path(r, 1 << 21), VKDS_SCAN_PATH_PORTABLE);
-  ck_assert_int_eq(vkds_resource_sort_path(r, 1 << 24), outer);
+  ck_assert_int_eq(vkds_resource_sort_path(r, 1 << 24), VKDS_SCAN_PATH_PORTABLE);
   vkds_context_destroy(ctx);
   ctx = NULL;
 }
@@ -1001,7 +1008,9 @@ START_TEST(bad_input) {
 }
 END_TEST
 
-/* The large tiles of 4-byte keys (sort.c, big_tiles: GPUs from 2^22 keys), forced. */
+/* The large tiles of 4-byte keys (sort.c, big_tiles: GPUs from 2^22 keys), forced: 5,120
+ * keys on Onesweep, 6,144 on the portable path, whose exchange goes half a tile at a time
+ * (sort_tile.glsl, VKDS_SORT_HALVES; keys, 4- and 8-byte values, argsort's indices). */
 static void big_tiles_on(void) { harness_setenv("VKDS_SORT_TILE", "5120"); }
 static void big_tiles_off(void) { harness_setenv("VKDS_SORT_TILE", NULL); }
 
@@ -1044,7 +1053,8 @@ int main(void) {
   tcase_add_checked_fixture(t, big_tiles_on, big_tiles_off);
   /* one 4-byte key type each (the tiles do not depend on the key's kind: CI time) */
   tcase_add_loop_test(t, every_key_type, 2, 3);     /* F32 */
-  tcase_add_loop_test(t, stable_with_values, 1, 2); /* U32 */
+  tcase_add_loop_test(t, stable_with_values, 1, 2); /* U32, with 4- and 8-byte values */
+  tcase_add_loop_test(t, argsort_every_key_type, 1, 2); /* U32 */
   tcase_add_test(t, tile_loads_both_ways);
   tcase_add_test(t, many_onesweep_sorts);
   tcase_add_test(t, path_rule);

@@ -773,13 +773,13 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  *     ever: after a bounded number of spins a group counts a silent predecessor's tile
  *     itself (decoupled fallback). Sorts of 2^30 keys or more take the portable path.
  *   VKDS_SCAN_PATH_PORTABLE: per pass three dispatches: per-tile digit counts, their
- *     scan, the scatter (tiles of 4096 keys of 4 bytes, 5120 on GPUs from 2^25 keys).
+ *     scan, the scatter (tiles of 4096 keys of 4 bytes, 6144 on GPUs from 2^25 keys).
  *     Reads the keys twice per pass; no group ever waits for another.
  * The sorts' refinement of the rule, per call: on NVIDIA GPUs (as the scans', where no
- * path is forced) sorts of fewer than 2^20 keys and of 2^24 keys or more take SINGLE,
- * which was faster there (H100: 2026-11-26, 2^16 u32 keys 52.8 us against 70.0, pairs
- * 61.0 against 76.2; 2026-11-27, 2^24 712.8 against 754.9, 2^28 10,410 against 10,690);
- * between them PORTABLE was as fast or faster (2^21 125.7 us against 137.0).
+ * path is forced) sorts of fewer than 2^20 keys take SINGLE, which was faster there
+ * (H100: 2026-11-26, 2^16 u32 keys 52.8 us against 70.0, pairs 61.0 against 76.2); from
+ * 2^20 PORTABLE was as fast or faster (H200: 2026-11-29, 2^24 636.2 us against 708.9,
+ * 2^28 8,122 against 10,377).
  * vkds_resource_sort_path() says which path a sort of a given size takes;
  * vkds_sort_scratch_bytes follows it.
  * Both need subgroup ballots and shuffles in compute shaders (in subgroups of 2 lanes

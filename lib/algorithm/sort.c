@@ -64,13 +64,14 @@ enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 
 /* a->variant: the most subgroups (bits 0-15), lane masks of four words (bit 16), argsort
  * (bit 17), whole tiles loaded straight into registers (bit 18), large tiles (bit 19,
  * big_tiles), the kernel (bits 20-21), the rank's counters in words of their own (bit 22,
- * word_counters) */
+ * word_counters), the portable path's large tiles (bit 23, portable_tiles) */
 #define VARIANT_WIDE (1u << 16)
 #define VARIANT_ARGSORT (1u << 17)
 #define VARIANT_DIRECT_LOADS (1u << 18)
 #define VARIANT_BIG_TILES (1u << 19)
 #define VARIANT_KERNEL_SHIFT 20
 #define VARIANT_WORD_COUNTERS (1u << 22)
+#define VARIANT_PORTABLE_TILES (1u << 23)
 #define FLAG_TEST_FALLBACK 0x10000u
 #define FLAG_ONESWEEP 0x20000u
 
@@ -97,8 +98,21 @@ static bool big_tiles(const vkds__device *dev, vkds_type key, uint64_t n, bool o
   return dev->facts.props.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
          n >= (onesweep ? 1ull << 22 : 1ull << 25);
 }
+/* The large tiles of 4-byte keys on the portable path: 6,144 keys (24 a thread), and the
+ * scatter's exchange moves them through shared memory half at a time (sort_tile.glsl,
+ * VKDS_SORT_HALVES), so that its shared array is 12 KiB, not 24. Why: NVIDIA's driver
+ * sizes a kernel's registers and work groups an SM by the shared memory it declares (as if
+ * ~48 KiB an SM were to be shared out: 2 groups of 23.5 KB got 128 registers, 3 of 15 KB
+ * 80, one of 33.8 KB 168); the 24 keys then cost no more registers than 20 did (128, no
+ * spills). Measured on an H200 (2026-11-29, session 40, bench/RESULTS.md), u32 keys at
+ * 2^28, portable path, GPU us: 5,120-key tiles 8,820, halved exchange 8,622, and 6,144
+ * keys halved 8,125 (0.78x CUB's SortKeys). Onesweep keeps 5,120 whole: halved, its
+ * kernel got 80 registers and spilled (12,384 us). */
+static bool portable_tiles(vkds_type key, bool big, bool onesweep) { return big && !onesweep && key_words(key) == 1; }
 /* Keys a tile: sort_tile.glsl's VKDS_TILE */
-static uint64_t tile_elems(vkds_type key, bool big) { return key_words(key) == 2 ? 2048 : big ? 5120 : 4096; }
+static uint64_t tile_elems(vkds_type key, bool big, bool onesweep) {
+  return key_words(key) == 2 ? 2048 : portable_tiles(key, big, onesweep) ? 6144 : big ? 5120 : 4096;
+}
 static uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
 
 /* Bytes of the scratch for n keys of `key` with values of `value` (BYTES: none) in tiles
@@ -122,15 +136,19 @@ static uint32_t max_subgroups(const vkds__device *dev) {
   return 256 / s;
 }
 
-/* A tile's keys in 32-bit words: the size of the shared array they pass through. */
-static uint32_t tile_words(vkds_type key, bool big) { return (uint32_t)(tile_elems(key, big) * key_words(key)); }
+/* A tile's keys in 32-bit words that pass through shared memory at once: the size of its
+ * shared array (half of the portable path's large tile). */
+static uint32_t tile_words(vkds_type key, bool big, bool onesweep) {
+  uint64_t words = tile_elems(key, big, onesweep) * key_words(key);
+  return (uint32_t)(portable_tiles(key, big, onesweep) ? words / 2 : words);
+}
 
 /* The shared memory the kernel declares (sort_tile.glsl): the tile's array, or the rank's
  * counters where they take more (256 words a subgroup, or 128 of two 16-bit counters),
  * and four small arrays. */
-static uint32_t shared_bytes(uint32_t subgroups, vkds_type key, bool big, bool word_counters) {
-  uint32_t counters = (word_counters ? 256 : 128) * subgroups;
-  uint32_t words = counters > tile_words(key, big) ? counters : tile_words(key, big);
+static uint32_t shared_bytes(uint32_t subgroups, vkds_type key, bool big, bool onesweep, bool word_counters) {
+  uint32_t counters = (word_counters ? 256 : 128) * subgroups, tile = tile_words(key, big, onesweep);
+  uint32_t words = counters > tile ? counters : tile;
   return 4 * (words + 3 * 256 + 4);
 }
 
@@ -148,10 +166,10 @@ static uint32_t shared_bytes(uint32_t subgroups, vkds_type key, bool big, bool w
  * (u32 keys at 2^28, one call, 2026-11-27, session 25; bench/RESULTS.md): the portable
  * path 11,076 -> 10,444 us, Onesweep 10,860 -> 10,337. VKDS_SORT_COUNTERS=word|packed
  * overrides (tests, measurements): word where it cannot be is VKDS_ERROR_UNSUPPORTED. */
-static vkds_result word_counters(const vkds__call *c, bool big, uint32_t *size) {
+static vkds_result word_counters(const vkds__call *c, bool big, bool onesweep, uint32_t *size) {
   const vkds__device *dev = c->res->dev;
   uint32_t s = vkds__device_required_subgroup_size(dev);
-  bool fits = s >= 2 && 256 * (256 / s) <= tile_words(c->a.inputs[0]->type, big);
+  bool fits = s >= 2 && 256 * (256 / s) <= tile_words(c->a.inputs[0]->type, big, onesweep);
   const char *v = vkds__getenv("VKDS_SORT_COUNTERS");
   if (v && strcmp(v, "word") == 0 && !fits)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
@@ -163,22 +181,21 @@ static vkds_result word_counters(const vkds__call *c, bool big, uint32_t *size) 
 }
 
 /* The rule's refinement for sorts: on NVIDIA GPUs (vkds__rule_refined), sorts of fewer
- * than 2^20 keys take Onesweep, one dispatch a pass where the portable path has three,
- * and so do sorts of 2^24 keys or more, where reading the keys once a pass instead of
- * twice outweighs the look-back; the portable path keeps the sizes between. Measured on
- * an H100 (u32 keys, GPU us, Onesweep / portable): 2026-11-26 (session 22) 2^16 52.8 /
- * 70.0, 2^17 57.2 / 71.2, 2^18 62.4 / 71.1, 2^19 70.6 / 74.2; with the word counters,
- * 2026-11-27 (session 25, one call) 2^20 87.7 / 86.1, 2^21 137.0 / 125.7, 2^22 210.2 /
- * 207.5, 2^23 386.9 / 385.6, 2^24 712.8 / 754.9, 2^25 1,361 / 1,387, 2^26 2,659 / 2,680,
- * 2^27 5,245 / 5,396, 2^28 10,410 / 10,690 (bench/RESULTS.md). */
+ * than 2^20 keys take Onesweep, one dispatch a pass where the portable path has three.
+ * Measured on an H100 (u32 keys, GPU us, Onesweep / portable): 2026-11-26 (session 22)
+ * 2^16 52.8 / 70.0, 2^17 57.2 / 71.2, 2^18 62.4 / 71.1, 2^19 70.6 / 74.2. From 2^24 keys
+ * Onesweep was the rule too (2^28 10,410 / 10,690 us, session 25) until the portable
+ * path's count kernel declared only the shared memory it uses and its large tiles went
+ * to 6,144 keys (sort_tile.glsl): on an H200 (2026-11-29, session 40, one call,
+ * bench/RESULTS.md) 2^20 86.7 / 83.1, 2^22 209.3 / 192.3, 2^24 708.9 / 636.2, 2^26
+ * 2,647 / 2,105, 2^28 10,377 / 8,122 (0.79x CUB's SortKeys). */
 #define ONESWEEP_RULE_BELOW (1ull << 20)
-#define ONESWEEP_RULE_FROM (1ull << 24)
 
 /* The path for n elements on a device: the scans' path, refined as above, except that
  * onesweep's counts are 30 bits wide. */
 static vkds_scan_path path_for(const vkds_resource *res, uint64_t n) {
   vkds_scan_path path = vkds_resource_scan_path(res);
-  if ((n < ONESWEEP_RULE_BELOW || n >= ONESWEEP_RULE_FROM) && vkds__rule_refined(res->dev))
+  if (n < ONESWEEP_RULE_BELOW && vkds__rule_refined(res->dev))
     path = VKDS_SCAN_PATH_SINGLE;
   return path == VKDS_SCAN_PATH_SINGLE && n > ONESWEEP_MAX_COUNT ? VKDS_SCAN_PATH_PORTABLE : path;
 }
@@ -199,16 +216,18 @@ vkds_result vkds__sort_choose(vkds__call *c) {
   uint32_t limit = dev->facts.props.properties.limits.maxComputeSharedMemorySize;
   vkds_type key = c->a.inputs[0]->type;
   c->path = path_for(c->res, c->a.count);
-  bool big = big_tiles(dev, key, c->a.count, c->path == VKDS_SCAN_PATH_SINGLE);
+  bool onesweep = c->path == VKDS_SCAN_PATH_SINGLE;
+  bool big = big_tiles(dev, key, c->a.count, onesweep);
   uint32_t size = 0; /* (set by word_counters on success) */
-  VKDS_CHECK(word_counters(c, big, &size));
+  VKDS_CHECK(word_counters(c, big, onesweep, &size));
   bool words = size != 0;
   uint32_t subgroups = words ? 256 / size : max_subgroups(dev);
   c->a.subgroup_size = size;
-  if (shared_bytes(subgroups, key, big, words) > limit)
+  if (shared_bytes(subgroups, key, big, onesweep, words) > limit)
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                       "%s: sorts need %u bytes of shared memory with subgroups of %u; device %u (%s) has %u",
-                      c->a.name, shared_bytes(subgroups, key, big, words), 256 / subgroups, dev->index, name, limit);
+                      c->a.name, shared_bytes(subgroups, key, big, onesweep, words), 256 / subgroups, dev->index, name,
+                      limit);
   /* the code: the shared memory's layout, and one word of lane masks where subgroups
    * have at most 32 lanes (the device's subgroupSize is the most it uses); the path is
    * a parameter. VKDS_SORT_MASKS=wide takes the four words on any device: the code of
@@ -231,14 +250,14 @@ vkds_result vkds__sort_choose(vkds__call *c) {
                 : dev->facts.props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   c->a.variant = subgroups | (wide ? VARIANT_WIDE : 0) | (c->a.elem == VKDS__ELEM_INDEX ? VARIANT_ARGSORT : 0) |
                  (direct ? VARIANT_DIRECT_LOADS : 0) | (big ? VARIANT_BIG_TILES : 0) |
-                 (words ? VARIANT_WORD_COUNTERS : 0) |
+                 (words ? VARIANT_WORD_COUNTERS : 0) | (portable_tiles(key, big, onesweep) ? VARIANT_PORTABLE_TILES : 0) |
                  (uint32_t)KERNEL_UP << VARIANT_KERNEL_SHIFT;
   return VKDS_SUCCESS;
 }
 
 /* Keys a tile of a chosen call (vkds__sort_choose) */
 static uint64_t call_tile(const vkds__call *c) {
-  return tile_elems(c->a.inputs[0]->type, (c->a.variant & VARIANT_BIG_TILES) != 0);
+  return tile_elems(c->a.inputs[0]->type, (c->a.variant & VARIANT_BIG_TILES) != 0, c->path == VKDS_SCAN_PATH_SINGLE);
 }
 
 uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
@@ -248,15 +267,15 @@ uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
 
 uint64_t vkds__sort_scratch_bound(uint64_t count) {
   /* (the smaller tiles: the more of them) */
-  uint64_t narrow = layout_bytes(count, VKDS_U32, tile_elems(VKDS_U32, false), VKDS_U64, true, true);
-  uint64_t wide = layout_bytes(count, VKDS_U64, tile_elems(VKDS_U64, false), VKDS_U64, true, true);
+  uint64_t narrow = layout_bytes(count, VKDS_U32, tile_elems(VKDS_U32, false, true), VKDS_U64, true, true);
+  uint64_t wide = layout_bytes(count, VKDS_U64, tile_elems(VKDS_U64, false, true), VKDS_U64, true, true);
   return narrow > wide ? narrow : wide;
 }
 
 /* The scratch of a sort of `count` keys on `res`, as vkds__sort_choose will lay it out. */
 static uint64_t scratch_on(const vkds_resource *res, uint64_t count, vkds_type key, vkds_type value, bool argsort) {
   bool onesweep = path_for(res, count) == VKDS_SCAN_PATH_SINGLE;
-  return layout_bytes(count, key, tile_elems(key, big_tiles(res->dev, key, count, onesweep)), value, onesweep,
+  return layout_bytes(count, key, tile_elems(key, big_tiles(res->dev, key, count, onesweep), onesweep), value, onesweep,
                       argsort);
 }
 
@@ -297,10 +316,12 @@ void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap) {
   snprintf(buf, cap,
            "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n"
            "#define VKDS_SORT_ARGSORT %d\n#define VKDS_SORT_DIRECT_LOADS %d\n#define VKDS_SORT_BIG_TILES %d\n"
-           "#define VKDS_SORT_WORD_COUNTERS %d\n",
+           "#define VKDS_SORT_WORD_COUNTERS %d\n#define VKDS_SORT_ITEMS %d\n#define VKDS_SORT_HALVES %d\n",
            a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3,
            (a->variant & VARIANT_ARGSORT) != 0, (a->variant & VARIANT_DIRECT_LOADS) != 0,
-           (a->variant & VARIANT_BIG_TILES) != 0, (a->variant & VARIANT_WORD_COUNTERS) != 0);
+           (a->variant & VARIANT_BIG_TILES) != 0, (a->variant & VARIANT_WORD_COUNTERS) != 0,
+           a->variant & VARIANT_PORTABLE_TILES ? 24 : a->variant & VARIANT_BIG_TILES ? 20 : 16,
+           a->variant & VARIANT_PORTABLE_TILES ? 2 : 1);
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {

@@ -55,20 +55,18 @@ layout(local_size_x = 256) in;
 #define VKDS_KW_MAX 0xfffffffffffffffful
 #else
 #define VKDS_KEY_WORDS 1
-// VKDS_SORT_BIG_TILES (sort.c, big_tiles: GPUs, large sorts): 20 items, not 16. Larger
-// tiles spread a tile's barriers, rank and look-back over more keys: on an H100
-// (2026-11-26, session 21, one call) u32 keys at 2^28 sorted in 12,364 us with 16 items,
-// 11,705 with 20, 18,868 with 24 (where the driver gave the kernel 255 registers instead
-// of 128: one group an SM); 8 and 12 items were slower.
-#if VKDS_SORT_BIG_TILES
-#define VKDS_ITEMS 20
-#else
-#define VKDS_ITEMS 16
-#endif
+// VKDS_SORT_ITEMS (sort.c): 16; 20 with VKDS_SORT_BIG_TILES (big_tiles: GPUs, large
+// sorts); 24 for the portable path's large tiles (portable_tiles), whose exchange goes
+// half a tile at a time (VKDS_SORT_HALVES 2). Larger tiles spread a tile's barriers, rank
+// and look-back over more keys: on an H100 (2026-11-26, session 21, one call) u32 keys at
+// 2^28 sorted in 12,364 us with 16 items, 11,705 with 20, 18,868 with 24 (where the whole
+// tile's 24 KiB of shared memory made the driver give the kernel 255 registers instead of
+// 128: one group an SM); 8 and 12 items were slower.
+#define VKDS_ITEMS VKDS_SORT_ITEMS
 #define KW_T uint
 #define VKDS_KW_MAX 0xffffffffu
 #endif
-#define VKDS_TILE (256u * uint(VKDS_ITEMS))  // 4096 or 5120 4-byte keys, 2048 8-byte keys
+#define VKDS_TILE (256u * uint(VKDS_ITEMS))  // 4096, 5120 or 6144 4-byte keys, 2048 8-byte keys
 #if VKDS_VALUES && VKDS_VAL_TYPE >= 4
 #define VKDS_VAL_WORDS 2
 #elif VKDS_VALUES
@@ -101,13 +99,21 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_sd { ui
 // the histograms' if they take more (sort.c, shared_bytes): 256 words a subgroup with
 // VKDS_SORT_WORD_COUNTERS (sort.c, word_counters: the subgroup count is then exact), else
 // 128 words of two 16-bit counters.
-#define VKDS_TILE_WORDS (256 * VKDS_ITEMS * VKDS_KEY_WORDS)
+// The exchange's part of a tile: all of it, or half (VKDS_SORT_HALVES 2: 4-byte keys).
+#define VKDS_TILE_WORDS (256 * VKDS_ITEMS * VKDS_KEY_WORDS / VKDS_SORT_HALVES)
 #if VKDS_SORT_WORD_COUNTERS
 #define VKDS_CTR_WORDS 256
 #else
 #define VKDS_CTR_WORDS 128
 #endif
-#if VKDS_CTR_WORDS * VKDS_SORT_SUBGROUPS > VKDS_TILE_WORDS
+// The portable count kernel (sort_portable.glsl) counts into 256 of them and declares no
+// more: NVIDIA's driver sizes a kernel's work groups an SM by the shared memory it
+// declares, and with the tile's 20 KiB the count ran 2 groups an SM where it needs 40
+// registers (u32 keys at 2^28 on an H200, portable path: 10,116 -> 8,820 us; session 40,
+// bench/RESULTS.md).
+#if VKDS_SORT_KERNEL == 1
+#define VKDS_SH_WORDS 256
+#elif VKDS_CTR_WORDS * VKDS_SORT_SUBGROUPS > VKDS_TILE_WORDS
 #define VKDS_SH_WORDS (VKDS_CTR_WORDS * VKDS_SORT_SUBGROUPS)
 #else
 #define VKDS_SH_WORDS VKDS_TILE_WORDS
@@ -387,7 +393,8 @@ uint vkds_pos(uint j) {
 // thread loads its own items, as a partial tile's are.
 void vkds_load_tile(bool from_a, uint64_t base, uint valid, out KW_T k[VKDS_ITEMS]) {
   uint t = vkds_tid();
-  if (VKDS_SORT_DIRECT_LOADS == 0 && valid == VKDS_TILE) {
+  // (a tile exchanged in halves does not fit shared memory whole: straight loads)
+  if (VKDS_SORT_DIRECT_LOADS == 0 && VKDS_SORT_HALVES == 1 && valid == VKDS_TILE) {
     // every load issued before the first store to shared memory: one memory latency a
     // tile, where a load then its stores, quad by quad, waited once a quad (the SASS of
     // the H100's driver; the scan's tiles likewise, scan_chained.glsl)
@@ -646,13 +653,30 @@ void vkds_rank_items(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS]) {
 // The ranked tile's keys in slot order: o[i] is slot t + 256 i's (the keys go through
 // vkds_sh to their slots). vkds_sh is still being read on return: a barrier comes before
 // anything writes it again.
+// Words x of the items at slots loc, in slot order: y[i] is slot t + 256 i's. vkds_sh is
+// free on entry and still being read on return. With VKDS_SORT_HALVES 2, part h holds
+// the slots [h * VKDS_HW, (h + 1) * VKDS_HW) and fills y[h * VKDS_IH ...]: every item
+// is stored in the part that holds its slot (a slot below the part wraps past it).
+#define VKDS_HW (256u * uint(VKDS_ITEMS) / uint(VKDS_SORT_HALVES))
+#define VKDS_IH (uint(VKDS_ITEMS) / uint(VKDS_SORT_HALVES))
+void vkds_exchange_words(uint x[VKDS_ITEMS], uint loc[VKDS_ITEMS], out uint y[VKDS_ITEMS]) {
+  uint t = vkds_tid();
+  [[unroll]] for (uint h = 0u; h < uint(VKDS_SORT_HALVES); ++h) {
+    if (h > 0u) barrier(); // the last part is read out
+    [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) {
+      uint s = loc[j] - h * VKDS_HW;
+      if (VKDS_SORT_HALVES == 1 || s < VKDS_HW) vkds_sh[s] = x[j];
+    }
+    barrier();
+    [[unroll]] for (uint i = 0u; i < VKDS_IH; ++i) y[h * VKDS_IH + i] = vkds_sh[t + 256u * i];
+  }
+}
+
 void vkds_exchange_keys(KW_T k[VKDS_ITEMS], uint loc[VKDS_ITEMS], out KW_T o[VKDS_ITEMS]) {
   uint t = vkds_tid();
   barrier(); // the histograms in vkds_sh are done with
 #if VKDS_KEY_WORDS == 1
-  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = k[j];
-  barrier();
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) o[i] = vkds_sh[t + 256u * i];
+  vkds_exchange_words(k, loc, o);
 #else
   uint w0[VKDS_ITEMS];
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = uint(k[j]);
@@ -699,14 +723,15 @@ void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T o[V
     }
   }
   uvec2 w[VKDS_ITEMS];
-  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].x;
-  barrier();
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i] = uvec2(vkds_sh[t + 256u * i], 0u);
+  uint x[VKDS_ITEMS], y[VKDS_ITEMS];
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) x[j] = v[j].x;
+  vkds_exchange_words(x, loc, y);
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i] = uvec2(y[i], 0u);
 #if VKDS_VAL_WORDS == 2
+  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) x[j] = v[j].y;
   barrier();
-  [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) vkds_sh[loc[j]] = v[j].y;
-  barrier();
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i].y = vkds_sh[t + 256u * i];
+  vkds_exchange_words(x, loc, y);
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) w[i].y = y[i];
 #endif
   if (valid == VKDS_TILE && to_a) {
     [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_val(true, uint64_t(g[i]), w[i]);
