@@ -783,7 +783,7 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * vkds_resource_sort_path() says which path a sort of a given size takes;
  * vkds_sort_scratch_bytes follows it.
  * Both need subgroup ballots and shuffles in compute shaders (in subgroups of 2 lanes
- * or more) and about 19 KiB of shared memory (23 KiB with the 5120-key tiles; more on
+ * or more) and about 19 KiB of shared memory (23 KiB with Onesweep's 5120-key tiles; more on
  * devices with subgroups under 8 that cannot require their subgroup size); else
  * VKDS_ERROR_UNSUPPORTED.
  *

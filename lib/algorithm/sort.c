@@ -80,7 +80,8 @@ enum { KERNEL_UP = 0, KERNEL_COUNT = 1, KERNEL_SCATTER = 2, KERNEL_ONESWEEP = 3 
 
 static uint32_t key_words(vkds_type t) { return vkds_type_size(t) == 8 ? 2 : 1; }
 /* Whether a sort of n keys of `key` on `dev` takes the large tiles of
- * 4-byte keys (sort_tile.glsl's VKDS_TILE: 5,120 keys, 20 a thread, instead of 4,096):
+ * 4-byte keys (sort_tile.glsl's VKDS_TILE: 5,120 keys, 20 a thread, instead of 4,096; on
+ * the portable path 6,144, portable_tiles):
  * on GPUs from 2^22 keys on the Onesweep path and 2^25 on the portable one, where a
  * tile's fixed costs (barriers, rank, look-back) spread over more keys pay; below that,
  * fewer and longer tiles leave the GPU's groups idle. Measured on an H100 (2026-11-26,
@@ -88,8 +89,8 @@ static uint32_t key_words(vkds_type t) { return vkds_type_size(t) == 8 ? 2 : 1; 
  *   portable  2^20 87.7 / 107.2, 2^22 216.1 / 231.7, 2^24 826.6 / 828.0,
  *             2^25 1,606 / 1,556, 2^27 6,217 / 5,947, 2^28 12,364 / 11,705
  *   Onesweep  2^20 92.5 / 96.1, 2^21 149.0 / 149.9, 2^22 250.3 / 235.3, 2^24 892.9 / 819.2
- * CPU devices keep 4,096 (not measured there). VKDS_SORT_TILE=4096|5120 forces one
- * (tests, measurements). */
+ * CPU devices keep 4,096 (not measured there). VKDS_SORT_TILE=4096|5120 forces the
+ * small or the large ones (tests, measurements). */
 static bool big_tiles(const vkds__device *dev, vkds_type key, uint64_t n, bool onesweep) {
   if (key_words(key) == 2) return false;
   const char *v = vkds__getenv("VKDS_SORT_TILE");
