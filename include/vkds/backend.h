@@ -155,8 +155,11 @@ typedef struct vkds_task_info {
    * buffer of the same resource for a task with this replay_key, and does nothing else.
    * The Vulkan backend then keeps the recorded command buffer, and a later task with the
    * same key (and label, and the same need for timestamps) submits it again instead of
-   * calling the function: on the NVIDIA driver that saves the recording, 2-3 us of a
-   * 20 us round trip. Only for recordings whose Vulkan objects outlive every task with
+   * calling the function, once that recording's last submission has finished: a command
+   * buffer still in flight is not submitted again, so tasks queued back to back record
+   * each time until recordings come back (each is kept; a loop that waits for its tasks
+   * records once). On the NVIDIA driver a replay saves the recording, 2-3 us of a 20 us
+   * round trip. Only for recordings whose Vulkan objects outlive every task with
    * the key (device addresses are fine: a command buffer does not hold the buffers
    * behind them). 0: the function records every time. */
   uint64_t replay_key;
