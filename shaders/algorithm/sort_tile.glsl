@@ -108,8 +108,8 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_sd { ui
 #endif
 // The portable count kernel (sort_portable.glsl) counts into 256 of them and declares no
 // more: NVIDIA's driver sizes a kernel's work groups an SM by the shared memory it
-// declares, and with the tile's 20 KiB the count ran 2 groups an SM where it needs 40
-// registers (u32 keys at 2^28 on an H200, portable path: 10,116 -> 8,820 us; session 40,
+// declares, and the tile's 20 KiB held the count (40 registers) to what that allows
+// (u32 keys at 2^28 on an H200, portable path: 10,116 -> 8,820 us; session 40,
 // bench/RESULTS.md).
 #if VKDS_SORT_KERNEL == 1
 #define VKDS_SH_WORDS 256
@@ -650,9 +650,6 @@ void vkds_rank_items(KW_T k[VKDS_ITEMS], uint pass, out uint loc[VKDS_ITEMS]) {
   vkds_rank_peers(k, pass, VKDS_SORT_WORD_COUNTERS == 0, loc);
 }
 
-// The ranked tile's keys in slot order: o[i] is slot t + 256 i's (the keys go through
-// vkds_sh to their slots). vkds_sh is still being read on return: a barrier comes before
-// anything writes it again.
 // Words x of the items at slots loc, in slot order: y[i] is slot t + 256 i's. vkds_sh is
 // free on entry and still being read on return. With VKDS_SORT_HALVES 2, part h holds
 // the slots [h * VKDS_HW, (h + 1) * VKDS_HW) and fills y[h * VKDS_IH ...]: every item
@@ -672,6 +669,9 @@ void vkds_exchange_words(uint x[VKDS_ITEMS], uint loc[VKDS_ITEMS], out uint y[VK
   }
 }
 
+// The ranked tile's keys in slot order: o[i] is slot t + 256 i's (the keys go through
+// vkds_sh to their slots). vkds_sh is still being read on return: a barrier comes before
+// anything writes it again.
 void vkds_exchange_keys(KW_T k[VKDS_ITEMS], uint loc[VKDS_ITEMS], out KW_T o[VKDS_ITEMS]) {
   uint t = vkds_tid();
   barrier(); // the histograms in vkds_sh are done with
