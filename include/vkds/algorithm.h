@@ -54,8 +54,9 @@
  *                                        directly on that device (else
  *                                        VKDS_ERROR_WRONG_DEVICE where its data lives on
  *                                        another VkDevice, VKDS_ERROR_INVALID_ARGUMENT
- *                                        for host data, imported into another
- *                                        device's memory or not, and types that
+ *                                        for host data not imported into this
+ *                                        device's memory (vkds_buffer_import_host:
+ *                                        then it is passed directly) and types that
  *                                        stage), and scalar
  *                                        results go to a device view; see vkds_cmd below.
  *
