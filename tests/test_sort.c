@@ -53,10 +53,11 @@ static uint64_t top_bit(vkds_type t) { return size_of(t) == 4 ? 0x80000000ull : 
 /* Keys per tile on a path (sort_tile.glsl), where the grid changes: sort.c's tile_elems
  * on lavapipe, 4,096 keys of 4 bytes (where VKDS_SORT_TILE asks for the large tiles, as
  * the big_tiles tcase does: 5,120 on Onesweep, 6,144 on the portable path), 2,048 of 8. */
+enum { LARGEST_TILE = 6144 }; /* tile_of's largest */
 static uint64_t tile_of(vkds_type t, vkds_scan_path path) {
   const char *v = getenv("VKDS_SORT_TILE");
   bool big = v && strcmp(v, "5120") == 0;
-  return size_of(t) == 8 ? 2048 : !big ? 4096 : path == VKDS_SCAN_PATH_SINGLE ? 5120 : 6144;
+  return size_of(t) == 8 ? 2048 : !big ? 4096 : path == VKDS_SCAN_PATH_SINGLE ? 5120 : LARGEST_TILE;
 }
 
 static uint64_t get_raw(vkds_type t, const void *p, uint64_t i) {
@@ -222,7 +223,7 @@ static void sort_on_device(vkds_type t, vkds_sort_order order, const void *keys,
 /* ---- every key type, both orders, the sizes and patterns that matter, both paths ---- */
 
 static void every_size_and_pattern(vkds_type t) {
-  const uint64_t most = 5 * 6144 + 1; /* the largest tile's */
+  const uint64_t most = 5 * LARGEST_TILE + 1;
   unsigned char *in = malloc(most * 8), *got = malloc(most * 8);
   for (int k = 0; k < 2; ++k) {
     uint64_t tile = tile_of(t, PATHS[k]);
@@ -257,7 +258,7 @@ END_TEST
 
 static void stable_pairs(vkds_type t) {
   const pattern pats[] = {FEW, RANDOM, EQUAL, TOP_BYTE};
-  const uint64_t most = 3 * 6144 + 7; /* the largest tile's */
+  const uint64_t most = 3 * LARGEST_TILE + 7;
   unsigned char *in = malloc(most * 8), *got = malloc(most * 8), *vals = malloc(most * 8), *gotv = malloc(most * 8);
   /* 4-byte values with every key type; 8-byte values with a 4- and an 8-byte key type */
   bool wide = t == VKDS_U32 || t == VKDS_F64;
@@ -289,7 +290,7 @@ END_TEST
 
 static void argsort_indices(vkds_type t) {
   const pattern pats[] = {RANDOM, RANDOM, FEW, EQUAL, FEW};
-  const uint64_t most = 3 * 6144 + 7; /* the largest tile's */
+  const uint64_t most = 3 * LARGEST_TILE + 7;
   unsigned char *in = malloc(most * 8), *idx = malloc(most * 8), *keys_after = malloc(most * 8);
   for (int k = 0; k < 2; ++k) {
     uint64_t tile = tile_of(t, PATHS[k]);

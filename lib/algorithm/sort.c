@@ -110,9 +110,16 @@ static bool big_tiles(const vkds__device *dev, vkds_type key, uint64_t n, bool o
  * keys halved 8,125 (0.78x CUB's SortKeys). Onesweep keeps 5,120 whole: halved, its
  * kernel got 80 registers and spilled (12,384 us). */
 static bool portable_tiles(vkds_type key, bool big, bool onesweep) { return big && !onesweep && key_words(key) == 1; }
-/* Keys a tile: sort_tile.glsl's VKDS_TILE */
+/* Keys a thread (sort_tile.glsl's VKDS_SORT_ITEMS), with the portable path's large tiles
+ * (`halved`) or not, and the parts the exchange moves a tile in (VKDS_SORT_HALVES): the
+ * one place sort.c and the kernels' defines take them from. */
+static uint32_t tile_items(vkds_type key, bool big, bool halved) {
+  return key_words(key) == 2 ? 8 : halved ? 24 : big ? 20 : 16;
+}
+static uint32_t exchange_parts(bool halved) { return halved ? 2 : 1; }
+/* Keys a tile: sort_tile.glsl's VKDS_TILE (256 threads) */
 static uint64_t tile_elems(vkds_type key, bool big, bool onesweep) {
-  return key_words(key) == 2 ? 2048 : portable_tiles(key, big, onesweep) ? 6144 : big ? 5120 : 4096;
+  return 256ull * tile_items(key, big, portable_tiles(key, big, onesweep));
 }
 static uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
 
@@ -140,8 +147,7 @@ static uint32_t max_subgroups(const vkds__device *dev) {
 /* A tile's keys in 32-bit words that pass through shared memory at once: the size of its
  * shared array (half of the portable path's large tile). */
 static uint32_t tile_words(vkds_type key, bool big, bool onesweep) {
-  uint64_t words = tile_elems(key, big, onesweep) * key_words(key);
-  return (uint32_t)(portable_tiles(key, big, onesweep) ? words / 2 : words);
+  return (uint32_t)(tile_elems(key, big, onesweep) * key_words(key) / exchange_parts(portable_tiles(key, big, onesweep)));
 }
 
 /* The shared memory the kernel declares (sort_tile.glsl): the tile's array, or the rank's
@@ -314,15 +320,15 @@ const char *vkds__sort_preamble(const vkds__alg *a) {
 }
 
 void vkds__sort_defines(const vkds__alg *a, char *buf, size_t cap) {
+  bool big = (a->variant & VARIANT_BIG_TILES) != 0, halved = (a->variant & VARIANT_PORTABLE_TILES) != 0;
   snprintf(buf, cap,
            "#define VKDS_SORT_SUBGROUPS %u\n#define VKDS_SORT_WIDE_SUBGROUPS %d\n#define VKDS_SORT_KERNEL %u\n"
            "#define VKDS_SORT_ARGSORT %d\n#define VKDS_SORT_DIRECT_LOADS %d\n#define VKDS_SORT_BIG_TILES %d\n"
-           "#define VKDS_SORT_WORD_COUNTERS %d\n#define VKDS_SORT_ITEMS %d\n#define VKDS_SORT_HALVES %d\n",
+           "#define VKDS_SORT_WORD_COUNTERS %d\n#define VKDS_SORT_ITEMS %u\n#define VKDS_SORT_HALVES %u\n",
            a->variant & 0xffff, (a->variant & VARIANT_WIDE) != 0, a->variant >> VARIANT_KERNEL_SHIFT & 3,
            (a->variant & VARIANT_ARGSORT) != 0, (a->variant & VARIANT_DIRECT_LOADS) != 0,
-           (a->variant & VARIANT_BIG_TILES) != 0, (a->variant & VARIANT_WORD_COUNTERS) != 0,
-           a->variant & VARIANT_PORTABLE_TILES ? 24 : a->variant & VARIANT_BIG_TILES ? 20 : 16,
-           a->variant & VARIANT_PORTABLE_TILES ? 2 : 1);
+           big, (a->variant & VARIANT_WORD_COUNTERS) != 0, tile_items(a->inputs[0]->type, big, halved),
+           exchange_parts(halved));
 }
 
 const char *vkds__sort_template(const vkds__alg *a, uint32_t part) {

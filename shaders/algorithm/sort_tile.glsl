@@ -48,21 +48,21 @@
 //   then A's keys (16-byte aligned), then A's values, then (argsort) B's keys
 layout(local_size_x = 256) in;
 
+// VKDS_SORT_ITEMS (sort.c, tile_items): keys a thread. 8 of 8 bytes; of 4 bytes 16, 20
+// with VKDS_SORT_BIG_TILES (big_tiles: GPUs, large sorts), or 24 for the portable path's
+// large tiles (portable_tiles), whose exchange goes half a tile at a time
+// (VKDS_SORT_HALVES 2). Larger tiles spread a tile's barriers, rank and look-back over
+// more keys: on an H100 (2026-11-26, session 21, one call) u32 keys at 2^28 sorted in
+// 12,364 us with 16 items, 11,705 with 20, 18,868 with 24 (where the whole tile's 24 KiB
+// of shared memory made the driver give the kernel 255 registers instead of 128: one
+// group an SM); 8 and 12 items were slower.
+#define VKDS_ITEMS VKDS_SORT_ITEMS
 #if VKDS_KEY_TYPE >= 4
 #define VKDS_KEY_WORDS 2
-#define VKDS_ITEMS 8
 #define KW_T uint64_t
 #define VKDS_KW_MAX 0xfffffffffffffffful
 #else
 #define VKDS_KEY_WORDS 1
-// VKDS_SORT_ITEMS (sort.c): 16; 20 with VKDS_SORT_BIG_TILES (big_tiles: GPUs, large
-// sorts); 24 for the portable path's large tiles (portable_tiles), whose exchange goes
-// half a tile at a time (VKDS_SORT_HALVES 2). Larger tiles spread a tile's barriers, rank
-// and look-back over more keys: on an H100 (2026-11-26, session 21, one call) u32 keys at
-// 2^28 sorted in 12,364 us with 16 items, 11,705 with 20, 18,868 with 24 (where the whole
-// tile's 24 KiB of shared memory made the driver give the kernel 255 registers instead of
-// 128: one group an SM); 8 and 12 items were slower.
-#define VKDS_ITEMS VKDS_SORT_ITEMS
 #define KW_T uint
 #define VKDS_KW_MAX 0xffffffffu
 #endif
