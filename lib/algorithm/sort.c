@@ -195,7 +195,10 @@ static vkds_result word_counters(const vkds__call *c, bool big, bool onesweep, u
  * path's count kernel declared only the shared memory it uses and its large tiles went
  * to 6,144 keys (sort_tile.glsl): on an H200 (2026-11-29, session 40, one call,
  * bench/RESULTS.md) 2^20 86.7 / 83.1, 2^22 209.3 / 192.3, 2^24 708.9 / 636.2, 2^26
- * 2,647 / 2,105, 2^28 10,377 / 8,122 (0.79x CUB's SortKeys). */
+ * 2,647 / 2,105, 2^28 10,377 / 8,122 (0.79x CUB's SortKeys). Onesweep's look-back then
+ * went to four tiles a load (sort_onesweep.glsl; session 41, H200): 2^19 65.5 -> 59.0
+ * (portable 69.4), 2^28 10,358 -> 9,142 (portable 8,047); 2^20 to 2^24 not measured
+ * again, so the line stays. */
 #define ONESWEEP_RULE_BELOW (1ull << 20)
 
 /* The path for n elements on a device: the scans' path, refined as above, except that

@@ -14,7 +14,7 @@
 // only ever raised with atomicMax: a count never overwrites an inclusive prefix, and a
 // count published twice is the same value.
 //
-// Thread d looks back for digit d: it adds counts of tiles k-1, k-2, ... until it finds
+// Thread d looks back for digit d (four tiles a load, below): it adds counts of tiles k-1, k-2, ... until it finds
 // an inclusive prefix (or reaches tile 0, whose count is its prefix). Every spin is
 // bounded: each thread spins P(5) times in all, over every tile its group takes; once a thread has none left, its group
 // counts the tile it waits for itself (the decoupled fallback: the tile's keys are in the
@@ -51,6 +51,15 @@ void vkds_fallback(uint region, uint j, uint pass, bool from_a) {
   barrier(); // vkds_sh is used again
 }
 
+// The look-back reads the words of VKDS_LOOK_BACK_WINDOW tiles at once (pos, pos - 1, ...)
+// and then walks them in order, stopping at the first without a word: one memory latency
+// for up to that many tiles, where one tile a load made every step wait for the last.
+// Measured on an H200 (2026-11-29, session 41, bench/RESULTS.md), u32 keys, Onesweep,
+// GPU us, one tile a load / 4 at once: 2^16 47.0 / 44.6, 2^18 56.6 / 51.9, 2^19 65.5 /
+// 59.0, 2^28 10,358 / 9,142 (0.61x -> 0.69x CUB's SortKeys); 8 at once 9,467 and 16
+// 10,462 at 2^28 (the window's registers).
+#define VKDS_LOOK_BACK_WINDOW 4
+
 // Thread t's exclusive prefix of digit t over the tiles before `tile` (> 0). Rounds: each
 // thread walks back (at most 1024 tiles a round) until it has its prefix or runs out of
 // spins (what is left of its group's life's budget) on a tile without a word; then the
@@ -63,17 +72,25 @@ uint vkds_look_back(uint region, uint tile, uint pass, bool from_a, inout uint s
   for (uint round = 0u; round < 2u * tile + 2u; ++round) {
     uint stalled = 0u; // the tile waited for, plus one
     for (uint step = 0u; step < 1024u && !done && stalled == 0u; ++step) {
-      uint w = vkds_state_load(vkds_state(region, pos, t));
-      if ((w & VKDS_PREFIX) != 0u || ((w & VKDS_COUNT) != 0u && pos == 0u)) {
-        acc += w & VKDS_VALUE;
-        done = true;
-      } else if ((w & VKDS_COUNT) != 0u) {
-        acc += w & VKDS_VALUE;
-        --pos;
-      } else if (spins == 0u) {
-        stalled = pos + 1u;
-      } else {
-        --spins;
+      uint w[VKDS_LOOK_BACK_WINDOW];
+      [[unroll]] for (uint i = 0u; i < uint(VKDS_LOOK_BACK_WINDOW); ++i)
+        w[i] = pos >= i ? vkds_state_load(vkds_state(region, pos - i, t)) : 0u;
+      bool go = true;
+      [[unroll]] for (uint i = 0u; i < uint(VKDS_LOOK_BACK_WINDOW); ++i) {
+        if (!go) continue;
+        uint x = w[i];
+        if ((x & VKDS_PREFIX) != 0u || ((x & VKDS_COUNT) != 0u && pos == 0u)) {
+          acc += x & VKDS_VALUE;
+          done = true;
+          go = false;
+        } else if ((x & VKDS_COUNT) != 0u) {
+          acc += x & VKDS_VALUE;
+          --pos;
+        } else { // no word yet: the next step loads from here; a spin only if nothing moved
+          go = false;
+          if (i == 0u && spins == 0u) stalled = pos + 1u;
+          else if (i == 0u) --spins;
+        }
       }
     }
     if (t == 0u) vkds_misc[1] = 0u, vkds_misc[2] = 0u;
@@ -107,6 +124,10 @@ void vkds_onesweep_tile(uint pass, uint region, bool from_a, uint tile, inout ui
   atomicMax(vkds_sw(vkds_state(region, tile, t)).v, (tile == 0u ? VKDS_PREFIX : VKDS_COUNT) | count);
   uint loc[VKDS_ITEMS];
   vkds_rank_items(k, pass, loc);
+#if VKDS_VALUES // loaded here, their latency behind the exchange and the look-back
+  uvec2 v[VKDS_ITEMS];
+  vkds_load_values(from_a, base, valid, v);
+#endif
   KW_T o[VKDS_ITEMS];
   vkds_exchange_keys(k, loc, o);
   uint prefix = 0u;
@@ -121,7 +142,11 @@ void vkds_onesweep_tile(uint pass, uint region, bool from_a, uint tile, inout ui
   }
   vkds_goff[t] = vkds_sw(P(2) + VKDS_AT_BASES + 4ul * uint64_t(pass * 256u + t)).v + prefix - vkds_toff[t];
   barrier();
-  vkds_write_tile(pass, from_a, base, valid, o, loc);
+  uint g[VKDS_ITEMS];
+  vkds_write_keys(pass, from_a, valid, o, g);
+#if VKDS_VALUES
+  vkds_write_values(from_a, valid, v, loc, g);
+#endif
   barrier(); // vkds_goff and vkds_sh are the next tile's
 }
 

@@ -76,12 +76,20 @@ void vkds_portable(uint stage, uint pass, bool from_a) {
     vkds_rank(k, pass, loc);
 #endif
     vkds_goff[t] = vkds_sw(vkds_count_at(t, tile)).v - vkds_toff[t]; // seen after the exchange's barrier
+#if VKDS_VALUES // loaded here: sort_tile.glsl's vkds_load_values says why
+    uvec2 v[VKDS_ITEMS];
+    vkds_load_values(from_a, base, valid, v);
+#endif
     KW_T o[VKDS_ITEMS];
     vkds_exchange_keys(k, loc, o);
 #if VKDS_VALUES
     barrier(); // the values go through vkds_sh next
 #endif
-    vkds_write_tile(pass, from_a, base, valid, o, loc);
+    uint g[VKDS_ITEMS];
+    vkds_write_keys(pass, from_a, valid, o, g);
+#if VKDS_VALUES
+    vkds_write_values(from_a, valid, v, loc, g);
+#endif
     barrier(); // vkds_goff and vkds_sh are the next tile's
   }
 #endif

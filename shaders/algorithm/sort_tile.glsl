@@ -689,29 +689,18 @@ void vkds_exchange_keys(KW_T k[VKDS_ITEMS], uint loc[VKDS_ITEMS], out KW_T o[VKD
 #endif
 }
 
-// Writes the exchanged tile to the pass's destination: slot s (< valid) goes to global
-// index vkds_goff[its digit] + s, so consecutive threads write consecutive addresses
-// within each digit's run. Then the values, read here at the slots of the keys' items,
-// take the same way. vkds_goff is set, and a barrier has passed since the exchange's
-// reads; with values, vkds_sh is still being read on return.
-void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T o[VKDS_ITEMS], uint loc[VKDS_ITEMS]) {
-  uint t = vkds_tid();
-  bool to_a = !from_a;
-  // every index first (their shared-memory reads issued together), then the stores, with
-  // the destination and the bounds decided once outside the loops: item by item, each
-  // store waited for its own read and stood behind two branches (the SASS, 2026-11-27)
-  uint g[VKDS_ITEMS];
-  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) g[i] = vkds_goff[vkds_digit(o[i], pass)] + t + 256u * i;
-  if (valid == VKDS_TILE && to_a) {
-    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_key(true, uint64_t(g[i]), o[i]);
-  } else if (valid == VKDS_TILE) {
-    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_key(false, uint64_t(g[i]), o[i]);
-  } else {
-    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
-      if (t + 256u * i < valid) vkds_dst_key(to_a, uint64_t(g[i]), o[i]);
-  }
 #if VKDS_VALUES
-  uvec2 v[VKDS_ITEMS];
+// This thread's values of the tile at `base`, at the slots of its keys' items (vkds_pos):
+// v[j] is item j's (past `valid`: zeros). The source chosen once outside the loop, so
+// that every load is issued before the first is waited for.
+// Both paths call it once the keys are ranked, before the keys' exchange, so that the
+// loads' latency passes behind the exchange and the keys' stores (and Onesweep's
+// look-back). Loaded after the keys' stores, as until session 41, each tile waited for
+// them at the end. Measured on an H200 (2026-11-29, session 41, bench/RESULTS.md), u32
+// pairs at 2^28, portable path, GPU us, two calls: after the keys' stores 10,453-10,465
+// (0.71x CUB's SortPairs), before the exchange 9,887-10,056 (0.74-0.75x), after it
+// 10,344-10,361; before the rank 14,201-14,286 (182 registers: one group an SM).
+void vkds_load_values(bool from_a, uint64_t base, uint valid, out uvec2 v[VKDS_ITEMS]) {
   if (valid == VKDS_TILE && from_a) {
     [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) v[j] = vkds_src_val(true, base + uint64_t(vkds_pos(j)));
   } else if (valid == VKDS_TILE) {
@@ -722,6 +711,37 @@ void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T o[V
       v[j] = s < valid ? vkds_src_val(from_a, base + uint64_t(s)) : uvec2(0u);
     }
   }
+}
+#endif
+
+// Writes the exchanged tile's keys to the pass's destination: slot s (< valid) goes to
+// global index vkds_goff[its digit] + s, so consecutive threads write consecutive
+// addresses within each digit's run; g[i] is slot t + 256 i's index, for the values.
+// vkds_goff is set, and a barrier has passed since the exchange's reads.
+void vkds_write_keys(uint pass, bool from_a, uint valid, KW_T o[VKDS_ITEMS], out uint g[VKDS_ITEMS]) {
+  uint t = vkds_tid();
+  bool to_a = !from_a;
+  // every index first (their shared-memory reads issued together), then the stores, with
+  // the destination and the bounds decided once outside the loops: item by item, each
+  // store waited for its own read and stood behind two branches (the SASS, 2026-11-27)
+  [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) g[i] = vkds_goff[vkds_digit(o[i], pass)] + t + 256u * i;
+  if (valid == VKDS_TILE && to_a) {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_key(true, uint64_t(g[i]), o[i]);
+  } else if (valid == VKDS_TILE) {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i) vkds_dst_key(false, uint64_t(g[i]), o[i]);
+  } else {
+    [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
+      if (t + 256u * i < valid) vkds_dst_key(to_a, uint64_t(g[i]), o[i]);
+  }
+}
+
+#if VKDS_VALUES
+// The values v (vkds_load_values) take their keys' way: through vkds_sh to the slots loc,
+// then to the indices g (vkds_write_keys). vkds_sh is free on entry and still being read
+// on return.
+void vkds_write_values(bool from_a, uint valid, uvec2 v[VKDS_ITEMS], uint loc[VKDS_ITEMS], uint g[VKDS_ITEMS]) {
+  uint t = vkds_tid();
+  bool to_a = !from_a;
   uvec2 w[VKDS_ITEMS];
   uint x[VKDS_ITEMS], y[VKDS_ITEMS];
   [[unroll]] for (uint j = 0u; j < uint(VKDS_ITEMS); ++j) x[j] = v[j].x;
@@ -741,5 +761,5 @@ void vkds_write_tile(uint pass, bool from_a, uint64_t base, uint valid, KW_T o[V
     [[unroll]] for (uint i = 0u; i < uint(VKDS_ITEMS); ++i)
       if (t + 256u * i < valid) vkds_dst_val(to_a, uint64_t(g[i]), w[i]);
   }
-#endif
 }
+#endif
