@@ -537,6 +537,152 @@ static const vkds_seq_ops positive_ops = {.version = VKDS_SEQ_OPS_VERSION, .name
  * forms keep them in a buffer of the call's; the recording form refuses, saying why (it
  * was VKDS_ERROR_UNSUPPORTED advising vkds_launch for every form: found by a new-user
  * probe). Under both access rules (loop index). */
+/* Every family's recording form where the launch arguments outgrow the push constants
+ * (lavapipe's 128 bytes): views of views of views, each map a leaf of its own. The
+ * arguments go into the vkds_cmd's scratch after the family's own part, which its
+ * scratch query includes (scans, histograms and sorts refused this until session 41). */
+enum { SPILL_N = 5000, SPILL_MAPS = 6 };
+static int descending_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+/* source[maps[0][maps[1][...[i]]]]: vkds_seq_permutation(source, map)[i] is source[map[i]] */
+static uint32_t spill_at(uint32_t maps[SPILL_MAPS][SPILL_N], int depth, uint32_t i) {
+  for (int k = depth - 1; k >= 0; --k) i = maps[k][i];
+  return i;
+}
+/* source under the first `depth` maps */
+static vkds_seq spill_chain(vkds_seq *views, const vkds_seq *source, const vkds_seq *maps, int depth) {
+  views[0] = *source;
+  for (int k = 0; k < depth; ++k) views[k + 1] = vkds_seq_permutation(&views[k], &maps[k]);
+  return views[depth];
+}
+/* scratch_bytes: a query's answer; `exact`: the family's own, of which a byte less is refused
+ * (vkds_algorithm_scratch_bytes holds more than a scan takes) */
+static void spill_record_and_run(vkds_result (*rec)(const vkds_cmd *, void *), void *user, uint64_t scratch_bytes,
+                                 bool exact) {
+  vkds_buffer *scratch;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = scratch_bytes}, &scratch));
+  app_cmd ac = {0};
+  app_cmd_begin(&ac, r0);
+  vkds_cmd c = {.cmd = ac.cmd, .resource = r0, .scratch = vkds_view_of(scratch)};
+  if (exact) { /* a byte short is refused, nothing recorded */
+    c.scratch.bytes = scratch_bytes - 1;
+    ck_assert_int_eq(rec(&c, user), VKDS_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "gives the size"));
+  }
+  c.scratch.bytes = scratch_bytes;
+  ck_assert_vkds(rec(&c, user));
+  app_cmd_submit(&ac, 60);
+  app_cmd_destroy(&ac);
+  vkds_buffer_destroy(scratch);
+}
+typedef struct spill_call {
+  vkds_seq in, out, values;
+  vkds_view count;
+} spill_call;
+static vkds_result spill_scan(const vkds_cmd *c, void *u) {
+  spill_call *s = u;
+  return vkds_cmd_transform_inclusive_scan(c, &s->in, &s->out, "x * 3u", NULL, NULL);
+}
+static vkds_result spill_copy_if(const vkds_cmd *c, void *u) {
+  spill_call *s = u;
+  return vkds_cmd_copy_if(c, &s->in, &s->out, "x % 3u == 1u", s->count);
+}
+static vkds_result spill_histogram(const vkds_cmd *c, void *u) {
+  spill_call *s = u;
+  return vkds_cmd_histogram_even(c, &s->in, &(uint32_t){0}, &(uint32_t){1000}, &s->out);
+}
+static vkds_result spill_merge_sort(const vkds_cmd *c, void *u) {
+  spill_call *s = u;
+  return vkds_cmd_merge_sort(c, &s->in, "a > b");
+}
+static vkds_result spill_sort(const vkds_cmd *c, void *u) {
+  spill_call *s = u;
+  return vkds_cmd_sort_by_key(c, &s->in, &s->values, VKDS_SORT_DESCENDING);
+}
+
+START_TEST(recorded_families_with_spilled_arguments) {
+  open_ctx();
+  static uint32_t maps[SPILL_MAPS][SPILL_N], data[SPILL_N], back[SPILL_N], want[SPILL_N];
+  vkds_buffer *map_bufs[SPILL_MAPS];
+  vkds_seq map_seqs[SPILL_MAPS], views[SPILL_MAPS + 1], views2[SPILL_MAPS + 1];
+  for (int k = 0; k < SPILL_MAPS; ++k) {
+    for (uint32_t i = 0; i < SPILL_N; ++i) maps[k][i] = i;
+    for (uint32_t i = SPILL_N - 1; i > 0; --i) { /* a random permutation */
+      uint32_t j = (uint32_t)(rnd() % (i + 1)), t = maps[k][i];
+      maps[k][i] = maps[k][j], maps[k][j] = t;
+    }
+    map_bufs[k] = harness_device_copy(r0, maps[k], sizeof maps[k]);
+    map_seqs[k] = vkds_seq_buffer(vkds_view_of(map_bufs[k]), VKDS_U32);
+  }
+  for (uint32_t i = 0; i < SPILL_N; ++i) data[i] = (uint32_t)(rnd() % 1000);
+  vkds_buffer *src = harness_device_copy(r0, data, sizeof data), *dst = harness_device_copy(r0, data, sizeof data);
+  vkds_buffer *cnt = harness_device_copy(r0, (uint64_t[1]){0}, 8);
+  vkds_seq src_seq = vkds_seq_buffer(vkds_view_of(src), VKDS_U32), dst_seq = vkds_seq_buffer(vkds_view_of(dst), VKDS_U32);
+  spill_call call = {.in = spill_chain(views, &src_seq, map_seqs, SPILL_MAPS), .out = dst_seq, .count = vkds_view_of(cnt)};
+  uint64_t any = vkds_algorithm_scratch_bytes(r0, SPILL_N);
+
+  /* the scan: out[i] = 3 (v[0] + ... + v[i]) over the view v */
+  spill_record_and_run(spill_scan, &call, any, false);
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(dst), sizeof back));
+  for (uint32_t i = 0, run = 0; i < SPILL_N; ++i) harness_expect_uint_eq(back[i], run += 3 * data[spill_at(maps, SPILL_MAPS, i)]);
+
+  /* copy_if: the view's elements x with x % 3 == 1, in order, and their count */
+  spill_record_and_run(spill_copy_if, &call, any, false);
+  uint64_t kept = 0, got_kept;
+  for (uint32_t i = 0; i < SPILL_N; ++i)
+    if (data[spill_at(maps, SPILL_MAPS, i)] % 3 == 1) want[kept++] = data[spill_at(maps, SPILL_MAPS, i)];
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(dst), sizeof back));
+  ck_assert_vkds(vkds_download(r0, &got_kept, vkds_view_of(cnt), 8));
+  ck_assert_uint_eq(got_kept, kept);
+  ck_assert(memcmp(back, want, kept * 4) == 0);
+
+  /* the histogram: 100 even bins over [0, 1000) into the first 100 words of dst */
+  call.out = vkds_seq_buffer((vkds_view){dst, 0, 400}, VKDS_U32);
+  spill_record_and_run(spill_histogram, &call, vkds_histogram_scratch_bytes(r0, 100), true);
+  memset(want, 0, 400);
+  for (uint32_t i = 0; i < SPILL_N; ++i) ++want[data[i] / 10];
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(dst), 400));
+  ck_assert(memcmp(back, want, 400) == 0);
+
+  /* sort_by_key, descending, keys and values under the same three maps (six: more
+   * launch parameters than a kernel takes): values 0..n-1 record where each key of the
+   * view stood (stability) */
+  enum { D = 3 };
+  call.in = spill_chain(views, &src_seq, map_seqs, D);
+  for (uint32_t i = 0; i < SPILL_N; ++i) want[spill_at(maps, D, i)] = i;
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(dst), want, sizeof want));
+  call.out = dst_seq;
+  call.values = spill_chain(views2, &dst_seq, map_seqs, D);
+  spill_record_and_run(spill_sort, &call, vkds_sort_scratch_bytes(r0, SPILL_N, VKDS_U32, VKDS_U32), true);
+  static uint32_t keys_back[SPILL_N];
+  ck_assert_vkds(vkds_download(r0, keys_back, vkds_view_of(src), sizeof keys_back));
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(dst), sizeof back));
+  for (uint32_t i = 0; i < SPILL_N; ++i) {
+    uint32_t at = spill_at(maps, D, i), key = keys_back[at], from = back[at];
+    ck_assert_uint_lt(from, SPILL_N);
+    harness_expect_uint_eq(key, data[spill_at(maps, D, from)]); /* each value goes with its key */
+    if (i > 0) {
+      uint32_t before = spill_at(maps, D, i - 1);
+      ck_assert_uint_ge(keys_back[before], key); /* descending */
+      if (keys_back[before] == key) ck_assert_uint_lt(back[before], from); /* stable */
+    }
+  }
+  /* the merge sort, descending, of the data under all six maps */
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(src), data, sizeof data));
+  call.in = spill_chain(views, &src_seq, map_seqs, SPILL_MAPS);
+  spill_record_and_run(spill_merge_sort, &call, vkds_merge_sort_scratch_bytes(r0, SPILL_N, VKDS_U32), true);
+  memcpy(want, data, sizeof want);
+  qsort(want, SPILL_N, 4, descending_u32);
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(src), sizeof back));
+  for (uint32_t i = 0; i < SPILL_N; ++i) harness_expect_uint_eq(back[spill_at(maps, SPILL_MAPS, i)], want[i]);
+  for (int k = 0; k < SPILL_MAPS; ++k) vkds_buffer_destroy(map_bufs[k]);
+  vkds_buffer_destroy(src), vkds_buffer_destroy(dst), vkds_buffer_destroy(cnt);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(zips_of_many_parts) {
   force_access(_i);
   open_ctx();
@@ -1735,6 +1881,7 @@ int main(void) {
   tcase_add_test(t, leaf_larger_than_a_binding);
   tcase_add_test(t, kept_temporaries_are_bounded);
   tcase_add_loop_test(t, zips_of_many_parts, 0, rules);
+  tcase_add_test(t, recorded_families_with_spilled_arguments);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_loop_test(t, asynchronous_form, 0, rules);

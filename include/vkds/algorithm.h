@@ -266,12 +266,16 @@ typedef struct vkds_cmd {
    * algorithm that needs no scratch (element-wise ones, the searches) ignores it; merge
    * uses it when it is large enough (vkds_merge_scratch_bytes). Where a call's launch
    * arguments outgrow the device's push constants (records of 3 or 4 parts merged on a
-   * device with 128 bytes of them, as lavapipe; zips of many parts), element-wise
-   * algorithms, searches, reductions and merges keep them in the scratch too, after what
-   * the algorithm uses, written into the command buffer (vkCmdUpdateBuffer): a few
-   * hundred bytes more, which vkds_algorithm_scratch_bytes includes (the message of a
-   * scratch too small gives the figure); the other families then refuse the recording
-   * form (VKDS_ERROR_UNSUPPORTED). */
+   * device with 128 bytes of them, as lavapipe; zips of many parts; views of views),
+   * every algorithm keeps them in the scratch too, after what the algorithm uses,
+   * written into the command buffer (vkCmdUpdateBuffer): 240 bytes a dispatch at most
+   * (a scan 3 dispatches, a histogram 3, a radix sort 14 or 26, a merge sort 1 and 2 a
+   * merge pass), which every scratch query (vkds_algorithm_scratch_bytes and the
+   * families' own) includes, and which the recording forms require whether the
+   * arguments outgrow the push constants or not. Element-wise algorithms and searches,
+   * which need no scratch otherwise, take it only then: a few hundred bytes, which
+   * vkds_algorithm_scratch_bytes covers (the message of a scratch too small gives the
+   * figure). */
   vkds_view scratch;
 } vkds_cmd;
 
@@ -335,8 +339,9 @@ VKDS_API vkds_result vkds_cmd_adjacent_difference(const vkds_cmd *c, const vkds_
  * equal, is_sorted, ...). */
 
 /* The scratch bytes a recorded reduction over `count` elements needs on the device of
- * `res`: a partial result per work group, a few KiB at any count (0 for NULL; UINT64_MAX
- * past 2^48 elements). vkds_algorithm_scratch_bytes is at least as large. */
+ * `res`: a partial result per work group, a few KiB at any count, and room for its
+ * launch arguments (vkds_cmd) (0 for NULL; UINT64_MAX past 2^48 elements).
+ * vkds_algorithm_scratch_bytes is at least as large. */
 VKDS_API uint64_t vkds_reduce_scratch_bytes(const vkds_resource *res, uint64_t count);
 
 /* *result = init op in[0] op in[1] op ... (in the documented order). Empty: init, or
@@ -711,8 +716,9 @@ VKDS_API vkds_result vkds_cmd_reduce_by_key(const vkds_cmd *c, const vkds_seq *k
  * The vkds_cmd_ forms need a 16-byte aligned scratch of vkds_histogram_scratch_bytes(
  * resource, bins) bytes (vkds_cmd.scratch). */
 
-/* The scratch bytes a recorded histogram of `bins` bins needs on the device of `res` (0
- * for NULL). */
+/* The scratch bytes a recorded histogram of `bins` bins needs on the device of `res`: a
+ * status word, a counter a bin and room for its launch arguments (vkds_cmd) (0 for
+ * NULL). */
 VKDS_API uint64_t vkds_histogram_scratch_bytes(const vkds_resource *res, uint64_t bins);
 
 /* Even bins over [*lower, *upper) (values of in's type; lower < upper, for floats both
@@ -789,8 +795,9 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * VKDS_ERROR_UNSUPPORTED.
  *
  * Memory: the data moves between the sequence and a copy in device memory of the same
- * size (keys and values), plus about 1 KiB (onesweep 2 KiB) per tile and 17 KiB: that
- * is vkds_sort_scratch_bytes(). The blocking and _async forms allocate it per call and
+ * size (keys and values), plus about 1 KiB (onesweep 2 KiB) per tile and 17 KiB, and
+ * room for the recording form's launch arguments (vkds_cmd: 3.3 KiB, 6.1 KiB with 8-byte
+ * keys): that is vkds_sort_scratch_bytes(). The blocking and _async forms allocate it per call and
  * free it when done; the vkds_cmd_ forms take it as the vkds_cmd's scratch (16-byte
  * aligned, at least vkds_sort_scratch_bytes(), which vkds_algorithm_scratch_bytes also
  * covers). Sequences are written many times over during the sort, so host data, data of

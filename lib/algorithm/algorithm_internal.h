@@ -120,6 +120,19 @@ static inline uint64_t vkds__index_max(vkds_type t) {
   return t == VKDS_I32 ? INT32_MAX : t == VKDS_U32 ? UINT32_MAX : t == VKDS_I64 ? INT64_MAX : UINT64_MAX;
 }
 
+/* Room for the launch arguments of `dispatches` dispatches in a recording form's scratch,
+ * after what the algorithm itself uses (frame.c args_in_scratch), where a call's
+ * arguments outgrow the device's push constants: at most every launch parameter a
+ * dispatch, 16-byte aligned, and 16 bytes for aligning the first. The public scratch
+ * queries add it, so that what they return is enough whatever the call's views. */
+uint64_t vkds__args_room(uint32_t dispatches);
+/* The most dispatches a recorded call of each family makes (args_in_scratch). */
+enum { VKDS__SCAN_DISPATCHES = 3, VKDS__HISTOGRAM_DISPATCHES = 3, VKDS__REDUCE_DISPATCHES = 2 };
+uint32_t vkds__sort_dispatches(vkds_type key);
+uint32_t vkds__msort_dispatches(uint64_t count);
+/* A reduction's scratch without that room (kernels.c). */
+uint64_t vkds__reduce_scratch_own(const vkds_resource *res, uint64_t count);
+
 /* The three forms (frame.c). */
 vkds_result vkds__alg_run(vkds_policy *p, const vkds__alg *a);
 vkds_result vkds__alg_run_async(vkds_policy *p, const vkds__alg *a, vkds_submission **sub);

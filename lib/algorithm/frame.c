@@ -1005,14 +1005,37 @@ static vkds_result not_direct_code(const vkds_context *ctx, const char *name, co
  * of the vkds_cmd's scratch after the `used` bytes the algorithm takes, one a dispatch,
  * which vkds__alg_dispatch fills with vkCmdUpdateBuffer, so they live in the
  * application's command buffer and its scratch, both the application's to keep until
- * the work is done (they were refused: a probe). Algorithms of a known, small count of
- * dispatches only: element-wise ones and searches (1), reductions and merges (2). */
+ * the work is done (they were refused: a probe; scans, histograms and sorts refused them
+ * until session 41). Room for the most dispatches the family records (vkds__args_room:
+ * the families' scratch queries include it). */
+static uint32_t recorded_dispatches(const vkds__alg *a) {
+  switch (a->template_kind) {
+  case VKDS__TEMPLATE_MAP:
+  case VKDS__TEMPLATE_SEARCH: return 1;
+  case VKDS__TEMPLATE_REDUCE: return VKDS__REDUCE_DISPATCHES;
+  case VKDS__TEMPLATE_MERGE: return 2; /* the partition, the merge */
+  case VKDS__TEMPLATE_SCAN: return VKDS__SCAN_DISPATCHES;
+  case VKDS__TEMPLATE_HISTOGRAM: return VKDS__HISTOGRAM_DISPATCHES;
+  case VKDS__TEMPLATE_SORT: return vkds__sort_dispatches(a->inputs[0]->type);
+  case VKDS__TEMPLATE_MSORT: return vkds__msort_dispatches(a->count);
+  }
+  return 0;
+}
+
+/* The scratch query that sizes a recorded call's scratch, as its messages name it. */
+static const char *scratch_query(const vkds__alg *a) {
+  switch (a->template_kind) {
+  case VKDS__TEMPLATE_SORT: return "vkds_sort_scratch_bytes, or vkds_argsort_scratch_bytes,";
+  case VKDS__TEMPLATE_MSORT: return "vkds_merge_sort_scratch_bytes";
+  case VKDS__TEMPLATE_HISTOGRAM: return "vkds_histogram_scratch_bytes";
+  case VKDS__TEMPLATE_REDUCE: return "vkds_reduce_scratch_bytes";
+  default: return "vkds_algorithm_scratch_bytes";
+  }
+}
+
 static vkds_result args_in_scratch(call *c, const vkds_cmd *cmd, uint64_t used, vkds_view result,
                                    uint64_t result_need) {
-  vkds__alg_template t = c->a.template_kind;
-  uint32_t dispatches = t == VKDS__TEMPLATE_MAP || t == VKDS__TEMPLATE_SEARCH      ? 1
-                        : t == VKDS__TEMPLATE_REDUCE || t == VKDS__TEMPLATE_MERGE ? 2
-                                                                                   : 0;
+  uint32_t dispatches = recorded_dispatches(&c->a);
   if (!dispatches) return args_refused(c, c->kernel);
   vkds_context *ctx = c->res->dev->ctx;
   uint64_t bytes = dispatches * ((vkds__kernel_spilled_bytes(c->kernel) + 15) & ~15ull);
@@ -1023,12 +1046,12 @@ static vkds_result args_in_scratch(call *c, const vkds_cmd *cmd, uint64_t used, 
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: its launch arguments (%llu bytes), with vkds's launch header, are more than the device's "
                       "%u bytes of push constants; the recording form then keeps them in the vkds_cmd's scratch, which "
-                      "must hold %llu bytes (it holds %llu; vkds_algorithm_scratch_bytes gives enough)",
+                      "must hold %llu bytes (it holds %llu; %s gives enough)",
                       c->a.name, (unsigned long long)vkds__kernel_spilled_bytes(c->kernel),
                       c->res->dev->facts.props.properties.limits.maxPushConstantsSize, (unsigned long long)need,
-                      (unsigned long long)holds);
+                      (unsigned long long)holds, scratch_query(&c->a));
   VkDeviceAddress unused;
-  VKDS_CHECK(scratch_view(ctx, c->a.name, c->res, v, need, "vkds_algorithm_scratch_bytes", &unused));
+  VKDS_CHECK(scratch_view(ctx, c->a.name, c->res, v, need, scratch_query(&c->a), &unused));
   VKDS_CHECK(views_apart(ctx, c, result, result_need, v, need));
   c->args_scratch = v.buffer;
   c->args_scratch_at = v.offset + at;
@@ -1059,18 +1082,18 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   vkds_result r = prepare(&c);
   VkDeviceAddress result_at = 0, scratch_at = 0;
   uint64_t result_need = 0, scratch_need = 0; /* the bytes of each view the call uses */
+  /* the scratch the family uses itself; the room for launch arguments that outgrow the
+   * push constants follows it (args_in_scratch), and the scratch must hold both, as the
+   * family's query says, whether they do or not */
+  uint64_t own = 0, room = vkds__args_room(recorded_dispatches(a));
   bool family_scratch = a->template_kind == VKDS__TEMPLATE_SCAN || sorts_in_place(a->template_kind);
   if (r == VKDS_SUCCESS && family_scratch && a->count) {
-    uint64_t need = a->template_kind == VKDS__TEMPLATE_SORT    ? vkds__sort_scratch_bytes(&c)
-                    : a->template_kind == VKDS__TEMPLATE_MSORT ? vkds__msort_scratch_bytes(&c)
-                                                               : vkds__scan_scratch_bytes(&c);
-    r = scratch_view(ctx, a->name, res, cmd->scratch, need,
-                     a->template_kind == VKDS__TEMPLATE_SORT    ? "vkds_sort_scratch_bytes, or vkds_argsort_scratch_bytes,"
-                     : a->template_kind == VKDS__TEMPLATE_MSORT ? "vkds_merge_sort_scratch_bytes"
-                                                                : "vkds_algorithm_scratch_bytes",
-                     &scratch_at);
+    own = a->template_kind == VKDS__TEMPLATE_SORT    ? vkds__sort_scratch_bytes(&c)
+          : a->template_kind == VKDS__TEMPLATE_MSORT ? vkds__msort_scratch_bytes(&c)
+                                                     : vkds__scan_scratch_bytes(&c);
+    r = scratch_view(ctx, a->name, res, cmd->scratch, own + room, scratch_query(a), &scratch_at);
     c.scan_scratch = cmd->scratch;
-    scratch_need = need;
+    scratch_need = own + room;
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT) {
     VkDeviceAddress at;
@@ -1082,8 +1105,9 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_HISTOGRAM) {
     /* the scratch (see vkds_histogram_scratch_bytes), and the status view when given */
-    scratch_need = vkds__histogram_scratch_bytes(&c);
-    r = scratch_view(ctx, a->name, res, cmd->scratch, scratch_need, "vkds_histogram_scratch_bytes", &scratch_at);
+    own = vkds__histogram_scratch_bytes(&c);
+    scratch_need = own + room;
+    r = scratch_view(ctx, a->name, res, cmd->scratch, scratch_need, scratch_query(a), &scratch_at);
     c.scan_scratch = cmd->scratch;
     VkDeviceAddress at = 0;
     if (r == VKDS_SUCCESS && result.buffer) r = device_view(ctx, a->name, "the status view", res, result, 4, &at);
@@ -1103,9 +1127,9 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
                      a->name, (unsigned long long)align);
     /* (its own need: it demanded vkds_algorithm_scratch_bytes, an argsort's ~24 bytes an
      * element, where it uses 16 bytes a group) */
-    uint64_t need = vkds_reduce_scratch_bytes(res, a->count);
-    result_need = result_bytes(a), scratch_need = need;
-    if (r == VKDS_SUCCESS) r = scratch_view(ctx, a->name, res, cmd->scratch, need, "vkds_reduce_scratch_bytes", &scratch_at);
+    own = vkds__reduce_scratch_own(res, a->count);
+    result_need = result_bytes(a), scratch_need = own + room;
+    if (r == VKDS_SUCCESS) r = scratch_view(ctx, a->name, res, cmd->scratch, scratch_need, scratch_query(a), &scratch_at);
   }
   if (r == VKDS_SUCCESS && a->template_kind == VKDS__TEMPLATE_MERGE && vkds__merge_scratch_bytes(a->count)) {
     /* optional: a scratch that holds the partition gets one (it must then not overlap
@@ -1115,7 +1139,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
     uint64_t need = vkds__merge_scratch_bytes(a->count);
     VkDeviceAddress at = v.buffer ? vkds_buffer_address(v.buffer) : 0;
     if (view_holds(v) >= need && vkds_buffer_is_on(v.buffer, res) && at && (at + v.offset) % 8 == 0)
-      c.scan_scratch = v, scratch_need = need;
+      c.scan_scratch = v, scratch_need = own = need;
   }
   /* every leaf passed directly, a user type's parts too (only the top sequences were
    * checked: a part staged for the recording was freed before the application
@@ -1143,7 +1167,7 @@ vkds_result vkds__alg_record(const vkds_cmd *cmd, const vkds__alg *a, vkds_view 
   /* (placed, or refused, before anything is recorded: a sort records a fill before its
    * first dispatch) */
   if (r == VKDS_SUCCESS && vkds__kernel_spilled_bytes(c.kernel))
-    r = args_in_scratch(&c, cmd, scratch_need, result, result_need);
+    r = args_in_scratch(&c, cmd, own, result, result_need);
   if (r == VKDS_SUCCESS)
     r = vkds__call_record(&c, cmd->cmd, result_at, scratch_at + VKDS__ALG_RESULT_BYTES, VKDS__PART_WHOLE, 0);
   unbind_leaves(&c, false);

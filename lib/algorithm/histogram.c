@@ -71,7 +71,8 @@ uint64_t vkds__histogram_scratch_bytes(const vkds__call *c) { return STATUS_BYTE
 
 uint64_t vkds_histogram_scratch_bytes(const vkds_resource *res, uint64_t bins) {
   if (!res) return 0;
-  return bins > (UINT64_MAX - STATUS_BYTES) / 4 ? UINT64_MAX : STATUS_BYTES + 4 * bins; /* (wrapped) */
+  uint64_t room = vkds__args_room(VKDS__HISTOGRAM_DISPATCHES); /* (frame.c args_in_scratch) */
+  return bins > (UINT64_MAX - STATUS_BYTES - room) / 4 ? UINT64_MAX : STATUS_BYTES + 4 * bins + room; /* (wrapped) */
 }
 
 vkds_result vkds__histogram_choose(vkds__call *c) {

@@ -247,22 +247,30 @@ uint32_t vkds__reduce_groups(const vkds__device *dev, uint64_t count) {
   return g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
 }
 
+uint64_t vkds__args_room(uint32_t dispatches) { return 16 + dispatches * ((8ull * VKDS__GEN_MAX_PARAMS + 15) & ~15ull); }
+
+/* A reduction's own scratch: the result and 16 bytes a group's partial. */
+uint64_t vkds__reduce_scratch_own(const vkds_resource *res, uint64_t count) {
+  return (uint64_t)VKDS__ALG_RESULT_BYTES + (uint64_t)vkds__reduce_groups(res->dev, count) * 16;
+}
+
 uint64_t vkds_reduce_scratch_bytes(const vkds_resource *res, uint64_t count) {
   if (!res) return 0;
   if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX;
-  return (uint64_t)VKDS__ALG_RESULT_BYTES + (uint64_t)vkds__reduce_groups(res->dev, count) * 16;
+  return vkds__reduce_scratch_own(res, count) + vkds__args_room(VKDS__REDUCE_DISPATCHES);
 }
 
 uint64_t vkds_algorithm_scratch_bytes(const vkds_resource *res, uint64_t count) {
   if (!res) return 0;
   if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX; /* (the sums below wrap) */
+  /* each with room for its dispatches' launch arguments where they outgrow the push
+   * constants (frame.c args_in_scratch, after the family's own scratch); a merge's
+   * two dispatches take less than a scan's three */
   uint64_t reduce = vkds_reduce_scratch_bytes(res, count);
-  uint64_t scan = vkds__scan_scratch_bound(count), sort = vkds__sort_scratch_bound(count);
+  uint64_t scan = vkds__scan_scratch_bound(count) + vkds__args_room(VKDS__SCAN_DISPATCHES);
+  uint64_t sort = vkds__sort_scratch_bound(count); /* (rooms included) */
   uint64_t msort = vkds_merge_sort_scratch_bytes(res, count, VKDS_TYPE_COMPOSITE); /* its widest tuples */
   uint64_t most = reduce > scan ? reduce : scan;
   most = most > msort ? most : msort;
-  most = most > sort ? most : sort;
-  /* and room for two dispatches' launch arguments where they outgrow the push constants
-   * (frame.c args_in_scratch: reductions and merges, after their own scratch) */
-  return most + 2 * ((8 * VKDS__GEN_MAX_PARAMS + 15) & ~15u);
+  return most > sort ? most : sort;
 }

@@ -69,10 +69,14 @@ uint64_t vkds__msort_scratch_bytes(const vkds__call *c) {
   return scratch_bytes(c->a.count, vkds__msort_stride(c->a.inputs[0]));
 }
 
+/* the tiles, then each merge pass's partition and merge */
+uint32_t vkds__msort_dispatches(uint64_t count) { return 1 + 2 * merge_passes(count); }
+
 uint64_t vkds_merge_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type type) {
   if (!res || !(vkds__type_is_number(type) || type == VKDS_TYPE_COMPOSITE)) return 0;
   if (count > VKDS__ALG_MAX_SCRATCH_COUNT) return UINT64_MAX; /* (wrapped) */
-  return scratch_bytes(count, type == VKDS_TYPE_COMPOSITE ? MAX_STRIDE : vkds_type_size(type));
+  return scratch_bytes(count, type == VKDS_TYPE_COMPOSITE ? MAX_STRIDE : vkds_type_size(type)) +
+         vkds__args_room(vkds__msort_dispatches(count));
 }
 
 vkds_result vkds__msort_check(const vkds__call *c) {

@@ -275,18 +275,25 @@ uint64_t vkds__sort_scratch_bytes(const vkds__call *c) {
                       c->path == VKDS_SCAN_PATH_SINGLE, c->a.elem == VKDS__ELEM_INDEX);
 }
 
+/* upsweep and plan, then each pass's count, spine and scatter (Onesweep: one) */
+uint32_t vkds__sort_dispatches(vkds_type key) { return 2 + 3 * 4 * key_words(key); }
+
 uint64_t vkds__sort_scratch_bound(uint64_t count) {
   /* (the smaller tiles: the more of them) */
-  uint64_t narrow = layout_bytes(count, VKDS_U32, tile_elems(VKDS_U32, false, true), VKDS_U64, true, true);
-  uint64_t wide = layout_bytes(count, VKDS_U64, tile_elems(VKDS_U64, false, true), VKDS_U64, true, true);
+  uint64_t narrow = layout_bytes(count, VKDS_U32, tile_elems(VKDS_U32, false, true), VKDS_U64, true, true) +
+                    vkds__args_room(vkds__sort_dispatches(VKDS_U32));
+  uint64_t wide = layout_bytes(count, VKDS_U64, tile_elems(VKDS_U64, false, true), VKDS_U64, true, true) +
+                  vkds__args_room(vkds__sort_dispatches(VKDS_U64));
   return narrow > wide ? narrow : wide;
 }
 
-/* The scratch of a sort of `count` keys on `res`, as vkds__sort_choose will lay it out. */
+/* The scratch of a sort of `count` keys on `res`, as vkds__sort_choose will lay it out,
+ * and room for the launch arguments of the recording form's dispatches where they spill. */
 static uint64_t scratch_on(const vkds_resource *res, uint64_t count, vkds_type key, vkds_type value, bool argsort) {
   bool onesweep = path_for(res, count) == VKDS_SCAN_PATH_SINGLE;
   return layout_bytes(count, key, tile_elems(key, big_tiles(res->dev, key, count, onesweep), onesweep), value, onesweep,
-                      argsort);
+                      argsort) +
+         vkds__args_room(vkds__sort_dispatches(key));
 }
 
 uint64_t vkds_sort_scratch_bytes(const vkds_resource *res, uint64_t count, vkds_type key_type, vkds_type value_type) {
