@@ -13,6 +13,11 @@
 # CUB: build-cub/cub_bench runs first with these arguments and every run gets its rows
 # (--cub), so each row has its ratio to CUB from the same call. T: seconds a run may
 # take (keep ROUNDS x runs x T under the call's limit). Writes $OUT/NAME-ROUND.txt.
+# ENVS="name:VAR=V,VAR2=V2 other:VAR=W" runs the one library (build-device) once per
+# entry with those environment variables instead (the library's knobs, e.g.
+# "p:VKDS_SCAN_PATH=portable s:VKDS_SCAN_PATH=single"; an entry "name:" runs it as is);
+# with VKDS_PIPELINE_STATS=1 each run's kernels' registers and shared memory are
+# summed up at the end.
 rounds=$1
 shift
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -27,6 +32,23 @@ if [ -n "${CUB:-}" ]; then
   timeout 150 build-cub/cub_bench $CUB >"$out/cub.json" 2>"$out/cub.err" || echo "cub_bench failed"
   grep '^{' "$out/cub.json" >"$out/cub.lines"
   cub=(--cub "$out/cub.lines")
+fi
+if [ -n "${ENVS:-}" ]; then
+  for i in $(seq "$rounds"); do
+    for entry in $ENVS; do
+      name=${entry%%:*}
+      IFS=, read -r -a vars <<<"${entry#*:}"
+      env "${vars[@]}" timeout "${T:-200}" build-device/bench/vkds-bench "$@" "${cub[@]}" >"$out/$name-$i.txt" 2>&1
+      echo "== $name $i: exit $?"
+    done
+  done
+  for f in "$out"/*-1.txt; do
+    grep -q "vkds: pipeline" "$f" || continue
+    echo "$(basename "$f" -1.txt): kernels (count, registers, shared memory)"
+    grep "vkds: pipeline" "$f" | grep -o -E "pipeline [a-z_0-9]+|Register Count=[0-9]+|Shared Memory Size=[0-9]+" |
+      paste - - - | sort | uniq -c
+  done
+  exit 0
 fi
 for i in $(seq "$rounds"); do
   for lib in new ${LIBS:-base}; do
