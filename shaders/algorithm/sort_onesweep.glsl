@@ -14,19 +14,20 @@
 // only ever raised with atomicMax: a count never overwrites an inclusive prefix, and a
 // count published twice is the same value.
 //
-// Thread d looks back for digit d (four tiles a load, below): it adds counts of tiles k-1, k-2, ... until it finds
-// an inclusive prefix (or reaches tile 0, whose count is its prefix). Every spin is
-// bounded: each thread spins P(5) times in all, over every tile its group takes; once a thread has none left, its group
-// counts the tile it waits for itself (the decoupled fallback: the tile's keys are in the
-// pass's source, which nobody writes during the pass) and publishes the counts for it,
-// so nothing ever waits on a group that is not running (lavapipe promises no forward
-// progress between groups). One budget for all spins, not one per wait: lavapipe gives
-// an invocation 65,535 loop iterations in all, shared by every loop of the shader.
+// Thread d looks back for digit d (four tiles a load, below): it adds counts of tiles
+// k-1, k-2, ... until it finds an inclusive prefix (or reaches tile 0, whose count is its
+// prefix). Every spin is bounded: each thread spins P(5) times in all, over every tile
+// its group takes; once a thread has none left, its group counts the tile it waits for
+// itself (the decoupled fallback: the tile's keys are in the pass's source, which nobody
+// writes during the pass) and publishes the counts for it, so nothing ever waits on a
+// group that is not running (lavapipe promises no forward progress between groups). One
+// budget for all spins, not one per wait: lavapipe gives an invocation 65,535 loop
+// iterations in all, shared by every loop of the shader.
 //
 // A group takes up to P(6) tiles from the counter, one after the other (sort.c: one on
-// GPUs; several on CPU devices, where every work group costs much to start). The states of the next pass (the other region) are zeroed
-// here, each tile's row by whoever takes the tile, so the passes need no fill between
-// them; a skipped pass still does that.
+// GPUs; several on CPU devices, where every work group costs much to start). The states
+// of the next pass (the other region) are zeroed here, each tile's row by whoever takes
+// the tile, so the passes need no fill between them; a skipped pass still does that.
 
 #define VKDS_COUNT 0x40000000u
 #define VKDS_PREFIX 0x80000000u
