@@ -217,6 +217,39 @@ START_TEST(replayed_tasks_are_timed_each_time) {
 }
 END_TEST
 
+/* Once more recordings are kept than a queue keeps unused (eight), a loop of two calls
+ * that alternate still replays both: the recording taken over for new work is the one
+ * released longest ago, not the one just released (which the next call wanted: each
+ * alternating call recorded again; a new-user probe). */
+START_TEST(alternating_replays_survive_many_kept_recordings) {
+  fixture f;
+  fixture_open(&f, VKDS_REPORT_COMPLETION, NULL);
+  vkds_resource *r = vkds_context_resource(f.ctx, 0);
+  atomic_int calls = 0;
+  add_task t = {.counter = &f.counter, .add = 1, .calls = &calls};
+  for (uint64_t key = 100; key < 120; ++key) { /* twenty recordings kept, each run once */
+    vkds_submission *s;
+    ck_assert_vkds(vkds_selection_submit(f.sel, &(vkds_task_info){.fn = record_add, .user = &t, .replay_key = key}, &s));
+    ck_assert_vkds(vkds_submission_wait(s));
+    vkds_submission_release(s);
+  }
+  atomic_store(&calls, 0);
+  uint64_t before = vkds_resource_replay_count(r);
+  for (int i = 0; i < 20; ++i) {
+    vkds_submission *s;
+    vkds_task_info ti = {.fn = record_add, .user = &t, .replay_key = 7 + (uint64_t)(i & 1)};
+    ck_assert_vkds(vkds_selection_submit(f.sel, &ti, &s));
+    ck_assert_vkds(vkds_submission_wait(s));
+    vkds_submission_release(s);
+  }
+  int recorded = atomic_load(&calls);
+  ck_assert_int_eq(recorded, 2);
+  ck_assert_uint_eq(vkds_resource_replay_count(r) - before, 18);
+  ck_assert_uint_eq(gpu_counter_value(&f.counter), 40);
+  fixture_close(&f);
+}
+END_TEST
+
 /* Back to back on one queue, without a wait between: each task is charged its own
  * time, not the rest of the one before it (lib/backend/queue.c, read_task_time). The sink logs
  * the last time, so the short task goes second. */
@@ -1205,6 +1238,7 @@ int main(void) {
   tcase_add_test(tc, reports_submission_completion_and_time);
   tcase_add_test(tc, back_to_back_tasks_are_timed_apart);
   tcase_add_test(tc, replayed_tasks_are_timed_each_time);
+  tcase_add_test(tc, alternating_replays_survive_many_kept_recordings);
   tcase_add_test(tc, completion_is_reported_lazily_without_waiting);
   tcase_add_test(tc, hooks_run_in_order_and_see_every_submission);
   tcase_add_test(tc, a_failing_task_submits_nothing);

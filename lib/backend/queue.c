@@ -194,9 +194,12 @@ bool vkds__queue_lead_ready(vkds_resource *r) {
 enum { KEEP_RECORDINGS = 8 };
 
 /* With `replay`, the free slot that holds that recording (NULL when none does); else the
- * first free slot that holds none (NULL when there is none and fewer than
- * KEEP_RECORDINGS are free). With count_new, a slot about to be created is counted
- * when NULL is returned. */
+ * first free slot that holds none, or, when every free slot holds one and there are at
+ * least KEEP_RECORDINGS of them, the one released longest ago (the list is in order of
+ * release, the latest first: taking the latest recorded over the recording a loop of
+ * two alternating calls was about to replay, so neither was ever replayed once eight
+ * older recordings were kept; a new-user probe); NULL otherwise. With count_new, a slot
+ * about to be created is counted when NULL is returned. */
 static vkds__slot *pop_free(vkds_resource *r, bool count_new, const vkds__replay *replay) {
   pthread_mutex_lock(&r->track_lock);
   vkds__slot **at = &r->free_slots;
@@ -206,8 +209,9 @@ static vkds__slot *pop_free(vkds_resource *r, bool count_new, const vkds__replay
                     (*at)->replay_label == replay->label))
       at = &(*at)->next;
   } else {
-    for (; *at && (*at)->replay_key; at = &(*at)->next) ++kept;
-    if (!*at && kept >= KEEP_RECORDINGS) at = &r->free_slots;
+    vkds__slot **oldest = at;
+    for (; *at && (*at)->replay_key; at = &(*at)->next) oldest = at, ++kept;
+    if (!*at && kept >= KEEP_RECORDINGS) at = oldest;
   }
   vkds__slot *s = *at;
   if (s) *at = s->next;
