@@ -12,7 +12,9 @@
  *   move(r)      hints->bytes / transfer_bytes_per_s unless hints->data_devices says the
  *                data already lives on r's device (then 0).
  * A resource that has not yet run K twice is tried first (one exploring task at a time
- * on it), so every estimate comes from a measurement past the warm-up: judged on its
+ * on it: a burst that ends before the first one's report comes back leaves it at its
+ * warm-up, a new-user probe's reading), so every estimate comes from a measurement past
+ * the warm-up: judged on its
  * warm-up sample alone (a pipeline made, caches cold), a resource that started slow
  * was never picked again, so that sample was never replaced (a new-user probe: 29 of 30
  * reductions went to the device without the data, 3.9x slower than the one with it).

@@ -646,6 +646,9 @@ START_TEST(bad_input_is_named) {
   vkds_arg five[] = {{.kind = VKDS_ARG_UINT}, {.kind = VKDS_ARG_FLOAT, .components = 5}, {.kind = VKDS_ARG_VIEW}, {.kind = VKDS_ARG_VIEW, .offset = 24}, {0}};
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = five}, &k), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "5 components"));
+  vkds_arg hollow[] = {{.kind = VKDS_ARG_STRUCT}, {0}}; /* (was a mismatch, "the description 0": a probe) */
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = hollow}, &k), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "a struct without members"));
   /* launches */
   ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = SAXPY_ARGS}, &k));
   vkds_buffer *x = mapped(64);

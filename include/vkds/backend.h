@@ -262,9 +262,10 @@ typedef struct vkds_backend_info {
   void *user;
 } vkds_backend_info;
 
-/* Creates a backend. VKDS_ERROR_INVALID_ARGUMENT for NULL pointers, no resources, a
- * NULL resource, a table of a version this library does not know or without a
- * version; VKDS_ERROR_OUT_OF_HOST_MEMORY; whatever ops->init returns. */
+/* Creates a backend. VKDS_ERROR_INVALID_ARGUMENT for NULL pointers, a NULL resource, a
+ * table of a version this library does not know or without a version; VKDS_ERROR_EMPTY
+ * for no resources (as vkds_policy_create); VKDS_ERROR_OUT_OF_HOST_MEMORY; whatever
+ * ops->init returns. */
 VKDS_API vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **out);
 
 /* Waits for the backend's submissions, then destroys it. NULL is a no-op. Selections

@@ -59,7 +59,8 @@ typedef struct vkds_embed_device {
    * own submissions: give a lock (or leave NULL if only vkds submits to them, and only
    * through this one context: a VkQueue embedded in two live contexts is submitted to by
    * both, so both must give the same lock; vkds_context_create refuses the second
-   * with VKDS_ERROR_INVALID_ARGUMENT where either gives none). vkds
+   * with VKDS_ERROR_INVALID_ARGUMENT where either gives none, but cannot tell two locks
+   * apart: that both lock one mutex is the application's to make sure). vkds
    * calls queue_lock around each vkQueueSubmit of its own, from the thread that submits
    * (a caller of vkds, or a queue's flusher thread of vkds's, which submits tasks
    * queued while the GPU was busy), and never holds it while it waits for the GPU.

@@ -86,7 +86,7 @@ typedef struct vkds_kernel_info {
  * or components are none of those listed at vkds_arg, or an `entry` name that
  * none of the module's GLCompute entry points has: the message lists them),
  * VKDS_ERROR_INVALID_SPIRV (with the validator's message; also a module without any
- * GLCompute entry point),
+ * GLCompute entry point, and a spirv_size of 0 or not a multiple of 4),
  * VKDS_ERROR_ARGUMENT_MISMATCH (the description does not
  * match the shader: the message says which member; a storage buffer of set 0 the shader
  * uses that no VKDS_ARG_BINDING describes, or a descriptor of another type). Pipelines
@@ -115,7 +115,10 @@ typedef struct vkds_glsl_info {
  * context by a hash of the source and options, so a second identical call compiles
  * nothing (also one made by another thread at the same time: it waits for the first's
  * compile), and with pipeline_cache_dir also on disk, so a new process compiles
- * nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers.
+ * nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers (also a
+ * local_size past what glslang itself allows a dimension, gl_MaxComputeWorkGroupSize:
+ * 1024 in x and y, 64 in z; within it, one past the device's limits is
+ * VKDS_ERROR_LIMIT_EXCEEDED at launches, as for vkds_kernel_create).
  * glslang runs on a thread of vkds's own (256 MiB of stack, reserved: its recursion is as
  * deep as the source's expressions), and a source longer than 256 KiB after
  * preprocessing is VKDS_ERROR_LIMIT_EXCEEDED. The source is code: vkds does not bound

@@ -88,6 +88,12 @@ static vkds_result check_args(const vkds_context *ctx, const char *kernel, const
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "kernel '%s', %s argument %zu (%s): %u bits; numbers have 8, 16, 32 or 64 (0: 32)", kernel, where,
                         i, an, a->bits);
+    /* (it read as the shader's struct having members the description lacks: "the
+     * description 0"; a new-user probe) */
+    if (a->kind == VKDS_ARG_STRUCT && !a->members)
+      return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "kernel '%s', %s argument %zu (%s): a struct without members (members is NULL; it lists the "
+                        "struct's members, ending with VKDS_ARG_END)", kernel, where, i, an);
     if (scalar && a->components > 4)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "kernel '%s', %s argument %zu (%s): %u components; vectors have 2 to 4 (0 or 1: a scalar)",
