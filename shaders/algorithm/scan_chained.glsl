@@ -358,9 +358,10 @@ void vkds_ch_store_tile(uint64_t at, ACC_T prefix, ACC_T before, ACC_T total, bo
   if (vkds_rank() == 0u && at < n && n - at <= VKDS_CH_TILE)
     vkds_u64(P(3)).v = uint64_t(vkds_combine(prefix, total));
   // VKDS_CH_AHEAD runs loaded at a time, then compacted one by one: a run's stores go
-  // through shared memory and subgroup barriers, which the compiler does not move the next
-  // run's loads above, so with one at a time each run waited for its own load (scan.c,
-  // VKDS_SCAN_AHEAD: a measuring knob; 1 unless it is set)
+  // through shared memory and subgroup barriers, above which a compiler is unlikely to
+  // move the next run's loads, so with one at a time each run may wait for its own load
+  // (not yet seen in the SASS, nor measured: scan.c's VKDS_SCAN_AHEAD, a measuring knob;
+  // 1 unless it is set)
   for (uint r0 = 0u; r0 < VKDS_CH_RUNS; r0 += VKDS_CH_AHEAD) {
     IN0_T a[VKDS_CH_AHEAD][4];
     ACC_T f[VKDS_CH_AHEAD][4];
