@@ -262,7 +262,9 @@ typedef struct vkds_cmd {
    * recorded algorithms that may run at the same time need separate scratch. Scratch
    * (or a status or result view) on another VkDevice is VKDS_ERROR_WRONG_DEVICE, too
    * little, misaligned, or overlapping the call's sequences or its result view
-   * VKDS_ERROR_INVALID_ARGUMENT (so is a result view over the call's sequences). An
+   * VKDS_ERROR_INVALID_ARGUMENT (so is a result view over the call's sequences; only the
+   * part of the scratch the call uses is checked, from its start: a view larger than that
+   * may hold other data past it). An
    * algorithm that needs no scratch (element-wise ones, the searches) ignores it; merge
    * uses it when it is large enough (vkds_merge_scratch_bytes). Where a call's launch
    * arguments outgrow the device's push constants (records of 3 or 4 parts merged on a
@@ -270,10 +272,12 @@ typedef struct vkds_cmd {
    * every algorithm keeps them in the scratch too, after what the algorithm uses,
    * written into the command buffer (vkCmdUpdateBuffer): 240 bytes a dispatch at most
    * (a scan 3 dispatches, a histogram 3, a radix sort 14 or 26, a merge sort 1 and 2 a
-   * merge pass), which every scratch query (vkds_algorithm_scratch_bytes and the
-   * families' own) includes, and which the recording forms require whether the
-   * arguments outgrow the push constants or not. Element-wise algorithms and searches,
-   * which need no scratch otherwise, take it only then: a few hundred bytes, which
+   * merge pass), which the queries of the families that need scratch include
+   * (vkds_algorithm_scratch_bytes, and vkds_reduce_, histogram_, sort_, argsort_ and
+   * merge_sort_scratch_bytes), and which their recording forms require whether the
+   * arguments outgrow the push constants or not. Element-wise algorithms, searches and
+   * merges, which need no scratch otherwise (vkds_merge_scratch_bytes gives a merge's
+   * own and no more), take it only then: a few hundred bytes, which
    * vkds_algorithm_scratch_bytes covers (the message of a scratch too small gives the
    * figure). */
   vkds_view scratch;
@@ -804,7 +808,12 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * another device and data under views are staged whole (sorting cannot stream) and
  * written back once done. Views are sorted as they read: sorting a reverse view of a
  * buffer leaves the buffer in the opposite order; a permutation view sorts the elements
- * it selects (its map must not repeat an index; keys and values may share one). Keys
+ * it selects (its map must not repeat an index; keys and values may share one). The
+ * views' code is inlined at each of the kernels' accesses: on lavapipe a sort_by_key
+ * whose keys lie under four or more nested permutation views spends minutes in LLVM
+ * compiling its kernel (not seen to finish in five; three levels take about two
+ * seconds, keys alone under six too): there, copy such data into a buffer first
+ * (vkds_copy) and sort that. Keys
  * and values must be writable, not discard sequences (a sort reads them too), and must
  * not overlap; counts must match. At most 2^32 - 1 elements (else UNSUPPORTED).
  * Errors as for every algorithm. */
