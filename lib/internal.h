@@ -473,6 +473,9 @@ vkds_result vkds__queue_reclaim_known(vkds_resource *r);
 void vkds__queue_settle(vkds_resource *r);
 /* Waits until the timeline reaches `value`: spins up to spin_ns, then sleeps. */
 vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_ns, uint64_t spin_ns);
+/* VKDS_ERROR_TIMEOUT (Vulkan's `vk`), logged as queue r's work not done after
+ * `timeout_ns`, naming the vkds call it is in. */
+vkds_result vkds__queue_timed_out(vkds_resource *r, VkResult vk, uint64_t timeout_ns);
 /* Whether the timeline has reached `value` (VKDS_SUCCESS / VKDS_ERROR_WOULD_BLOCK). */
 vkds_result vkds__queue_poll(vkds_resource *r, uint64_t value);
 

@@ -226,10 +226,8 @@ static vkds_result vulkan_wait_all(vkds_backend *b, uint64_t timeout_ns) {
     uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : (spent < timeout_ns ? timeout_ns - spent : 0);
     vkds_result res = target ? vkds__queue_wait(r, target, left, b->spin_ns) : VKDS_SUCCESS;
     if (res == VKDS_SUCCESS) res = vkds__queue_reclaim(r); /* (reads the timeline: what finished since) */
-    if (res == VKDS_ERROR_TIMEOUT) /* (the queue's message gave what was left of it) */
-      return vkds__timed_out(b->context, VK_TIMEOUT, "%s%squeue %u: not done after %llu ns",
-                             vkds__in_call() ? vkds__caller("") : "", vkds__in_call() ? ": " : "", r->index,
-                             (unsigned long long)timeout_ns);
+    /* (the queue's message gave what was left of the caller's timeout for it) */
+    if (res == VKDS_ERROR_TIMEOUT) return vkds__queue_timed_out(r, VK_TIMEOUT, timeout_ns);
     vkds__queue_settle(r); /* (also after an error: a destroy goes on then) */
     if (first == VKDS_SUCCESS) first = res;
   }

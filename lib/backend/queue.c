@@ -414,6 +414,11 @@ static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block);
  * of v's group of deferred tasks (submit_batch). An entry a later value took over (or a
  * value that was never signalled) gives the last value submitted, which is signalled
  * and at least v. */
+vkds_result vkds__queue_timed_out(vkds_resource *r, VkResult vk, uint64_t timeout_ns) {
+  return vkds__timed_out(r->dev->ctx, vk, "%s%squeue %u: not done after %llu ns", vkds__in_call() ? vkds__caller("") : "",
+                         vkds__in_call() ? ": " : "", r->index, (unsigned long long)timeout_ns);
+}
+
 static uint64_t signal_point(vkds_resource *r, uint64_t v) {
   uint64_t submitted = atomic_load(&r->submitted); /* (before the entry: its store published it) */
   if (v > submitted) return v; /* (not submitted yet: a task that submits by itself, say) */
@@ -446,10 +451,7 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
     elapsed = vkds__now_ns() - start;
     if (elapsed >= spin) break;
   }
-  if (elapsed >= timeout_ns)
-    return vkds__timed_out(r->dev->ctx, VK_TIMEOUT, "%s%squeue %u: not done after %llu ns",
-                           vkds__in_call() ? vkds__caller("") : "", vkds__in_call() ? ": " : "", r->index,
-                           (unsigned long long)timeout_ns);
+  if (elapsed >= timeout_ns) return vkds__queue_timed_out(r, VK_TIMEOUT, timeout_ns);
   uint64_t point = signal_point(r, value);
   VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                             .semaphoreCount = 1,
@@ -457,10 +459,7 @@ vkds_result vkds__queue_wait(vkds_resource *r, uint64_t value, uint64_t timeout_
                             .pValues = &point};
   uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : timeout_ns - elapsed;
   VkResult vr = r->dev->vk.vkWaitSemaphores(r->dev->device, &wi, left);
-  if (vr == VK_TIMEOUT)
-    return vkds__timed_out(r->dev->ctx, vr, "%s%squeue %u: not done after %llu ns",
-                           vkds__in_call() ? vkds__caller("") : "", vkds__in_call() ? ": " : "", r->index,
-                           (unsigned long long)timeout_ns);
+  if (vr == VK_TIMEOUT) return vkds__queue_timed_out(r, vr, timeout_ns);
   if (vr != VK_SUCCESS) return vkds__device_vk_fail(r->dev, vr, "vkWaitSemaphores");
   note_completed(r, point);
   return VKDS_SUCCESS;
