@@ -2299,7 +2299,7 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
          ri.queue_family, (unsigned long long)st.seed);
   printf("scans, copy_if and sorts run the %s path here (the device's rule or VKDS_SCAN_PATH; unforced,\n"
          "on NVIDIA integer scans from 2^21 and copy_if from 2^22 take the chained single pass, sorts\n"
-         "below 2^20 keys Onesweep); rows _single and _portable: the same calls in a\n"
+         "below 2^21 keys Onesweep); rows _single and _portable: the same calls in a\n"
          "context with that scan_path forced, from 2^%u up\n",
          path_name(st.path), PATH_MIN_LOG2);
   bool gpu_timed = st.plain.timer.pool != VK_NULL_HANDLE;

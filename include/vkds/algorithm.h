@@ -787,10 +787,10 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  *     scan, the scatter (tiles of 4096 keys of 4 bytes, 6144 on GPUs from 2^25 keys).
  *     Reads the keys twice per pass; no group ever waits for another.
  * The sorts' refinement of the rule, per call: on NVIDIA GPUs (as the scans', where no
- * path is forced) sorts of fewer than 2^20 keys take SINGLE, which was faster there
- * (H100: 2026-11-26, 2^16 u32 keys 52.8 us against 70.0, pairs 61.0 against 76.2); from
- * 2^20 PORTABLE was as fast or faster (H200: 2026-11-29, 2^24 636.2 us against 708.9,
- * 2^28 8,122 against 10,377).
+ * path is forced) sorts of fewer than 2^21 keys take SINGLE, which was faster there
+ * (H100: 2026-11-26, 2^16 u32 keys 52.8 us against 70.0, pairs 61.0 against 76.2; H200:
+ * 2026-11-29, 2^20 75.5 against 83.5); from 2^21 to 2^24 the two were within 4% of each
+ * other and at 2^28 PORTABLE was faster (H200: 8,047 us against 9,142).
  * vkds_resource_sort_path() says which path a sort of a given size takes;
  * vkds_sort_scratch_bytes follows it.
  * Both need subgroup ballots and shuffles in compute shaders (in subgroups of 2 lanes

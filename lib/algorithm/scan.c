@@ -18,7 +18,6 @@
  * which device gets which path and what each costs. */
 #include "algorithm_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,18 +318,6 @@ const char *vkds__scan_preamble(const vkds__alg *a, bool striped_tiles) {
   static const char portable[] = PORTABLE_EXTENSIONS;
   static const char striped[] = PORTABLE_EXTENSIONS "#define VKDS_STRIPED_TILES\n";
   static const char single[] = SINGLE_EXTENSIONS;
-  if (is_chained(a->variant) && a->result == VKDS__RESULT_COUNT && vkds__getenv("VKDS_SCAN_AHEAD")) {
-    /* VKDS_SCAN_AHEAD=k: compaction loads k runs of its tile's second reading at a time
-     * (scan_chained.glsl vkds_ch_store_tile; 1 to 10, else ignored): a measuring knob,
-     * read with each call, so a process keeps one value (the kernels are cached by their
-     * signature, which does not hold it) */
-    static _Thread_local char buf[1024];
-    int64_t k;
-    if (vkds__getenv_int("VKDS_SCAN_AHEAD", 1, 10, &k)) {
-      snprintf(buf, sizeof buf, "%s#define VKDS_CH_AHEAD %lldu\n", shape_of(a->variant)->preamble, (long long)k);
-      return buf;
-    }
-  }
   if (is_chained(a->variant)) return shape_of(a->variant)->preamble;
   return a->variant == VKDS_SCAN_PATH_SINGLE ? single : striped_tiles ? striped : portable;
 }

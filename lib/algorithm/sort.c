@@ -188,7 +188,7 @@ static vkds_result word_counters(const vkds__call *c, bool big, bool onesweep, u
 }
 
 /* The rule's refinement for sorts: on NVIDIA GPUs (vkds__rule_refined), sorts of fewer
- * than 2^20 keys take Onesweep, one dispatch a pass where the portable path has three.
+ * than 2^21 keys take Onesweep, one dispatch a pass where the portable path has three.
  * Measured on an H100 (u32 keys, GPU us, Onesweep / portable): 2026-11-26 (session 22)
  * 2^16 52.8 / 70.0, 2^17 57.2 / 71.2, 2^18 62.4 / 71.1, 2^19 70.6 / 74.2. From 2^24 keys
  * Onesweep was the rule too (2^28 10,410 / 10,690 us, session 25) until the portable
@@ -197,9 +197,12 @@ static vkds_result word_counters(const vkds__call *c, bool big, bool onesweep, u
  * bench/RESULTS.md) 2^20 86.7 / 83.1, 2^22 209.3 / 192.3, 2^24 708.9 / 636.2, 2^26
  * 2,647 / 2,105, 2^28 10,377 / 8,122 (0.79x CUB's SortKeys). Onesweep's look-back then
  * went to four tiles a load (sort_onesweep.glsl; session 41, H200): 2^19 65.5 -> 59.0
- * (portable 69.4), 2^28 10,358 -> 9,142 (portable 8,047); 2^20 to 2^24 not measured
- * again, so the line stays. */
-#define ONESWEEP_RULE_BELOW (1ull << 20)
+ * (portable 69.4), 2^28 10,358 -> 9,142 (portable 8,047). Measured again from 2^19 to
+ * 2^24 (H200, 2026-11-29, session 42, one call, u32 / f32): 2^20 75.5 / 74.9 against
+ * 83.5 / 81.1, so the line moved to 2^21; 2^21 121.5 / 118.2 against 118.8 / 116.7, 2^22
+ * 185.7 / 182.1 against 193.1 / 185.8, 2^23 341.9 / 334.8 against 338.6 / 330.4, 2^24
+ * 627.7 / 616.6 against 633.5 / 622.8: within 4% either way from 2^21 to 2^24. */
+#define ONESWEEP_RULE_BELOW (1ull << 21)
 
 /* The path for n elements on a device: the scans' path, refined as above, except that
  * onesweep's counts are 30 bits wide. */

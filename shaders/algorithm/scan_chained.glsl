@@ -46,9 +46,6 @@
 #define VKDS_CH_RUNS 5u
 #endif
 #define VKDS_CH_TILE (4ul * uint64_t(VKDS_CH_THREADS) * uint64_t(VKDS_CH_RUNS))
-#ifndef VKDS_CH_AHEAD
-#define VKDS_CH_AHEAD 1u // compaction's runs loaded at a time (vkds_ch_store_tile)
-#endif
 layout(local_size_x = VKDS_CH_THREADS) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkds_dword { uint64_t v; };
@@ -181,14 +178,16 @@ void vkds_ch_scan_run(ACC_T x[4], bool exclusive, inout ACC_T run, out ACC_T y[4
 shared OUT_T vkds_ch_stage[VKDS_CH_THREADS * 4];
 #endif
 
-// A compaction's step for the run at i (vkds_ch_scan_run's shape), its elements `a` and
-// their flags `f` loaded (vkds_ch_load_elems): the elements whose flag is 1 go to
-// out[the flags before them, `run` included], a partition's others to out2[their index -
-// that count]; what lands past an output's count is not written. `run` moves past the
-// subgroup's run.
-void vkds_ch_compact_run(uint64_t i, IN0_T a[4], ACC_T f[4], inout ACC_T run) {
+// A compaction's step for the run at i (vkds_ch_scan_run's shape): the elements whose
+// flag is 1 go to out[the flags before them, `run` included], a partition's others to
+// out2[their index - that count]; what lands past an output's count is not written.
+// `run` moves past the subgroup's run.
+void vkds_ch_compact_run(uint64_t i, inout ACC_T run) {
   uint lane = gl_SubgroupInvocationID;
   uint64_t n = P(0);
+  IN0_T a[4];
+  ACC_T f[4]; // the flags
+  vkds_ch_load_elems(i, n, a, f);
   ACC_T s3 = f[0] + f[1] + f[2] + f[3];
   ACC_T incl = vkds_subgroup_scan(s3);
   ACC_T left = vkds_shuffle(incl, lane > 0u ? lane - 1u : 0u);
@@ -357,19 +356,9 @@ void vkds_ch_store_tile(uint64_t at, ACC_T prefix, ACC_T before, ACC_T total, bo
   // the count of kept elements, by the tile that holds the last one
   if (vkds_rank() == 0u && at < n && n - at <= VKDS_CH_TILE)
     vkds_u64(P(3)).v = uint64_t(vkds_combine(prefix, total));
-  // VKDS_CH_AHEAD runs loaded at a time, then compacted one by one: a run's stores go
-  // through shared memory and subgroup barriers, above which a compiler is unlikely to
-  // move the next run's loads, so with one at a time each run may wait for its own load
-  // (not yet seen in the SASS, nor measured: scan.c's VKDS_SCAN_AHEAD, a measuring knob;
-  // 1 unless it is set)
-  for (uint r0 = 0u; r0 < VKDS_CH_RUNS; r0 += VKDS_CH_AHEAD) {
-    IN0_T a[VKDS_CH_AHEAD][4];
-    ACC_T f[VKDS_CH_AHEAD][4];
-    for (uint j = 0u; j < VKDS_CH_AHEAD; ++j)
-      if (r0 + j < VKDS_CH_RUNS) vkds_ch_load_elems(vkds_ch_at(at, r0 + j), n, a[j], f[j]);
-    for (uint j = 0u; j < VKDS_CH_AHEAD; ++j)
-      if (r0 + j < VKDS_CH_RUNS) vkds_ch_compact_run(vkds_ch_at(at, r0 + j), a[j], f[j], p);
-  }
+  // one run at a time: loading 2, 5 or 10 runs before compacting them took 1.5-3x the
+  // time on an H200 (session 42, bench/RESULTS.md)
+  for (uint r = 0u; r < VKDS_CH_RUNS; ++r) vkds_ch_compact_run(vkds_ch_at(at, r), p);
 #else
   ACC_T x[VKDS_CH_RUNS][4];
   vkds_ch_load_tile(at, x); // the whole tile first: its loads in flight together
