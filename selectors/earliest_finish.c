@@ -6,11 +6,18 @@
  *   cost(K, r)   K's measured task time on r (from the tasks timed: EF_TIMED_FIRST
  *                below) without the warm-up sample (the warm-up
  *                alone until there is more): the mean, except on a resource that shares
- *                its device with others of the policy, where it is the best sample (a
- *                task timed while the device also ran other queues' work has that work
- *                in its time, and queued(r) counts it already), plus
+ *                its device with others of the policy, where it is the best sample of
+ *                any of the device's resources judged so far (a task timed while the
+ *                device also ran other queues' work has that work in its time, and
+ *                queued(r) counts it already; and the queues of one device run a key at
+ *                one speed: a resource judged on its own few samples, all taken while
+ *                a sibling ran, looked slower than a sibling whose best of many was
+ *                taken alone, and lost every pick, even of tasks whose data it held:
+ *                two VkDevices on one lavapipe, examples/several_gpus.c, session 42),
+ *                plus
  *   move(r)      hints->bytes / transfer_bytes_per_s unless hints->data_devices says the
- *                data already lives on r's device (then 0).
+ *                data already lives on r's device (then 0); twice that when the data
+ *                live on another device (they go down to the host, then up).
  * A resource that has not yet run K twice is tried first (one exploring task at a time
  * on it: a burst that ends before the first one's report comes back leaves it at its
  * warm-up, a new-user probe's reading), so every estimate comes from a measurement past
@@ -70,6 +77,7 @@ typedef struct earliest_finish {
   double *queued_hw; /* per hardware (first resource): scratch of estimate_queued */
   bool *sticky;      /* per resource: the tie rule applies (a GPU queue) */
   bool *shared;      /* per resource: another resource of the policy is on its device */
+  double *best_hw;   /* per hardware (first resource): scratch of ef_select, cost(K, r) */
 } earliest_finish;
 
 static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
@@ -145,6 +153,11 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish key");
   }
   estimate_queued(ef);
+  for (uint32_t r = 0; r < p->resource_count; ++r) ef->best_hw[r] = -1.0; /* (-1: none judged) */
+  for (uint32_t r = 0; r < p->resource_count; ++r) {
+    double *b = &ef->best_hw[ef->hw[r]];
+    if (ef->shared[r] && judged(&k->per[r]) && (*b < 0.0 || k->per[r].cost_ns < *b)) *b = k->per[r].cost_ns;
+  }
   uint32_t best = UINT32_MAX, explore = UINT32_MAX, idlest = UINT32_MAX; /* UINT32_MAX: none yet */
   double best_finish = 0.0, explore_queued = 0.0, idlest_queued = 0.0;
   for (uint32_t r = 0; r < p->resource_count; ++r) {
@@ -157,7 +170,8 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
       continue;
     }
     bool resident = hints->data_devices & vkds__policy_in(p)->stats[r].device_bit;
-    double finish = q + cost_of(c) + (resident ? 0.0 : (double)hints->bytes * ef->ns_per_byte);
+    double move = resident ? 0.0 : (double)hints->bytes * ef->ns_per_byte * (hints->data_devices ? 2.0 : 1.0);
+    double finish = q + (ef->shared[r] ? ef->best_hw[ef->hw[r]] : cost_of(c)) + move;
     if (best == UINT32_MAX || replaces(p, r, finish, best, best_finish)) best = r, best_finish = finish;
   }
   if (idlest == UINT32_MAX) { /* none usable */
@@ -209,8 +223,10 @@ static vkds_result ef_init(vkds_policy *p) {
   ef->queued_hw = vkds__alloc_array(ctx, p->resource_count, sizeof *ef->queued_hw);
   ef->sticky = vkds__alloc_array(ctx, p->resource_count, sizeof *ef->sticky);
   ef->shared = vkds__alloc_array(ctx, p->resource_count, sizeof *ef->shared);
-  if (!ef->hw || !ef->queued_hw || !ef->sticky || !ef->shared) { /* destroy is not called when init fails */
+  ef->best_hw = vkds__alloc_array(ctx, p->resource_count, sizeof *ef->best_hw);
+  if (!ef->hw || !ef->queued_hw || !ef->sticky || !ef->shared || !ef->best_hw) { /* destroy is not called when init fails */
     vkds__free(ctx, ef->hw), vkds__free(ctx, ef->queued_hw), vkds__free(ctx, ef->sticky), vkds__free(ctx, ef->shared);
+    vkds__free(ctx, ef->best_hw);
     pthread_mutex_destroy(&ef->lock);
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "earliest finish");
   }
@@ -234,6 +250,7 @@ static void ef_destroy(vkds_policy *p) {
   vkds__free(ctx, ef->queued_hw);
   vkds__free(ctx, ef->sticky);
   vkds__free(ctx, ef->shared);
+  vkds__free(ctx, ef->best_hw);
   pthread_mutex_destroy(&ef->lock);
 }
 

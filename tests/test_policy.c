@@ -287,6 +287,16 @@ START_TEST(earliest_finish_weighs_queue_cost_and_data) {
                                                   .data_devices = 1u << 1}, NULL));
   ck_assert_int_eq(id, 5);
   fake_complete(-1);
+  /* 7 MB on resource 2's device: moving them elsewhere takes them down to the host and
+   * up again (1.4 ms at the default 10 GB/s), more than resource 2's 1 ms: resource 2.
+   * The same bytes from the host (0.7 ms up, wherever it runs): resource 0. */
+  ck_assert_vkds(vkds_submit(p, &(vkds_task_info){.fn = fake_task, .user = &id, .bytes = 7000000,
+                                                  .data_devices = 1u << 2}, NULL));
+  ck_assert_int_eq(id, 6);
+  fake_complete(-1);
+  ck_assert_vkds(vkds_submit(p, &(vkds_task_info){.fn = fake_task, .user = &id, .bytes = 7000000}, NULL));
+  ck_assert_int_eq(id, 4);
+  fake_complete(-1);
   fake_hold_completions(false);
   vkds_policy_release(p);
 }
@@ -305,6 +315,49 @@ START_TEST(earliest_finish_looks_past_a_slow_warm_up) {
   for (int i = 0; i < 2 * N; ++i) run_one(p, 0, 0);
   for (int i = 0; i < 10; ++i) ck_assert_int_eq(run_one(p, 0, 0), 4);
   vkds_policy_release(p);
+}
+END_TEST
+
+/* One pick of key 7 through earliest finish with these hints; reports `time_ns` as the
+ * task's time (none when 0) and gives the selection back unsubmitted. Returns the
+ * resource index. */
+static uint32_t ef_pick(vkds_policy *p, uint64_t bytes, uint32_t data_devices, uint64_t time_ns) {
+  vkds_selection *sel = NULL;
+  ck_assert_vkds(vkds_select(p, &(vkds_task_info){.key = 7, .bytes = bytes, .data_devices = data_devices}, &sel));
+  uint32_t index = vkds_selection_index(sel);
+  if (time_ns) vkds_selection_report(sel, VKDS_REPORT_TIME, 7, time_ns);
+  vkds_selection_release(sel);
+  return index;
+}
+
+/* Resources on one physical device run a key at one speed. One judged on a slow sample
+ * (taken while the device also ran a sibling's work) is rated by the device's best
+ * sample, so a task whose data it holds still goes there: rated on its own sample, it
+ * lost every pick to the sibling, which then had to copy the data through the host (two
+ * VkDevices on one lavapipe: 96 of 96 reductions, examples/several_gpus.c). */
+START_TEST(earliest_finish_rates_one_devices_resources_alike) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  vkds_context *ctx = NULL;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  void *two[2] = {harness_device_resource(ctx, 0), harness_device_resource(ctx, 1)};
+  ck_assert_ptr_nonnull(two[1]);
+  vkds_policy *p = NULL;
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH,
+                          .resources = {.context = ctx, .resource_count = 2, .resources = two}},
+      &p));
+  /* each explored twice (a warm-up and a judged sample): 1 us on 0, 9 us on 1 */
+  ck_assert_uint_eq(ef_pick(p, 0, 0, 1000000), 0);
+  ck_assert_uint_eq(ef_pick(p, 0, 0, 1000), 0);
+  ck_assert_uint_eq(ef_pick(p, 0, 0, 1000000), 1);
+  ck_assert_uint_eq(ef_pick(p, 0, 0, 9000), 1);
+  /* data on device 1 (4 KiB: 0.8 us to move from there at the default 10 GB/s, down
+   * and up): device 1, which holds them; data on device 0: device 0 */
+  ck_assert_uint_eq(ef_pick(p, 4096, 1u << 1, 0), 1);
+  ck_assert_uint_eq(ef_pick(p, 4096, 1u << 0, 0), 0);
+  vkds_policy_release(p);
+  vkds_context_destroy(ctx);
 }
 END_TEST
 
@@ -1076,6 +1129,7 @@ int main(void) {
   tcase_add_test(tc, auto_tune_retunes_after_the_interval);
   tcase_add_test(tc, earliest_finish_weighs_queue_cost_and_data);
   tcase_add_test(tc, earliest_finish_looks_past_a_slow_warm_up);
+  tcase_add_test(tc, earliest_finish_rates_one_devices_resources_alike);
   tcase_add_test(tc, a_policy_derived_from_a_built_in_keeps_its_size);
   tcase_add_test(tc, a_select_that_counts_its_picks_keeps_capacity_and_counts_out);
   tcase_add_test(tc, a_completion_reported_twice_is_ignored);

@@ -131,8 +131,9 @@ typedef struct vkds_policy_info {
   /* auto tune: start a fresh trial round (fresh statistics) this long after a best was
    * chosen; 0: never. */
   uint64_t retune_interval_ns;
-  /* earliest finish: host-to-device bandwidth for data not already on a device, in
-   * bytes per second; 0: 10e9. */
+  /* earliest finish: host-to-device bandwidth for data not already on the device it
+   * weighs, in bytes per second (data on another device are counted twice: down to the
+   * host and up); 0: 10e9. */
   double transfer_bytes_per_s;
   /* Track completions (in-flight and completed counts for the query API) even when the
    * policy does not need them. */
