@@ -10,7 +10,10 @@
  *   the ideal: total work over the total throughput, the sum of what each resource
  *   reaches alone (measured in the same run). Resources that share hardware (lavapipe's
  *   devices share two CPU cores) cannot reach that sum; the all-at-once throughput is
- *   printed next to it.
+ *   printed next to it. The slowdowns are this benchmark's: real queues of one device
+ *   run a task at one speed, and earliest finish rates them so (the best any of them
+ *   measured), so on one device it tells them apart by the queued work only and keeps to
+ *   the first it finds fastest (resource 0 here, whose slowdown is 1).
  * --balance-devices: the same over the first queue of every device with no slowdown
  *   added: the devices differ by what they are (the GPU next to lavapipe).
  */

@@ -698,7 +698,8 @@ struct vkds_context {
   uint64_t device_memory_limit;
   uint32_t staging_chunks;
   uint64_t staging_chunk_bytes;
-  struct vkds__host_copy_pool *host_copy;
+  struct vkds__host_copy_pool *host_copy; /* host_copy_teams of them (host_copy.c) */
+  uint32_t host_copy_teams;
 
   /* faults: how many of its devices were lost so far (policies recheck their resources
    * when it changes), and how long vkds_context_destroy waits for work in flight */
@@ -722,11 +723,12 @@ void vkds__algorithm_state_free(vkds_context *ctx);
 
 /* ---- parallel host copies (lib/memory/host_copy.c) ---- */
 
-/* Starts the context's copy threads (threads - 1 helpers; 0: as many processors as
- * there are, at most 16). */
+/* Prepares the context's copy teams (threads - 1 helpers each, started on a team's
+ * first use; 0: as many processors as there are, at most 16; processors / threads
+ * teams, 2 to 8). */
 vkds_result vkds__host_copy_init(vkds_context *ctx, uint32_t threads);
 void vkds__host_copy_destroy(vkds_context *ctx);
-/* memcpy, split over the copy threads when it is large. */
+/* memcpy, split over a team of copy threads when it is large and one is free. */
 void vkds__host_copy(vkds_context *ctx, void *dst, const void *src, uint64_t bytes);
 
 /* ---- staging (lib/memory/staging.c) ---- */

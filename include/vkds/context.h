@@ -155,9 +155,12 @@ typedef struct vkds_context_info {
    * VKDS_ERROR_INVALID_ARGUMENT); below ~1 MiB transfers slow down sharply. */
   uint32_t staging_chunks;
   uint64_t staging_chunk_bytes;
-  /* Threads that copy large host ranges in parallel (staging, mapped memory), the
+  /* Threads that copy a large host range in parallel (staging, mapped memory), the
    * calling thread included; 0: the number of processors, at most 16. 1: no helpers. At
-   * most 256 (VKDS_ERROR_INVALID_ARGUMENT past it). */
+   * most 256 (VKDS_ERROR_INVALID_ARGUMENT past it). Copies at the same time (several
+   * devices fed at once, several threads' transfers) each get such a team, up to
+   * processors / threads teams (at least 2, at most 8); one that finds every team busy
+   * copies on its own thread. */
   uint32_t host_copy_threads;
   /* The scan path of every device of the context, overriding the rule and
    * VKDS_SCAN_PATH (whose values are "single" and "portable"); DEFAULT: VKDS_SCAN_PATH

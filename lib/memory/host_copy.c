@@ -4,10 +4,19 @@
  * host (../shared/DESIGN.md), a fifth of what the PCIe link moves; several threads
  * copying disjoint pieces get close to the host's memory bandwidth: on that host 33
  * GB/s with 8 threads, 45-48 with 12 to 16 (bench/RESULTS.md "Memory"), hence one
- * thread per processor, up to 16. The helpers start on the first large copy (a
+ * thread per processor, up to 16: a team. The helpers start on the first large copy (a
  * context that never stages big data never starts them), sleep on a condition
  * variable between copies, and take pieces under one lock: a piece is at least 256
  * KiB, so the lock is nothing next to the copy.
+ *
+ * A team serves one copy or stream at a time. Copies at the same time (each device's
+ * staging when several devices are fed at once, or several threads' transfers) take
+ * further teams (processors / team size of them, at least 2 and at most MAX_TEAMS),
+ * each started on its first use; a copy that finds every team busy runs on
+ * its caller's thread alone. Two H200s fed 4 GiB from host memory at once
+ * (examples/several_gpus.c, 32 processors, session 42) moved 47.1 GB/s together with
+ * one team (1.23x one device's 38.4), 60.5-65.3 with two (1.61-1.88x): with one, the
+ * second device's copies ran on one thread.
  *
  * Two ways in: vkds__host_copy (one range, returns when it is copied) and streams
  * (host_copy.h: blocks posted one after the other while the helpers copy the earlier
@@ -28,12 +37,13 @@
 #define MIN_PIECE (256ull << 10)
 #define PAUSE_NS 50000ull      /* spin this long without progress, then yield */
 #define IDLE_SPIN_NS 200000ull /* a helper out of work watches for more this long, then sleeps */
+#define MAX_TEAMS 8u
 
 typedef struct vkds__host_copy_pool {
   uint32_t threads; /* the caller included */
   uint32_t started; /* helpers running */
   pthread_t *helpers;
-  pthread_mutex_t job_lock; /* one parallel copy or stream at a time; others copy alone */
+  pthread_mutex_t job_lock; /* one parallel copy or stream at a time; others take another team */
   pthread_mutex_t lock;
   pthread_cond_t work, done;
   bool stop;
@@ -205,38 +215,57 @@ static void *helper_main(void *arg) {
 }
 
 vkds_result vkds__host_copy_init(vkds_context *ctx, uint32_t threads) {
-  host_copy_pool *h = vkds__alloc(ctx, sizeof *h);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  uint32_t cpus = n < 1 ? 1 : n > 4096 ? 4096 : (uint32_t)n;
+  if (!threads) threads = cpus > 16 ? 16 : cpus;
+  /* two at least: a second copy at the same time then overlaps the first's helpers for
+   * a while on few processors, where it would run alone at one thread's speed */
+  uint32_t teams = cpus / threads;
+  teams = teams < 2 ? 2 : teams > MAX_TEAMS ? MAX_TEAMS : teams;
+  host_copy_pool *h = vkds__alloc_array(ctx, teams, sizeof *h);
   if (!h) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "host copy threads");
-  if (!threads) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = n < 1 ? 1 : n > 16 ? 16 : (uint32_t)n;
+  for (uint32_t t = 0; t < teams; ++t) {
+    h[t].threads = threads;
+    h[t].idle_spin_ns = IDLE_SPIN_NS;
+    pthread_mutex_init(&h[t].job_lock, NULL);
+    pthread_mutex_init(&h[t].lock, NULL);
+    pthread_cond_init(&h[t].work, NULL);
+    pthread_cond_init(&h[t].done, NULL);
   }
-  h->threads = threads;
-  h->idle_spin_ns = IDLE_SPIN_NS;
-  pthread_mutex_init(&h->job_lock, NULL);
-  pthread_mutex_init(&h->lock, NULL);
-  pthread_cond_init(&h->work, NULL);
-  pthread_cond_init(&h->done, NULL);
   ctx->host_copy = h;
+  ctx->host_copy_teams = teams;
   return VKDS_SUCCESS;
 }
 
 void vkds__host_copy_destroy(vkds_context *ctx) {
-  host_copy_pool *h = ctx->host_copy;
-  if (!h) return;
-  pthread_mutex_lock(&h->lock);
-  h->stop = true;
-  atomic_fetch_add(&h->posts, 1);
-  pthread_cond_broadcast(&h->work);
-  pthread_mutex_unlock(&h->lock);
-  for (uint32_t i = 0; i < h->started; ++i) pthread_join(h->helpers[i], NULL);
-  vkds__free(ctx, h->helpers);
-  pthread_cond_destroy(&h->done);
-  pthread_cond_destroy(&h->work);
-  pthread_mutex_destroy(&h->lock);
-  pthread_mutex_destroy(&h->job_lock);
-  vkds__free(ctx, h);
+  host_copy_pool *teams = ctx->host_copy;
+  if (!teams) return;
+  for (uint32_t t = 0; t < ctx->host_copy_teams; ++t) {
+    host_copy_pool *h = &teams[t];
+    pthread_mutex_lock(&h->lock);
+    h->stop = true;
+    atomic_fetch_add(&h->posts, 1);
+    pthread_cond_broadcast(&h->work);
+    pthread_mutex_unlock(&h->lock);
+    for (uint32_t i = 0; i < h->started; ++i) pthread_join(h->helpers[i], NULL);
+    vkds__free(ctx, h->helpers);
+    pthread_cond_destroy(&h->done);
+    pthread_cond_destroy(&h->work);
+    pthread_mutex_destroy(&h->lock);
+    pthread_mutex_destroy(&h->job_lock);
+  }
+  vkds__free(ctx, teams);
   ctx->host_copy = NULL;
+}
+
+/* A free team for a copy of `bytes`, its job_lock held; NULL: the caller copies alone
+ * (small, no helpers to be had, or every team busy). */
+static host_copy_pool *take_team(vkds_context *ctx, uint64_t bytes) {
+  host_copy_pool *teams = ctx->host_copy;
+  if (bytes < PARALLEL_FROM || teams[0].threads < 2) return NULL;
+  for (uint32_t t = 0; t < ctx->host_copy_teams; ++t)
+    if (pthread_mutex_trylock(&teams[t].job_lock) == 0) return &teams[t];
+  return NULL;
 }
 
 /* With job_lock held: starts the helpers once. A failure leaves fewer helpers, which
@@ -252,8 +281,8 @@ static void start_helpers(vkds_context *ctx, host_copy_pool *h) {
 }
 
 void vkds__host_copy(vkds_context *ctx, void *dst, const void *src, uint64_t bytes) {
-  host_copy_pool *h = ctx->host_copy;
-  if (bytes < PARALLEL_FROM || h->threads < 2 || pthread_mutex_trylock(&h->job_lock) != 0) {
+  host_copy_pool *h = take_team(ctx, bytes);
+  if (!h) {
     memcpy(dst, src, bytes);
     return;
   }
@@ -284,9 +313,8 @@ void vkds__copy_stream_begin(vkds_context *ctx, vkds__copy_stream *s, uint64_t p
   atomic_store(&s->posted, 0);
   atomic_store(&s->done, 0);
   atomic_store(&s->detach, false);
-  host_copy_pool *h = ctx->host_copy;
-  if (bytes < PARALLEL_FROM || h->threads < 2 || pthread_mutex_trylock(&h->job_lock) != 0)
-    return; /* the owner copies alone */
+  host_copy_pool *h = take_team(ctx, bytes);
+  if (!h) return; /* the owner copies alone */
   start_helpers(ctx, h);
   if (!h->started) {
     pthread_mutex_unlock(&h->job_lock);

@@ -5,8 +5,8 @@
  * posts one after the other while the copy threads work through them in order, a
  * piece at a time, without sleeping in between; the owner reads how many blocks are
  * done (counted from the first, in order) and helps copy when it has nothing else to
- * do. The helpers serve one stream at a time: a stream begun while another has them
- * is copied by its owner alone (vkds__copy_stream_help). */
+ * do. A team of helpers serves one stream at a time: a stream begun while every team
+ * has one is copied by its owner alone (vkds__copy_stream_help). */
 #ifndef VKDS_MEMORY_HOST_COPY_H
 #define VKDS_MEMORY_HOST_COPY_H
 
