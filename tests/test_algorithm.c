@@ -986,6 +986,30 @@ START_TEST(earliest_finish_prefers_resident_data) {
                 (unsigned long long)other0);
   ck_assert_msg(far - far0 == 6 && other == other0, "resident device %llu, other %llu after exploring",
                 (unsigned long long)(far - far0), (unsigned long long)(other - other0));
+  /* host memory imported into the second device is there too: read in place there,
+   * copied anywhere else (it counted as host data, to be moved wherever it ran, and
+   * the calls went to the first device) */
+  uint64_t align = vkds_import_alignment(remote);
+  if (align) {
+    uint64_t bytes = (N * 4 + align - 1) / align * align;
+    void *im = NULL;
+    ck_assert_int_eq(posix_memalign(&im, align, bytes), 0);
+    memcpy(im, host, N * 4);
+    vkds_buffer *ib;
+    ck_assert_vkds(vkds_buffer_import_host(remote, im, bytes, &ib));
+    vkds_seq is = vkds_seq_host(im, N, VKDS_U32);
+    selections_by_device(fi.device_index, &far0, &other0);
+    for (int k = 0; k < 6; ++k) {
+      uint32_t sum;
+      ck_assert_vkds(vkds_reduce(pol, &is, NULL, NULL, &sum));
+      ck_assert_uint_eq(sum, (uint32_t)((uint64_t)N * (N - 1) / 2));
+    }
+    selections_by_device(fi.device_index, &far, &other);
+    ck_assert_msg(far - far0 == 6 && other == other0, "imported: its device %llu, other %llu",
+                  (unsigned long long)(far - far0), (unsigned long long)(other - other0));
+    vkds_buffer_destroy(ib);
+    free(im);
+  }
   vkds_buffer_destroy(b);
   free(host);
   close_ctx();

@@ -4,7 +4,8 @@
  * Every algorithm runs the same way (lib/algorithm/frame.c):
  *
  *   hints from the sequences    bytes they hold, and the devices their data already
- *                               lives on (earliest finish then prefers resident data)
+ *                               lives on (earliest finish then prefers resident data;
+ *                               host memory imported into a device lives on it)
  *   -> select                   the policy picks a queue
  *   -> resolve each sequence    on that device: memory passed directly is used in place;
  *                               host memory is streamed or staged, buffers of other

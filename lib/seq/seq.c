@@ -283,7 +283,17 @@ static vkds_result check_context(const vkds_context *ctx, const char *name, cons
     else *devices |= 1u << (s->buffer->dev->index & 31);
     return VKDS_SUCCESS;
   }
-  if (o == &vkds_seq_host_ops) *on_host = true;
+  if (o == &vkds_seq_host_ops) {
+    /* host memory imported into a device is there for a policy's hints: a call on that
+     * device reads it in place (vkds__seq_host_import: the trait's own rule) */
+    bool imported = false;
+    for (uint32_t d = 0; d < ctx->device_count; ++d) {
+      vkds_buffer *b;
+      uint64_t at;
+      if (vkds__seq_host_import(&ctx->devices[d], s, &b, &at)) *devices |= 1u << (d & 31), imported = true;
+    }
+    if (!imported) *on_host = true;
+  }
   if (s->base) VKDS_CHECK(check_context(ctx, name, s->base, devices, on_host, level + 1));
   if (s->map) VKDS_CHECK(check_context(ctx, name, s->map, devices, on_host, level + 1));
   if (o == &vkds_seq_zip_ops)
