@@ -945,11 +945,11 @@ END_TEST
 /* The policy's selections on device `device` and on the others. */
 static void selections_by_device(uint32_t device, uint64_t *on, uint64_t *off) {
   *on = *off = 0;
-  for (uint32_t i = 0; i < vkds_context_resource_count(ctx); ++i) {
+  for (uint32_t i = 0; i < pol->resource_count; ++i) {
     vkds_policy_resource_stats st;
     vkds_resource_info ri;
     ck_assert_vkds(vkds_policy_get_resource_stats(pol, i, &st));
-    vkds_resource_get_info(vkds_context_resource(ctx, i), &ri);
+    vkds_resource_get_info(vkds_policy_resource(pol, i), &ri);
     *(ri.device_index == device ? on : off) += st.selections;
   }
 }
@@ -959,10 +959,12 @@ START_TEST(earliest_finish_prefers_resident_data) {
   vkds_context_info info = harness_info();
   info.devices_per_physical = 2;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH, .resources = {.context = ctx},
+  /* one queue of each device (a GPU has many: the exploring counts below are for two) */
+  vkds_resource *remote = harness_device_resource(ctx, 1);
+  void *two[2] = {harness_device_resource(ctx, 0), remote};
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH,
+                                                        .resources = {.context = ctx, .resource_count = 2, .resources = two},
                                                         .transfer_bytes_per_s = 1e6}, &pol));
-  uint32_t last = vkds_context_resource_count(ctx) - 1; /* on the second device */
-  vkds_resource *remote = vkds_context_resource(ctx, last);
   enum { N = 1 << 16 };
   uint32_t *host = malloc(N * 4);
   for (uint32_t i = 0; i < N; ++i) host[i] = i;
@@ -1029,7 +1031,8 @@ static const struct { const char *memory; int access; } stream_modes[] = {
 START_TEST(kept_temporaries_are_bounded) {
   vkds_context_info info = harness_info();
   info.staging_chunks = 2;
-  info.staging_chunk_bytes = 256 << 10; /* a budget of 4 MiB */
+  info.staging_chunk_bytes = 256 << 10;
+  info.keep_bytes = 8 * 2 * (256 << 10); /* a budget of 4 MiB (a discrete GPU's default is larger) */
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   r0 = vkds_context_resource(ctx, 0);
   ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
@@ -1283,7 +1286,9 @@ START_TEST(policy_at_capacity_is_waited_out) {
                                                           /* 250 ms: the wait below (5 ms) must end well within
                                                              it on a loaded 2-core machine (20 ms was missed) */
                                                           .submit_timeout_ns = 250000000ull,
-                                                          .resources = {.context = ctx}},
+                                                          /* one queue (a GPU's others would take the call) */
+                                                          .resources = {.context = ctx, .resource_count = 1,
+                                                                        .resources = (void *[]){r0}}},
                                       &p));
     /* full for longer than the timeout: a named error, nothing written */
     vkds_selection *held;
