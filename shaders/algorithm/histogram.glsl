@@ -82,6 +82,30 @@ IN0_T vkds_value_of(uint64_t bits) {
 IN0_T vkds_lo, vkds_hi; // samples in [vkds_lo, vkds_hi) are counted
 uint vkds_bins;
 
+// The samples' order as the host sees it. f32 values are compared through their bits: a
+// device may flush denormals to zero in float compares, and NVIDIA's does (on an H200,
+// samples of -1.4e-45 beside a boundary of 0 were counted in the bin above it, and
+// 1.4e-45 below a boundary of 1.4e-45 in it; session 42). The key orders every float as
+// IEEE 754 compares them, -0 equal to +0, denormals included; NaNs are kept out before
+// (VKDS_IN_RANGE).
+#if VKDS_IN0_TYPE == 3
+uint vkds_fkey(float x) {
+  uint b = floatBitsToUint(x);
+  b = b == 0x80000000u ? 0u : b; // -0 is +0
+  return (b & 0x80000000u) != 0u ? ~b : b | 0x80000000u;
+}
+#define VKDS_LEQ(a, b) (vkds_fkey(a) <= vkds_fkey(b))
+#define VKDS_LESS(a, b) (vkds_fkey(a) < vkds_fkey(b))
+#else
+#define VKDS_LEQ(a, b) ((a) <= (b))
+#define VKDS_LESS(a, b) ((a) < (b))
+#endif
+#if VKDS_FLOAT
+#define VKDS_IN_RANGE(x) (!isnan(x) && VKDS_LEQ(vkds_lo, x) && VKDS_LESS(x, vkds_hi))
+#else
+#define VKDS_IN_RANGE(x) ((x) >= vkds_lo && (x) < vkds_hi)
+#endif
+
 // k becomes the last j in [k, hi) for which VKDS_LE(j) holds, given that it holds for k
 // (VKDS_LE is true up to some j and false after it): binary lifting, straight-line code
 // (lavapipe cuts loops of more than 65,535 iterations per invocation in all). Steps
@@ -131,9 +155,9 @@ uint vkds_bins;
 
 #if VKDS_INPUTS == 2
 // Bins between boundaries: the last j < bins with boundary j <= x.
-#define VKDS_LE(j) (IN0_T(in1(uint64_t(j))) <= x)
+#define VKDS_LE(j) VKDS_LEQ(IN0_T(in1(uint64_t(j))), x)
 uint vkds_bin(IN0_T x) {
-  if (!(x >= vkds_lo && x < vkds_hi)) return VKDS_NONE; // NaN too
+  if (!VKDS_IN_RANGE(x)) return VKDS_NONE; // NaN too
   uint k = 0u;
   VKDS_SEARCH(k, vkds_bins)
   return k;
@@ -150,11 +174,11 @@ IN0_T vkds_width, vkds_scale;
 bool vkds_exact;
 bool vkds_edge_le(uint j, IN0_T x) {
   precise IN0_T e = vkds_lo + IN0_T(j) * vkds_width;
-  return j == 0u || e <= x;
+  return j == 0u || VKDS_LEQ(e, x);
 }
 #define VKDS_LE(j) vkds_edge_le(j, x)
 uint vkds_bin(IN0_T x) {
-  if (!(x >= vkds_lo && x < vkds_hi)) return VKDS_NONE; // NaN too
+  if (!VKDS_IN_RANGE(x)) return VKDS_NONE; // NaN too
 #if VKDS_IN0_TYPE == 3
   if (vkds_exact) {
     precise float d = x - vkds_lo;
@@ -200,7 +224,7 @@ bool vkds_le96(uint j, uint64_t dh, uint64_t dl) {
 #define VKDS_LE(j) (uint64_t(j) * vkds_range <= db)
 #endif
 uint vkds_bin(IN0_T x) {
-  if (!(x >= vkds_lo && x < vkds_hi)) return VKDS_NONE;
+  if (!VKDS_IN_RANGE(x)) return VKDS_NONE;
 #if VKDS_WIDE
   uint64_t d = uint64_t(x) - uint64_t(vkds_lo);
 #else
@@ -338,7 +362,12 @@ void main() {
     for (uint64_t j = id; j < bins; j += threads) {
       vkds_word(counters + 4ul * j).v = 0u;
 #if VKDS_INPUTS == 2
+#if VKDS_FLOAT
+      IN0_T a = IN0_T(in1(j)), b = IN0_T(in1(j + 1ul));
+      if (isnan(a) || isnan(b) || !VKDS_LEQ(a, b)) atomicMin(vkds_word(P(2)).v, uint(j));
+#else
       if (!(in1(j) <= in1(j + 1ul))) atomicMin(vkds_word(P(2)).v, uint(j));
+#endif
 #endif
     }
     return;
