@@ -119,6 +119,31 @@ static double best_of(job *j, uint32_t threads, uint32_t expected, bool *ok) {
   return best;
 }
 
+/* How many of the CHUNKS chunks device d of `devices` has (chunk c goes to device c % devices). */
+static uint32_t chunks_of(uint32_t d, uint32_t devices) { return (CHUNKS - d + devices - 1) / devices; }
+
+/* The picks of each of the policy's resources so far (its statistics): one per device. */
+static vkds_result picks_so_far(const vkds_policy *p, uint32_t devices, uint64_t *picks) {
+  for (uint32_t d = 0; d < devices; ++d) {
+    vkds_policy_resource_stats st;
+    vkds_result r = vkds_policy_get_resource_stats(p, d, &st);
+    if (r != VKDS_SUCCESS) return r;
+    picks[d] = st.selections;
+  }
+  return VKDS_SUCCESS;
+}
+
+/* Prints where the calls since `before` ran, beside the chunks each device `has` (its
+ * data: "holds", "imported"). */
+static vkds_result print_placement(const vkds_policy *p, uint32_t devices, const uint64_t *before, const char *has) {
+  uint64_t now[MAX_DEVICES];
+  vkds_result r = picks_so_far(p, devices, now);
+  for (uint32_t d = 0; r == VKDS_SUCCESS && d < devices; ++d)
+    printf("  device %u: %llu calls ran there, of the %u whose chunks it %s\n", d,
+           (unsigned long long)(now[d] - before[d]), ROUNDS * chunks_of(d, devices), has);
+  return r;
+}
+
 int main(int argc, char **argv) {
   int status = 1;
   bool ok = true;
@@ -207,10 +232,9 @@ int main(int argc, char **argv) {
 
   /* ---- 2. device data -------------------------------------------------------------- */
   /* Chunk c lives on device c % devices, in that device's buffer, chunk after chunk. */
-  for (uint32_t d = 0; d < devices; ++d) {
-    uint32_t mine = (CHUNKS - d + devices - 1) / devices;
-    CHECK(vkds_buffer_create(first[d], &(vkds_buffer_info){.size = mine * per_chunk * sizeof *data}, &held[d]));
-  }
+  for (uint32_t d = 0; d < devices; ++d)
+    CHECK(vkds_buffer_create(first[d], &(vkds_buffer_info){.size = chunks_of(d, devices) * per_chunk * sizeof *data},
+                             &held[d]));
   job_held.policy = all;
   for (uint32_t c = 0; c < CHUNKS; ++c) {
     uint32_t d = c % devices;
@@ -219,20 +243,11 @@ int main(int argc, char **argv) {
     job_held.chunk[c] = vkds_seq_buffer(v, VKDS_U32);
   }
   uint64_t before[MAX_DEVICES];
-  for (uint32_t d = 0; d < devices; ++d) {
-    vkds_policy_resource_stats st;
-    CHECK(vkds_policy_get_resource_stats(all, d, &st));
-    before[d] = st.selections;
-  }
+  CHECK(picks_so_far(all, devices, before));
   double t_held = best_of(&job_held, devices * THREADS_PER_DEVICE, expected, &ok);
   if (!ok) goto done;
   printf("device data, chunk c held by device c %% %u (best of %d): %.2f ms\n", devices, ROUNDS, t_held);
-  for (uint32_t d = 0; d < devices; ++d) {
-    vkds_policy_resource_stats st;
-    CHECK(vkds_policy_get_resource_stats(all, d, &st));
-    printf("  device %u: %llu calls ran there, of the %u whose chunks it holds\n", d,
-           (unsigned long long)(st.selections - before[d]), ROUNDS * ((CHUNKS - d + devices - 1) / devices));
-  }
+  CHECK(print_placement(all, devices, before, "holds"));
 
   /* ---- 3. host data imported into the devices -------------------------------------- */
   uint64_t chunk_bytes = per_chunk * sizeof *data, align = 0;
@@ -252,22 +267,13 @@ int main(int argc, char **argv) {
       CHECK(vkds_buffer_import_host(first[c % devices], data + c * per_chunk, chunk_bytes, &imported[c]));
       job_imported.chunk[c] = vkds_seq_host(data + c * per_chunk, per_chunk, VKDS_U32);
     }
-    for (uint32_t d = 0; d < devices; ++d) {
-      vkds_policy_resource_stats st;
-      CHECK(vkds_policy_get_resource_stats(all, d, &st));
-      before[d] = st.selections;
-    }
+    CHECK(picks_so_far(all, devices, before));
     double t_imp = best_of(&job_imported, devices * THREADS_PER_DEVICE, expected, &ok);
     if (!ok) goto done;
     printf("host data imported, chunk c into device c %% %u (best of %d): %.2f ms  %6.1f GB/s  %.2fx one device "
            "staged\n",
            devices, ROUNDS, t_imp, gb / t_imp * 1e3, t_one / t_imp);
-    for (uint32_t d = 0; d < devices; ++d) {
-      vkds_policy_resource_stats st;
-      CHECK(vkds_policy_get_resource_stats(all, d, &st));
-      printf("  device %u: %llu calls ran there, of the %u whose chunks it imported\n", d,
-             (unsigned long long)(st.selections - before[d]), ROUNDS * ((CHUNKS - d + devices - 1) / devices));
-    }
+    CHECK(print_placement(all, devices, before, "imported"));
   }
   printf("sums: %s\n", ok ? "ok" : "WRONG");
   if (ok) status = 0;
