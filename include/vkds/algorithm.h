@@ -736,8 +736,9 @@ VKDS_API uint64_t vkds_histogram_scratch_bytes(const vkds_resource *res, uint64_
  *             goes to the last k < B with e[k] <= x. A sample exactly on an edge goes to
  *             the bin above it; where rounding makes edges equal, the bins between are
  *             empty. F32 samples and edges are compared as IEEE 754 orders them on every
- *             device, denormals included (through their bits: NVIDIA's compares flush
- *             f32 denormals to zero, which put -1.4e-45 in a bin starting at 0).
+ *             device, denormals included (through their bits: a device may flush f32
+ *             denormals to zero in its compares, and an H200's counts of samples
+ *             beside a boundary of 0 fit that: -1.4e-45 counted in the bin above it).
  * Upper itself is outside: a U32 histogram cannot reach 2^32 (count a transform view
  * "x >> 24u" over [0, 256) for the top 8 bits). */
 VKDS_API vkds_result vkds_histogram_even(vkds_policy *p, const vkds_seq *in, const void *lower, const void *upper,

@@ -83,11 +83,11 @@ IN0_T vkds_lo, vkds_hi; // samples in [vkds_lo, vkds_hi) are counted
 uint vkds_bins;
 
 // The samples' order as the host sees it. f32 values are compared through their bits: a
-// device may flush denormals to zero in float compares, and NVIDIA's does (on an H200,
-// samples of -1.4e-45 beside a boundary of 0 were counted in the bin above it, and
-// 1.4e-45 below a boundary of 1.4e-45 in it; session 42). The key orders every float as
-// IEEE 754 compares them, -0 equal to +0, denormals included; NaNs are kept out before
-// (VKDS_IN_RANGE).
+// device may flush denormals to zero in float compares, and an H200's counts fit that
+// (session 42: test_histogram's samples of -1.4e-45 beside a boundary of 0 counted in
+// the bin above it, both miscounts the share of such samples). The key orders every
+// float as IEEE 754 compares them, -0 equal to +0, denormals included; NaNs are kept out
+// before (VKDS_IN_RANGE).
 #if VKDS_IN0_TYPE == 3
 uint vkds_fkey(float x) {
   uint b = floatBitsToUint(x);
