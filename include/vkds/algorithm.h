@@ -89,7 +89,12 @@
  * answer is the one you want. A division the driver's compiler can fold to a trapping
  * constant kills the process inside pipeline creation on lavapipe (Mesa 22.3): an i64
  * INT64_MIN / -1 written as "(-9223372036854775807l - 1l) / int64_t(x | -1)" raises
- * SIGFPE there (a probe); the same at run time gives a value. Loops in operators
+ * SIGFPE there (a probe); the same at run time gives a value. Float arithmetic and
+ * compares in operators and comparators, and the built-in reductions' min and max,
+ * follow the device's float rules, which Vulkan leaves to each device: one may flush
+ * f32 denormals to zero (an H200's histogram counts fit that, session 42); the orders of
+ * sorts, searches, merges and is_sorted (totalOrder) and the histograms compare f32
+ * through their bits, as the host does. Loops in operators
  * and in a user type's device code: lavapipe cuts an invocation's loops short after
  * 65,535 iterations in all, counting vkds's own (the results are then wrong, and nothing
  * says so); vkds sizes its own loops to stay under that, which leaves a loop of the
