@@ -4,7 +4,7 @@
  * puts it. Spreading a job is then a matter of cutting it into calls and letting a
  * policy over several devices place them, from a few threads so that the devices work at
  * the same time (a blocking call keeps its thread until its result is back). This
- * program does that twice, and checks every result against the host:
+ * program does that three ways, and checks every result against the host:
  *
  *   1. Host data: the sum of a large array in host memory, cut into chunks, each chunk a
  *      blocking vkds_reduce from one of a few worker threads, through an earliest-finish
@@ -185,7 +185,8 @@ int main(int argc, char **argv) {
   }
   n = per_chunk * CHUNKS;
   /* page-aligned (64 KiB), so that its chunks can be imported (part 3) */
-  if (posix_memalign((void **)&data, 1 << 16, n * sizeof *data) != 0) data = NULL;
+  void *mem = NULL;
+  if (posix_memalign(&mem, 1 << 16, n * sizeof *data) == 0) data = mem;
   if (!data) {
     fprintf(stderr, "out of host memory for %llu MiB\n", (unsigned long long)mib);
     goto done;
