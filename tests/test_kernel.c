@@ -465,6 +465,11 @@ START_TEST(launches_run_on_their_buffers_device) {
                    VKDS_ERROR_WRONG_DEVICE);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "is on device 0"));
   vkds_selection_release(sel);
+  /* a plain task's only_devices is named as such (the message spoke of a launch's
+   * buffers: a multi-device probe) */
+  ck_assert_int_eq(vkds_submit(on0, &(vkds_task_info){.fn = no_work, .only_devices = 1u << 1}, NULL),
+                   VKDS_ERROR_WRONG_DEVICE);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "only_devices 0x2"));
   ck_assert_vkds(vkds_policy_wait_all(mine, UINT64_MAX));
   for (uint32_t i = 0; i < N; ++i) ck_assert_float_eq(ys[i], 1.0f + (float)runs * (float)(i % 7));
   /* the policy's own counts are untouched by the refused picks */

@@ -618,7 +618,8 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   if (!hints) hints = &none;
   if (hints->only_devices && !(hints->only_devices & in->device_bits))
     return vkds__fail(p->backend->context, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
-                      "policy '%s' has no resource on the task's devices (mask 0x%x; a launch's: its buffers' device)",
+                      "policy '%s' has no resource on the task's devices (only_devices 0x%x; vkds_launch sets it to "
+                      "its buffers' device)",
                       p->ops->name, hints->only_devices);
   if (lazy_report_due(p, in)) in->lazy_report(p->backend); /* completions and times first: select on fresh facts */
   check_health(p, in);
@@ -646,8 +647,8 @@ vkds_result vkds_select(vkds_policy *p, const vkds_task_info *hints, vkds_select
   if (!vkds__allowed(p, hints, index)) { /* a select of the application's (or fixed) ignored only_devices */
     p->ops->report(p, &unused);
     return vkds__fail(p->backend->context, VKDS_ERROR_WRONG_DEVICE, VK_SUCCESS,
-                      "policy '%s' picked resource %u (device %u), but the task runs only on devices of mask 0x%x "
-                      "(a launch: its buffers' device)",
+                      "policy '%s' picked resource %u (device %u), but the task runs only on devices of only_devices "
+                      "0x%x (vkds_launch sets it to its buffers' device)",
                       p->ops->name, index, vkds__policy_device_of(p, index), hints->only_devices);
   }
   vkds_result r = count_pick(p, in, s);
