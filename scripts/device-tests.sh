@@ -41,13 +41,31 @@ export LD_LIBRARY_PATH=$PWD/build-dt/xlib CK_FORK=no VKDS_VALIDATION=1
 # glibc's remedy for that message; with it the sort suite ran there after vkds-bench in
 # one call (session 41: 41 of 41 checks, bench/data/device-tests-sort-h200-s41.txt).
 export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384
+# BUDGET (seconds, default 480): a suite that would start past it is skipped and said
+# so, and each suite gets at most what is left (and 240 s), so that the call ends inside
+# the device tool's limit with its output (session 42's call of twelve suites ran past
+# 590 s and printed nothing). Every suite's output goes to one file, $OUT/suites.txt (the
+# tool returns 8 files at most).
 OUT=${OUT:-.}
+budget=${BUDGET:-480}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+start=$(date +%s)
+: >"$OUT/suites.txt"
 for s in "$@"; do
-  timeout 240 "build-dt/tests/test_$s" >"$OUT/test_$s.txt" 2>&1
-  echo "test_$s exit $?"
+  left=$((budget - ($(date +%s) - start)))
+  if [ "$left" -le 10 ]; then
+    echo "test_$s skipped: the budget of $budget s is spent" | tee -a "$OUT/suites.txt"
+    continue
+  fi
+  t0=$(date +%s)
+  timeout $((left < 240 ? left : 240)) "build-dt/tests/test_$s" >"$OUT/test_$s.log" 2>&1
+  rc=$?
+  echo "test_$s exit $rc, $(($(date +%s) - t0)) s"
+  { echo "=== test_$s (exit $rc)"; cat "$OUT/test_$s.log"; } >>"$OUT/suites.txt"
+  rm -f "$OUT/test_$s.log"
 done
 for s in "$@"; do
   echo "== test_$s"
-  grep -E '^[0-9]+%|:[FE]:|validation' "$OUT/test_$s.txt" | head -20
+  awk -v s="=== test_$s " 'index($0, s) == 1 {on = 1; next} /^=== test_/ {on = 0} on' "$OUT/suites.txt" |
+    grep -E '^[0-9]+%|:[FE]:|validation' | head -20
 done
