@@ -410,15 +410,15 @@ vkds_result vkds__queue_reclaim_known(vkds_resource *r) {
 
 static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block);
 
-/* The value whose signal tells that submitted value v is reached: v, or the last value
- * of v's group of deferred tasks (submit_batch). An entry a later value took over (or a
- * value that was never signalled) gives the last value submitted, which is signalled
- * and at least v. */
 vkds_result vkds__queue_timed_out(vkds_resource *r, VkResult vk, uint64_t timeout_ns) {
   return vkds__timed_out(r->dev->ctx, vk, "%s%squeue %u: not done after %llu ns", vkds__in_call() ? vkds__caller("") : "",
                          vkds__in_call() ? ": " : "", r->index, (unsigned long long)timeout_ns);
 }
 
+/* The value whose signal tells that submitted value v is reached: v, or the last value
+ * of v's group of deferred tasks (submit_batch). An entry a later value took over (or a
+ * value that was never signalled) gives the last value submitted, which is signalled
+ * and at least v. */
 static uint64_t signal_point(vkds_resource *r, uint64_t v) {
   uint64_t submitted = atomic_load(&r->submitted); /* (before the entry: its store published it) */
   if (v > submitted) return v; /* (not submitted yet: a task that submits by itself, say) */
