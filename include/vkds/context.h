@@ -26,7 +26,11 @@ typedef struct vkds_resource vkds_resource;
 
 /* One of the application's queues, created without flags (vkds checks that the device's
  * vkGetDeviceQueue gives this VkQueue for the family and index: VKDS_ERROR_INVALID_ARGUMENT
- * otherwise, e.g. for a queue of another VkDevice). */
+ * otherwise, e.g. for a queue of another VkDevice). The family and index must be ones the
+ * device was created with: an index past the family's queueCount is refused, but one
+ * below it that the application's VkDeviceCreateInfo did not ask for cannot be told apart
+ * (Vulkan has no query for it), and asking the device for it is invalid usage that the
+ * validation layer reports. */
 typedef struct vkds_embed_queue {
   VkQueue queue;   /* REQUIRED */
   uint32_t family; /* the queue family it was created in; must support compute */
