@@ -78,9 +78,11 @@ static uint32_t index_of(vkds_submission *s) { return vkds_selection_index(vkds_
 
 static int errors_logged;
 static char last_logged[512];
+static int left_allocated_logged; /* errors that said something is left allocated */
 static void counting_log(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
   harness_log(user, level, source, message);
   if (level == VKDS_LOG_ERROR) ++errors_logged, snprintf(last_logged, sizeof last_logged, "%s", message);
+  if (level == VKDS_LOG_ERROR && strstr(message, "left allocated")) ++left_allocated_logged;
 }
 
 /* A wait given a timeout that runs out is VKDS_ERROR_TIMEOUT, says why in the thread's
@@ -305,6 +307,34 @@ START_TEST(work_that_never_finishes_is_left_not_destroyed) {
 }
 END_TEST
 
+/* vkds_context_destroy while a policy made from it is alive and its work runs on: the
+ * context lives on (the policy's release destroys it), so the wait's time-out must not
+ * say it is left allocated until the process ends (a new-user probe read that, then saw
+ * the release destroy it). */
+START_TEST(destroying_under_a_live_policy_says_what_happens) {
+  vkds_context_info info = harness_info();
+  info.destroy_timeout_ns = 200000000ull;
+  info.log = counting_log;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  gate g = gate_open(vkds_context_resource(ctx, 0));
+  vkds_policy *p;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
+  ck_assert_vkds(vkds_submit(p, &(vkds_task_info){.fn = hang_task, .user = &g}, NULL));
+  errors_logged = left_allocated_logged = 0;
+  vkds_context_destroy(ctx); /* waits the timeout, then lives on for the policy */
+  ck_assert_int_eq(errors_logged, 2);
+  ck_assert_int_eq(left_allocated_logged, 0);
+  ck_assert_ptr_nonnull(strstr(last_logged, "policies (or backends) made from the context are still alive"));
+  gate_release(&g);
+  ck_assert_vkds(vkds_policy_wait_all(p, UINT64_MAX));
+  gate_close(&g);             /* (its device is the context's: closed before that goes) */
+  vkds_policy_release(p);     /* this destroys the context: nothing more to say */
+  ck_assert_int_eq(errors_logged, 2);
+  ck_assert_int_eq(left_allocated_logged, 0);
+}
+END_TEST
+
 /* ---- injected Vulkan failures ---- */
 
 static VkDevice device_of(void *res) {
@@ -488,6 +518,7 @@ int main(void) {
                       (int)(sizeof deadline_kinds / sizeof *deadline_kinds));
   tcase_add_test(t, releasing_and_destroying_wait_for_work_that_finishes);
   tcase_add_test(t, work_that_never_finishes_is_left_not_destroyed);
+  tcase_add_test(t, destroying_under_a_live_policy_says_what_happens);
   suite_add_tcase(s, t);
   t = harness_tcase("injected");
   tcase_add_test(t, a_lost_device_fails_its_work_and_the_other_keeps_working);

@@ -532,7 +532,7 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
  * some queue's work is still running then. A lost device's work never finishes and
  * need not: its objects may be destroyed (the specification allows it), once a
  * vkDeviceWaitIdle has returned where vkds owns the device. */
-static bool wait_for_work(vkds_context *ctx) {
+static bool wait_for_work(vkds_context *ctx, const char *then) {
   const uint64_t limit = ctx->destroy_timeout_ns, start = vkds__now_ns();
   for (uint32_t i = 0; i < ctx->resource_count; ++i) {
     vkds_resource *r = &ctx->resources[i];
@@ -542,10 +542,8 @@ static bool wait_for_work(vkds_context *ctx) {
     uint64_t left = limit == UINT64_MAX ? UINT64_MAX : spent < limit ? limit - spent : 0;
     if (vkds__queue_wait(r, target, left, 0) == VKDS_ERROR_TIMEOUT) {
       vkds__log(ctx, VKDS_LOG_ERROR,
-                "vkds_context_destroy: queue %u still runs vkds's work after %.3f s (timeline %llu of %llu); "
-                "the context's Vulkan objects and memory are left allocated until the process ends, not "
-                "destroyed under the GPU",
-                i, (double)limit / 1e9, (unsigned long long)atomic_load(&r->completed), (unsigned long long)target);
+                "vkds_context_destroy: queue %u still runs vkds's work after %.3f s (timeline %llu of %llu); %s", i,
+                (double)limit / 1e9, (unsigned long long)atomic_load(&r->completed), (unsigned long long)target, then);
       return false;
     }
   }
@@ -599,7 +597,11 @@ void vkds_context_destroy(vkds_context *ctx) {
      * the teardown below does, and let go; this call holds the context meanwhile, so
      * that the last of them does not destroy it under the loop. */
     vkds__context_hold(ctx);
-    (void)wait_for_work(ctx); /* (a time-out is logged; what is still alive decides) */
+    /* (a time-out is logged; what is still alive decides. The message said the context
+     * was left allocated until the process ended, which is not what happens here: the
+     * last release destroys it, its work waited for again then; a new-user probe) */
+    (void)wait_for_work(ctx, "the context is destroyed when the last policy or backend made from it is released "
+                             "and that work is done");
     if ((atomic_load(&ctx->live_backends) & ~VKDS__CONTEXT_DESTROY_PENDING) > 1)
       vkds__log(ctx, VKDS_LOG_ERROR,
                 "vkds_context_destroy: policies (or backends) made from the context are still alive; the context is "
@@ -620,7 +622,8 @@ void vkds__context_let_go(vkds_context *ctx) {
 
 static void destroy_now(vkds_context *ctx) {
   forget_embedded(ctx);
-  if (!wait_for_work(ctx)) {
+  if (!wait_for_work(ctx, "the context's Vulkan objects and memory are left allocated until the process ends, not "
+                          "destroyed under the GPU")) {
     vkds__abandon(ctx);
     return;
   }
