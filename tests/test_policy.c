@@ -1,5 +1,6 @@
 /* tests/test_policy.c: the policies (selectors/), with the fake backend where a test
  * needs exact timing or held completions, and on lavapipe for real. */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -675,6 +676,19 @@ START_TEST(bad_policies_are_named_errors) {
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = 99, .resources = r}, &p), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .fixed_index = N, .resources = r}, &p),
                    VKDS_ERROR_OUT_OF_RANGE);
+  /* earliest finish's transfer rate: 0 or finite and positive */
+  const double bad_rates[] = {-1.0, NAN, INFINITY};
+  for (int i = 0; i < 3; ++i) {
+    ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH, .resources = r,
+                                                            .transfer_bytes_per_s = bad_rates[i]},
+                                        &p),
+                     VKDS_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "transfer_bytes_per_s"));
+  }
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH, .resources = r,
+                                                        .transfer_bytes_per_s = 25e9},
+                                    &p));
+  vkds_policy_release(p);
   vkds_policy_resources none = r; /* a count without the resources */
   none.resources = NULL;
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = none}, &p),

@@ -133,7 +133,7 @@ typedef struct vkds_policy_info {
   uint64_t retune_interval_ns;
   /* earliest finish: host-to-device bandwidth for data not already on the device it
    * weighs, in bytes per second (data on another device are counted twice: down to the
-   * host and up); 0: 10e9. */
+   * host and up); 0: 10e9. A negative, NaN or infinite rate is VKDS_ERROR_INVALID_ARGUMENT. */
   double transfer_bytes_per_s;
   /* Track completions (in-flight and completed counts for the query API) even when the
    * policy does not need them. */

@@ -3,6 +3,7 @@
  * The strategies themselves are in selectors/. */
 #include "policy_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,13 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   if (out) *out = NULL;
   if (!info || !out)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_policy_create: NULL argument");
+  /* (NaN and negative rates were taken as the default, infinity made every transfer
+   * free: none said so; a new-user probe) */
+  double rate = info->transfer_bytes_per_s;
+  if (!(rate == 0 || (rate > 0 && isfinite(rate))))
+    return vkds__fail(info->resources.context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "vkds_policy_create: transfer_bytes_per_s %g: 0 (the default, 10e9) or a finite positive "
+                      "rate in bytes per second", rate);
   const vkds_policy_ops *given = info->ops ? info->ops : ops_for_kind(info->kind);
   if (!given)
     return vkds__fail(info->resources.context, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
