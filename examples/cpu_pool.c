@@ -15,9 +15,10 @@ struct cpu_task {
   uint64_t elapsed_ns;
   bool ran;  /* fn returned; on_done (if any) is being called */
   bool done; /* fn returned and on_done was called: waiters may go */
+  bool released; /* the handle's owner is done with it (cpu_task_release) */
   void (*on_done)(void *);
   void *on_done_arg;
-  cpu_task *next_queued, *next_owned;
+  cpu_task *next_queued, *next_owned, *prev_owned;
 };
 
 struct cpu_pool {
@@ -28,6 +29,14 @@ struct cpu_pool {
   bool stop;
   pthread_t thread[];
 };
+
+/* Unlinks and frees a task that ran and was released (with the lock held). */
+static void forget(cpu_pool *p, cpu_task *t) {
+  if (t->prev_owned) t->prev_owned->next_owned = t->next_owned;
+  else p->owned = t->next_owned;
+  if (t->next_owned) t->next_owned->prev_owned = t->prev_owned;
+  free(t);
+}
 
 static void *worker(void *arg) {
   cpu_pool *p = arg;
@@ -53,6 +62,7 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&p->lock);
     t->done = true;
     --p->running;
+    if (t->released) forget(p, t); /* (nobody waits for a released task) */
     pthread_cond_broadcast(&p->idle);
   }
   pthread_mutex_unlock(&p->lock);
@@ -78,6 +88,7 @@ cpu_task *cpu_pool_run(cpu_pool *p, void (*fn)(void *), void *arg) {
   t->arg = arg;
   pthread_mutex_lock(&p->lock);
   t->next_owned = p->owned;
+  if (p->owned) p->owned->prev_owned = t;
   p->owned = t;
   if (p->tail) p->tail->next_queued = t;
   else p->head = t;
@@ -85,6 +96,14 @@ cpu_task *cpu_pool_run(cpu_pool *p, void (*fn)(void *), void *arg) {
   pthread_cond_signal(&p->work);
   pthread_mutex_unlock(&p->lock);
   return t;
+}
+
+void cpu_task_release(cpu_task *t) {
+  cpu_pool *p = t->pool;
+  pthread_mutex_lock(&p->lock);
+  if (t->done) forget(p, t);
+  else t->released = true; /* its worker frees it once it ran */
+  pthread_mutex_unlock(&p->lock);
 }
 
 void cpu_task_wait(cpu_task *t) {

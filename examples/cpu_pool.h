@@ -9,8 +9,12 @@ typedef struct cpu_pool cpu_pool;
 typedef struct cpu_task cpu_task;
 
 cpu_pool *cpu_pool_create(int threads);
-/* Runs fn(arg) on a pool thread; the handle lives until the pool is destroyed. */
+/* Runs fn(arg) on a pool thread; the handle lives until cpu_task_release (or until the
+ * pool is destroyed). */
 cpu_task *cpu_pool_run(cpu_pool *pool, void (*fn)(void *), void *arg);
+/* Done with the handle: the task is freed once it has run (it may still be queued or
+ * running). The handle may not be used afterwards. */
+void cpu_task_release(cpu_task *task);
 void cpu_task_wait(cpu_task *task);
 /* How long the task's function ran, in nanoseconds (0 until it has). */
 uint64_t cpu_task_elapsed_ns(const cpu_task *task);

@@ -9,10 +9,13 @@
 
 static vkds_result pool_wait_resource(void *pool) { cpu_pool_wait_idle(pool); return VKDS_SUCCESS; }
 static vkds_result pool_wait_task(void *task) { cpu_task_wait(task); return VKDS_SUCCESS; }
+/* vkds is done with the task's handle (its submission was released): the pool frees the
+ * task once it has run, so a long run of tasks does not pile up */
+static void pool_release_task(void *task) { cpu_task_release(task); }
 
 const vkds_resource_kind cpu_pool_kind = {
     .version = VKDS_RESOURCE_KIND_VERSION, .name = "cpu-pool", .wait_resource = pool_wait_resource,
-    .wait_object = pool_wait_task};
+    .wait_object = pool_wait_task, .release_object = pool_release_task};
 
 static uint32_t pool_supports(vkds_backend *b, uint32_t index, uint32_t reports) {
   (void)b, (void)index;

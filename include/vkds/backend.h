@@ -34,10 +34,10 @@ typedef struct vkds_submission vkds_submission;
 
 /* ---- resource kinds ---------------------------------------------------------------- */
 
-#define VKDS_RESOURCE_KIND_VERSION 1
+#define VKDS_RESOURCE_KIND_VERSION 2
 
 /* A kind of resource: what a `void *resource` points to. A kind is identified by the
- * address of its (static) description. Both functions are OPTIONAL. The description
+ * address of its (static) description. Its functions are OPTIONAL. The description
  * grows only by appending, as the ops tables do: `version` says how many members the
  * application's has (0 is read as 1, so `{.name = "mine"}` stays a version-1 kind; one
  * from a newer header than the library's is refused, VKDS_ERROR_INVALID_ARGUMENT). */
@@ -53,6 +53,16 @@ typedef struct vkds_resource_kind {
   vkds_result (*wait_resource)(void *resource);
   /* Blocks until the task that returned `wait_object` is done (submission waits). */
   vkds_result (*wait_object)(void *wait_object);
+  /* ---- version 2 ---- */
+  /* OPTIONAL: vkds is done with `wait_object` (never NULL): called once, when the
+   * submission that holds it is released (vkds_submission_release; for a
+   * fire-and-forget vkds_submit, right after the submit). vkds neither waits on it nor
+   * returns it after this, but the task may still be running: an object that the
+   * kind's own threads also use is freed once both are done with it (e.g. a
+   * reference count of two, or a flag set here and checked when the task ends; see
+   * examples/cpu_pool.c). NULL: vkds never says, and the kind keeps its objects
+   * until it chooses to free them (a version-1 kind: until its resources go). */
+  void (*release_object)(void *wait_object);
 } vkds_resource_kind;
 
 /* The kind of vkds's own resources: `void *` is a `vkds_resource *`. */

@@ -599,6 +599,10 @@ void vkds_submission_release(vkds_submission *s) {
                   vkds_last_error_message());
     }
   }
+  /* the kind may free the wait object now (a backend written from the header alone
+   * could not tell when vkds was done with it, and kept every one: a new-user probe) */
+  const vkds_resource_kind *kind = s->backend->kind;
+  if (s->wait_object && kind && kind->version >= 2 && kind->release_object) kind->release_object(s->wait_object);
   vkds_selection_release(s->selection);
   pthread_mutex_lock(&in->free_lock);
   s->next_free = in->free_submissions;
