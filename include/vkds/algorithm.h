@@ -92,7 +92,9 @@
  * SIGFPE there (a probe); the same at run time gives a value. Float arithmetic and
  * compares in operators and comparators, and the built-in reductions' min and max,
  * follow the device's float rules, which Vulkan leaves to each device: one may flush
- * f32 denormals to zero (an H200's histogram counts fit that, session 42); the orders of
+ * f32 denormals to zero, and NVIDIA's driver does, in arithmetic and in compares, with
+ * no way to ask otherwise (it reports shaderDenormPreserveFloat32 false: an H200's
+ * vkds_reduce of 4,096 denormals summed to 0, session 43); the orders of
  * sorts, searches, merges and is_sorted (totalOrder) and the histograms compare f32
  * through their bits, as the host does. Loops in operators
  * and in a user type's device code: lavapipe cuts an invocation's loops short after
