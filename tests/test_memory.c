@@ -181,6 +181,47 @@ START_TEST(device_memory_limit_falls_back_then_fails_cleanly) {
 }
 END_TEST
 
+/* A buffer larger than the blocks take (a quarter of a block), refused its own memory
+ * at device_memory_limit, goes where a block has room: with a 48 MiB limit (12 MiB
+ * blocks), one 4 KiB buffer's block and seven 5 MiB buffers of their own reach the
+ * limit, and the block's free room still holds two more (a memory probe: they failed,
+ * the block stayed empty). */
+START_TEST(large_buffers_use_a_blocks_room_at_the_limit) {
+  vkds_context_info info = harness_info();
+  info.device_memory_limit = 48 * MiB;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  if (has_fallback_memory(res)) { /* (there, past the limit is other memory) */
+    vkds_context_destroy(ctx);
+    return;
+  }
+  vkds_buffer *small = make(res, 4096, VKDS_MEMORY_DEVICE, 0), *big[16];
+  int n = 0;
+  for (; n < 16; ++n) {
+    vkds_buffer *b = NULL;
+    if (vkds_buffer_create(res, &(vkds_buffer_info){.size = 5 * MiB}, &b) != VKDS_SUCCESS) break;
+    big[n] = b;
+  }
+  ck_assert_int_eq(n, 9);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "device_memory_limit"));
+  /* (staging has no room left for a check through copies) their device ranges are
+   * disjoint, the small buffer's too */
+  for (int i = 0; i <= n; ++i) {
+    vkds_buffer *x = i < n ? big[i] : small;
+    uint64_t xa = vkds_buffer_address(x), xs = i < n ? 5 * MiB : 4096;
+    ck_assert_uint_ne(xa, 0);
+    for (int j = 0; j < i; ++j) {
+      uint64_t ya = vkds_buffer_address(big[j]);
+      ck_assert_msg(xa + xs <= ya || ya + 5 * MiB <= xa, "buffers %d and %d overlap", i, j);
+    }
+  }
+  for (int i = 0; i < n; ++i) vkds_buffer_destroy(big[i]);
+  vkds_buffer_destroy(small);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* Buffers vkds keeps idle give way when the device runs out of memory: the empty block
  * a small buffer leaves (kept for reuse) and the stream buffers a streamed call keeps for
  * the next. Under device_memory_limit they made every later allocation fail, the
@@ -592,6 +633,7 @@ int main(void) {
   tcase_add_test(tc, large_or_dedicated_buffers_get_their_own_memory);
   tcase_add_test(tc, memory_kinds);
   tcase_add_test(tc, device_memory_limit_falls_back_then_fails_cleanly);
+  tcase_add_test(tc, large_buffers_use_a_blocks_room_at_the_limit);
   tcase_add_test(tc, idle_buffers_give_way_when_memory_runs_out);
   tcase_add_test(tc, imported_host_memory_is_used_in_place);
   suite_add_tcase(s, tc);

@@ -325,6 +325,18 @@ static VkResult alloc_in_type(vkds__device *dev, vkds_buffer *buf, uint32_t t, u
   }
   vr = make_memory(dev, buf->size, t, NULL, &buf->vk, &buf->memory, &buf->mapped, &buf->address, &buf->reserved);
   if (vr == VK_SUCCESS) ++a->stats.dedicated;
+  /* A buffer too large for the blocks' rule, refused its own memory (past
+   * device_memory_limit, or the device is full), still fits where a block has that much
+   * free: a 4 KiB buffer's 12 MiB block under a 48 MiB limit stayed empty while 5 MiB
+   * buffers failed beside it (a memory probe). */
+  if (vr == VK_ERROR_OUT_OF_DEVICE_MEMORY && !(flags & VKDS_BUFFER_DEDICATED) && reserved > a->block_bytes / 4) {
+    uint64_t offset;
+    for (vkds__block *b = a->blocks[t]; b; b = b->next)
+      if (block_take(dev->ctx, b, reserved, a->align, &offset)) {
+        place_in_block(buf, b, offset, reserved);
+        return VK_SUCCESS;
+      }
+  }
   return vr;
 }
 
