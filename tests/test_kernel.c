@@ -661,6 +661,9 @@ START_TEST(bad_input_is_named) {
   ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
   a.y = (vkds_view){x, 128, 0}; /* outside the buffer */
   ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  a.y = (vkds_view){x, 2, 0}; /* not 4-byte aligned: was taken, and read from byte 2 (a probe) */
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "not a multiple of 4"));
   a.y = vkds_view_of(x);
   ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {0}, .args = &a}, NULL), VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}}, NULL), VKDS_ERROR_INVALID_ARGUMENT);

@@ -48,7 +48,9 @@ typedef enum vkds_arg_kind {
   VKDS_ARG_INT = 1,  /* signed integer scalar or vector (`bits`, `components`) */
   VKDS_ARG_UINT = 2, /* unsigned */
   VKDS_ARG_FLOAT = 3,
-  VKDS_ARG_VIEW = 4,    /* a vkds_view, passed by device address (a VKDS_VIEW in vkds.glsl) */
+  VKDS_ARG_VIEW = 4,    /* a vkds_view, passed by device address (a VKDS_VIEW in vkds.glsl); its
+                           offset a multiple of 4 (else VKDS_ERROR_INVALID_ARGUMENT), and of
+                           8 for 8-byte elements */
   VKDS_ARG_BINDING = 5, /* a vkds_view bound as the storage buffer at set 0, `binding`; its
                            offset a multiple of minStorageBufferOffsetAlignment (else the
                            launch is VKDS_ERROR_INVALID_ARGUMENT) */

@@ -270,6 +270,14 @@ static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned 
       if (a->kind == VKDS_ARG_VIEW) {
         uint64_t address, bytes;
         VKDS_CHECK(resolve_view(p, (const vkds_view *)from, s->name, &address, &bytes));
+        /* vkds.glsl's views promise 4-byte aligned addresses (buffer_reference_align):
+         * one at offset 2 was taken and read from byte 2 on lavapipe, and is undefined on
+         * GPUs (a memory probe) */
+        if (((const vkds_view *)from)->offset % 4)
+          return vkds__fail(p->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                            "launch of kernel '%s': %s's offset %llu is not a multiple of 4 (a view's elements are "
+                            "4-byte aligned, 8-byte elements should be 8-byte aligned)",
+                            p->kernel, s->name, (unsigned long long)((const vkds_view *)from)->offset);
         if (!address)
           return vkds__fail(p->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                             "kernel '%s': views need buffer device address, which this device lacks", p->kernel);
