@@ -2258,7 +2258,7 @@ static void print_sort_targets(const row_list *rows) {
   for (size_t k = 0; k < sizeof t / sizeof t[0]; ++k) {
     const row *r = find_row(rows, t[k].algo, n);
     if (!r) continue;
-    printf("  %-28s %10.3f G keys/s", r->algo, r->us > 0 ? (double)n / (r->us * 1e3) : 0.0);
+    printf("  %-28s %10.4g G keys/s", r->algo, r->us > 0 ? (double)n / (r->us * 1e3) : 0.0);
     if (r->baseline) printf("  %.3fx %s", r->ratio, r->baseline);
     if (t[k].target > 0) printf("  (target >= %.2fx CUB)", t[k].target);
     printf("%s\n", r->ok ? "" : "  FAILED");

@@ -13,7 +13,7 @@
  *   roof       the plain GPU copy alone from (to) host-visible memory, no memcpy: what
  *              the link gives
  * GB/s are 10^9 bytes per second, medians; (x) is the ratio to plain in the same run.
- * --count N: the largest size in MiB (default 1024 on GPUs, 256 on CPU devices). */
+ * Sizes 1, 4, 16, ... MiB up to --count N MiB (default 1024 on GPUs, 256 on CPU devices). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,14 +159,20 @@ static int bench_size(vkds_resource *res, uint64_t size, uint64_t align) {
   setup s = {.res = res, .size = size};
   uint64_t rounded = (size + align - 1) / align * align;
   s.host = aligned_alloc(align, rounded), s.back = aligned_alloc(align, rounded);
-  if (!s.host || !s.back) return 1;
+  if (!s.host || !s.back) { /* (it returned 1 without a word, and kept the other: a CLI probe) */
+    printf("%8.0f MiB  no host memory for the two %.0f MiB arrays\n", (double)size / MiB, (double)rounded / MiB);
+    free(s.host), free(s.back);
+    return 1;
+  }
   for (uint64_t i = 0; i < rounded; ++i) s.host[i] = (unsigned char)(i * 2654435761u >> 13);
   memset(s.back, 0, rounded);
   uint32_t reps = size >= 256 * MiB ? 3 : size >= 16 * MiB ? 7 : 21;
   double gbs[2][VARIANTS];
   for (int d = 0; d < 2; ++d)
     for (int v = 0; v < VARIANTS; ++v) gbs[d][v] = -1.0;
-  if (vkds_buffer_create(res, &(vkds_buffer_info){.size = size}, &s.device) == VKDS_SUCCESS) {
+  if (vkds_buffer_create(res, &(vkds_buffer_info){.size = size}, &s.device) != VKDS_SUCCESS)
+    printf("%8.0f MiB  no device buffer: %s\n", (double)size / MiB, vkds_last_error_message());
+  else {
     for (int d = 0; d < 2; ++d) gbs[d][VKDS] = measure(&s, VKDS, d, reps);
     double import_ms = -1.0;
     if (vkds_import_alignment(res)) {
@@ -184,7 +190,9 @@ static int bench_size(vkds_resource *res, uint64_t size, uint64_t align) {
       VKDS_SUCCESS)
     for (int d = 0; d < 2; ++d) gbs[d][MAPPED] = measure(&s, MAPPED, d, reps);
   vkds_buffer_destroy(s.mapped), vkds_buffer_destroy(s.device);
-  if (plain_open(&s.plain, res, size) == 0)
+  if (plain_open(&s.plain, res, size) != 0)
+    printf("%8.0f MiB  plain Vulkan could not allocate its buffers\n", (double)size / MiB);
+  else
     for (int d = 0; d < 2; ++d) { /* up first: the download checks what it put there */
       gbs[d][PLAIN] = measure(&s, PLAIN, d, reps);
       gbs[d][ROOF] = measure(&s, ROOF, d, reps);
@@ -239,6 +247,16 @@ int bench_bandwidth(vkds_context *ctx, const bench_options *opt) {
     if (!res) continue;
     bool cpu = ri.device_type == VKDS_DEVICE_CPU;
     uint64_t max = opt->count ? (uint64_t)opt->count * MiB : (cpu ? 256 : 1024) * MiB;
+    /* the largest size measured (sizes go up 4x from 1 MiB) holds two host arrays */
+    uint64_t top = MiB;
+    while (top * 4 <= max) top *= 4;
+    long phys = sysconf(_SC_PHYS_PAGES);
+    if (phys > 0 && 2 * top > (uint64_t)phys * (uint64_t)page) {
+      fprintf(stderr, "vkds-bench: --bandwidth at %.0f MiB needs two host arrays of that size, more than this "
+                      "machine's %.0f MiB of memory (give a smaller --count)\n",
+              (double)top / MiB, (double)phys * (double)page / MiB);
+      return 1;
+    }
     uint64_t align = vkds_import_alignment(res) > (uint64_t)page ? vkds_import_alignment(res) : (uint64_t)page;
     printf("\n%s (device %u): host<->device GB/s, (x) against plain staging in the same run\n", ri.device_name, d);
     printf("%8s      %4s ", "size", "dir");

@@ -151,9 +151,10 @@ static void usage(FILE *f) {
              "  --count N      --quick: elements per fill; --submit: dispatches per batch;\n"
              "                 --select: calls per thread; --balance, --balance-devices,\n"
              "                 --balance-cpu: tasks; --launch: launches per batch;\n"
-             "                 --bandwidth: the largest size in MiB (not --algorithms)\n"
-             "  --devices-per-physical N  N VkDevices on each physical device (several\n"
-             "                 resources where there is one queue, as on lavapipe)\n"
+             "                 --bandwidth: sizes 1, 4, 16, ... MiB up to N (not\n"
+             "                 --algorithms)\n"
+             "  --devices-per-physical N  N VkDevices on each physical device, 1..64\n"
+             "                 (several resources where there is one queue, as on lavapipe)\n"
              "  --max-log2 N   --algorithms: the largest size, 2^N elements (10..30; default\n"
              "                 28, 24 on CPU devices; smaller where memory is short)\n"
              "  --min-log2 N   --algorithms: the smallest size (default 10; the round trips\n"
@@ -212,6 +213,13 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
         if (seen & (1u << k)) return usage_error("given twice:", a);
         seen |= 1u << k;
       }
+    /* an option's value that is itself an option: its value is missing (`--cub
+     * --algorithms` took "--algorithms" as the file, then said --cub needs --algorithms;
+     * a CLI probe) */
+    bool takes_value = false;
+    for (uint32_t k = 0; k < sizeof once / sizeof once[0]; ++k) takes_value |= strcmp(a, once[k]) == 0 && k != 4;
+    if (takes_value && i + 1 < argc && strncmp(argv[i + 1], "--", 2) == 0)
+      return usage_error("missing value after", a);
     const bench_mode *m = find_mode(a);
     if (m) {
       if (*mode && *mode != m) return usage_error("only one mode at a time:", a);
@@ -222,8 +230,8 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
         return usage_error("--count wants a positive 32-bit integer, not", argv[i]);
     } else if (strcmp(a, "--devices-per-physical") == 0) {
       if (++i == argc) return usage_error("missing value after", a);
-      if (!parse_count(argv[i], &opt->devices_per_physical))
-        return usage_error("--devices-per-physical wants a positive 32-bit integer, not", argv[i]);
+      if (!parse_count(argv[i], &opt->devices_per_physical) || opt->devices_per_physical > 64)
+        return usage_error("--devices-per-physical wants an integer from 1 to 64, not", argv[i]);
     } else if (strcmp(a, "--max-log2") == 0) {
       if (++i == argc) return usage_error("missing value after", a);
       if (!parse_count(argv[i], &opt->max_log2) || opt->max_log2 < 10 || opt->max_log2 > 30)

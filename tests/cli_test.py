@@ -76,6 +76,9 @@ def main():
         check("bench --only twice", bench, ["--algorithms", "--only", "reduce", "--only", "scan"], 2,
               ["given twice: '--only'"])
         check("bench --count not a number", bench, ["--submit", "--count", "8abc"], 2, ["--count wants"])
+        # an option where a value belongs: the value is missing (it was taken as --cub's file)
+        check("bench --cub without its file", bench, ["--cub", "--algorithms"], 2, ["missing value after '--cub'"])
+        check("bench too many devices", bench, ["--devices-per-physical", "65"], 2, ["from 1 to 64"])
         check("bench --max-log2 out of range", bench, ["--algorithms", "--max-log2", "31"], 2, ["--max-log2 wants"])
         check("bench --json outside --algorithms", bench, ["--submit", "--json"], 2, ["applies to --algorithms only"])
         check("bench --count with --algorithms", bench, ["--algorithms", "--count", "5"], 2, ["takes no --count"])
