@@ -489,7 +489,11 @@ vkds_result vkds__kernel_pipeline(vkds_kernel *k, vkds__device *dev, const vkds_
   }
   pthread_mutex_lock(&k->lock);
   if (!p->tried) {
+    /* its failure is told once, by the message below, which carries its reason (it was
+     * logged twice: as itself, then as the launch's) */
+    bool held = vkds__hold_failure_logs(true);
     vkds_result made = make_pipeline(k, dev, p);
+    vkds__hold_failure_logs(held);
     if (made != VKDS_SUCCESS) {
       pipeline_free(dev, p); /* (clears *p) */
       /* kept for later launches' messages, which would otherwise point at this one: the
