@@ -129,6 +129,23 @@ START_TEST(header_in_angle_brackets_and_twice) {
 }
 END_TEST
 
+/* A kernel without arguments: VKDS_ARGS defined empty declares the reserved block alone;
+ * without it, the error names what is missing (glslang said "unexpected IDENTIFIER"; a
+ * probe). A name that only begins with VKDS_ARGS is no such leftover. */
+START_TEST(declare_args_without_args_is_named) {
+  static const char without[] = "#version 450\n#include \"vkds.glsl\"\nlayout(local_size_x = 64) in;\n"
+                                "VKDS_DECLARE_ARGS\nvoid main() {}\n";
+  assert_compile_error(without, NULL, 0, "VKDS_DECLARE_ARGS needs VKDS_ARGS defined");
+  static const char empty[] = "#version 450\n#include \"vkds.glsl\"\nlayout(local_size_x = 64) in;\n"
+                              "#define VKDS_ARGS\nVKDS_DECLARE_ARGS\nvoid main() { uint64_t i = vkds_global_index(); }\n";
+  assert_compiles(empty, NULL, 0);
+  static const char longer[] = "#version 450\n#include \"vkds.glsl\"\nlayout(local_size_x = 64) in;\n"
+                               "#define VKDS_ARGS uint VKDS_ARGS_N;\nVKDS_DECLARE_ARGS\n"
+                               "void main() { uint n = VKDS_ARG(VKDS_ARGS_N); }\n";
+  assert_compiles(longer, NULL, 0);
+}
+END_TEST
+
 /* ---- the user's line numbers ---- */
 
 START_TEST(syntax_error_on_line_7_is_reported_on_line_7) {
@@ -473,7 +490,8 @@ START_TEST(missing_feature_is_named) {
   vkds_submission *s = NULL;
   ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {1}, .args = &a}, &s), VKDS_ERROR_UNSUPPORTED);
   ck_assert_ptr_null(s);
-  ck_assert_msg(strstr(logged, "kernel 'narrow' uses 8-bit arguments (storagePushConstant8), which ") &&
+  ck_assert_msg(strstr(logged, "kernel 'narrow' cannot run on ") &&
+                    strstr(logged, ": uses 8-bit arguments (storagePushConstant8), which ") &&
                     strstr(logged, "does not have enabled"), /* (a feature it may support: as the algorithms say) */
                 "%s", logged);
   ck_assert_uint_eq(((const uint32_t *)vkds_buffer_map(out))[0], 0); /* nothing ran */
@@ -492,6 +510,7 @@ int main(void) {
   tcase_add_test(tc, source_without_version_gets_460);
   tcase_add_test(tc, header_kernel_compiles_with_and_without_spill_and_debug);
   tcase_add_test(tc, header_in_angle_brackets_and_twice);
+  tcase_add_test(tc, declare_args_without_args_is_named);
   tcase_add_test(tc, syntax_error_on_line_7_is_reported_on_line_7);
   tcase_add_test(tc, error_lines_match_with_comments_and_continuations);
   tcase_add_test(tc, errors_inside_the_header_name_it);

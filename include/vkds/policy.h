@@ -166,7 +166,9 @@ VKDS_API vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resource
  * until theirs), and if vkds_context_destroy was called meanwhile and this was the
  * context's last policy, destroys the context too. NULL is a no-op. Its selections
  * (vkds_select) must be submitted or released first (a selection released after it
- * reports to freed memory). */
+ * reports to freed memory). Each reference is released once: a release more than the
+ * create and the retains gave is a use after free, as with free() (a crash, not an
+ * error vkds can report). */
 VKDS_API vkds_policy *vkds_policy_retain(vkds_policy *p);
 VKDS_API void vkds_policy_release(vkds_policy *p);
 

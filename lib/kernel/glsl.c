@@ -10,6 +10,7 @@
  * keep glslang's line numbers equal to the user's. */
 #include "kernel_internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -548,6 +549,19 @@ static void compile_run(void *arg) {
                       "in proportion to a source's length)", j->name ? j->name : "kernel", length,
                       (unsigned)MAX_PREPROCESSED >> 10);
     return;
+  }
+  /* VKDS_DECLARE_ARGS without VKDS_ARGS defined leaves the name itself in the block, and
+   * glslang said only "syntax error, unexpected IDENTIFIER" (a probe's kernel without
+   * arguments) */
+  for (const char *at = preprocessed; at && (at = strstr(at, "VKDS_ARGS")); at += 9) {
+    bool word_start = at == preprocessed || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
+    if (word_start && !(isalnum((unsigned char)at[9]) || at[9] == '_')) {
+      j->r = vkds__fail(j->ctx, VKDS_ERROR_COMPILE, VK_SUCCESS,
+                        "GLSL: %s: VKDS_DECLARE_ARGS needs VKDS_ARGS defined before it (the argument block's "
+                        "members; `#define VKDS_ARGS` with nothing after it for a kernel without arguments)",
+                        j->name ? j->name : "kernel");
+      return;
+    }
   }
   j->r = glslang_shader_parse(j->shader, &input)
              ? link_and_emit(j)
