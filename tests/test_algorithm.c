@@ -532,6 +532,50 @@ static const vkds_seq_ops positive_ops = {.version = VKDS_SEQ_OPS_VERSION, .name
                                           .is_passed_directly = concat_direct, .read = concat_read,
                                           .device_code = positive_code};
 
+/* A user type over every other element of its part (stride 2, from 1): its store leaves
+ * the part's even elements alone, and so must the call. Over a host part, written, the
+ * part was bound write-only: never uploaded, then copied back whole, and the even
+ * elements came back as whatever the staging buffer held (a sequences probe). */
+static vkds_result odd_code(const vkds_seq *s, const vkds_resource *res, vkds_seq_device_code *out) {
+  (void)res;
+  *out = (vkds_seq_device_code){.load = "return part0(param1 + i * param0);",
+                                .store = "part0_store(param1 + i * param0, v);", .part_count = 1,
+                                .parts = {s->user}, .param_count = 2, .params = {2, 1}};
+  return VKDS_SUCCESS;
+}
+static const vkds_seq_ops odd_ops = {.version = VKDS_SEQ_OPS_VERSION, .name = "odd",
+                                     .is_passed_directly = always_direct, .device_code = odd_code};
+
+START_TEST(user_type_written_over_host_keeps_what_it_does_not_store) {
+  force_access(_i);
+  open_ctx();
+  enum { N = 1001 };
+  uint32_t *whole = malloc(2 * N * sizeof *whole), *in = malloc(N * sizeof *in);
+  ck_assert(whole && in);
+  for (uint32_t i = 0; i < N; ++i) in[i] = 3 * i;
+  vkds_seq part = vkds_seq_host(whole, 2 * N, VKDS_U32), ins = vkds_seq_host(in, N, VKDS_U32);
+  vkds_seq odd = {.ops = &odd_ops, .count = N, .type = VKDS_U32, .elem_size = 4, .user = &part};
+  for (int form = 0; form < 3; ++form) {
+    for (uint32_t i = 0; i < 2 * N; ++i) whole[i] = 0xdead0000u + i;
+    const uint32_t seven = 7;
+    if (form == 0) ck_assert_vkds(vkds_fill(pol, &odd, &seven));
+    if (form == 1) ck_assert_vkds(vkds_transform(pol, &ins, &odd, "x + 1u"));
+    if (form == 2) {
+      vkds_submission *sub;
+      ck_assert_vkds(vkds_transform_async(pol, &ins, &odd, "x + 1u", &sub));
+      ck_assert_vkds(vkds_submission_wait(sub));
+      vkds_submission_release(sub);
+    }
+    for (uint32_t i = 0; i < 2 * N; ++i) {
+      uint32_t want = i % 2 == 0 ? 0xdead0000u + i : form == 0 ? 7u : 3 * (i / 2) + 1;
+      ck_assert_msg(whole[i] == want, "form %d: element %u is %08x, want %08x", form, i, whole[i], want);
+    }
+  }
+  free(whole), free(in);
+  close_ctx();
+}
+END_TEST
+
 /* Zips of many parts (seq.h: 1 to 16): where a call's launch arguments outgrow the push
  * constants (lavapipe: 128 bytes, from about 8 leaves), the blocking and asynchronous
  * forms keep them in a buffer of the call's; the recording form refuses, saying why (it
@@ -1905,6 +1949,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("sequences");
   tcase_add_loop_test(t, every_sequence_kind, 0, rules);
+  tcase_add_loop_test(t, user_type_written_over_host_keeps_what_it_does_not_store, 0, rules);
   tcase_add_loop_test(t, host_larger_than_staging_ring, 0, (int)(sizeof stream_modes / sizeof *stream_modes));
   tcase_add_test(t, earliest_finish_prefers_resident_data);
   tcase_add_test(t, leaf_larger_than_a_binding);

@@ -651,7 +651,14 @@ static node user(vkds__gen *g, const vkds_seq *s, vkds_access access, uint32_t d
                o->name ? o->name : "user", why);
       return n;
     }
-    parts[k] = walk(g, code.parts[k], access, depth + 1);
+    /* written, the user's store may leave elements of a part untouched (a strided
+     * type writes every other one): a staged part is then uploaded before and copied
+     * back whole after, as a permutation's source is. Walked write-only, the untouched
+     * elements came back as whatever the staging buffer held (a sequences probe). */
+    vkds_access part_access = access == VKDS_ACCESS_WRITE && code.parts[k]->ops != &vkds_seq_discard_ops
+                                  ? VKDS_ACCESS_READ_WRITE
+                                  : access;
+    parts[k] = walk(g, code.parts[k], part_access, depth + 1);
   }
   g->sort_bits = sort_bits;
   uint32_t params[VKDS_SEQ_DEVICE_PARTS];
