@@ -670,6 +670,9 @@ START_TEST(hand_made_sequences_are_checked_too) {
   ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
   ck_assert_int_eq(vkds_reduce(pol, &closed, NULL, NULL, &got), VKDS_ERROR_UNSUPPORTED);
   assert_message("vkds_reduce: element 0 of a unreadable sequence: its read slot failed");
+  /* said as the staging's, naming the type (a part's failure said only "vkds_seq_read:
+   * ..."; a sequences probe) */
+  assert_message("vkds_reduce: a 'unreadable' sequence not passed directly to ");
   /* ... and the context's logger hears of it (a user type has no context of its own:
    * nothing was logged; a probe), as of a type without a read slot, named by the call */
   logged[0] = '\0';

@@ -127,7 +127,12 @@ typedef struct vkds_seq_ops {
    * returns VKDS_SUCCESS, or an error. NULL (or a table of version 1): the algorithm
    * layer stages the sequence through its read slot, element by element, whatever
    * is_passed_directly says, and the recording forms (vkds_cmd_*), which cannot stage,
-   * refuse it with VKDS_ERROR_INVALID_ARGUMENT. */
+   * refuse it with VKDS_ERROR_INVALID_ARGUMENT. Where is_passed_directly says no, the
+   * sequence is staged through read too, also when it has device code: a type whose
+   * parts mix host memory and device buffers then fails in read (a device buffer's
+   * elements cannot be read on the host). A type with device code may answer yes
+   * whenever its parts can each be bound, staged or passed: vkds stages the parts that
+   * are not passed directly (and uploads a written one first, then copies it back). */
   vkds_result (*device_code)(const vkds_seq *seq, const vkds_resource *res, vkds_seq_device_code *out);
 } vkds_seq_ops;
 

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* The sequence's own contiguous memory, when it has some: a range of a buffer, or a
@@ -43,10 +44,22 @@ static vkds_result gather(const vkds_seq *seq, const storage *st, const vkds__de
     return vkds_download(other, host, (vkds_view){st->buffer, st->offset, bytes}, bytes);
   }
   for (uint64_t i = 0; i < seq->count; ++i) {
-    /* (a user type has no context of its own: its read's failure is logged through the
-     * call's, or no logger saw it: a probe) */
-    vkds_result r = vkds__log_unlogged(dev->ctx, vkds_seq_read(seq, i, host + i * seq->elem_size));
-    if (r != VKDS_SUCCESS) return r;
+    /* (a user type has no context of its own: its failure is logged through the call's,
+     * or no logger saw it: a probe) Told as the staging's, with the type's name: a
+     * concat of a host array and a device buffer, whose is_passed_directly said no,
+     * failed with "vkds_seq_read: the buffer is device-local and not mapped" alone (a
+     * sequences probe) */
+    bool held = vkds__hold_failure_logs(true);
+    vkds_result r = vkds_seq_read(seq, i, host + i * seq->elem_size);
+    vkds__hold_failure_logs(held);
+    if (r != VKDS_SUCCESS) {
+      char reason[512]; /* (a copy: the message is written over the one it quotes) */
+      snprintf(reason, sizeof reason, "%s", vkds__last_reason(r));
+      return vkds__fail(dev->ctx, r, VK_SUCCESS,
+                        "%s: a '%s' sequence not passed directly to %s is staged through its read slot, which failed "
+                        "at element %" PRIu64 ": %s", vkds__caller("vkds_seq_bind"), seq->ops->name,
+                        dev->facts.props.properties.deviceName, i, reason);
+    }
   }
   return VKDS_SUCCESS;
 }
