@@ -576,6 +576,40 @@ START_TEST(user_type_written_over_host_keeps_what_it_does_not_store) {
 }
 END_TEST
 
+/* Sixteen user types, each its part as it is, over a device buffer: filled and summed
+ * through all of them. Each level's code called its part twice (once to keep the
+ * part's binding in the kernel's interface), so the inlined code doubled a level: 14
+ * levels took 18.9 s on lavapipe, past 20 it ran out of memory (a sequences probe). */
+static vkds_result same_code(const vkds_seq *s, const vkds_resource *res, vkds_seq_device_code *out) {
+  (void)res;
+  *out = (vkds_seq_device_code){.load = "return part0(i);", .store = "part0_store(i, v);", .part_count = 1,
+                                .parts = {s->base}};
+  return VKDS_SUCCESS;
+}
+static bool base_direct(const vkds_seq *s, const vkds_resource *res) { return vkds_seq_is_passed_directly(s->base, res); }
+static const vkds_seq_ops same_ops = {.version = VKDS_SEQ_OPS_VERSION, .name = "same",
+                                      .is_passed_directly = base_direct, .device_code = same_code};
+
+START_TEST(user_types_nest_sixteen_deep) {
+  force_access(_i);
+  open_ctx();
+  enum { DEPTH = 16, N = 1000 };
+  vkds_buffer *buf;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &buf));
+  vkds_seq chain[DEPTH + 1];
+  chain[0] = vkds_seq_buffer(vkds_view_of(buf), VKDS_U32);
+  for (int k = 1; k <= DEPTH; ++k)
+    chain[k] = (vkds_seq){.ops = &same_ops, .count = N, .type = VKDS_U32, .elem_size = 4, .base = &chain[k - 1]};
+  const uint32_t three = 3;
+  ck_assert_vkds(vkds_fill(pol, &chain[DEPTH], &three));
+  uint32_t sum = 0;
+  ck_assert_vkds(vkds_reduce(pol, &chain[DEPTH], NULL, NULL, &sum));
+  ck_assert_uint_eq(sum, 3 * N);
+  vkds_buffer_destroy(buf);
+  close_ctx();
+}
+END_TEST
+
 /* Zips of many parts (seq.h: 1 to 16): where a call's launch arguments outgrow the push
  * constants (lavapipe: 128 bytes, from about 8 leaves), the blocking and asynchronous
  * forms keep them in a buffer of the call's; the recording form refuses, saying why (it
@@ -1950,6 +1984,7 @@ int main(void) {
   t = harness_tcase("sequences");
   tcase_add_loop_test(t, every_sequence_kind, 0, rules);
   tcase_add_loop_test(t, user_type_written_over_host_keeps_what_it_does_not_store, 0, rules);
+  tcase_add_loop_test(t, user_types_nest_sixteen_deep, 0, rules);
   tcase_add_loop_test(t, host_larger_than_staging_ring, 0, (int)(sizeof stream_modes / sizeof *stream_modes));
   tcase_add_test(t, earliest_finish_prefers_resident_data);
   tcase_add_test(t, leaf_larger_than_a_binding);

@@ -207,6 +207,7 @@ typedef struct vkds__gen {
   uint32_t param_count;
   bool descriptors;       /* the device binds leaves as storage buffers where it can */
   uint32_t bound_count;   /* leaves bound so far */
+  bool keeps_bindings;    /* a user type's code calls vkds_keep (codegen.c keep_parts) */
   uint32_t aligned;       /* bit per leaf: bound, and starting 16-byte aligned in its binding */
   vkds__leaf leaves[VKDS__GEN_MAX_LEAVES];
   uint32_t leaf_count;
