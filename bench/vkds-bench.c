@@ -217,7 +217,8 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
      * --algorithms` took "--algorithms" as the file, then said --cub needs --algorithms;
      * a CLI probe) */
     bool takes_value = false;
-    for (uint32_t k = 0; k < sizeof once / sizeof once[0]; ++k) takes_value |= strcmp(a, once[k]) == 0 && k != 4;
+    for (uint32_t k = 0; k < sizeof once / sizeof once[0]; ++k)
+      takes_value |= strcmp(a, once[k]) == 0 && strcmp(a, "--json") != 0; /* (--json takes none) */
     if (takes_value && i + 1 < argc && strncmp(argv[i + 1], "--", 2) == 0)
       return usage_error("missing value after", a);
     const bench_mode *m = find_mode(a);

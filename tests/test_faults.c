@@ -277,16 +277,24 @@ START_TEST(releasing_and_destroying_wait_for_work_that_finishes) {
 }
 END_TEST
 
-START_TEST(work_that_never_finishes_is_left_not_destroyed) {
+/* A context that waits 200 ms for work at its destroy, its errors counted
+ * (counting_log), and a fixed policy over it with one task that runs until `g` opens. */
+static vkds_context *hung_context(gate *g, vkds_policy **p) {
   vkds_context_info info = harness_info();
   info.destroy_timeout_ns = 200000000ull;
   info.log = counting_log;
   vkds_context *ctx;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
-  gate g = gate_open(vkds_context_resource(ctx, 0));
+  *g = gate_open(vkds_context_resource(ctx, 0));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, p));
+  ck_assert_vkds(vkds_submit(*p, &(vkds_task_info){.fn = hang_task, .user = g}, NULL));
+  return ctx;
+}
+
+START_TEST(work_that_never_finishes_is_left_not_destroyed) {
+  gate g;
   vkds_policy *p;
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
-  ck_assert_vkds(vkds_submit(p, &(vkds_task_info){.fn = hang_task, .user = &g}, NULL));
+  vkds_context *ctx = hung_context(&g, &p);
   errors_logged = 0;
   uint64_t t0 = now_ns();
   vkds_policy_release(p);
@@ -312,15 +320,9 @@ END_TEST
  * say it is left allocated until the process ends (a new-user probe read that, then saw
  * the release destroy it). */
 START_TEST(destroying_under_a_live_policy_says_what_happens) {
-  vkds_context_info info = harness_info();
-  info.destroy_timeout_ns = 200000000ull;
-  info.log = counting_log;
-  vkds_context *ctx;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
-  gate g = gate_open(vkds_context_resource(ctx, 0));
+  gate g;
   vkds_policy *p;
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
-  ck_assert_vkds(vkds_submit(p, &(vkds_task_info){.fn = hang_task, .user = &g}, NULL));
+  vkds_context *ctx = hung_context(&g, &p);
   errors_logged = left_allocated_logged = 0;
   vkds_context_destroy(ctx); /* waits the timeout, then lives on for the policy */
   ck_assert_int_eq(errors_logged, 2);
