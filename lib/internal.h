@@ -279,9 +279,22 @@ typedef struct vkds__submit_req {
 
 /* One unit of in-flight work on a queue: the command pool and buffer it was recorded
  * with, timestamp queries, and whom to report its completion to. Slots are recycled. */
+/* A command pool that up to VKDS__GROUP_SLOTS slots of one queue allocate their command
+ * buffers from (lib/backend/queue.c). A pool is externally synchronized: `lock` is held
+ * by the thread that records one of its slots, from the reset to vkEndCommandBuffer,
+ * and taken only by trylock (a thread skips slots whose group another is recording). */
+typedef struct vkds__pool_group {
+  struct vkds__pool_group *next; /* the queue's groups (track_lock) */
+  VkCommandPool pool;
+  pthread_mutex_t lock;
+  uint32_t slots; /* command buffers allocated from it, or being allocated (track_lock) */
+} vkds__pool_group;
+enum { VKDS__GROUP_SLOTS = 16 };
+
 typedef struct vkds__slot {
   struct vkds__slot *next;
-  VkCommandPool pool; /* one pool per slot: recording needs no lock */
+  vkds__pool_group *group; /* its command buffer's pool */
+  bool recording;          /* this thread holds group->lock (queue.c, vkds__queue_recorded) */
   VkCommandBuffer cmd;
   VkQueryPool timestamps; /* created on first use */
   bool timed;             /* this use wrote timestamps */
@@ -323,6 +336,7 @@ struct vkds_resource {
   pthread_mutex_t track_lock;      /* guards the slot lists */
   uint64_t last_end_ticks;         /* end timestamp of the last reclaimed task, 0: unknown (track_lock) */
   vkds__slot *free_slots;
+  vkds__pool_group *groups;
   vkds__slot *inflight_head, *inflight_tail; /* in timeline order */
   _Atomic uint32_t inflight_count;           /* lets reclaim skip an idle queue without the lock */
   /* reclaims whose reports are being delivered (raised under track_lock as they take
@@ -432,13 +446,18 @@ void vkds__queue_destroy(vkds_resource *r);
  * has RESET_COMMAND_BUFFER_BIT). */
 /* `replay` (NULL: none) asks for a free slot that holds this recording (see
  * vkds__slot.replay_key); such a slot comes back with `replayed` set, its command buffer
- * ready to submit again. Any other slot comes back with its recording forgotten. */
+ * ready to submit again. Any other slot comes back with its recording forgotten, and
+ * with `record`, its command pool held by this thread (vkds__slot.recording) until
+ * vkds__queue_recorded or the slot's release: record into it, nothing else. */
 typedef struct vkds__replay {
   uint64_t key;
   bool timed;
   const char *label;
 } vkds__replay;
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, const vkds__replay *replay, vkds__slot **out);
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, const vkds__replay *replay, bool record, vkds__slot **out);
+/* Call right after vkEndCommandBuffer of a slot acquired with `record`: its pool is free
+ * for other threads' recordings (no effect on a slot not being recorded). */
+void vkds__queue_recorded(vkds__slot *slot);
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *slot);
 /* Appends a submitted slot; call with queue_lock held so slots stay in value order. */
 void vkds__queue_track(vkds_resource *r, vkds__slot *slot);

@@ -76,7 +76,8 @@ static vkds_result prepare_task(vkds_backend *b, vkds_selection *sel, const vkds
   vkds__slot *s;
   bool record = info->mode == VKDS_TASK_RECORD, timed = vkds_selection_reports(sel) & VKDS_REPORT_TIME;
   vkds__replay replay = {.key = info->replay_key, .timed = timed, .label = info->label};
-  VKDS_CHECK(vkds__queue_acquire_slot(r, record && info->replay_key ? &replay : NULL, &s));
+  VKDS_CHECK(vkds__queue_acquire_slot(r, record && info->replay_key ? &replay : NULL,
+                                      info->mode != VKDS_TASK_SELF_SUBMIT, &s));
   s->key = info->key;
   if (vkds_selection_reports(sel) & (VKDS_REPORT_COMPLETION | VKDS_REPORT_TIME)) {
     vkds_selection_retain(sel);
@@ -158,6 +159,7 @@ static vkds_result submit_recorded(vkds_resource *r, vkds__slot *s, const vkds_t
   if (info->label && dev->ctx->debug_utils && dev->ctx->fn.CmdEndDebugUtilsLabelEXT)
     dev->ctx->fn.CmdEndDebugUtilsLabelEXT(s->cmd);
   VkResult vr = dev->vk.vkEndCommandBuffer(s->cmd);
+  vkds__queue_recorded(s); /* (the pool is free for other threads' recordings) */
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkEndCommandBuffer");
   if (info->replay_key) { /* kept for the next task with this key */
     s->replay_key = info->replay_key;

@@ -42,12 +42,18 @@ vkds_result vkds__queue_init(vkds_resource *r) {
   return VKDS_SUCCESS;
 }
 
+/* (its command buffer goes with its group's pool) */
 static void slot_free(vkds__device *dev, vkds__slot *s) {
   vkds__buffer_destroy(dev, &s->scratch);
   if (s->timestamps) dev->vk.vkDestroyQueryPool(dev->device, s->timestamps, vkds__vk_allocator(dev->ctx));
-  if (s->pool) dev->vk.vkDestroyCommandPool(dev->device, s->pool, vkds__vk_allocator(dev->ctx));
   vkds_selection_release(s->report_to);
   vkds__free(dev->ctx, s);
+}
+
+static void group_free(vkds__device *dev, vkds__pool_group *g) {
+  if (g->pool) dev->vk.vkDestroyCommandPool(dev->device, g->pool, vkds__vk_allocator(dev->ctx));
+  pthread_mutex_destroy(&g->lock);
+  vkds__free(dev->ctx, g);
 }
 
 static void stop_flusher(vkds_resource *r);
@@ -69,38 +75,114 @@ void vkds__queue_destroy(vkds_resource *r) {
       next = s->next;
       slot_free(dev, s);
     }
+  for (vkds__pool_group *g = r->groups, *next; g; g = next) {
+    next = g->next;
+    group_free(dev, g);
+  }
+  r->groups = NULL;
   dev->vk.vkDestroySemaphore(dev->device, r->timeline, vkds__vk_allocator(dev->ctx));
   r->timeline = VK_NULL_HANDLE;
   pthread_mutex_destroy(&r->track_lock);
   pthread_mutex_destroy(&r->pending_lock);
 }
 
-static vkds_result slot_create(vkds_resource *r, vkds__slot **out) {
+/* ---- slots and their command pools ----
+ *
+ * A slot's command buffer comes from a pool that up to VKDS__GROUP_SLOTS slots of the
+ * queue share (vkds__pool_group), not from a pool of its own. On NVIDIA's driver (580,
+ * H200; bench/RESULTS.md, session 44) vkds_submit's vkBeginCommandBuffer, resetting a
+ * buffer alone in its pool, took 1.6 us a task from one thread and 9.3 / 16.6 us from 4 /
+ * 16 threads; in plain Vulkan (bench/experiments/command_pools.c) such begins took 1.3-17
+ * us from 1-12 threads while another thread submitted, and 0.8-2.5 us for buffers that
+ * share a pool. Tiny tasks on one queue went from 0.95 / 0.83 / 0.69x plain Vulkan's
+ * all-in-one submit at 1 / 4 / 16 threads to 0.98 / 0.93 / 0.77x (medians of ten runs).
+ * A pool is externally synchronized:
+ * the thread that records a slot holds its group's lock from the reset to
+ * vkEndCommandBuffer (vkds__queue_recorded), and others only try it, taking slots of
+ * groups nobody records meanwhile. vkQueueSubmit does not touch the pool, so a
+ * group's other slots are submitted while one is recorded. */
+
+/* Makes a group with its pool, locked for the caller. */
+static vkds_result group_create(vkds_resource *r, vkds__pool_group **out) {
   vkds__device *dev = r->dev;
-  vkds__slot *s = vkds__alloc(dev->ctx, sizeof *s);
-  if (!s) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "slot");
+  vkds__pool_group *g = vkds__alloc(dev->ctx, sizeof *g);
+  if (!g) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "command pool group");
+  *g = (vkds__pool_group){0};
   VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                 /* reset by vkBeginCommandBuffer: one driver call
-                                  * fewer per task (driver calls contend when several
-                                  * threads submit, bench/RESULTS.md) */
+                                 /* each buffer reset by its vkBeginCommandBuffer, apart
+                                  * from the kept recordings beside it */
                                  .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT |
                                           VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                  .queueFamilyIndex = r->family};
-  VkResult vr = dev->vk.vkCreateCommandPool(dev->device, &pci, vkds__vk_allocator(dev->ctx), &s->pool);
-  if (vr != VK_SUCCESS) s->pool = VK_NULL_HANDLE; /* undefined after a failure: slot_free must not see it */
-  if (vr == VK_SUCCESS) {
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = s->pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    vr = dev->vk.vkAllocateCommandBuffers(dev->device, &ai, &s->cmd);
-  }
+  VkResult vr = dev->vk.vkCreateCommandPool(dev->device, &pci, vkds__vk_allocator(dev->ctx), &g->pool);
   if (vr != VK_SUCCESS) {
-    slot_free(dev, s);
-    return vkds__vk_fail(dev->ctx, vr, "creating a command pool and buffer");
+    vkds__free(dev->ctx, g);
+    return vkds__vk_fail(dev->ctx, vr, "vkCreateCommandPool");
   }
+  pthread_mutex_init(&g->lock, NULL);
+  pthread_mutex_lock(&g->lock); /* (nobody else sees it yet) */
+  *out = g;
+  return VKDS_SUCCESS;
+}
+
+/* A group with room for one more slot, locked for the caller and its place reserved
+ * (made when no group with room is free to lock). */
+static vkds_result group_with_room(vkds_resource *r, vkds__pool_group **out) {
+  pthread_mutex_lock(&r->track_lock);
+  vkds__pool_group *g = r->groups;
+  for (; g; g = g->next)
+    if (g->slots < VKDS__GROUP_SLOTS && pthread_mutex_trylock(&g->lock) == 0) break;
+  if (g) ++g->slots;
+  pthread_mutex_unlock(&r->track_lock);
+  if (!g) {
+    VKDS_CHECK(group_create(r, &g));
+    g->slots = 1;
+    pthread_mutex_lock(&r->track_lock);
+    g->next = r->groups;
+    r->groups = g;
+    pthread_mutex_unlock(&r->track_lock);
+  }
+  *out = g;
+  return VKDS_SUCCESS;
+}
+
+/* A new slot whose command buffer comes from a group this thread then holds (`record`)
+ * or not. */
+static vkds_result slot_create(vkds_resource *r, bool record, vkds__slot **out) {
+  vkds__device *dev = r->dev;
+  vkds__slot *s = vkds__alloc(dev->ctx, sizeof *s);
+  if (!s) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "slot");
+  *s = (vkds__slot){0};
+  vkds__pool_group *g;
+  vkds_result res = group_with_room(r, &g);
+  if (res != VKDS_SUCCESS) {
+    vkds__free(dev->ctx, s);
+    return res;
+  }
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = g->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  VkResult vr = dev->vk.vkAllocateCommandBuffers(dev->device, &ai, &s->cmd);
+  if (vr != VK_SUCCESS) {
+    pthread_mutex_lock(&r->track_lock);
+    --g->slots;
+    pthread_mutex_unlock(&r->track_lock);
+    pthread_mutex_unlock(&g->lock);
+    vkds__free(dev->ctx, s);
+    return vkds__vk_fail(dev->ctx, vr, "vkAllocateCommandBuffers");
+  }
+  s->group = g;
+  s->recording = record;
+  if (!record) pthread_mutex_unlock(&g->lock);
   *out = s;
   return VKDS_SUCCESS;
+}
+
+void vkds__queue_recorded(vkds__slot *s) {
+  if (!s->recording) return;
+  s->recording = false;
+  pthread_mutex_unlock(&s->group->lock);
 }
 
 /* ---- vkds's barriers (recorded by algorithms, launches and the queue's lead) ---- */
@@ -198,9 +280,10 @@ enum { KEEP_RECORDINGS = 8 };
  * least KEEP_RECORDINGS of them, the one released longest ago (the list is in order of
  * release, the latest first: taking the latest recorded over the recording a loop of
  * two alternating calls was about to replay, so neither was ever replayed once eight
- * older recordings were kept; a new-user probe); NULL otherwise. With count_new, a slot
- * about to be created is counted when NULL is returned. */
-static vkds__slot *pop_free(vkds_resource *r, bool count_new, const vkds__replay *replay) {
+ * older recordings were kept; a new-user probe); NULL otherwise. With `record`, only a
+ * slot whose group this thread can lock (then held: see vkds__pool_group). With
+ * count_new, a slot about to be created is counted when NULL is returned. */
+static vkds__slot *pop_free(vkds_resource *r, bool count_new, const vkds__replay *replay, bool record) {
   pthread_mutex_lock(&r->track_lock);
   vkds__slot **at = &r->free_slots;
   uint32_t kept = 0;
@@ -209,12 +292,16 @@ static vkds__slot *pop_free(vkds_resource *r, bool count_new, const vkds__replay
                     (*at)->replay_label == replay->label))
       at = &(*at)->next;
   } else {
-    vkds__slot **oldest = at;
-    for (; *at && (*at)->replay_key; at = &(*at)->next) oldest = at, ++kept;
-    if (!*at && kept >= KEEP_RECORDINGS) at = oldest;
+    vkds__slot **oldest = NULL;
+    for (; *at; at = &(*at)->next) {
+      if ((*at)->replay_key) oldest = at, ++kept;
+      else if (!record || pthread_mutex_trylock(&(*at)->group->lock) == 0) break;
+    }
+    if (!*at && kept >= KEEP_RECORDINGS && (!record || pthread_mutex_trylock(&(*oldest)->group->lock) == 0))
+      at = oldest;
   }
   vkds__slot *s = *at;
-  if (s) *at = s->next;
+  if (s) *at = s->next, s->recording = record && !replay;
   else if (count_new) ++r->slot_count;
   pthread_mutex_unlock(&r->track_lock);
   return s;
@@ -222,23 +309,23 @@ static vkds__slot *pop_free(vkds_resource *r, bool count_new, const vkds__replay
 
 static vkds_result reclaim_upto(vkds_resource *r, uint64_t done);
 
-vkds_result vkds__queue_acquire_slot(vkds_resource *r, const vkds__replay *replay, vkds__slot **out) {
+vkds_result vkds__queue_acquire_slot(vkds_resource *r, const vkds__replay *replay, bool record, vkds__slot **out) {
   /* Reclaim first, so that a slot just finished is the one reused and slots never pile
    * up behind finished work: what the last read of the timeline says is finished (no
    * driver call), and only when that frees no slot, a new read of the timeline (driver
    * calls contend when several threads submit, and on lavapipe each read costs more
    * the more work is in flight: bench/RESULTS.md). */
   vkds_result res = vkds__queue_reclaim_known(r);
-  vkds__slot *s = res == VKDS_SUCCESS && replay && replay->key ? pop_free(r, false, replay) : NULL;
+  vkds__slot *s = res == VKDS_SUCCESS && replay && replay->key ? pop_free(r, false, replay, record) : NULL;
   bool replayed = s != NULL;
-  if (!s && res == VKDS_SUCCESS) s = pop_free(r, false, NULL);
+  if (!s && res == VKDS_SUCCESS) s = pop_free(r, false, NULL, record);
   if (!s && res == VKDS_SUCCESS) {
     res = vkds__queue_reclaim(r);
-    if (res == VKDS_SUCCESS) s = pop_free(r, true, NULL);
+    if (res == VKDS_SUCCESS) s = pop_free(r, true, NULL, record);
   }
   /* (a reused slot's command buffer finished, so vkBeginCommandBuffer may reset it) */
   if (!s && res == VKDS_SUCCESS) {
-    res = slot_create(r, &s);
+    res = slot_create(r, record, &s);
     if (res != VKDS_SUCCESS) {
       pthread_mutex_lock(&r->track_lock);
       --r->slot_count;
@@ -257,6 +344,7 @@ vkds_result vkds__queue_acquire_slot(vkds_resource *r, const vkds__replay *repla
 }
 
 void vkds__queue_release_slot(vkds_resource *r, vkds__slot *s) {
+  vkds__queue_recorded(s); /* (a recording given up) */
   vkds_selection_release(s->report_to);
   s->report_to = NULL;
   pthread_mutex_lock(&r->track_lock);

@@ -79,7 +79,7 @@ static vkds_result staging_get(vkds__device *dev, vkds__staging **out) {
 /* Starts recording GPU copies on `r`. */
 static vkds_result copies_begin(vkds_resource *r, vkds__slot **out) {
   vkds__slot *s = NULL;
-  VKDS_CHECK(vkds__queue_acquire_slot(r, NULL, &s));
+  VKDS_CHECK(vkds__queue_acquire_slot(r, NULL, true, &s));
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   VkResult vr = r->dev->vk.vkBeginCommandBuffer(s->cmd, &bi);
@@ -104,6 +104,7 @@ static vkds_result copies_submit(vkds_resource *r, vkds__slot *s, bool to_host, 
                                to_host ? VK_PIPELINE_STAGE_HOST_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0,
                                NULL, 0, NULL);
   VkResult vr = dev->vk.vkEndCommandBuffer(s->cmd);
+  vkds__queue_recorded(s);
   if (vr != VK_SUCCESS) {
     vkds__queue_release_slot(r, s);
     return vkds__vk_fail(dev->ctx, vr, "recording a staging copy");
