@@ -1350,6 +1350,49 @@ START_TEST(wait_all_completes_async_outputs) {
 }
 END_TEST
 
+/* Calls on one queue run in the order they were made: of two asynchronous calls that
+ * write the same host memory, the later one's values stay, however the application
+ * completes them (a wait for the later call first, vkds_policy_wait_all, the releases in
+ * any order, a blocking call after them). Their steps ran in the order they were
+ * completed, and wait_all's newest first: the earlier call's values won, and a streamed
+ * output (several chunks) ended with chunks of both (an async probe). */
+START_TEST(later_async_host_writes_win) {
+  vkds_context_info info = harness_info();
+  info.staging_chunks = 2, info.staging_chunk_bytes = 1 << 20; /* 1 MiB stream buffers */
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  static const uint32_t sizes[] = {1000, 700000}; /* one chunk; three */
+  for (size_t z = 0; z < 2; ++z) {
+    uint32_t n = sizes[z], *out = malloc(n * 4);
+    vkds_seq so = vkds_seq_host(out, n, VKDS_U32);
+    for (int how = 0; how < 5; ++how) {
+      vkds_submission *s1, *s2 = NULL;
+      uint32_t one = 1, two = 2;
+      memset(out, 0, n * 4);
+      ck_assert_vkds(vkds_fill_async(pol, &so, &one, &s1));
+      if (how == 4) ck_assert_vkds(vkds_fill(pol, &so, &two)); /* blocking, before s1's wait */
+      else ck_assert_vkds(vkds_fill_async(pol, &so, &two, &s2));
+      switch (how) {
+      case 0:
+        ck_assert_vkds(vkds_submission_wait(s2));
+        ck_assert_vkds(vkds_submission_wait(s1));
+        break;
+      case 1: ck_assert_vkds(vkds_policy_wait_all(pol, UINT64_MAX)); break;
+      case 2:
+        while (vkds_submission_poll(s2) == VKDS_ERROR_WOULD_BLOCK) {}
+        break;
+      default: break; /* 3: the releases below, the later call's first; 4: s1's after the blocking call */
+      }
+      vkds_submission_release(s2), vkds_submission_release(s1);
+      for (uint32_t i = 0; i < n; ++i)
+        if (out[i] != 2) ck_abort_msg("n %u, completion %d: element %u holds %u", n, how, i, out[i]);
+    }
+    free(out);
+  }
+  close_ctx();
+}
+END_TEST
+
 START_TEST(policy_at_capacity_is_waited_out) {
   open_ctx();
   enum { N = 10000 };
@@ -1999,6 +2042,7 @@ int main(void) {
   tcase_add_test(t, queue_puts_the_leading_barrier_where_needed);
   tcase_add_test(t, policy_at_capacity_is_waited_out);
   tcase_add_test(t, wait_all_completes_async_outputs);
+  tcase_add_test(t, later_async_host_writes_win);
   tcase_add_test(t, asynchronous_sequences_may_go_out_of_scope);
   suite_add_tcase(s, t);
   t = harness_tcase("kernels");

@@ -50,6 +50,17 @@
  *                                        reused then; result pointers must stay valid
  *                                        until the submission is done. On any error
  *                                        *sub is NULL (nothing to release).
+ *                                        Host outputs are written then, not in the queue's
+ *                                        order: a later call that reads one (a chain
+ *                                        through host memory) must come after that wait
+ *                                        (device buffers need none on one resource). Of
+ *                                        two calls on one resource that write the same
+ *                                        host memory, the later one's values stay: a
+ *                                        wait, poll or release of a call, and a blocking
+ *                                        call's own wait, first complete the earlier
+ *                                        calls' outputs whose work is done, and
+ *                                        vkds_policy_wait_all completes them in the
+ *                                        order they were made.
  *   vkds_cmd_X(&cmd, ...)                records into the application's own command
  *                                        buffer (embedding). Every sequence must be passed
  *                                        directly on that device (else

@@ -129,9 +129,15 @@ typedef struct backend_internal {
   void (*on_last)(void *);
   void *on_last_user;
   pthread_mutex_t finish_lock; /* runs each submission's finishing step once */
-  /* Submissions whose finishing step has not run (under finish_lock): a wait for all
-   * runs theirs (vkds_backend_wait_all). */
-  vkds_submission *unfinished;
+  /* Submissions whose finishing step has not run (under finish_lock), oldest first (by
+   * `order`): a wait for all runs theirs in that order (vkds_backend_wait_all), and a
+   * wait for one first runs those of the older ones that are done, so that of two calls
+   * on one queue writing the same host memory the later one's values stay, as its
+   * writes to device memory do (newest first, a wait_all, or a wait for the later call
+   * before the earlier, left the earlier call's values: an async probe). */
+  vkds_submission *unfinished, *unfinished_tail;
+  atomic_uint_fast64_t unfinished_count; /* read without the lock: anything to finish? */
+  atomic_uint_fast64_t next_order;       /* numbers submissions as they are made */
   /* vkds__backend_hold_context: let go once the backend is freed (or left for good) */
   vkds_context *held;
 } backend_internal;
@@ -157,6 +163,7 @@ struct vkds_submission {
    * not log it again (it logged every handled failure at error level; a probe) */
   atomic_bool failure_returned;
   vkds_submission *prev_unfinished, *next_unfinished; /* backend_internal.unfinished */
+  uint64_t order; /* when it was made, among the backend's submissions */
 };
 
 static backend_internal *internal_of(const vkds_backend *b) { return b->internal; }
@@ -516,7 +523,8 @@ vkds_result vkds_submission_create(vkds_backend *b, vkds_selection *sel, void *w
     return vkds__fail(b->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "submission");
   }
   vkds_selection_retain(sel);
-  *s = (vkds_submission){.backend = b, .selection = sel, .wait_object = wait_object, .data = data};
+  *s = (vkds_submission){.backend = b, .selection = sel, .wait_object = wait_object, .data = data,
+                         .order = atomic_fetch_add_explicit(&in->next_order, 1, memory_order_relaxed)};
   *out = s;
   return VKDS_SUCCESS;
 }
@@ -533,10 +541,17 @@ void vkds__submission_set_finish(vkds_submission *s, vkds__finish_fn fn, void *u
   s->finish_user = user;
   s->has_finish = true;
   s->finish_result = VKDS_SUCCESS;
-  s->prev_unfinished = NULL;
-  s->next_unfinished = in->unfinished;
-  if (in->unfinished) in->unfinished->prev_unfinished = s;
-  in->unfinished = s;
+  /* in order: after the last older one (at the tail, but for another thread's call made
+   * meanwhile) */
+  vkds_submission *before = in->unfinished_tail;
+  while (before && before->order > s->order) before = before->prev_unfinished;
+  s->prev_unfinished = before;
+  s->next_unfinished = before ? before->next_unfinished : in->unfinished;
+  if (s->next_unfinished) s->next_unfinished->prev_unfinished = s;
+  else in->unfinished_tail = s;
+  if (before) before->next_unfinished = s;
+  else in->unfinished = s;
+  atomic_fetch_add_explicit(&in->unfinished_count, 1, memory_order_relaxed);
   pthread_mutex_unlock(&in->finish_lock);
 }
 
@@ -548,7 +563,29 @@ static void finish_locked(backend_internal *in, vkds_submission *s, bool run, bo
   if (s->prev_unfinished) s->prev_unfinished->next_unfinished = s->next_unfinished;
   else in->unfinished = s->next_unfinished;
   if (s->next_unfinished) s->next_unfinished->prev_unfinished = s->prev_unfinished;
+  else in->unfinished_tail = s->prev_unfinished;
   s->prev_unfinished = s->next_unfinished = NULL;
+  atomic_fetch_sub_explicit(&in->unfinished_count, 1, memory_order_relaxed);
+}
+
+/* Runs the finishing steps of the submissions made before `order` whose work is done,
+ * oldest first (with finish_lock held): their outputs are written before a later
+ * call's. Their results stay theirs: their own waits return them. */
+static void finish_older_locked(backend_internal *in, vkds_backend *b, uint64_t order) {
+  for (vkds_submission *o = in->unfinished, *next; o && o->order < order; o = next) {
+    next = o->next_unfinished;
+    if (b->ops->poll(b, o) == VKDS_SUCCESS) finish_locked(in, o, true, true);
+  }
+}
+
+/* For a wait or poll that saw `s` done: the older calls' steps first (for a blocking
+ * call's submission, which has none of its own, before the call writes its outputs). */
+static void finish_older(vkds_submission *s) {
+  backend_internal *in = internal_of(s->backend);
+  if (!atomic_load_explicit(&in->unfinished_count, memory_order_relaxed)) return;
+  pthread_mutex_lock(&in->finish_lock);
+  finish_older_locked(in, s->backend, s->order);
+  pthread_mutex_unlock(&in->finish_lock);
 }
 
 /* Runs the finishing step if nobody has yet; returns what it returned. `done`: the work
@@ -556,6 +593,7 @@ static void finish_locked(backend_internal *in, vkds_submission *s, bool run, bo
 static vkds_result run_finish(vkds_submission *s, bool done) {
   backend_internal *in = internal_of(s->backend);
   pthread_mutex_lock(&in->finish_lock);
+  if (done && s->finish) finish_older_locked(in, s->backend, s->order);
   finish_locked(in, s, true, done);
   vkds_result r = s->finish_result;
   pthread_mutex_unlock(&in->finish_lock);
@@ -669,6 +707,7 @@ vkds_result vkds_submission_wait_timeout(vkds_submission *s, uint64_t timeout_ns
   const char *outer = vkds__call_begin("vkds_submission_wait"); /* (a timeout names the call) */
   vkds_result r = s->backend->ops->wait(s->backend, s, timeout_ns);
   vkds__call_end(outer);
+  if (r == VKDS_SUCCESS && !s->has_finish) finish_older(s);
   return returned(s, r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r);
 }
 
@@ -677,5 +716,6 @@ vkds_result vkds_submission_wait(vkds_submission *s) { return vkds_submission_wa
 vkds_result vkds_submission_poll(vkds_submission *s) {
   if (!s) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submission_poll: NULL submission");
   vkds_result r = s->backend->ops->poll(s->backend, s);
+  if (r == VKDS_SUCCESS && !s->has_finish) finish_older(s);
   return returned(s, r == VKDS_SUCCESS && s->has_finish ? run_finish(s, true) : r);
 }
