@@ -199,6 +199,12 @@ START_TEST(argument_errors_reach_the_logger) {
   /* an invalid sequence, named by the call that got it */
   LOGGED_ONCE(E, vkds_reduce(pol, &(vkds_seq){0}, NULL, NULL, f));
   ck_assert_ptr_nonnull(strstr(last_logged, "vkds_reduce: input 0:"));
+  /* a task without a function, refused before a resource is selected: heard, and named
+   * by the call that was made */
+  LOGGED_ONCE(E, vkds_submit(pol, &(vkds_task_info){0}, NULL));
+  ck_assert_msg(strstr(last_logged, "vkds_submit: ") != NULL, "%s", last_logged);
+  LOGGED_ONCE(E, vkds_try_submit(pol, NULL, NULL));
+  ck_assert_msg(strstr(last_logged, "vkds_try_submit: ") != NULL, "%s", last_logged);
   /* checks made after the context is known, as before */
   LOGGED_ONCE(E, vkds_copy(pol, &fs, &u7s));
   /* a sequence that contains itself is named once, not once per level */

@@ -740,22 +740,28 @@ static vkds_result submit_selected(vkds_policy *p, vkds_selection *sel, const vk
   return r;
 }
 
-static vkds_result check_task(const vkds_task_info *task, vkds_submission **out) {
+/* (the policy's context hears it, as the algorithms' argument checks are heard, and the
+ * message names the call that was made: vkds_try_submit's said vkds_submit, and neither
+ * reached the logger; an embedding probe) */
+static vkds_result check_task(const vkds_policy *p, const vkds_task_info *task, vkds_submission **out,
+                              const char *what) {
   if (out) *out = NULL;
-  if (!task || !task->fn)
-    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "vkds_submit: task and task->fn are required");
+  if (!task || !task->fn) {
+    const vkds_context *ctx = p && atomic_load(&vkds__policy_in(p)->initialized) ? p->backend->context : NULL;
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: task and task->fn are required", what);
+  }
   return VKDS_SUCCESS;
 }
 
 vkds_result vkds_try_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out) {
-  VKDS_CHECK(check_task(task, out));
+  VKDS_CHECK(check_task(p, task, out, "vkds_try_submit"));
   vkds_selection *sel;
   VKDS_CHECK(vkds_select(p, task, &sel));
   return submit_selected(p, sel, task, out, false);
 }
 
 vkds_result vkds_submit(vkds_policy *p, const vkds_task_info *task, vkds_submission **out) {
-  VKDS_CHECK(check_task(task, out));
+  VKDS_CHECK(check_task(p, task, out, "vkds_submit"));
   vkds_selection *sel;
   VKDS_CHECK(vkds__select_waiting(p, task, &sel, "vkds_submit"));
   return submit_selected(p, sel, task, out, true);
