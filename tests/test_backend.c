@@ -1070,6 +1070,10 @@ START_TEST(errors_are_named) {
   vkds_backend_ops no_version = {.name = "x"};
   info.ops = &no_version;
   ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  /* named by the call that was given the table (it said only "backend ops version 0"; an
+   * embedding probe) */
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_backend_create: backend ops version 0") != NULL, "%s",
+                vkds_last_error_message());
   vkds_backend_ops future = {.version = VKDS_BACKEND_OPS_VERSION + 1};
   info.ops = &future;
   ck_assert_int_eq(vkds_backend_create(&info, &b), VKDS_ERROR_INVALID_ARGUMENT);

@@ -711,6 +711,14 @@ START_TEST(bad_policies_are_named_errors) {
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &child, .resources = r}, &p),
                    VKDS_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "its parent 'round_robin' has version 99"));
+  /* named by the call (it said only "policy ops ...": an embedding probe) */
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_policy_create: policy ops 'child'") != NULL, "%s",
+                vkds_last_error_message());
+  vkds_policy_ops unversioned = {.name = "unversioned", .select = vkds_policy_round_robin_ops.select};
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &unversioned, .resources = r}, &p),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_policy_create: policy ops version 0") != NULL, "%s",
+                vkds_last_error_message());
   vkds_policy_ops asks = {.version = VKDS_POLICY_OPS_VERSION, .name = "asks", .parent = &vkds_policy_round_robin_ops,
                           .reports = VKDS_REPORT_UNUSED};
   ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.ops = &asks, .resources = r}, &p),
