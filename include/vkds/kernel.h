@@ -140,6 +140,8 @@ typedef struct vkds_kernel_reflection {
   bool uses_vkds_header;       /* the push block starts with vkds.glsl's vkds_base */
 } vkds_kernel_reflection;
 
+/* Fills *out with what vkds reflected from the kernel's module. VKDS_SUCCESS, or
+ * VKDS_ERROR_INVALID_ARGUMENT for a NULL kernel or out. */
 VKDS_API vkds_result vkds_kernel_reflect(const vkds_kernel *k, vkds_kernel_reflection *out);
 
 /* How many GLSL kernels the context compiled with glslang (successfully: a source that

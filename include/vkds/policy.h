@@ -193,7 +193,11 @@ VKDS_API vkds_result vkds_policy_wait_all(vkds_policy *p, uint64_t timeout_ns);
 
 /* ---- queries ---- */
 
+/* The policy's name (its ops table's, or the nearest parent's: "round_robin", ...); ""
+ * for NULL. Never NULL. */
 VKDS_API const char *vkds_policy_name(const vkds_policy *p);
+/* Whether the policy has its resources: true once created, or for a deferred one once
+ * vkds_policy_init succeeded; false for NULL. */
 VKDS_API bool vkds_policy_initialized(const vkds_policy *p);
 /* The i-th resource (NULL when out of range or not initialized). */
 VKDS_API void *vkds_policy_resource(const vkds_policy *p, uint32_t i);
@@ -228,6 +232,10 @@ typedef struct vkds_policy_resource_stats {
   vkds_resource_health health;
 } vkds_policy_resource_stats;
 
+/* Fills *out with what the policy has seen of resource `index` (its resources, as
+ * vkds_policy_resource counts them). VKDS_SUCCESS, or VKDS_ERROR_INVALID_ARGUMENT (NULL p
+ * or out), VKDS_ERROR_NOT_INITIALIZED (a deferred policy not yet initialized),
+ * VKDS_ERROR_OUT_OF_RANGE (index past its resources). */
 VKDS_API vkds_result vkds_policy_get_resource_stats(const vkds_policy *p, uint32_t index,
                                                 vkds_policy_resource_stats *out);
 
