@@ -223,6 +223,9 @@ START_TEST(argument_errors_reach_the_logger) {
   ck_assert_int_eq(vkds_policy_init(deferred, &all), VKDS_ERROR_ALREADY_INITIALIZED);
   ck_assert_int_eq(n_logged, 0);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "already initialized"));
+  /* named by the call (an embedding probe) */
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_policy_init: policy 'fixed'") != NULL, "%s",
+                vkds_last_error_message());
   vkds_policy_release(deferred);
   /* a compile error under a long kernel name: the name clipped, glslang's cause kept (a
    * 5,000-byte name filled the 1 KiB message by itself); one without a name says whose */

@@ -290,7 +290,8 @@ vkds_result vkds_policy_init(vkds_policy *p, const vkds_policy_resources *res) {
   bool unclaimed = false;
   if (!atomic_compare_exchange_strong(&in->init_claimed, &unclaimed, true))
     return vkds__fail_info(res->context, VKDS_ERROR_ALREADY_INITIALIZED,
-                           "policy '%s' is already initialized (or being initialized by another thread)", p->ops->name);
+                           "vkds_policy_init: policy '%s' is already initialized (or being initialized by "
+                           "another thread)", p->ops->name);
   in->info.resources = *res;
   const char *outer = vkds__call_begin("vkds_policy_init"); /* its resources' errors name the call made */
   vkds_result made = make_backend(p, res);
