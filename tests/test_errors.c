@@ -177,6 +177,16 @@ static void counting_log(void *user, vkds_log_level level, vkds_log_source sourc
     ck_assert_str_eq(last_logged, vkds_last_error_message());                                                \
   } while (0)
 
+static void *VKAPI_PTR no_memory(void *user, size_t size, size_t align, VkSystemAllocationScope scope) {
+  (void)user, (void)size, (void)align, (void)scope;
+  return NULL;
+}
+static void *VKAPI_PTR no_more_memory(void *user, void *old, size_t size, size_t align, VkSystemAllocationScope scope) {
+  (void)user, (void)old, (void)size, (void)align, (void)scope;
+  return NULL;
+}
+static void VKAPI_PTR free_nothing(void *user, void *memory) { (void)user, (void)memory; }
+
 START_TEST(argument_errors_reach_the_logger) {
   vkds_context_info info = harness_info();
   info.log = counting_log;
@@ -249,6 +259,16 @@ START_TEST(argument_errors_reach_the_logger) {
   ck_assert_int_eq(vkds_context_create(&info, &none), E);
   ck_assert_int_eq(n_logged, 1);
   ck_assert_msg(strstr(last_logged, "allocator"), "%s", last_logged);
+  /* an allocator that has no memory at all: the context's own allocation fails, named and
+   * heard (it said "out of host memory: context", unlogged; an embedding probe) */
+  n_logged = 0;
+  info.allocator = &(VkAllocationCallbacks){.pfnAllocation = no_memory, .pfnReallocation = no_more_memory,
+                                            .pfnFree = free_nothing};
+  ck_assert_int_eq(vkds_context_create(&info, &none), VKDS_ERROR_OUT_OF_HOST_MEMORY);
+  ck_assert_ptr_null(none);
+  ck_assert_int_eq(n_logged, 1);
+  ck_assert_str_eq(last_logged, vkds_last_error_message());
+  ck_assert_msg(strstr(last_logged, "vkds_context_create: "), "%s", last_logged);
 }
 END_TEST
 

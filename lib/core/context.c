@@ -487,7 +487,11 @@ vkds_result vkds_context_create(const vkds_context_info *info, vkds_context **ou
   vkds_context boot = {.has_allocator = a != NULL};
   if (a) boot.allocator = *a;
   vkds_context *ctx = vkds__alloc(&boot, sizeof *ctx);
-  if (!ctx) return vkds__fail(NULL, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "context");
+  /* (named, and heard by the info's logger: it said only "out of host memory: context",
+   * unlogged; an embedding probe) */
+  if (!ctx)
+    return vkds__fail(&logs, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS,
+                      "vkds_context_create: the context (%zu bytes)", sizeof *ctx);
   ctx->has_allocator = boot.has_allocator;
   ctx->allocator = boot.allocator;
   ctx->log = info->log;
