@@ -83,7 +83,22 @@ START_TEST(no_vulkan_loader) {
     ck_assert_int_eq(atomic_load(&errors_logged), 1);
     ck_assert_str_eq(logged, vkds_last_error_message());
     ck_assert_ptr_nonnull(strstr(logged, not_loaders[i]));
+    /* a path of the caller's own is not the system's package to install */
+    ck_assert_ptr_null(strstr(logged, "install libvulkan1"));
   }
+}
+END_TEST
+
+/* "" is unset, like the info's other strings (dlopen("") opened the program itself,
+ * which found a loader only where the program links one, and failed naming no library,
+ * " has no vkGetInstanceProcAddr", where it does not; a new-user probe) */
+START_TEST(empty_vulkan_library_is_the_default) {
+  vkds_context_info info = harness_info();
+  info.vulkan_library = "";
+  vkds_context *ctx = NULL;
+  ck_assert_int_eq(vkds_context_create(&info, &ctx), VKDS_SUCCESS);
+  ck_assert_uint_gt(vkds_context_resource_count(ctx), 0);
+  vkds_context_destroy(ctx);
 }
 END_TEST
 
@@ -296,6 +311,7 @@ int main(void) {
   tcase_add_test(tc, result_strings);
   tcase_add_test(tc, null_arguments);
   tcase_add_test(tc, no_vulkan_loader);
+  tcase_add_test(tc, empty_vulkan_library_is_the_default);
   tcase_add_test(tc, validation_layer_missing);
   tcase_add_test(tc, validation_from_environment);
   tcase_add_test(tc, self_test_beyond_the_storage_range);

@@ -132,7 +132,7 @@ typedef struct vkds_context_info {
   vkds_log_fn log;
   void *log_user;
   vkds_log_level log_level;
-  /* The Vulkan loader to open; NULL: "libvulkan.so.1" (then "libvulkan.so"). */
+  /* The Vulkan loader to open; NULL or "": "libvulkan.so.1" (then "libvulkan.so"). */
   const char *vulkan_library;
   /* A folder where vkds keeps each device's VkPipelineCache and compiled GLSL between
    * runs (one file per device kind, one per kernel); made, with its parents, where it is

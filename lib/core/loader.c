@@ -7,13 +7,16 @@
 vkds_result vkds__loader_open(const vkds_context *ctx, const char *path, void **handle,
                               vkds__instance_fns *fns) {
   *handle = NULL;
+  /* "" is unset, as for the info's other strings: dlopen("") is the program itself, and
+   * the failure named no library (" has no vkGetInstanceProcAddr"; a new-user probe) */
+  if (path && !*path) path = NULL;
   const char *names[] = {path ? path : "libvulkan.so.1", path ? NULL : "libvulkan.so"};
   void *lib = NULL;
   for (size_t i = 0; i < 2 && !lib && names[i]; ++i) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (!lib)
     return vkds__fail(ctx, VKDS_ERROR_NO_VULKAN, VK_SUCCESS,
-                      "cannot open the Vulkan loader %s (%s); install libvulkan1",
-                      names[0], dlerror());
+                      "cannot open the Vulkan loader %s (%s)%s", names[0], dlerror(),
+                      path ? " (vkds_context_info.vulkan_library)" : "; install libvulkan1");
   /* dlsym returns an object pointer; ISO C has no cast from it to a function pointer
    * (-Wpedantic says so), POSIX guarantees the representation, so a union converts. */
   union { void *object; PFN_vkGetInstanceProcAddr fn; } gipa = {dlsym(lib, "vkGetInstanceProcAddr")};
