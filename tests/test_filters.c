@@ -128,6 +128,9 @@ START_TEST(by_index) {
     expect_choice(f, pick_not_index, &i);
   }
   expect_choice("99", pick_index, &(uint32_t){99});
+  /* decimal with leading zeros, not octal ("010" chose device 8; a new-user probe) */
+  expect_choice("010", pick_index, &(uint32_t){10});
+  expect_choice("00", pick_index, &(uint32_t){0});
 }
 END_TEST
 
@@ -160,6 +163,11 @@ START_TEST(by_vendor_and_name) {
   expect_choice(f, pick_vendor, &vendor);
   snprintf(f, sizeof f, "vendor=%u", vendor);
   expect_choice(f, pick_vendor, &vendor);
+  snprintf(f, sizeof f, "vendor=00%u", vendor); /* decimal, not octal (refused as such) */
+  expect_choice(f, pick_vendor, &vendor);
+  snprintf(f, sizeof f, "vendor=0%o", vendor); /* the id in octal is another number */
+  uint32_t as_decimal = (uint32_t)strtoul(f + 7, NULL, 10);
+  if (as_decimal != vendor) expect_choice(f, pick_vendor, &as_decimal);
   uint32_t other = vendor ^ 0xffff;
   snprintf(f, sizeof f, "vendor=0x%x", other);
   expect_choice(f, pick_vendor, &other);
@@ -204,7 +212,7 @@ START_TEST(environment_restricts_further) {
 END_TEST
 
 START_TEST(malformed_filters) {
-  static const char *bad[] = {"bogus", "name=", "vendor=", "vendor=xyz", "vendor=0x1ffffffff",
+  static const char *bad[] = {"bogus", "name=", "vendor=", "vendor=xyz", "vendor=0x1ffffffff", "vendor=0x", "vendor=+5", "+1", "0x-1",
                               "!", "0,,1", ",", "cpu,", "-1", "1x", "name", "gpu cpu",
                               "99999999999999999999"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {

@@ -38,15 +38,19 @@ static const struct {
     {"other", TERM_TYPE, VK_PHYSICAL_DEVICE_TYPE_OTHER},
 };
 
-/* Parses all of [s, s+len) as an unsigned 32-bit number (decimal or 0x hex). */
+/* Parses all of [s, s+len) as an unsigned 32-bit number (decimal or 0x hex). A leading
+ * 0 is not octal: strtoull's base 0 took "010" as device 8 and refused "vendor=04318"
+ * (a new-user probe). */
 static bool parse_u32(const char *s, size_t len, uint32_t *out) {
   char buf[32];
-  if (len == 0 || len >= sizeof buf || !isxdigit((unsigned char)s[0])) return false;
+  if (len == 0 || len >= sizeof buf || !isdigit((unsigned char)s[0])) return false;
   memcpy(buf, s, len);
   buf[len] = '\0';
+  bool hex = len > 2 && buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X');
+  if (!isxdigit((unsigned char)buf[hex ? 2 : 0])) return false;
   char *end = NULL;
   errno = 0;
-  unsigned long long v = strtoull(buf, &end, 0);
+  unsigned long long v = strtoull(buf + (hex ? 2 : 0), &end, hex ? 16 : 10);
   if (errno || *end || v > UINT32_MAX) return false;
   *out = (uint32_t)v;
   return true;
