@@ -109,6 +109,37 @@ START_TEST(every_comparator) {
 }
 END_TEST
 
+/* VKDS_MSORT_PASSES is read as the other knobs are: what is not a plain whole number
+ * is unset, so the sort is whole (" 0" and "+0" read as 0 passes: unsorted output, with
+ * no word said; a new-user probe). Its 0 itself records no merge pass, as documented. */
+START_TEST(merge_passes_knob) {
+  open_ctx();
+  enum { N = 5000 };
+  const comparator *c = &COMPARATORS[1];
+  uint32_t *in = malloc(N * 4), *got = malloc(N * 4);
+  for (uint64_t i = 0; i < N; ++i) c->make(in, i);
+  static const char *const ignored[] = {" 0", "+0", "0 ", "0x0", "zero", "-1", ""};
+  for (size_t i = 0; i < sizeof ignored / sizeof *ignored; ++i) {
+    harness_setenv("VKDS_MSORT_PASSES", ignored[i]);
+    sort_in_buffer(c, in, got, N, ignored[i]);
+  }
+  harness_setenv("VKDS_MSORT_PASSES", "0"); /* the tiles alone: sorted within 1024 */
+  vkds_buffer *b;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &b));
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(b), in, N * 4));
+  vkds_seq bs = vkds_seq_buffer(vkds_view_of(b), VKDS_U32);
+  ck_assert_vkds(vkds_merge_sort(pol, &bs, c->glsl));
+  ck_assert_vkds(vkds_download(r0, got, vkds_view_of(b), N * 4));
+  bool sorted = true;
+  for (uint64_t i = 1; i < N; ++i) sorted &= !c->less(&got[i], &got[i - 1]);
+  ck_assert_msg(!sorted, "VKDS_MSORT_PASSES=0 merged");
+  harness_setenv("VKDS_MSORT_PASSES", NULL);
+  vkds_buffer_destroy(b);
+  free(in), free(got);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(sequences_and_forms) {
   enum { N = 300007 }; /* 9 merge passes */
   open_ctx();
@@ -406,6 +437,7 @@ int main(void) {
   tcase_add_test(t, sequences_and_forms);
   tcase_add_test(t, zips_in_place);
   tcase_add_test(t, another_device);
+  tcase_add_test(t, merge_passes_knob);
   suite_add_tcase(s, t);
   /* (long: 2^21 elements, 23 s of the ASan stage; the partition dispatches and their host
    * code run there in sequences_and_forms' last passes) */

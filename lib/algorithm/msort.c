@@ -110,13 +110,10 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
   /* VKDS_MSORT_PASSES=k records only the first k merge passes (a measuring aid: the
    * differences of such runs time one pass alone; the output is then not sorted) */
   uint32_t recorded = passes;
-  const char *v = vkds__getenv("VKDS_MSORT_PASSES");
-  if (v && *v) {
-    char *end;
-    long k = strtol(v, &end, 10);
-    /* a value that is not a whole number is ignored (it read as 0 passes: unsorted output) */
-    if (*end == '\0' && end != v && k >= 0 && k < (long)passes) recorded = (uint32_t)k;
-  }
+  /* the knobs' one reader: a value that is not a whole number is ignored (it read as 0
+   * passes: unsorted output), as are " 0" and "+0", which strtol took (a new-user probe) */
+  int64_t k;
+  if (vkds__getenv_int("VKDS_MSORT_PASSES", 0, INT32_MAX, &k) && k < (int64_t)passes) recorded = (uint32_t)k;
   for (uint32_t k = 1; k <= recorded; ++k) {
     /* the partition first (a thread a group, its search's latency hidden by the others'),
      * unless the pass is short enough for the groups to search themselves */
