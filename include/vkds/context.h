@@ -125,7 +125,10 @@ typedef struct vkds_context_info {
    * the environment). Asking for it when the layer is not installed fails with
    * VKDS_ERROR_UNSUPPORTED. */
   bool validation;
-  /* Ignore VKDS_DEVICES and VKDS_VALIDATION. */
+  /* Ignore VKDS_DEVICES, VKDS_VALIDATION, VKDS_SCAN_PATH and VKDS_LAZY_REPORT_NS. The
+   * other variables (README.md, "Environment variables": the tuning and measuring
+   * knobs, VKDS_ALGORITHM_ACCESS, VKDS_DUMP_ALGORITHMS, VKDS_PIPELINE_STATS) apply to
+   * every context, this one included. */
   bool ignore_env;
   /* The logger, its user pointer, and the least severe level it receives (a level above
    * VKDS_LOG_ERROR: nothing is logged). */
