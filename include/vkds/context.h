@@ -143,8 +143,11 @@ typedef struct vkds_context_info {
    * or NULL or "": in memory only. A relative path is taken from the current folder at
    * vkds_context_create, once. One vkds cannot write to is read, and nothing new is
    * saved (said once, at creation). vkds never deletes its files: the folder grows by
-   * about 10 KB for each distinct kernel or algorithm operator, and is yours to trim
-   * (any file may be deleted while no context uses the folder). */
+   * a file for each distinct kernel (its source, kept to be compared, and its SPIR-V: a
+   * few KB for a small kernel of your own, 20 to 80 KB for one of an algorithm's
+   * generated kernels, of which a call may make several, e.g. a sort 2 or 3), plus what
+   * the driver keeps in its pipeline cache, and is yours to trim (any file may be
+   * deleted while no context uses the folder). */
   const char *pipeline_cache_dir;
   /* The application name given to the VkInstance; NULL: "vkds". */
   const char *app_name;
