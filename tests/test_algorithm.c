@@ -2011,6 +2011,35 @@ START_TEST(threads_share_a_policy) {
 }
 END_TEST
 
+/* LP_NUM_THREADS sizes the reductions' first pass on CPU devices as lavapipe reads it
+ * (Mesa: strtol, base 0, its default where there is no number): "abc" is unset and "0x2"
+ * is 2, seen in the scratch a reduction asks for (a partial a group). atol took both as 0
+ * (2 groups, where lavapipe ran on every core; a new-user probe). */
+START_TEST(lp_num_threads_as_mesa_reads_it) {
+  open_ctx();
+  vkds_resource_info info;
+  ck_assert_vkds(vkds_resource_get_info(r0, &info));
+  if (info.device_type == VKDS_DEVICE_CPU) {
+    const char *was = getenv("LP_NUM_THREADS");
+    char *saved = was ? strdup(was) : NULL;
+    enum { N = 1 << 24 };
+    harness_setenv("LP_NUM_THREADS", NULL);
+    uint64_t by_cores = vkds_reduce_scratch_bytes(r0, N);
+    harness_setenv("LP_NUM_THREADS", "abc");
+    ck_assert_uint_eq(vkds_reduce_scratch_bytes(r0, N), by_cores);
+    harness_setenv("LP_NUM_THREADS", "2");
+    uint64_t two = vkds_reduce_scratch_bytes(r0, N);
+    harness_setenv("LP_NUM_THREADS", "0x2");
+    ck_assert_uint_eq(vkds_reduce_scratch_bytes(r0, N), two);
+    harness_setenv("LP_NUM_THREADS", "8");
+    ck_assert_uint_eq(vkds_reduce_scratch_bytes(r0, N), two + 12 * 16); /* 16 groups, not 4 */
+    harness_setenv("LP_NUM_THREADS", saved);
+    free(saved);
+  }
+  close_ctx();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("algorithm");
   TCase *t = harness_tcase("reduce");
@@ -2032,6 +2061,7 @@ int main(void) {
   tcase_add_test(t, earliest_finish_prefers_resident_data);
   tcase_add_test(t, leaf_larger_than_a_binding);
   tcase_add_test(t, kept_temporaries_are_bounded);
+  tcase_add_test(t, lp_num_threads_as_mesa_reads_it);
   tcase_add_loop_test(t, zips_of_many_parts, 0, rules);
   tcase_add_test(t, recorded_families_with_spilled_arguments);
   suite_add_tcase(s, t);

@@ -205,8 +205,13 @@ static uint32_t cpu_groups(void) {
   static _Atomic long cores; /* read once: sysconf reads a file */
   long threads = atomic_load_explicit(&cores, memory_order_relaxed);
   if (!threads) atomic_store_explicit(&cores, threads = sysconf(_SC_NPROCESSORS_ONLN), memory_order_relaxed);
+  /* read as Mesa reads it (strtol, base 0; no number at all: its default, the cores):
+   * atol took "abc" and "0x8" as 0 threads, 2 groups, where lavapipe ran on every core
+   * (a new-user probe) */
   const char *lp = vkds__getenv("LP_NUM_THREADS");
-  if (lp) threads = atol(lp);
+  char *end;
+  long n = lp ? strtol(lp, &end, 0) : 0;
+  if (lp && end != lp) threads = n;
   return threads > 1 ? (uint32_t)(2 * (threads < 512 ? threads : 512)) : 2;
 }
 
