@@ -67,6 +67,18 @@ def main():
         # the library logs the reason once; the tool's own line points at it
         check("info bad device filter", info, [], 1, ["vkds_context_create failed"],
               ("malformed device filter term", 1), bad_filter)
+        check("info bad VKDS_SCAN_PATH", info, [], 1, ["VKDS_SCAN_PATH"], None, {"VKDS_SCAN_PATH": "Single"})
+        # each device's scan path, so that an override can be seen to take effect
+        for path in ("single", "portable"):
+            got_rc, out, err = run(info, ["--json"], {"VKDS_SCAN_PATH": path})
+            paths = {d.get("scan_path") for d in json.loads(out)["devices"]} if got_rc == 0 else set()
+            # (a device that cannot run the single pass runs the portable one)
+            verdict(f"info --json scan_path under VKDS_SCAN_PATH={path}",
+                    got_rc == 0 and bool(paths) and paths <= {path, "portable"},
+                    f"exit status {got_rc}, scan paths {sorted(p for p in paths if p)}")
+            got_rc, out, err = run(info, [], {"VKDS_SCAN_PATH": path})
+            verdict(f"info table scan path under VKDS_SCAN_PATH={path}", got_rc == 0 and "scan path" in out,
+                    f"exit status {got_rc}")
     if "--bench" in tools:
         bench = tools["--bench"]
         check("bench --help", bench, ["--help"], 0)

@@ -211,12 +211,25 @@ typedef struct facts {
   bool validation;
   uint32_t device_count, resource_count;
   vkds_resource_info *res;
+  vkds_scan_path *scan_path; /* each resource's device's (vkds_resource_scan_path) */
 } facts;
 
 static const vkds_resource_info *device_facts(const facts *f, uint32_t device) {
   for (uint32_t i = 0; i < f->resource_count; i++)
     if (f->res[i].device_index == device) return &f->res[i];
   return NULL;
+}
+
+/* The scans' path on a device, as vkds_resource_scan_path says it (the rule, or the
+ * override of vkds_context_info.scan_path or VKDS_SCAN_PATH): without it no tool showed
+ * whether VKDS_SCAN_PATH had taken effect (a new-user probe). */
+static const char *scan_path_name(vkds_scan_path p) {
+  return p == VKDS_SCAN_PATH_SINGLE ? "single" : p == VKDS_SCAN_PATH_PORTABLE ? "portable" : "default";
+}
+static const char *device_scan_path(const facts *f, uint32_t device) {
+  for (uint32_t i = 0; i < f->resource_count; i++)
+    if (f->res[i].device_index == device) return scan_path_name(f->scan_path[i]);
+  return "default";
 }
 
 /* ---- the tables -------------------------------------------------------------------- */
@@ -252,7 +265,7 @@ static const char *yes_no(bool b) { return b ? "yes" : "no"; }
  * values line up whatever the label. */
 #define KV "  %-33s "
 
-static void print_device(uint32_t d, const vkds_resource_info *r) {
+static void print_device(uint32_t d, const vkds_resource_info *r, const char *scan_path) {
   char uuid[37], api[32], label[16];
   joiner j;
   format_uuid(r->device_uuid, uuid);
@@ -285,6 +298,7 @@ static void print_device(uint32_t d, const vkds_resource_info *r) {
                     COUNT_OF(subgroup_op_names)));
   for (size_t i = 0; i < COUNT_OF(feature_fields); i++)
     printf(KV "%s\n", feature_fields[i].name, yes_no(feature_value(r, &feature_fields[i])));
+  printf(KV "%s\n", "scan path", scan_path);
   printf("\n");
 }
 
@@ -313,7 +327,7 @@ static void print_text(const facts *f) {
          (unsigned)f->resource_count, f->validation ? ", validation on" : "");
   for (uint32_t d = 0; d < f->device_count; d++) {
     const vkds_resource_info *r = device_facts(f, d);
-    if (r) print_device(d, r);
+    if (r) print_device(d, r, device_scan_path(f, d));
   }
   print_resource_table(f);
 }
@@ -413,7 +427,7 @@ static void json_flags(json *j, const char *key, uint32_t flags, const flag_name
   json_close(j, ']');
 }
 
-static void json_device(json *j, uint32_t d, const vkds_resource_info *r) {
+static void json_device(json *j, uint32_t d, const vkds_resource_info *r, const char *scan_path) {
   char uuid[37], driver_uuid[37], api[32];
   format_uuid(r->device_uuid, uuid);
   format_uuid(r->driver_uuid, driver_uuid);
@@ -463,6 +477,7 @@ static void json_device(json *j, uint32_t d, const vkds_resource_info *r) {
   for (size_t i = 0; i < COUNT_OF(feature_fields); i++)
     json_bool(j, feature_fields[i].name, feature_value(r, &feature_fields[i]));
   json_close(j, '}');
+  json_str(j, "scan_path", scan_path);
   json_close(j, '}');
 }
 
@@ -488,7 +503,7 @@ static void print_json(const facts *f) {
   json_open(&j, "devices", '[');
   for (uint32_t d = 0; d < f->device_count; d++) {
     const vkds_resource_info *r = device_facts(f, d);
-    if (r) json_device(&j, d, r);
+    if (r) json_device(&j, d, r, device_scan_path(f, d));
   }
   json_close(&j, ']');
   json_open(&j, "resources", '[');
@@ -537,13 +552,15 @@ static int collect(const vkds_context *ctx, facts *f) {
   f->device_count = vkds_context_device_count(ctx);
   f->resource_count = vkds_context_resource_count(ctx);
   f->res = calloc(f->resource_count ? f->resource_count : 1, sizeof *f->res);
-  if (!f->res) {
+  f->scan_path = calloc(f->resource_count ? f->resource_count : 1, sizeof *f->scan_path);
+  if (!f->res || !f->scan_path) {
     fprintf(stderr, PROG ": out of memory\n");
     return 1;
   }
   for (uint32_t i = 0; i < f->resource_count; i++) {
     vkds_result r = vkds_resource_get_info(vkds_context_resource(ctx, i), &f->res[i]);
     if (r != VKDS_SUCCESS) return fail("vkds_resource_get_info", r);
+    f->scan_path[i] = vkds_resource_scan_path(vkds_context_resource(ctx, i));
   }
   return 0;
 }
@@ -1001,6 +1018,7 @@ int main(int argc, char **argv) {
   }
   free(rep.res);
   free(f.res);
+  free(f.scan_path);
   vkds_context_destroy(ctx);
   return status;
 }
