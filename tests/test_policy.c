@@ -982,6 +982,43 @@ START_TEST(every_policy_on_three_lavapipe_devices) {
 }
 END_TEST
 
+/* A task function that returns VKDS_ERROR_DEVICE_LOST on a Vulkan resource whose device
+ * is fine: the policy marks that resource lost for good (policy.h said "for other kinds"
+ * only; a policies probe), the context's device stays usable and other policies keep it. */
+static vkds_result says_lost(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_ERROR_DEVICE_LOST;
+}
+static vkds_result does_nothing(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_SUCCESS;
+}
+START_TEST(a_task_that_says_lost_loses_its_resource_in_that_policy) {
+  vkds_context *ctx;
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_policy *p, *other;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = {.context = ctx}}, &p));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &other));
+  ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = says_lost}, NULL), VKDS_ERROR_DEVICE_LOST);
+  ck_assert_int_eq(vkds_policy_resource_health(p, 0), VKDS_RESOURCE_LOST);
+  ck_assert_int_eq(vkds_policy_resource_health(p, 1), VKDS_RESOURCE_HEALTHY);
+  for (int i = 0; i < 4; ++i) { /* the other resource takes every task */
+    vkds_selection *s;
+    ck_assert_vkds(vkds_select(p, NULL, &s));
+    ck_assert_uint_eq(vkds_selection_index(s), 1);
+    vkds_selection_release(s);
+  }
+  /* the device is not lost: another policy still runs on resource 0 */
+  ck_assert_int_eq(vkds_policy_resource_health(other, 0), VKDS_RESOURCE_HEALTHY);
+  ck_assert_vkds(vkds_submit_and_wait(other, &(vkds_task_info){.fn = does_nothing}));
+  vkds_policy_release(other);
+  vkds_policy_release(p);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* ---- the CPU thread-pool backend (examples/) under every policy ---- */
 
 static void add_one(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
@@ -1168,6 +1205,7 @@ int main(void) {
   tcase_add_test(tc, task_failure_is_named);
   tcase_add_test(tc, copies_share_state);
   tcase_add_test(tc, every_policy_on_three_lavapipe_devices);
+  tcase_add_test(tc, a_task_that_says_lost_loses_its_resource_in_that_policy);
   tcase_add_test(tc, auto_tune_times_few_tasks_of_a_key_bound_to_one_device);
   tcase_add_test(tc, derived_policies_inherit_and_call_their_parent);
   tcase_add_test(tc, cpu_pool_backend_under_every_policy);

@@ -211,8 +211,10 @@ typedef enum vkds_resource_health {
   /* past the policy's task_deadline_ns without finishing a task; healthy again once
    * its tasks in flight are done */
   VKDS_RESOURCE_STALLED = 1,
-  /* its device was lost (VK_ERROR_DEVICE_LOST), or for other kinds a task on it
-   * returned VKDS_ERROR_DEVICE_LOST: for good */
+  /* its device was lost (VK_ERROR_DEVICE_LOST), or a task on it returned
+   * VKDS_ERROR_DEVICE_LOST (its backend's submit or its task function, for Vulkan
+   * resources too: the policy then marks the resource, not the context's device, and
+   * other policies keep selecting it): for good */
   VKDS_RESOURCE_LOST = 2,
 } vkds_resource_health;
 
