@@ -112,8 +112,8 @@ vkds_result vkds__msort_record(vkds__call *c, VkCommandBuffer cmd) {
   uint32_t recorded = passes;
   /* the knobs' one reader: a value that is not a whole number is ignored (it read as 0
    * passes: unsorted output), as are " 0" and "+0", which strtol took (a new-user probe) */
-  int64_t k;
-  if (vkds__getenv_int("VKDS_MSORT_PASSES", 0, INT32_MAX, &k) && k < (int64_t)passes) recorded = (uint32_t)k;
+  int64_t asked;
+  if (vkds__getenv_int("VKDS_MSORT_PASSES", 0, INT32_MAX, &asked) && asked < (int64_t)passes) recorded = (uint32_t)asked;
   for (uint32_t k = 1; k <= recorded; ++k) {
     /* the partition first (a thread a group, its search's latency hidden by the others'),
      * unless the pass is short enough for the groups to search themselves */
