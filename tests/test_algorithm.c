@@ -1066,6 +1066,21 @@ START_TEST(earliest_finish_prefers_resident_data) {
                 (unsigned long long)other0);
   ck_assert_msg(far - far0 == 6 && other == other0, "resident device %llu, other %llu after exploring",
                 (unsigned long long)(far - far0), (unsigned long long)(other - other0));
+  /* a host sequence in the call (here a small output) leaves the buffer's device
+   * preferred: the hints said "host only" once, and the calls went to the first device,
+   * the buffer copied down and up each time (a new-user probe) */
+  uint32_t found[4];
+  vkds_seq few = vkds_seq_host(found, 4, VKDS_U32);
+  for (int k = 0; k < 10; ++k) {
+    uint64_t kept;
+    if (k == 4) selections_by_device(fi.device_index, &far0, &other0); /* the first four explore */
+    ck_assert_vkds(vkds_copy_if(pol, &bs, &few, "x % 1000u == 7u", &kept));
+    ck_assert_uint_eq(kept, N / 1000 + (N % 1000 > 7));
+    ck_assert_uint_eq(found[3], 3007);
+  }
+  selections_by_device(fi.device_index, &far, &other);
+  ck_assert_msg(far - far0 == 6 && other == other0, "with a host output: resident device %llu, other %llu",
+                (unsigned long long)(far - far0), (unsigned long long)(other - other0));
   /* host memory imported into the second device is there too: read in place there,
    * copied anywhere else (it counted as host data, to be moved wherever it ran, and
    * the calls went to the first device) */

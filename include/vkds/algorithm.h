@@ -5,7 +5,10 @@
  *
  *   hints from the sequences    bytes they hold, and the devices their data already
  *                               lives on (earliest finish then prefers resident data;
- *                               host memory imported into a device lives on it)
+ *                               host memory imported into a device lives on it; where
+ *                               some sequences are in host memory, those devices and
+ *                               the bytes on them: the host's move to any device alike;
+ *                               a user type's parts give no hint)
  *   -> select                   the policy picks a queue
  *   -> resolve each sequence    on that device: memory passed directly is used in place;
  *                               host memory is streamed or staged, buffers of other

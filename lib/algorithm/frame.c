@@ -784,14 +784,31 @@ static vkds_result start(vkds_policy *p, const vkds__alg *a, vkds_submission **s
   VKDS_CHECK(check(ctx, a, &devices, &on_host));
   VKDS_CHECK(check_host_results(ctx, a));
 
-  /* hints: earliest finish counts moving the bytes unless they are where it picks */
-  uint64_t bytes = 0;
-  for (uint32_t k = 0; k < a->input_count; ++k) bytes += a->inputs[k]->count * a->inputs[k]->elem_size;
-  if (a->output) bytes += a->output->count * a->output->elem_size;
-  if (a->output2) bytes += a->output2->count * a->output2->elem_size;
+  /* hints: earliest finish counts moving the bytes unless they are where it picks.
+   * Where some sequences are on the host and some on devices, the hints name those
+   * devices and count the bytes of the sequences on them only: the host's move to
+   * whichever device runs the call, the same cost everywhere. (They said "host only"
+   * as soon as any sequence was on the host: a dev-1 buffer transformed into a host
+   * array ran on whichever device was idlest, the buffer copied through the host; a
+   * new-user probe.) */
+  const vkds_seq *seqs[VKDS__ALG_MAX_INPUTS + 2];
+  uint32_t seq_count = 0;
+  for (uint32_t k = 0; k < a->input_count; ++k) seqs[seq_count++] = a->inputs[k];
+  if (a->output) seqs[seq_count++] = a->output;
+  if (a->output2) seqs[seq_count++] = a->output2;
+  uint64_t bytes = 0, device_bytes = 0;
+  for (uint32_t k = 0; k < seq_count; ++k) {
+    uint64_t b = seqs[k]->count * seqs[k]->elem_size;
+    uint32_t on = 0;
+    bool h = false;
+    bytes += b;
+    if (devices && on_host && vkds__seq_check_context(ctx, a->name, seqs[k], &on, &h) == VKDS_SUCCESS && on)
+      device_bytes += b;
+  }
+  if (devices && on_host) bytes = device_bytes;
   uint64_t key = ((uint64_t)a->template_kind << 56 | (uint64_t)a->elem << 48 | (uint64_t)a->elem_type << 40) ^
                  (uint64_t)(a->count ? 64 - __builtin_clzll(a->count) : 0);
-  vkds_task_info hints = {.key = key, .bytes = bytes, .data_devices = on_host ? 0 : devices, .label = a->name};
+  vkds_task_info hints = {.key = key, .bytes = bytes, .data_devices = devices, .label = a->name};
   vkds_selection *sel; /* (a policy at capacity is waited out, as by vkds_submit) */
   VKDS_CHECK(vkds__select_waiting(p, &hints, &sel, a->name));
 
