@@ -82,6 +82,11 @@ def main():
     if "--bench" in tools:
         bench = tools["--bench"]
         check("bench --help", bench, ["--help"], 0)
+        # --cub is the baseline of every family cub_bench measures (README, Tools); the
+        # help said "of the reductions" (a new-user probe)
+        got_rc, out, _ = run(bench, ["--help"])
+        verdict("bench --help names --cub's families", got_rc == 0 and "sorts and merges" in out,
+                f"exit status {got_rc}; the --cub line: {[l for l in out.splitlines() if 'cub' in l]}")
         check("bench unknown option", bench, ["--bogus"], 2, ["unknown argument"])
         check("bench two modes", bench, ["--submit", "--select"], 2, ["only one mode at a time"])
         check("bench --count twice", bench, ["--count", "3", "--submit", "--count", "4"], 2, ["given twice: '--count'"])
