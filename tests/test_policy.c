@@ -1004,10 +1004,10 @@ START_TEST(a_task_that_says_lost_loses_its_resource_in_that_policy) {
   ck_assert_int_eq(vkds_submit(p, &(vkds_task_info){.fn = says_lost}, NULL), VKDS_ERROR_DEVICE_LOST);
   ck_assert_int_eq(vkds_policy_resource_health(p, 0), VKDS_RESOURCE_LOST);
   ck_assert_int_eq(vkds_policy_resource_health(p, 1), VKDS_RESOURCE_HEALTHY);
-  for (int i = 0; i < 4; ++i) { /* the other resource takes every task */
+  for (int i = 0; i < 4; ++i) { /* the other resources take every task (one on lavapipe, 47 on an H200) */
     vkds_selection *s;
     ck_assert_vkds(vkds_select(p, NULL, &s));
-    ck_assert_uint_eq(vkds_selection_index(s), 1);
+    ck_assert_uint_ne(vkds_selection_index(s), 0);
     vkds_selection_release(s);
   }
   /* the device is not lost: another policy still runs on resource 0 */
