@@ -69,6 +69,10 @@ bool vkds__is_result(vkds_result result);
  * front of it (when `result` is the one there): the reason, for a caller that wraps it
  * in a message of its own. */
 const char *vkds__last_reason(vkds_result result);
+/* A failure `result` whose message the thread already holds, recorded again as "who:
+ * <reason>" and heard by ctx's logger (for checks made before the caller's context was
+ * known); VKDS_SUCCESS passes through. Returns `result`. */
+vkds_result vkds__fail_as(const vkds_context *ctx, const char *who, vkds_result result);
 /* While held, the calling thread's failures are recorded but not logged (they count as
  * unlogged for vkds__log_unlogged): for a caller that rewrites an inner failure's
  * message before the user sees it (an algorithm's snippet that does not compile). */

@@ -48,17 +48,6 @@ static vkds_result complete_ops(const vkds_backend_ops *given, vkds_backend_ops 
   return VKDS_SUCCESS;
 }
 
-/* A table refused by complete_ops, named by the call that was given it and heard by its
- * context's logger (the messages said only "backend ops version 0: ...", unlogged, and
- * "policy ops '?': ..."; an embedding probe). */
-static vkds_result refused_ops(const vkds_context *ctx, const char *who, vkds_result r) {
-  if (r == VKDS_SUCCESS) return r;
-  char why[512]; /* (copied: formatting the thread's message into itself garbles it) */
-  snprintf(why, sizeof why, "%s", vkds__last_reason(r));
-  return vkds__fail(ctx, r, VK_SUCCESS, "%s: %s", who, why);
-}
-
-
 /* ---- the registry ---- */
 
 enum { MAX_KINDS = 64 };
@@ -89,7 +78,7 @@ vkds_result vkds_backend_register(const vkds_resource_kind *kind, const vkds_bac
   if (ops) {
     char who[320];
     snprintf(who, sizeof who, "vkds_backend_register: kind '%.256s'", kind->name ? kind->name : "(unnamed)");
-    VKDS_CHECK(refused_ops(NULL, who, complete_ops(ops, &checked)));
+    VKDS_CHECK(vkds__fail_as(NULL, who, complete_ops(ops, &checked)));
   }
   vkds_result r = VKDS_SUCCESS;
   pthread_mutex_lock(&registry_lock);
@@ -219,7 +208,9 @@ vkds_result vkds_backend_create(const vkds_backend_info *info, vkds_backend **ou
   backend_internal *in = vkds__alloc(actx, sizeof *in);
   if (!in) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "backend");
   in->alloc_ctx = actx;
-  vkds_result r = refused_ops(ctx, who, complete_ops(info->ops ? info->ops : vkds_backend_lookup(kind), &in->ops));
+  /* (named by the call and logged: it said only "backend ops version 0: ...", unlogged; an
+   * embedding probe) */
+  vkds_result r = vkds__fail_as(ctx, who, complete_ops(info->ops ? info->ops : vkds_backend_lookup(kind), &in->ops));
   if (r != VKDS_SUCCESS) {
     vkds__free(actx, in);
     return r;

@@ -106,17 +106,6 @@ static vkds_result complete_ops(const vkds_policy_ops *given, vkds_policy_ops *d
   return VKDS_SUCCESS;
 }
 
-/* A table refused by complete_ops, named by the call that was given it and heard by its
- * context's logger (the messages said only "backend ops version 0: ...", unlogged, and
- * "policy ops '?': ..."; an embedding probe). */
-static vkds_result refused_ops(const vkds_context *ctx, const char *who, vkds_result r) {
-  if (r == VKDS_SUCCESS) return r;
-  char why[512]; /* (copied: formatting the thread's message into itself garbles it) */
-  snprintf(why, sizeof why, "%s", vkds__last_reason(r));
-  return vkds__fail(ctx, r, VK_SUCCESS, "%s: %s", who, why);
-}
-
-
 static const vkds_policy_ops *ops_for_kind(vkds_policy_kind kind) {
   switch (kind) {
   case VKDS_POLICY_DEFAULT:
@@ -387,7 +376,9 @@ vkds_result vkds_policy_create(const vkds_policy_info *info, vkds_policy **out) 
   /* (through the context's logger, as the later failures: a probe saw these unlogged) */
   if (!in) return vkds__fail(own, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "vkds_policy_create: policy");
   in->own_ctx = in->alloc_ctx = own;
-  vkds_result r = refused_ops(own, "vkds_policy_create", complete_ops(given, &in->ops));
+  /* (named by the call and logged: it said only "policy ops version 3: ...", unlogged; an
+   * embedding probe) */
+  vkds_result r = vkds__fail_as(own, "vkds_policy_create", complete_ops(given, &in->ops));
   vkds_policy *p = r == VKDS_SUCCESS ? vkds__alloc(own, in->ops.policy_size) : NULL;
   if (r == VKDS_SUCCESS && !p) r = vkds__fail(own, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "vkds_policy_create: policy");
   if (r != VKDS_SUCCESS) {
