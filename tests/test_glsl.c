@@ -457,6 +457,52 @@ static void log_into(void *user, vkds_log_level level, vkds_log_source source, c
   snprintf(logged + n, sizeof logged - n, "%s\n", message);
 }
 
+/* A device that offers more than 256 bytes of push constants (MoltenVK says 4096) still
+ * gets at most the 256 a launch packs: a GLSL kernel with more arguments is spilled, as on
+ * a device with less. It kept 300 bytes in push constants there, and every launch failed
+ * with LIMIT_EXCEEDED ("push constants over 256 bytes"; a new-user probe). lavapipe offers
+ * 128, so the test raises the record of each device's limit. */
+START_TEST(arguments_past_256_bytes_are_spilled_where_a_device_offers_more) {
+  vkds_context *ctx = harness_context();
+  for (uint32_t d = 0; d < ctx->device_count; ++d) ctx->devices[d].facts.props.properties.limits.maxPushConstantsSize = 512;
+  static const char wide[] = "#version 450\n"
+                             "#include \"vkds.glsl\"\n"
+                             "layout(local_size_x = 64) in;\n"
+                             "VKDS_VIEW(uint, 4, Words)\n"
+                             "#define VKDS_ARGS Words out_; uint v[70];\n" /* 16 + 16 + 280 = 312 bytes */
+                             "VKDS_DECLARE_ARGS\n"
+                             "void main() { uint i = uint(vkds_global_index());\n"
+                             "  if (i < 70u) Words_store(VKDS_ARG(out_), i, VKDS_ARG(v)[i]); }\n";
+  typedef struct { vkds_view out; uint32_t v[70]; } args_t;
+  static const vkds_arg args[] = {{.kind = VKDS_ARG_VIEW, .offset = offsetof(args_t, out)},
+                                  {.kind = VKDS_ARG_UINT, .offset = offsetof(args_t, v), .count = 70},
+                                  {0}};
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = wide, .args = args, .name = "wide"}, &k));
+  vkds_kernel_reflection kr;
+  ck_assert_vkds(vkds_kernel_reflect(k, &kr));
+  ck_assert_uint_le(kr.push_constant_size, 256); /* spilled: the base and the buffer's address */
+  vkds_buffer *out;
+  ck_assert_vkds(vkds_buffer_create(vkds_context_resource(ctx, 0), &(vkds_buffer_info){.size = 70 * 4, .memory = VKDS_MEMORY_MAPPED}, &out));
+  memset(vkds_buffer_map(out), 0, 70 * 4);
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  static args_t a;
+  a.out = vkds_view_of(out);
+  for (uint32_t i = 0; i < 70; ++i) a.v[i] = 1000u + 3u * i;
+  vkds_submission *s = NULL;
+  ck_assert_vkds(vkds_launch(pol, k, &(vkds_launch_info){.global = {70}, .args = &a}, &s));
+  ck_assert_vkds(vkds_submission_wait(s));
+  vkds_submission_release(s);
+  const uint32_t *o = vkds_buffer_map(out);
+  for (uint32_t i = 0; i < 70; ++i) ck_assert_uint_eq(o[i], 1000u + 3u * i);
+  vkds_policy_release(pol);
+  vkds_kernel_destroy(k);
+  vkds_buffer_destroy(out);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* A kernel whose module needs a feature the device does not have enabled is refused at
  * its launch there by name (making its pipeline would be undefined behaviour). lavapipe
  * has every feature, so the test takes 8-bit arguments off the record of what vkds
@@ -524,6 +570,7 @@ int main(void) {
   tcase_add_test(tc, deep_expressions_compile_whatever_the_callers_stack);
   tcase_add_test(tc, sources_past_256_kib_after_preprocessing_are_refused);
   tcase_add_test(tc, missing_feature_is_named);
+  tcase_add_test(tc, arguments_past_256_bytes_are_spilled_where_a_device_offers_more);
   suite_add_tcase(s, tc);
   return harness_run(s);
 }

@@ -134,7 +134,8 @@ typedef struct vkds_kernel_reflection {
   uint32_t local_size[3];
   uint32_t push_constant_size; /* bytes of the push block the shader declares, vkds_base
                                 * included; arguments spilled into a buffer (VKDS_SPILL,
-                                * past the device's push constants) are not in it, only
+                                * past the device's push constants or 256 bytes,
+                                * whichever is less) are not in it, only
                                 * that buffer's 8-byte address */
   uint32_t binding_count;
   bool uses_vkds_header;       /* the push block starts with vkds.glsl's vkds_base */

@@ -245,9 +245,12 @@ static vkds_result glsl_compile_and_keep(vkds_context *ctx, const vkds_glsl_info
   return VKDS_SUCCESS;
 }
 
-/* The smallest maxPushConstantsSize among the context's devices. */
+/* The smallest maxPushConstantsSize among the context's devices, and at most what a
+ * launch packs (VKDS__MAX_PUSH): a device offering 512 bytes kept a 300-byte argument
+ * block in push constants, and every launch then failed with LIMIT_EXCEEDED (a
+ * new-user probe). */
 static uint32_t min_push_size(const vkds_context *ctx) {
-  uint32_t least = UINT32_MAX;
+  uint32_t least = VKDS__MAX_PUSH;
   for (uint32_t d = 0; d < ctx->device_count; ++d) {
     uint32_t n = ctx->devices[d].facts.props.properties.limits.maxPushConstantsSize;
     if (n < least) least = n;

@@ -140,6 +140,12 @@ bool vkds__is_view(const vkds__member *m);
 
 enum { VKDS__MAX_BOUND = 32 };
 
+/* The most push-constant bytes a launch packs (lib/kernel/launch.c): 256, what the GPUs
+ * we know offer (NVIDIA, AMD, Intel; lavapipe 128). A device that offers more (MoltenVK
+ * says 4096) still gets at most this: GLSL kernels with more arguments are spilled to a
+ * buffer (vkds.glsl's VKDS_SPILL) as on a device with less. */
+enum { VKDS__MAX_PUSH = 256 };
+
 /* One launch's packing: the block's bytes, and the buffers bound as storage buffers. */
 typedef struct vkds__arg_pack {
   const vkds_context *ctx;

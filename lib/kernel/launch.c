@@ -16,7 +16,7 @@ typedef struct packed_launch {
   vkds_kernel *k;
   vkds__device *dev;
   const vkds__pipeline *pipe;
-  unsigned char push[256]; /* maxPushConstantsSize is at most 256 on the devices we know */
+  unsigned char push[VKDS__MAX_PUSH]; /* what vkds packs, whatever the device offers */
   uint32_t push_size;
   unsigned char *spill;    /* spilled kernels: the arguments, for the slot's scratch buffer */
   vkds__arg_pack args;     /* the packed arguments (into push, or spill) and bound buffers */
@@ -56,7 +56,8 @@ static vkds_result prepare(packed_launch *pl, vkds_kernel *k, vkds__device *dev,
   VKDS_CHECK(vkds__kernel_pipeline(k, dev, &pl->pipe));
   pl->push_size = k->refl.has_push ? k->refl.push.size : 0;
   if (pl->push_size > sizeof pl->push)
-    return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "kernel '%s': push constants over 256 bytes", k->name);
+    return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "kernel '%s': %u bytes of push constants, over the %u vkds packs (GLSL kernels "
+                      "are spilled to a buffer past that)", k->name, pl->push_size, (unsigned)VKDS__MAX_PUSH);
   pl->args = (vkds__arg_pack){.ctx = k->ctx, .kernel = k->name, .dev = dev, .target = pl->push};
   if (k->layout.spilled) {
     if (!(pl->spill = vkds__temp_alloc(k->ctx, k->layout.size)))
@@ -123,7 +124,7 @@ static void record(const packed_launch *pl, VkCommandBuffer cmd) {
                                     .pBufferInfo = &pl->args.bound[i]};
     vk->vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl->pipe->layout, 0, pl->args.bound_count, w);
   }
-  unsigned char push[256];
+  unsigned char push[VKDS__MAX_PUSH];
   memcpy(push, pl->push, pl->push_size);
   for (uint64_t z = 0; z < pl->groups[2]; z += pl->max_groups[2])
     for (uint64_t y = 0; y < pl->groups[1]; y += pl->max_groups[1])
