@@ -61,7 +61,7 @@ static const char *const sources[] = {
     "layout(local_size_x_id = 3, local_size_y = 2) in;\n"
     "layout(std430, set = 0, binding = 0) readonly buffer Src { float src[]; };\n"
     "layout(std430, set = 0, binding = 2) writeonly buffer Dst { float dst[]; } dst_block;\n"
-    "layout(std430, set = 1, binding = 1) buffer Other { float other[]; };\n"
+    "layout(std430, set = 0, binding = 1) buffer Other { float other[]; };\n"
     "layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words { uint w[]; };\n"
     "layout(push_constant) uniform Params { uint64_t direct; uint count; uint64_t many[2]; u16vec4 q; } params;\n"
     "void main() {\n"

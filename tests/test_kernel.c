@@ -788,6 +788,18 @@ START_TEST(descriptions_are_refused_at_creation_by_name) {
   ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = SAXPY, .args = misnamed}, &k),
                    VKDS_ERROR_ARGUMENT_MISMATCH);
   ck_assert_msg(strstr(vkds_last_error_message(), "(count: int32"), "%s", vkds_last_error_message());
+  /* a buffer in descriptor set 1 can never be bound: the kernel is refused, not each of
+   * its launches (it was made, and every launch was UNSUPPORTED; a new-user probe) */
+  static const char set1[] = "#version 450\n"
+                             "layout(local_size_x = 1) in;\n"
+                             "layout(set = 1, binding = 0) buffer B { uint b[]; };\n"
+                             "void main() { b[0] = 1u; }\n";
+  vkds_arg bound[] = {{.kind = VKDS_ARG_BINDING, .binding = 0}, {0}};
+  ck_assert_int_eq(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = set1, .args = bound, .name = "set1"}, &k),
+                   VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_null(k);
+  ck_assert_msg(strstr(vkds_last_error_message(), "kernel 'set1': binding 0 ('B') is in descriptor set 1; vkds binds "
+                                                  "set 0 only"), "%s", vkds_last_error_message());
   close_all();
 }
 END_TEST

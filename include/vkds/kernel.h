@@ -91,7 +91,9 @@ typedef struct vkds_kernel_info {
  * GLCompute entry point, and a spirv_size of 0 or not a multiple of 4),
  * VKDS_ERROR_ARGUMENT_MISMATCH (the description does not
  * match the shader: the message says which member; a storage buffer of set 0 the shader
- * uses that no VKDS_ARG_BINDING describes, or a descriptor of another type). Pipelines
+ * uses that no VKDS_ARG_BINDING describes, or a descriptor of another type),
+ * VKDS_ERROR_UNSUPPORTED (a descriptor in a set other than 0, or an array of storage
+ * buffers: vkds binds one buffer a binding, in set 0). Pipelines
  * are made per device on first use: a local size, work-group invocations, shared
  * variables or argument block over that device's limits is VKDS_ERROR_LIMIT_EXCEEDED at
  * launches there (each with the reason), and a module that needs a feature vkds could not

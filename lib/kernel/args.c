@@ -165,13 +165,20 @@ static bool describes_binding(const vkds_arg *args, uint32_t binding) {
 
 vkds_result vkds__args_check(const vkds_context *ctx, const char *kernel, const vkds__reflection *r,
                              const vkds__arg_layout *l, const vkds_arg *args) {
+  /* first, as what a description cannot mend (refused only where the pipeline was made:
+   * the kernel was made, and each launch failed; a new-user probe) */
+  for (uint32_t i = 0; i < r->binding_count; ++i)
+    if (r->bindings[i].set != 0)
+      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                        "kernel '%s': binding %u ('%s') is in descriptor set %u; vkds binds set 0 only (or pass the "
+                        "buffer as a view)", kernel, r->bindings[i].binding, r->bindings[i].name, r->bindings[i].set);
   VKDS_CHECK(check_args(ctx, kernel, r, args, l->block, l->spilled ? 0 : l->first_member,
                         l->spilled ? "spilled" : "push-constant"));
   /* every descriptor of set 0 the shader uses must be bound at each launch: one the
    * description leaves out would be read unbound (a validation error, then anything) */
   for (uint32_t i = 0; i < r->binding_count; ++i) {
     const vkds__binding *b = &r->bindings[i];
-    if (b->set != 0) continue; /* refused by name where the pipeline is made */
+    if (b->set != 0) continue; /* (refused above) */
     if (b->type != VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
       return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
                         "kernel '%s': binding %u ('%s') is not a storage buffer; vkds binds storage buffers only",
