@@ -457,6 +457,32 @@ static void log_into(void *user, vkds_log_level level, vkds_log_source source, c
   snprintf(logged + n, sizeof logged - n, "%s\n", message);
 }
 
+/* A compile that succeeds with warnings logs them (they were dropped: an `#extension
+ * ... : warn` that glslang does not know said nothing; a new-user probe); one without
+ * warnings logs nothing. */
+START_TEST(warnings_of_a_compile_that_succeeds_are_logged) {
+  vkds_context_info info = harness_info();
+  info.log = log_into;
+  logged[0] = '\0';
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  static const char warned[] = "#version 450\n"
+                               "layout(local_size_x = 1) in;\n"
+                               "#extension GL_EXT_no_such_extension : warn\n"
+                               "void main() { }\n";
+  vkds_kernel *k;
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = plain_source, .args = (const vkds_arg[]){
+                                                 {.kind = VKDS_ARG_BINDING, .binding = 0}, {0}}}, &k));
+  vkds_kernel_destroy(k);
+  ck_assert_str_eq(logged, "");
+  ck_assert_vkds(vkds_kernel_from_glsl(ctx, &(vkds_glsl_info){.source = warned, .name = "warned"}, &k));
+  ck_assert_msg(strstr(logged, "GLSL: warned compiled with warnings: WARNING: 0:3: '#extension' : extension not "
+                               "supported: GL_EXT_no_such_extension"), "%s", logged);
+  vkds_kernel_destroy(k);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* A device that offers more than 256 bytes of push constants (MoltenVK says 4096) still
  * gets at most the 256 a launch packs: a GLSL kernel with more arguments is spilled, as on
  * a device with less. It kept 300 bytes in push constants there, and every launch failed
@@ -570,6 +596,7 @@ int main(void) {
   tcase_add_test(tc, deep_expressions_compile_whatever_the_callers_stack);
   tcase_add_test(tc, sources_past_256_kib_after_preprocessing_are_refused);
   tcase_add_test(tc, missing_feature_is_named);
+  tcase_add_test(tc, warnings_of_a_compile_that_succeeds_are_logged);
   tcase_add_test(tc, arguments_past_256_bytes_are_spilled_where_a_device_offers_more);
   suite_add_tcase(s, tc);
   return harness_run(s);

@@ -122,7 +122,9 @@ typedef struct vkds_glsl_info {
  * nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers (also a
  * local_size past what glslang itself allows a dimension, gl_MaxComputeWorkGroupSize:
  * 1024 in x and y, 64 in z; within it, one past the device's limits is
- * VKDS_ERROR_LIMIT_EXCEEDED at launches, as for vkds_kernel_create).
+ * VKDS_ERROR_LIMIT_EXCEEDED at launches, as for vkds_kernel_create). A compile that
+ * succeeds with warnings logs them, with line numbers, at VKDS_LOG_WARN through the
+ * context's logger (once: a cached kernel compiles nothing).
  * glslang runs on a thread of vkds's own (256 MiB of stack, reserved: its recursion is as
  * deep as the source's expressions), and a source longer than 256 KiB after
  * preprocessing is VKDS_ERROR_LIMIT_EXCEEDED. The source is code: vkds does not bound

@@ -120,6 +120,18 @@ static void add_lines(text *t, const char *log, bool errors) {
   }
 }
 
+/* Appends the lines of `log` that start with "WARNING". */
+static void add_warnings(text *t, const char *log) {
+  for (const char *p = log; p && *p;) {
+    size_t n = strcspn(p, "\n");
+    if (strncmp(p, "WARNING", 7) == 0) {
+      if (t->len) text_puts(t, "\n");
+      text_add(t, p, n);
+    }
+    p += n + (p[n] == '\n');
+  }
+}
+
 /* VKDS_ERROR_COMPILE carrying glslang's logs, each line as glslang wrote it. The error
  * lines come first: the message is cut at about 1 KiB, and glslang may put warnings
  * before the errors. */
@@ -466,6 +478,7 @@ typedef struct compile_job {
   uint32_t *words;
   size_t word_count;
   vkds_result r;
+  text warnings; /* glslang's WARNING lines of a compile that succeeded */
 } compile_job;
 
 /* Generates and copies out the SPIR-V of the linked program. */
@@ -567,6 +580,12 @@ static void compile_run(void *arg) {
              ? link_and_emit(j)
              : compile_error(j->ctx, j->name, glslang_shader_get_info_log(j->shader),
                              glslang_shader_get_info_debug_log(j->shader));
+  /* a compile that succeeded kept its warnings to itself ("extension not supported" of
+   * an `#extension ...: warn`, say; a new-user probe): the caller logs them */
+  if (j->r == VKDS_SUCCESS) {
+    add_warnings(&j->warnings, glslang_shader_get_info_log(j->shader));
+    if (j->program) add_warnings(&j->warnings, glslang_program_get_info_log(j->program));
+  }
 }
 
 /* A compile on glslang's own thread (COMPILE_STACK), which also frees what glslang made
@@ -599,7 +618,8 @@ static vkds_result compile_locked(const vkds_context *ctx, const char *code, con
     return vkds__fail(ctx, o == VKDS__CXX_RETURNED ? VKDS_ERROR_UNSUPPORTED : VKDS_ERROR_OUT_OF_HOST_MEMORY,
                       VK_SUCCESS, "GLSL: glslang_initialize_process failed%s",
                       o == VKDS__CXX_RETURNED ? "" : " (out of memory)");
-  compile_job j = {.ctx = ctx, .code = code, .preamble = preamble, .name = name, .api_version = api_version};
+  compile_job j = {.ctx = ctx, .code = code, .preamble = preamble, .name = name, .api_version = api_version,
+                   .warnings = {.ctx = ctx}};
   compile_thread t = {.job = &j};
   pthread_attr_t attr;
   pthread_t thread;
@@ -615,6 +635,9 @@ static vkds_result compile_locked(const vkds_context *ctx, const char *code, con
                       (unsigned)COMPILE_STACK >> 20, err);
   pthread_join(thread, NULL);
   o = t.outcome;
+  if (j.warnings.s && !j.warnings.oom && o == VKDS__CXX_RETURNED && j.r == VKDS_SUCCESS)
+    vkds__log(ctx, VKDS_LOG_WARN, "GLSL: %s compiled with warnings: %s", name ? name : "a GLSL kernel", j.warnings.s);
+  vkds__free(ctx, j.warnings.s);
   if (o != VKDS__CXX_RETURNED) {
     vkds__free(ctx, j.words);
     return vkds__fail(ctx, o == VKDS__CXX_OUT_OF_MEMORY ? VKDS_ERROR_OUT_OF_HOST_MEMORY : VKDS_ERROR_COMPILE,
