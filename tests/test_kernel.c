@@ -222,6 +222,13 @@ START_TEST(descriptor_binding_and_vectors) {
                      VKDS_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "minStorageBufferOffsetAlignment"));
   }
+  /* a bound view without a buffer is named by its binding (the kernel's copy of the
+   * description keeps no names: it said "a view bound with VKDS_ARG_BINDING") */
+  a.data = (vkds_view){0};
+  ck_assert_int_eq(vkds_launch(pol, k, &(vkds_launch_info){.global = {32}, .args = &a}, NULL),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(vkds_last_error_message(), "the view bound at binding 1 has a NULL buffer"), "%s",
+                vkds_last_error_message());
   vkds_kernel_destroy(k);
   vkds_buffer_destroy(d);
   close_all();

@@ -238,8 +238,11 @@ static vkds_result pack(vkds__arg_pack *p, const vkds_arg *args, const unsigned 
     const vkds_arg *a = &args[i];
     if (a->kind == VKDS_ARG_BINDING) {
       uint64_t address, bytes;
-      /* (by its name, as a view argument is: "a bound buffer's buffer" named none; a probe) */
-      const char *what = a->name ? a->name : "a view bound with VKDS_ARG_BINDING";
+      /* (by its binding: the kernel's copy of the description keeps no names, so this
+       * said "a view bound with VKDS_ARG_BINDING has a NULL buffer", whichever it was; a
+       * new-user probe) */
+      char what[48];
+      snprintf(what, sizeof what, "the view bound at binding %u", a->binding);
       VKDS_CHECK(resolve_view(p, (const vkds_view *)(src + a->offset), what, &address, &bytes));
       if (p->bound_count == VKDS__MAX_BOUND)
         return vkds__fail(p->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "more than %d bound buffers", VKDS__MAX_BOUND);
