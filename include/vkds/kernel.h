@@ -50,7 +50,8 @@ typedef enum vkds_arg_kind {
   VKDS_ARG_FLOAT = 3,
   VKDS_ARG_VIEW = 4,    /* a vkds_view, passed by device address (a VKDS_VIEW in vkds.glsl); its
                            offset a multiple of 4 (else VKDS_ERROR_INVALID_ARGUMENT), and of
-                           8 for 8-byte elements */
+                           8 for 8-byte elements (not checked: vkds does not know the
+                           type the kernel reads; undefined on GPUs otherwise) */
   VKDS_ARG_BINDING = 5, /* a vkds_view bound as the storage buffer at set 0, `binding`; its
                            offset a multiple of minStorageBufferOffsetAlignment (else the
                            launch is VKDS_ERROR_INVALID_ARGUMENT) */
