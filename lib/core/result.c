@@ -56,8 +56,8 @@ const char *vkds__last_reason(vkds_result result) {
 
 vkds_result vkds__fail_as(const vkds_context *ctx, const char *who, vkds_result result) {
   if (result == VKDS_SUCCESS) return result;
-  char why[512]; /* (copied: formatting the thread's message into itself garbles it) */
-  snprintf(why, sizeof why, "%s", vkds__last_reason(result));
+  char why[sizeof last_message]; /* (copied: formatting the thread's message into itself garbles it) */
+  strcpy(why, vkds__last_reason(result));
   return vkds__fail(ctx, result, VK_SUCCESS, "%s: %s", who, why);
 }
 
