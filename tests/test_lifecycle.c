@@ -331,6 +331,30 @@ START_TEST(deferred_policies_and_held_selections_keep_the_context) {
 }
 END_TEST
 
+/* A context vkds_context_destroy was called on, alive for a policy made before, takes no
+ * new policy (or deferred policy's init, or backend): a named error, and the context is
+ * still destroyed by the first policy's release (new policies kept it alive; a probe). */
+START_TEST(a_destroyed_context_takes_no_new_policies) {
+  vkds_context *ctx = counted_context();
+  vkds_policy *p, *q = NULL, *deferred;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &p));
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.deferred = true, .resources = {.context = ctx}}, &deferred));
+  policy_errors = 0;
+  vkds_context_destroy(ctx);
+  ck_assert_int_eq(policy_errors, 1);
+  ck_assert_int_eq(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_ROUND_ROBIN, .resources = {.context = ctx}}, &q),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(q);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "vkds_policy_create: vkds_context_destroy was called"));
+  ck_assert_int_eq(vkds_policy_init(deferred, &(vkds_policy_resources){.context = ctx}), VKDS_ERROR_INVALID_ARGUMENT);
+  vkds_backend *b = NULL;
+  ck_assert_int_eq(vkds_backend_create(&(vkds_backend_info){.context = ctx}, &b), VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(b);
+  vkds_policy_release(deferred);
+  vkds_policy_release(p); /* the last: destroys the context */
+}
+END_TEST
+
 START_TEST(version_string) {
   char expect[32];
   snprintf(expect, sizeof expect, "%d.%d.%d", VKDS_VERSION_MAJOR, VKDS_VERSION_MINOR, VKDS_VERSION_PATCH);
@@ -353,6 +377,7 @@ int main(void) {
   tcase_add_test(tc, validation_without_a_logger_goes_to_stderr);
   tcase_add_test(tc, a_submission_released_after_the_context);
   tcase_add_test(tc, deferred_policies_and_held_selections_keep_the_context);
+  tcase_add_test(tc, a_destroyed_context_takes_no_new_policies);
   tcase_add_test(tc, version_string);
   suite_add_tcase(s, tc);
   return harness_run(s);

@@ -244,7 +244,8 @@ VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_con
  * error (VKDS_LOG_ERROR; it does not count them), and the context then lives on,
  * whole, until the last of them is released, whose release destroys it as this call
  * would have (its work waited for, the warnings above logged then); everything made
- * from it stays usable until then.
+ * from it stays usable until then, but it takes no new policy or backend (their
+ * creation, and a deferred policy's vkds_policy_init, are VKDS_ERROR_INVALID_ARGUMENT).
  * The wait is bounded by vkds_context_info.destroy_timeout_ns (default 10 s). Work still
  * running then (a kernel that never ends, a task waiting on a semaphore nobody signals)
  * is never destroyed under the GPU: the call logs an error and returns, leaving the

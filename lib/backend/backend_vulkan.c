@@ -28,6 +28,13 @@ static vkds_result vulkan_init(vkds_backend *b) {
     if (vkds_resource_context(b->resources[i]) != ctx)
       return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
                         "backend: resources 0 and %u belong to different contexts", i);
+  /* a context vkds_context_destroy was called on lives on only for the policies and
+   * backends already made (they were made from it as from a live one, and kept it until
+   * their release; a probe) */
+  if (atomic_load(&ctx->live_backends) & VKDS__CONTEXT_DESTROY_PENDING)
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: vkds_context_destroy was called on the context (it waits for the policies and "
+                      "backends made from it, and takes no new ones)", vkds__caller("vkds_backend_create"));
   b->context = ctx;
   vkds__backend_hold_context(b, ctx);
   return VKDS_SUCCESS;
