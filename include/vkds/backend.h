@@ -258,7 +258,10 @@ struct vkds_backend {
 
 typedef struct vkds_backend_info {
   /* The resources, and their kind. NULL kind: vkds_resource_kind_vulkan, and with
-   * resources NULL too, every resource of `context`. */
+   * resources NULL too, every resource of `context`. A resource listed twice is two
+   * entries (indices) to the backend and its policy: each is selected, and its work
+   * counted, on its own (round robin gives it two turns, dynamic load sees each
+   * index's load alone). */
   const vkds_resource_kind *kind;
   uint32_t resource_count;
   void *const *resources;
