@@ -331,6 +331,10 @@ struct vkds_resource {
   uint32_t family, queue_index;
   VkQueue queue;
   pthread_mutex_t queue_lock; /* VkQueue is externally synchronized */
+  /* the thread holding queue_lock (its &vkds__thread), 0: none: a thread that holds it
+   * (vkds_resource_lock_queue) and calls vkds on the queue submits itself instead of
+   * waiting for the lock it holds (resource.c, queue.c) */
+  _Atomic uintptr_t lock_owner;
 
   /* submission tracking (lib/backend/queue.c) */
   VkSemaphore timeline;            /* signalled by every vkds submit to this queue */
@@ -420,6 +424,8 @@ static inline void vkds__cpu_relax(void) {
 
 /* vkds_resource_lock_queue if the queue is free now; false (nothing locked) if not. */
 bool vkds__resource_try_lock_queue(vkds_resource *res);
+/* Whether the calling thread holds the queue's lock. */
+bool vkds__resource_held_here(const vkds_resource *res);
 /* Unlocks after vkds's own submits: unlike vkds_resource_unlock_queue, which forgets how
  * the queue's last command buffer ended (the application may have submitted its own). */
 void vkds__resource_unlock_queue_own(vkds_resource *res);

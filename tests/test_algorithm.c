@@ -1510,6 +1510,49 @@ static vkds_result record_nothing(void *user, const vkds_task *task, void **wait
   return VKDS_SUCCESS;
 }
 
+/* A thread that holds a queue (vkds_resource_lock_queue) and calls vkds on it: its
+ * uploads, blocking and asynchronous calls (and their waits) submit under its hold, after
+ * what was pending; a task that submits by itself is refused by name. They hung, waiting
+ * for the lock the thread held (a threads probe). */
+static vkds_result submits_itself(void *user, const vkds_task *task, void **wait_object) {
+  (void)user, (void)task, (void)wait_object;
+  return VKDS_SUCCESS;
+}
+START_TEST(calls_under_the_callers_queue_lock) {
+  open_ctx();
+  enum { N = 3000 };
+  static uint32_t host[N], back[N];
+  uint32_t want = 0;
+  for (uint32_t i = 0; i < N; ++i) host[i] = (uint32_t)rnd(), want += host[i];
+  vkds_buffer *a;
+  ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = sizeof host}, &a));
+  vkds_seq as = vkds_seq_buffer(vkds_view_of(a), VKDS_U32), hs = vkds_seq_host(host, N, VKDS_U32);
+  uint32_t before = 0, sum = 0, async_sum = 0;
+  vkds_submission *s;
+  ck_assert_vkds(vkds_reduce_async(pol, &hs, NULL, NULL, &before, &s)); /* maybe still pending when locked */
+  vkds_resource_lock_queue(r0);
+  ck_assert_vkds(vkds_upload(r0, vkds_view_of(a), host, sizeof host));
+  ck_assert_vkds(vkds_reduce(pol, &as, NULL, NULL, &sum));
+  ck_assert_uint_eq(sum, want);
+  vkds_submission *s2;
+  ck_assert_vkds(vkds_reduce_async(pol, &as, NULL, NULL, &async_sum, &s2));
+  ck_assert_vkds(vkds_submission_wait(s2));
+  ck_assert_uint_eq(async_sum, want);
+  ck_assert_vkds(vkds_download(r0, back, vkds_view_of(a), sizeof back));
+  ck_assert_int_eq(memcmp(back, host, sizeof host), 0);
+  ck_assert_int_eq(vkds_submit(pol, &(vkds_task_info){.fn = submits_itself, .mode = VKDS_TASK_SELF_SUBMIT}, NULL),
+                   VKDS_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "whose lock its thread holds"));
+  ck_assert_vkds(vkds_policy_wait_all(pol, UINT64_MAX));
+  vkds_resource_unlock_queue(r0);
+  ck_assert_vkds(vkds_submission_wait(s));
+  ck_assert_uint_eq(before, want);
+  vkds_submission_release(s), vkds_submission_release(s2);
+  vkds_buffer_destroy(a);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(queue_puts_the_leading_barrier_where_needed) {
   open_ctx();
   enum { N = 4096 };
@@ -2088,6 +2131,7 @@ int main(void) {
   tcase_add_test(t, policy_at_capacity_is_waited_out);
   tcase_add_test(t, wait_all_completes_async_outputs);
   tcase_add_test(t, later_async_host_writes_win);
+  tcase_add_test(t, calls_under_the_callers_queue_lock);
   tcase_add_test(t, asynchronous_sequences_may_go_out_of_scope);
   suite_add_tcase(s, t);
   t = harness_tcase("kernels");

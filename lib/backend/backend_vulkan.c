@@ -80,6 +80,12 @@ static vkds_result write_start_timestamp(vkds_resource *r, vkds__slot *s) {
 static vkds_result prepare_task(vkds_backend *b, vkds_selection *sel, const vkds_task_info *info, vkds_task *task) {
   vkds_resource *r = task->resource;
   vkds__device *dev = r->dev;
+  /* (it would wait for the lock its thread holds) */
+  if (info->mode == VKDS_TASK_SELF_SUBMIT && vkds__resource_held_here(r))
+    return vkds__fail(dev->ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: a task that submits by itself (VKDS_TASK_SELF_SUBMIT) on queue %u, whose lock its thread "
+                      "holds (vkds_resource_lock_queue): it takes the lock for the task's own submit",
+                      vkds__caller("vkds_submit"), r->index);
   vkds__slot *s;
   bool record = info->mode == VKDS_TASK_RECORD, timed = vkds_selection_reports(sel) & VKDS_REPORT_TIME;
   vkds__replay replay = {.key = info->replay_key, .timed = timed, .label = info->label};

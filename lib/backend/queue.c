@@ -757,7 +757,8 @@ static vkds_result deferred_failure(vkds_resource *r, const char *what) {
  * error when the call that carried it failed. */
 static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block) {
   if (atomic_load(&r->submitted) >= value) return VKDS_SUCCESS;
-  if (block) vkds__queue_flush(r);
+  if (vkds__resource_held_here(r)) vkds__queue_flush_pending(r); /* (the caller holds the queue) */
+  else if (block) vkds__queue_flush(r);
   else if (!r->dev->queue_lock && vkds__resource_try_lock_queue(r)) {
     vkds__queue_flush_pending(r);
     vkds__resource_unlock_queue_own(r);
@@ -783,6 +784,10 @@ void vkds__queue_flush(vkds_resource *r) {
   bool none = !r->pending_head && atomic_load(&r->flushing) == 0;
   pthread_mutex_unlock(&r->pending_lock);
   if (none) return; /* (no lock taken: a caller that holds the queue, a task that submits by itself, may wait) */
+  if (vkds__resource_held_here(r)) { /* (the thread holds the queue: vkds_resource_lock_queue) */
+    vkds__queue_flush_pending(r);
+    return;
+  }
   vkds_resource_lock_queue(r);
   vkds__queue_flush_pending(r);
   vkds__resource_unlock_queue_own(r);
@@ -882,6 +887,10 @@ vkds_result vkds__queue_submit(vkds_resource *r, vkds__slot *s, bool may_defer, 
   vkds__submit_req req = {.slot = s};
   atomic_init(&req.done, false);
   enqueue(r, &req);
+  /* A thread that holds the queue (vkds_resource_lock_queue) and calls vkds on it submits
+   * what is pending itself, this task last: waiting for the lock it holds, it hung (a
+   * threads probe: vkds_upload, or a blocking algorithm, between lock and unlock). */
+  if (vkds__resource_held_here(r)) vkds__queue_flush_pending(r);
   /* Until the request is done, take the queue if it is free and submit what is pending;
    * while another thread holds it (and may take this request along), watch the request
    * (see above). After QUEUE_SPIN_NS, block. */

@@ -86,9 +86,18 @@ vkds_result vkds_resource_vk_handles(const vkds_resource *res, VkPhysicalDevice 
   return VKDS_SUCCESS;
 }
 
+/* A thread's token: the address of its thread-local block (unique among live threads). */
+static uintptr_t this_thread(void) { return (uintptr_t)&vkds__thread; }
+
+bool vkds__resource_held_here(const vkds_resource *res) {
+  /* (only this thread stores its own token: a relaxed read that sees it is its own store) */
+  return atomic_load_explicit(&res->lock_owner, memory_order_relaxed) == this_thread();
+}
+
 void vkds_resource_lock_queue(vkds_resource *res) {
   if (!res) return;
   pthread_mutex_lock(&res->queue_lock);
+  atomic_store_explicit(&res->lock_owner, this_thread(), memory_order_relaxed);
   if (res->dev->queue_lock) res->dev->queue_lock(res->dev->queue_lock_user, res->queue);
   /* tasks vkds_submit deferred go first: what the holder submits comes after every task
    * submitted before the lock, as if none had been deferred */
@@ -97,12 +106,14 @@ void vkds_resource_lock_queue(vkds_resource *res) {
 
 bool vkds__resource_try_lock_queue(vkds_resource *res) {
   if (pthread_mutex_trylock(&res->queue_lock) != 0) return false;
+  atomic_store_explicit(&res->lock_owner, this_thread(), memory_order_relaxed);
   if (res->dev->queue_lock) res->dev->queue_lock(res->dev->queue_lock_user, res->queue);
   return true;
 }
 
 void vkds__resource_unlock_queue_own(vkds_resource *res) {
   if (res->dev->queue_unlock) res->dev->queue_unlock(res->dev->queue_lock_user, res->queue);
+  atomic_store_explicit(&res->lock_owner, 0, memory_order_relaxed);
   pthread_mutex_unlock(&res->queue_lock);
 }
 
