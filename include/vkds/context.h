@@ -369,7 +369,13 @@ VKDS_API vkds_result vkds_resource_vk_handles(const vkds_resource *res,
  * the queue is backed up), so what the holder submits runs after them. After an unlock vkds
  * assumes the application submitted work of its own, and orders its next algorithm call
  * after that work with a full barrier (between vkds's own calls the barrier at the end
- * of one call orders it before the next). */
+ * of one call orders it before the next). The holder may call vkds on this queue
+ * meanwhile (vkds_upload, vkds_download, launches and algorithm calls a policy sends here,
+ * their waits): they submit under its hold, in the order of the calls, after what was
+ * pending; a task that submits by itself (VKDS_TASK_SELF_SUBMIT) is
+ * VKDS_ERROR_INVALID_ARGUMENT there. Another thread's submissions to the queue wait for
+ * the unlock (deferred ones are submitted then). Not recursive: a second
+ * vkds_resource_lock_queue by the holder waits for ever. */
 VKDS_API void vkds_resource_lock_queue(vkds_resource *res);
 VKDS_API void vkds_resource_unlock_queue(vkds_resource *res);
 
