@@ -56,8 +56,9 @@ static vkds_result prepare(packed_launch *pl, vkds_kernel *k, vkds__device *dev,
   VKDS_CHECK(vkds__kernel_pipeline(k, dev, &pl->pipe));
   pl->push_size = k->refl.has_push ? k->refl.push.size : 0;
   if (pl->push_size > sizeof pl->push)
-    return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS, "kernel '%s': %u bytes of push constants, over the %u vkds packs (GLSL kernels "
-                      "are spilled to a buffer past that)", k->name, pl->push_size, (unsigned)VKDS__MAX_PUSH);
+    return vkds__fail(k->ctx, VKDS_ERROR_LIMIT_EXCEEDED, VK_SUCCESS,
+                      "kernel '%s': %u bytes of push constants, over the %u vkds packs (GLSL kernels are spilled to a "
+                      "buffer past that)", k->name, pl->push_size, (unsigned)VKDS__MAX_PUSH);
   pl->args = (vkds__arg_pack){.ctx = k->ctx, .kernel = k->name, .dev = dev, .target = pl->push};
   if (k->layout.spilled) {
     if (!(pl->spill = vkds__temp_alloc(k->ctx, k->layout.size)))
