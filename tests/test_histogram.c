@@ -886,6 +886,11 @@ START_TEST(bad_input) {
   vkds_seq invalid = {0};
   ck_assert_int_eq(vkds_histogram_even(pol, &invalid, &lo, &hi, &cs), E);
   ck_assert_int_eq(vkds_histogram_range(pol, &as, &invalid, &cs), E);
+  /* the message names the call and the role, as every algorithm's does (a chaos probe:
+   * it said "vkds_seq_validate: ...") */
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_histogram_range: the boundaries: "), "%s", vkds_last_error_message());
+  ck_assert_int_eq(vkds_histogram_even_async(pol, &as, &lo, &hi, &invalid, &(vkds_submission *){NULL}), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_histogram_even_async: the counts: "), "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_histogram_even(pol, &as, &hi, &lo, &cs), E); /* lower >= upper */
   ck_assert_msg(strstr(vkds_last_error_message(), "lower < upper"), "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_histogram_even(pol, &as, &lo, &lo, &cs), E);

@@ -725,6 +725,11 @@ START_TEST(bad_input) {
   vkds_seq short_v = vkds_seq_host(v, 15, VKDS_U32); /* keys and values of different lengths */
   ck_assert_int_eq(vkds_inclusive_scan_by_key(pol, &ks, &short_v, &bs, NULL, NULL), E);
   ck_assert_msg(strstr(vkds_last_error_message(), "16 keys and 15 values"), "%s", vkds_last_error_message());
+  vkds_seq bad = {0}; /* the message names the call and the role (a chaos probe: it said "vkds_seq_validate: ...") */
+  ck_assert_int_eq(vkds_inclusive_scan_by_key(pol, &bad, &vs, &bs, NULL, NULL), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_inclusive_scan_by_key: the keys: "), "%s", vkds_last_error_message());
+  ck_assert_int_eq(vkds_reduce_by_key(pol, &ks, &bad, &bs, &cs, NULL, &n), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_reduce_by_key: the values: "), "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_reduce_by_key(pol, &ks, &short_v, &bs, &cs, NULL, &n), E);
   vkds_seq short_o = vkds_seq_host(b, 15, VKDS_U32);
   ck_assert_int_eq(vkds_exclusive_scan_by_key(pol, &ks, &vs, &short_o, NULL, NULL), E); /* output's length */

@@ -194,9 +194,13 @@ static vkds_result check_roles(const char *name, const vkds_seq *in, const vkds_
   if (!in || !counts || (ranged && !boundaries))
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: the %s is NULL", name,
                       !in ? "input" : !counts ? "counts sequence" : "boundaries sequence");
-  VKDS_CHECK(vkds_seq_validate(in));
-  VKDS_CHECK(vkds_seq_validate(counts));
-  if (ranged) VKDS_CHECK(vkds_seq_validate(boundaries));
+  const vkds_seq *role_seq[3] = {in, counts, ranged ? boundaries : NULL};
+  static const char *const role_name[3] = {"the input", "the counts", "the boundaries"};
+  for (int r = 0; r < 3; ++r) {
+    char why[VKDS__SEQ_WHY];
+    vkds_result bad = role_seq[r] ? vkds__seq_validate_quiet(role_seq[r], why) : VKDS_SUCCESS;
+    if (bad != VKDS_SUCCESS) return vkds__fail(NULL, bad, VK_SUCCESS, "%s: %s: %s", name, role_name[r], why);
+  }
   if (!vkds__type_is_number(in->type))
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: the samples must be numbers (I32, U32, F32, I64, U64, F64), not %s",
                       name, vkds__type_name(in->type));

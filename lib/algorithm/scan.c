@@ -511,8 +511,11 @@ static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vk
                                 by_key *z) {
   const vkds_result E = VKDS_ERROR_INVALID_ARGUMENT;
   if (!keys || !values) return vkds__fail(NULL, E, VK_SUCCESS, "%s: the %s are NULL", name, keys ? "values" : "keys");
-  VKDS_CHECK(vkds_seq_validate(keys));
-  VKDS_CHECK(vkds_seq_validate(values));
+  for (int r = 0; r < 2; ++r) {
+    char why[VKDS__SEQ_WHY];
+    vkds_result bad = vkds__seq_validate_quiet(r ? values : keys, why);
+    if (bad != VKDS_SUCCESS) return vkds__fail(NULL, bad, VK_SUCCESS, "%s: the %s: %s", name, r ? "values" : "keys", why);
+  }
   if (keys->count != values->count)
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: %llu keys and %llu values: they must be as many", name,
                       (unsigned long long)keys->count, (unsigned long long)values->count);
