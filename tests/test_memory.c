@@ -222,6 +222,37 @@ START_TEST(large_buffers_use_a_blocks_room_at_the_limit) {
 }
 END_TEST
 
+/* The staging ring that does not fit under device_memory_limit is named, with the fields
+ * that size it: the message said "a buffer of vkds's own" (a configuration probe: a 16 MiB
+ * cap and the default ring of 32 MiB failed a host sort of 4 MB). Upload through a
+ * smaller ring then works. */
+START_TEST(a_staging_ring_over_the_limit_is_named) {
+  vkds_context_info info = harness_info();
+  info.device_memory_limit = 16 * MiB;
+  info.staging_chunks = 4, info.staging_chunk_bytes = 8 * MiB;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  if (has_fallback_memory(res)) { /* (there, the ring goes to other memory) */
+    vkds_context_destroy(ctx);
+    return;
+  }
+  static uint32_t data[4096];
+  vkds_buffer *b = make(res, sizeof data, VKDS_MEMORY_DEVICE, 0);
+  ck_assert_int_eq(vkds_upload(res, vkds_view_of(b), data, sizeof data), VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "vkds_upload: the staging ring (4 chunks of 8388608 bytes"));
+  vkds_buffer_destroy(b);
+  vkds_context_destroy(ctx);
+  info.staging_chunk_bytes = 1 * MiB;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  res = vkds_context_resource(ctx, 0);
+  b = make(res, sizeof data, VKDS_MEMORY_DEVICE, 0);
+  ck_assert_vkds(vkds_upload(res, vkds_view_of(b), data, sizeof data));
+  vkds_buffer_destroy(b);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* Buffers vkds keeps idle give way when the device runs out of memory: the empty block
  * a small buffer leaves (kept for reuse) and the stream buffers a streamed call keeps for
  * the next. Under device_memory_limit they made every later allocation fail, the
@@ -634,6 +665,7 @@ int main(void) {
   tcase_add_test(tc, memory_kinds);
   tcase_add_test(tc, device_memory_limit_falls_back_then_fails_cleanly);
   tcase_add_test(tc, large_buffers_use_a_blocks_room_at_the_limit);
+  tcase_add_test(tc, a_staging_ring_over_the_limit_is_named);
   tcase_add_test(tc, idle_buffers_give_way_when_memory_runs_out);
   tcase_add_test(tc, imported_host_memory_is_used_in_place);
   suite_add_tcase(s, tc);

@@ -16,6 +16,7 @@
  * whole ring free. */
 #include "host_copy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +70,12 @@ static vkds_result staging_get(vkds__device *dev, vkds__staging **out) {
     if (r != VKDS_SUCCESS) {
       st->slots[i].buf = (vkds_buffer){0};
       vkds__staging_destroy(dev);
-      return r;
+      /* named: "a buffer of vkds's own" left a user under a small device_memory_limit
+       * guessing which (a configuration probe: a 16 MiB cap, the default 32 MiB ring) */
+      char who[96];
+      snprintf(who, sizeof who, "%s: the staging ring (%u chunks of %llu bytes: staging_chunks, staging_chunk_bytes)",
+               vkds__caller("vkds_upload"), ctx->staging_chunks, (unsigned long long)ctx->staging_chunk_bytes);
+      return vkds__fail_as(ctx, who, r);
     }
   }
   *out = st;
