@@ -29,8 +29,8 @@ static vkds_result vulkan_init(vkds_backend *b) {
       return vkds__fail(ctx, VKDS_ERROR_WRONG_CONTEXT, VK_SUCCESS,
                         "backend: resources 0 and %u belong to different contexts", i);
   /* a context vkds_context_destroy was called on lives on only for the policies and
-   * backends already made (they were made from it as from a live one, and kept it until
-   * their release; a probe) */
+   * backends already made (new ones were made as from a live context and kept it alive
+   * until their own release; an open item of session 43's probes) */
   if (atomic_load(&ctx->live_backends) & VKDS__CONTEXT_DESTROY_PENDING)
     return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                       "%s: vkds_context_destroy was called on the context (it waits for the policies and "
