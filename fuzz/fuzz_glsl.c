@@ -80,7 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (r == VKDS_SUCCESS) {
       vkds__arg_layout layout;
       vkds__args_layout(&refl, &layout);
-      static const vkds_result check[] = {VKDS_SUCCESS, VKDS_ERROR_ARGUMENT_MISMATCH};
+      /* (UNSUPPORTED: a descriptor vkds does not bind, one outside set 0 or an array of
+       * buffers, refused when the kernel is made since session 44) */
+      static const vkds_result check[] = {VKDS_SUCCESS, VKDS_ERROR_ARGUMENT_MISMATCH, VKDS_ERROR_UNSUPPORTED};
       expect(vkds__args_check(NULL, "fuzz", &refl, &layout, NULL), check, sizeof check / sizeof check[0],
              "vkds__args_check");
     }
