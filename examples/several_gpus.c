@@ -29,6 +29,7 @@
  *
  * Exits 0 when every sum was right and the validation layer (VKDS_VALIDATION=1) had
  * nothing to say. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -153,6 +154,19 @@ int main(int argc, char **argv) {
   uint32_t *data = NULL;
   static job job_one, job_all, job_held, job_imported;
 
+  /* the size first, a whole number of MiB (0: the default, below): "1.5" read as 1 and
+   * "abc" was refused only after the devices were listed (a new-user probe) */
+  uint64_t mib = 0;
+  if (argc > 1) {
+    char *end;
+    errno = 0;
+    mib = strtoull(argv[1], &end, 10);
+    if (argc > 2 || end == argv[1] || *end || errno || argv[1][0] == '-' || mib == 0 || mib > (1u << 16)) {
+      fprintf(stderr, "usage: %s [MiB] (a whole number, 1 to 65536)\n", argv[0]);
+      return 2;
+    }
+  }
+
   vkds_context_info info = {.log = logger, .log_level = VKDS_LOG_WARN};
   CHECK(vkds_context_create(&info, &ctx));
   if (vkds_context_device_count(ctx) == 1) {
@@ -177,12 +191,8 @@ int main(int argc, char **argv) {
     }
   }
 
-  uint64_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : cpu ? 16 : 256;
+  if (!mib) mib = cpu ? 16 : 256;
   uint64_t n = mib * (1u << 20) / sizeof(uint32_t), per_chunk = n / CHUNKS;
-  if (per_chunk == 0 || mib > (1u << 16)) {
-    fprintf(stderr, "usage: %s [MiB] (1 to 65536)\n", argv[0]);
-    goto done;
-  }
   n = per_chunk * CHUNKS;
   /* page-aligned (64 KiB), so that its chunks can be imported (part 3) */
   void *mem = NULL;
