@@ -33,6 +33,10 @@ int bench_balance_cpu(vkds_context *ctx, const bench_options *opt);
 int bench_launch(vkds_context *ctx, const bench_options *opt);
 int bench_bandwidth(vkds_context *ctx, const bench_options *opt);
 int bench_algorithms(vkds_context *ctx, const bench_options *opt);
+/* Whether each comma-separated part of --only names an algorithm of --algorithms; if
+ * not, says so on stderr (with the names there are) and returns false. Needs no device:
+ * vkds-bench checks it before it makes a context. */
+bool bench_algorithms_only_ok(const char *only);
 
 /* A plain-Vulkan buffer with its own memory, for the baselines. */
 typedef struct bench_vk_buffer {

@@ -2265,6 +2265,15 @@ static void print_sort_targets(const row_list *rows) {
   }
 }
 
+bool bench_algorithms_only_ok(const char *only) {
+  char unnamed[64];
+  if (!only_names_nothing(only, unnamed)) return true;
+  fprintf(stderr, "vkds-bench: --only: \"%s\" names no algorithm; the algorithms are:", unnamed);
+  for (size_t k = 0; k < ALGO_COUNT; ++k) fprintf(stderr, " %s", ALGOS[k].name);
+  fprintf(stderr, " (the forced scan paths' rows, _single and _portable, come with theirs)\n");
+  return false;
+}
+
 int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   run_state st = {.json = opt->json, .only = opt->only}, paths[PATHS] = {{0}};
   uint32_t path_count = 0;
@@ -2272,14 +2281,9 @@ int bench_algorithms(vkds_context *ctx, const bench_options *opt) {
   vkds_resource_info ri;
   vkds_resource_get_info(vkds_context_resource(ctx, 0), &ri);
   /* arguments that would measure nothing are said so, not run as an empty table; and
-   * each part of --only must name an algorithm */
-  char unnamed[64];
-  if (only_names_nothing(opt->only, unnamed)) {
-    fprintf(stderr, "vkds-bench: --only: \"%s\" names no algorithm; the algorithms are:", unnamed);
-    for (size_t k = 0; k < ALGO_COUNT; ++k) fprintf(stderr, " %s", ALGOS[k].name);
-    fprintf(stderr, " (the forced scan paths' rows, _single and _portable, come with theirs)\n");
-    return 2;
-  }
+   * each part of --only must name an algorithm (main checks it first; a caller of this
+   * function may not have) */
+  if (!bench_algorithms_only_ok(opt->only)) return 2;
 
   if (opt->cub_path && cub_load(opt->cub_path, &st.cub)) return 1;
   if (state_open(&st, ctx, 0)) {

@@ -268,6 +268,8 @@ static parse_status parse_args(int argc, char **argv, const bench_mode **mode,
     return usage_error("--algorithms takes no --count (its sizes: --min-log2, --max-log2):", "--count");
   if (opt->min_log2 && opt->max_log2 && opt->min_log2 > opt->max_log2)
     return usage_error("--min-log2 is above --max-log2:", "--min-log2");
+  /* (before any context: "--only ," listed the devices first; a new-user probe) */
+  if (opt->only && !bench_algorithms_only_ok(opt->only)) return PARSE_EXIT_USAGE;
   return PARSE_RUN;
 }
 

@@ -131,6 +131,10 @@ def main():
                     f"exit status {got_rc}, rows of {sorted(measured)}")
             check("bench --only naming nothing with $", bench, ["--algorithms", "--only", "vkds_sor$"], 2,
                   ["names no algorithm"])
+            # refused before any device is touched (it listed the devices first: a probe)
+            got_rc, out, err = run(bench, ["--algorithms", "--only", ","])
+            verdict("bench --only ',' before a context", got_rc == 2 and "names no algorithm" in err and
+                    "device(s)" not in out + err, f"exit status {got_rc}\n  out: {out[:200]}\n  err: {err[:200]}")
         # rows written nowhere: exit 1, not a silent 0
         with open("/dev/full", "w") as full:
             p = subprocess.run([bench, "--quick", "--count", "1024"], stdout=full, stderr=subprocess.PIPE, text=True,
