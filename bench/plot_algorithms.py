@@ -287,6 +287,9 @@ def write_plot(series, notes, args):
         import matplotlib  # noqa: F401
     except ImportError:
         out = os.path.splitext(args.out)[0] + ".svg"
+        if not args.svg and os.path.splitext(args.out)[1] != ".svg":  # (it said nothing of it: a probe)
+            print("plot_algorithms.py: no matplotlib here: writing %s, an SVG, instead of %s" % (out, args.out),
+                  file=sys.stderr)
         plot_svg(series, notes, out)
         return out
     plot_matplotlib(series, notes, args.out)

@@ -159,6 +159,18 @@ def main():
             verdict("plot into a missing folder",
                     p.returncode == 1 and "cannot write the plot" in p.stderr and "Traceback" not in p.stderr,
                     f"exit status {p.returncode}\n  stderr: {p.stderr[:400]}")
+            # a PNG asked for where matplotlib is missing: the SVG written instead, and said so
+            try:
+                import matplotlib  # noqa: F401
+                have_matplotlib = True
+            except ImportError:
+                have_matplotlib = False
+            if not have_matplotlib:
+                p = subprocess.run(plot + [rows, "-o", os.path.join(tmp, "plot.png")], capture_output=True, text=True,
+                                   timeout=120)
+                verdict("plot without matplotlib says so", p.returncode == 0 and "no matplotlib here" in p.stderr and
+                        p.stdout.strip().endswith("plot.svg"),
+                        f"exit status {p.returncode}\n  stdout: {p.stdout[:200]}\n  stderr: {p.stderr[:400]}")
     if failures:
         print("\n".join(failures), file=sys.stderr)
         return 1
