@@ -757,8 +757,8 @@ static vkds_result deferred_failure(vkds_resource *r, const char *what) {
  * error when the call that carried it failed. */
 static vkds_result submit_for(vkds_resource *r, uint64_t value, bool block) {
   if (atomic_load(&r->submitted) >= value) return VKDS_SUCCESS;
-  if (vkds__resource_held_here(r)) vkds__queue_flush_pending(r); /* (the caller holds the queue) */
-  else if (block) vkds__queue_flush(r);
+  /* (a caller that holds the queue flushes under its hold: vkds__queue_flush) */
+  if (block || vkds__resource_held_here(r)) vkds__queue_flush(r);
   else if (!r->dev->queue_lock && vkds__resource_try_lock_queue(r)) {
     vkds__queue_flush_pending(r);
     vkds__resource_unlock_queue_own(r);

@@ -178,7 +178,6 @@ vkds_result vkds__args_check(const vkds_context *ctx, const char *kernel, const 
    * description leaves out would be read unbound (a validation error, then anything) */
   for (uint32_t i = 0; i < r->binding_count; ++i) {
     const vkds__binding *b = &r->bindings[i];
-    if (b->set != 0) continue; /* (refused above) */
     if (b->type != VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
       return vkds__fail(ctx, VKDS_ERROR_ARGUMENT_MISMATCH, VK_SUCCESS,
                         "kernel '%s': binding %u ('%s') is not a storage buffer; vkds binds storage buffers only",

@@ -410,10 +410,9 @@ static vkds_result make_pipeline(vkds_kernel *k, vkds__device *dev, vkds__pipeli
                       lim->maxPushConstantsSize);
   VkDescriptorSetLayoutBinding bindings[32];
   uint32_t nb = 0;
+  /* (every binding is in set 0: vkds__args_check refused the kernel at its creation
+   * otherwise) */
   for (uint32_t i = 0; i < r->binding_count; ++i) {
-    if (r->bindings[i].set != 0)
-      return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
-                        "kernel '%s': descriptor set %u is used; vkds binds set 0 only", k->name, r->bindings[i].set);
     if (nb == 32) /* (the message said set 0 was the matter; a probe) */
       return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
                         "kernel '%s': %u bindings in set 0; vkds binds at most 32 (pass further buffers as views)",
