@@ -457,15 +457,21 @@ static void log_into(void *user, vkds_log_level level, vkds_log_source source, c
   snprintf(logged + n, sizeof logged - n, "%s\n", message);
 }
 
-/* A compile that succeeds with warnings logs them (they were dropped: an `#extension
- * ... : warn` that glslang does not know said nothing; a new-user probe); one without
- * warnings logs nothing. */
-START_TEST(warnings_of_a_compile_that_succeeds_are_logged) {
+/* A context whose messages go to `logged`, emptied first. */
+static vkds_context *logging_context(void) {
   vkds_context_info info = harness_info();
   info.log = log_into;
   logged[0] = '\0';
   vkds_context *ctx;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
+  return ctx;
+}
+
+/* A compile that succeeds with warnings logs them (they were dropped: an `#extension
+ * ... : warn` that glslang does not know said nothing; a new-user probe); one without
+ * warnings logs nothing. */
+START_TEST(warnings_of_a_compile_that_succeeds_are_logged) {
+  vkds_context *ctx = logging_context();
   static const char warned[] = "#version 450\n"
                                "layout(local_size_x = 1) in;\n"
                                "#extension GL_EXT_no_such_extension : warn\n"
@@ -534,11 +540,7 @@ END_TEST
  * has every feature, so the test takes 8-bit arguments off the record of what vkds
  * enabled on each device. */
 START_TEST(missing_feature_is_named) {
-  vkds_context_info info = harness_info();
-  info.log = log_into;
-  logged[0] = '\0';
-  vkds_context *ctx;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_context *ctx = logging_context();
   for (uint32_t d = 0; d < ctx->device_count; ++d) ctx->devices[d].enabled.caps &= ~(uint32_t)VKDS__CAP_PUSH8;
   static const char narrow[] = "#version 450\n"
                                "#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require\n"

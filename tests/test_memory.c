@@ -181,6 +181,18 @@ START_TEST(device_memory_limit_falls_back_then_fails_cleanly) {
 }
 END_TEST
 
+/* A context under info's device_memory_limit and its resource 0 (*res); NULL (nothing
+ * left made) where the device has fallback memory: there, past the limit is other
+ * memory, and what the limit refuses cannot be seen. */
+static vkds_context *capped_context(const vkds_context_info *info, vkds_resource **res) {
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(info, &ctx));
+  *res = vkds_context_resource(ctx, 0);
+  if (!has_fallback_memory(*res)) return ctx;
+  vkds_context_destroy(ctx);
+  return NULL;
+}
+
 /* A buffer larger than the blocks take (a quarter of a block), refused its own memory
  * at device_memory_limit, goes where a block has room: with a 48 MiB limit (12 MiB
  * blocks), one 4 KiB buffer's block and seven 5 MiB buffers of their own reach the
@@ -189,13 +201,9 @@ END_TEST
 START_TEST(large_buffers_use_a_blocks_room_at_the_limit) {
   vkds_context_info info = harness_info();
   info.device_memory_limit = 48 * MiB;
-  vkds_context *ctx;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
-  vkds_resource *res = vkds_context_resource(ctx, 0);
-  if (has_fallback_memory(res)) { /* (there, past the limit is other memory) */
-    vkds_context_destroy(ctx);
-    return;
-  }
+  vkds_resource *res;
+  vkds_context *ctx = capped_context(&info, &res);
+  if (!ctx) return;
   vkds_buffer *small = make(res, 4096, VKDS_MEMORY_DEVICE, 0), *big[16];
   int n = 0;
   for (; n < 16; ++n) {
@@ -230,13 +238,9 @@ START_TEST(a_staging_ring_over_the_limit_is_named) {
   vkds_context_info info = harness_info();
   info.device_memory_limit = 16 * MiB;
   info.staging_chunks = 4, info.staging_chunk_bytes = 8 * MiB;
-  vkds_context *ctx;
-  ck_assert_vkds(vkds_context_create(&info, &ctx));
-  vkds_resource *res = vkds_context_resource(ctx, 0);
-  if (has_fallback_memory(res)) { /* (there, the ring goes to other memory) */
-    vkds_context_destroy(ctx);
-    return;
-  }
+  vkds_resource *res;
+  vkds_context *ctx = capped_context(&info, &res);
+  if (!ctx) return;
   static uint32_t data[4096];
   vkds_buffer *b = make(res, sizeof data, VKDS_MEMORY_DEVICE, 0);
   ck_assert_int_eq(vkds_upload(res, vkds_view_of(b), data, sizeof data), VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
