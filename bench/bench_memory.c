@@ -7,7 +7,9 @@
  *   vkds       vkds_upload / vkds_download into a device buffer: the chunk ring, host
  *              copies on several threads overlapping the GPU copies
  *   imported   the host memory imported once (vkds_buffer_import_host, not timed; its
- *              cost is printed), then vkds_upload / vkds_download: one GPU copy, no memcpy
+ *              cost is printed), then vkds_upload / vkds_download: one GPU copy, no memcpy;
+ *              measured rep by rep in turn with `vkds` (which copies its own, not
+ *              imported, arrays), so that both see the same machine state
  *   mapped     vkds_upload / vkds_download on a mapped buffer (device-local host-visible
  *              memory where the device has it): host copies straight into device memory
  *   roof       the plain GPU copy alone from (to) host-visible memory, no memcpy: what
@@ -97,6 +99,7 @@ typedef struct setup {
   vkds_resource *res;
   uint64_t size;
   unsigned char *host, *back; /* aligned for import */
+  unsigned char *own_host, *own_back; /* the vkds variant's: never imported */
   vkds_buffer *device, *mapped, *imported_host, *imported_back;
   plain_copy plain;
 } setup;
@@ -112,6 +115,9 @@ static double run_once(setup *s, int variant, int dir) {
     break;
   case ROOF: plain_run(&s->plain, dir, s->res); break;
   case VKDS:
+    r = dir == UP ? vkds_upload(s->res, vkds_view_of(s->device), s->own_host, s->size)
+                  : vkds_download(s->res, s->own_back, vkds_view_of(s->device), s->size);
+    break;
   case IMPORTED:
     r = dir == UP ? vkds_upload(s->res, vkds_view_of(s->device), s->host, s->size)
                   : vkds_download(s->res, s->back, vkds_view_of(s->device), s->size);
@@ -125,22 +131,30 @@ static double run_once(setup *s, int variant, int dir) {
   return r == VKDS_SUCCESS ? secs : -1.0;
 }
 
-static double measure(setup *s, int variant, int dir, uint32_t reps) {
-  double *t = calloc(reps, sizeof *t);
-  run_once(s, variant, dir); /* warm-up: first touches, lazily made staging rings */
-  for (uint32_t i = 0; i < reps; ++i)
-    if ((t[i] = run_once(s, variant, dir)) < 0) {
-      free(t);
-      return -1.0;
+/* GB/s of `n` variants (1 or 2) measured rep by rep in turn, into gbs[variant]; -1 for
+ * a variant that failed or whose download came back wrong. */
+static void measure(setup *s, const int *variants, int n, int dir, uint32_t reps, double *gbs) {
+  double *t = calloc((size_t)reps * 2, sizeof *t);
+  if (dir == DOWN) /* what a download writes is checked below: nothing left from an earlier variant */
+    for (int v = 0; v < n; ++v) memset(variants[v] == VKDS ? s->own_back : s->back, 0, s->size);
+  for (int v = 0; v < n; ++v) run_once(s, variants[v], dir); /* warm-up: first touches, lazily made rings */
+  bool ok[2] = {t != NULL, t != NULL};
+  for (uint32_t i = 0; i < reps && t; ++i)
+    for (int v = 0; v < n; ++v)
+      if (ok[v] && (t[v * reps + i] = run_once(s, variants[v], dir)) < 0) ok[v] = false;
+  for (int v = 0; v < n; ++v) {
+    const unsigned char *back = variants[v] == VKDS ? s->own_back : s->back;
+    if (ok[v] && dir == DOWN && variants[v] != ROOF && memcmp(back, s->host, s->size) != 0) {
+      fprintf(stderr, "bandwidth: %s download differs from what was uploaded\n", variant_names[variants[v]]);
+      ok[v] = false;
     }
-  if (dir == DOWN && variant != ROOF && memcmp(s->back, s->host, s->size) != 0) {
-    fprintf(stderr, "bandwidth: %s download differs from what was uploaded\n", variant_names[variant]);
-    free(t);
-    return -1.0;
+    gbs[variants[v]] = ok[v] ? (double)s->size / bench_median(t + v * reps, reps) * 1e-9 : -1.0;
   }
-  double m = bench_median(t, reps);
   free(t);
-  return (double)s->size / m * 1e-9;
+}
+
+static void measure_one(setup *s, int variant, int dir, uint32_t reps, double *gbs) {
+  measure(s, &variant, 1, dir, reps, gbs);
 }
 
 static void print_row(uint64_t size, int dir, const double gbs[VARIANTS]) {
@@ -159,43 +173,45 @@ static int bench_size(vkds_resource *res, uint64_t size, uint64_t align) {
   setup s = {.res = res, .size = size};
   uint64_t rounded = (size + align - 1) / align * align;
   s.host = aligned_alloc(align, rounded), s.back = aligned_alloc(align, rounded);
-  if (!s.host || !s.back) { /* (it returned 1 without a word, and kept the other: a CLI probe) */
-    printf("%8.0f MiB  no host memory for the two %.0f MiB arrays\n", (double)size / MiB, (double)rounded / MiB);
-    free(s.host), free(s.back);
+  s.own_host = aligned_alloc(align, rounded), s.own_back = aligned_alloc(align, rounded);
+  if (!s.host || !s.back || !s.own_host || !s.own_back) { /* (it returned 1 without a word: a CLI probe) */
+    printf("%8.0f MiB  no host memory for the four %.0f MiB arrays\n", (double)size / MiB, (double)rounded / MiB);
+    free(s.host), free(s.back), free(s.own_host), free(s.own_back);
     return 1;
   }
   for (uint64_t i = 0; i < rounded; ++i) s.host[i] = (unsigned char)(i * 2654435761u >> 13);
-  memset(s.back, 0, rounded);
-  uint32_t reps = size >= 256 * MiB ? 3 : size >= 16 * MiB ? 7 : 21;
+  memcpy(s.own_host, s.host, rounded);
+  memset(s.back, 0, rounded), memset(s.own_back, 0, rounded);
+  /* (64 MiB with 7 reps swung by +-0.1x between processes, session 45) */
+  uint32_t reps = size >= 256 * MiB ? 5 : size >= 16 * MiB ? 15 : 21;
   double gbs[2][VARIANTS];
   for (int d = 0; d < 2; ++d)
     for (int v = 0; v < VARIANTS; ++v) gbs[d][v] = -1.0;
   if (vkds_buffer_create(res, &(vkds_buffer_info){.size = size}, &s.device) != VKDS_SUCCESS)
     printf("%8.0f MiB  no device buffer: %s\n", (double)size / MiB, vkds_last_error_message());
   else {
-    for (int d = 0; d < 2; ++d) gbs[d][VKDS] = measure(&s, VKDS, d, reps);
     double import_ms = -1.0;
     if (vkds_import_alignment(res)) {
       uint64_t t0 = bench_now_ns();
       if (vkds_buffer_import_host(res, s.host, rounded, &s.imported_host) == VKDS_SUCCESS &&
-          vkds_buffer_import_host(res, s.back, rounded, &s.imported_back) == VKDS_SUCCESS) {
+          vkds_buffer_import_host(res, s.back, rounded, &s.imported_back) == VKDS_SUCCESS)
         import_ms = (double)(bench_now_ns() - t0) * 1e-6 / 2;
-        for (int d = 0; d < 2; ++d) gbs[d][IMPORTED] = measure(&s, IMPORTED, d, reps);
-      }
-      vkds_buffer_destroy(s.imported_host), vkds_buffer_destroy(s.imported_back);
     }
+    const int both[2] = {VKDS, IMPORTED};
+    for (int d = 0; d < 2; ++d) measure(&s, both, import_ms >= 0 ? 2 : 1, d, reps, gbs[d]);
+    vkds_buffer_destroy(s.imported_host), vkds_buffer_destroy(s.imported_back);
     if (import_ms >= 0) printf("%8.0f MiB  import of the host range: %.2f ms\n", (double)size / MiB, import_ms);
   }
   if (vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = VKDS_MEMORY_MAPPED}, &s.mapped) ==
       VKDS_SUCCESS)
-    for (int d = 0; d < 2; ++d) gbs[d][MAPPED] = measure(&s, MAPPED, d, reps);
+    for (int d = 0; d < 2; ++d) measure_one(&s, MAPPED, d, reps, gbs[d]);
   vkds_buffer_destroy(s.mapped), vkds_buffer_destroy(s.device);
   if (plain_open(&s.plain, res, size) != 0)
     printf("%8.0f MiB  plain Vulkan could not allocate its buffers\n", (double)size / MiB);
   else
     for (int d = 0; d < 2; ++d) { /* up first: the download checks what it put there */
-      gbs[d][PLAIN] = measure(&s, PLAIN, d, reps);
-      gbs[d][ROOF] = measure(&s, ROOF, d, reps);
+      measure_one(&s, PLAIN, d, reps, gbs[d]);
+      measure_one(&s, ROOF, d, reps, gbs[d]);
     }
   plain_close(&s.plain);
   for (int d = 0; d < 2; ++d) {
@@ -203,7 +219,7 @@ static int bench_size(vkds_resource *res, uint64_t size, uint64_t align) {
     if (gbs[d][VKDS] < 0 || gbs[d][PLAIN] < 0) status = 1;
   }
   fflush(stdout);
-  free(s.host), free(s.back);
+  free(s.host), free(s.back), free(s.own_host), free(s.own_back);
   return status;
 }
 
@@ -247,12 +263,12 @@ int bench_bandwidth(vkds_context *ctx, const bench_options *opt) {
     if (!res) continue;
     bool cpu = ri.device_type == VKDS_DEVICE_CPU;
     uint64_t max = opt->count ? (uint64_t)opt->count * MiB : (cpu ? 256 : 1024) * MiB;
-    /* the largest size measured (sizes go up 4x from 1 MiB) holds two host arrays */
+    /* the largest size measured (sizes go up 4x from 1 MiB) holds four host arrays */
     uint64_t top = MiB;
     while (top * 4 <= max) top *= 4;
     long phys = sysconf(_SC_PHYS_PAGES);
-    if (phys > 0 && 2 * top > (uint64_t)phys * (uint64_t)page) {
-      fprintf(stderr, "vkds-bench: --bandwidth at %.0f MiB needs two host arrays of that size, more than this "
+    if (phys > 0 && 4 * top > (uint64_t)phys * (uint64_t)page) {
+      fprintf(stderr, "vkds-bench: --bandwidth at %.0f MiB needs four host arrays of that size, more than this "
                       "machine's %.0f MiB of memory (give a smaller --count)\n",
               (double)top / MiB, (double)phys * (double)page / MiB);
       return 1;

@@ -97,18 +97,26 @@ static vkds_result copies_begin(vkds_resource *r, vkds__slot **out) {
   return VKDS_SUCCESS;
 }
 
-/* Ends the copies with a barrier that makes their writes visible to the host (a
- * download) or to later device work (an upload), and submits them; sets *value to
- * their timeline value. */
-static vkds_result copies_submit(vkds_resource *r, vkds__slot *s, bool to_host, uint64_t *value) {
+/* Ends the copies, with a barrier that makes their writes (and those of the queue's
+ * earlier copies: a barrier orders everything before it in submission order) visible to
+ * the host (a download) or to later device work (an upload) where `barrier` says, and
+ * submits them; sets *value to their timeline value. An upload's groups before its last
+ * need none: the ring's places are reused once the host sees their copies done, which
+ * orders nothing in memory, and the last group's barrier covers them all. (A barrier
+ * cost ~2.5 us of GPU time a submission between back-to-back copies on an H200,
+ * bench/experiments/copy_submits.c; the upload's ~10 groups then save ~25 us of a 1.4
+ * ms 64 MiB transfer, below what --bandwidth can tell apart.) */
+static vkds_result copies_submit(vkds_resource *r, vkds__slot *s, bool to_host, bool barrier, uint64_t *value) {
   vkds__device *dev = r->dev;
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                        .dstAccessMask = to_host ? VK_ACCESS_HOST_READ_BIT
-                                                 : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
-  dev->vk.vkCmdPipelineBarrier(s->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                               to_host ? VK_PIPELINE_STAGE_HOST_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0,
-                               NULL, 0, NULL);
+  if (barrier) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = to_host ? VK_ACCESS_HOST_READ_BIT
+                                                   : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+    dev->vk.vkCmdPipelineBarrier(s->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 to_host ? VK_PIPELINE_STAGE_HOST_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb,
+                                 0, NULL, 0, NULL);
+  }
   VkResult vr = dev->vk.vkEndCommandBuffer(s->cmd);
   vkds__queue_recorded(s);
   if (vr != VK_SUCCESS) {
@@ -127,7 +135,7 @@ static vkds_result submit_copy(vkds_resource *r, const vkds_buffer *src, uint64_
   VKDS_CHECK(copies_begin(r, &s));
   VkBufferCopy region = {.srcOffset = src->offset + src_off, .dstOffset = dst->offset + dst_off, .size = bytes};
   r->dev->vk.vkCmdCopyBuffer(s->cmd, src->vk, dst->vk, 1, &region);
-  return copies_submit(r, s, to_host, value);
+  return copies_submit(r, s, to_host, true, value);
 }
 
 /* Checks the arguments common to both directions and resolves the view's range. */
@@ -264,7 +272,8 @@ static vkds_result region_free(vkds_resource *res, vkds__staging *st, const ring
 }
 
 /* Records and submits the GPU copies of blocks [first, end) in one submission; blocks
- * that lie one after the other in a chunk go in one copy. */
+ * that lie one after the other in a chunk go in one copy. An upload's group ends with
+ * the barrier only when it is the transfer's last (copies_submit). */
 static vkds_result submit_group(vkds_resource *res, vkds__staging *st, const ring_layout *l, const vkds_buffer *device,
                                 uint64_t device_off, uint64_t bytes, uint64_t first, uint64_t end, bool download,
                                 uint64_t *last) {
@@ -283,7 +292,7 @@ static vkds_result submit_group(vkds_resource *res, vkds__staging *st, const rin
                                  &region);
     k = kk;
   }
-  VKDS_CHECK(copies_submit(res, s, download, last));
+  VKDS_CHECK(copies_submit(res, s, download, download || end * l->block >= bytes, last));
   for (uint64_t k = first; k < end; ++k) st->region_value[k % l->regions] = *last;
   return VKDS_SUCCESS;
 }
