@@ -448,6 +448,16 @@ START_TEST(count_minmax_quantifiers_equal_inner_product) {
   ck_assert_vkds(vkds_min_element(pol, &none, &idx, NULL)); ck_assert_uint_eq(idx, 0);
   int32_t five = 5, r;
   ck_assert_vkds(vkds_reduce(pol, &none, NULL, &five, &r)); ck_assert_int_eq(r, 5);
+  /* empty with init is init itself, as std::reduce's, also where op(init, identity) is
+   * not init: the logical operators made 5 into 1, min a NaN init into +inf (a numerics
+   * probe) */
+  ck_assert_vkds(vkds_reduce(pol, &none, &(vkds_op){VKDS_OP_LOGICAL_OR}, &five, &r)); ck_assert_int_eq(r, 5);
+  ck_assert_vkds(vkds_reduce(pol, &none, &(vkds_op){VKDS_OP_LOGICAL_AND}, &five, &r)); ck_assert_int_eq(r, 5);
+  float nan_init = NAN, fr = 0;
+  vkds_seq no_floats = vkds_seq_host(a, 0, VKDS_F32);
+  ck_assert_vkds(vkds_reduce(pol, &no_floats, &(vkds_op){VKDS_OP_MIN}, &nan_init, &fr)); ck_assert(isnan(fr));
+  ck_assert_vkds(vkds_transform_reduce(pol, &none, "float(x)", VKDS_F32, &(vkds_op){VKDS_OP_MAX}, &nan_init, &fr));
+  ck_assert(isnan(fr));
   /* floats: NaN never wins, ties take the first */
   float fl[9] = {3, NAN, 1, 5, 1, NAN, 5, 2, 0.5f};
   vkds_seq fls = vkds_seq_host(fl, 9, VKDS_F32);

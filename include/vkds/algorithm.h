@@ -139,7 +139,9 @@
  *      ..., 1 (value t on the left);
  *   3. when G > 1, one group combines the G group results the same way (thread t takes
  *      the results t, t + 256, ... in order, then step 2);
- *   4. init, when given, is combined last, on the left: op(init, total).
+ *   4. init, when given, is combined last, on the left: op(init, total); an empty
+ *      sequence gives init itself (not op(init, identity), which differs for the
+ *      logical operators and for a NaN init of min or max).
  * G = 1 up to 8192 elements; above, min(ceil(count / 4096), cap), raised so that no
  * thread runs more than 32768 steps (lavapipe cuts longer loops short). The cap is the
  * device's: half the threads its compute units keep resident, divided by 256, where the

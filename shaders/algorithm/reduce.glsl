@@ -116,7 +116,11 @@ void main() {
     if (groups == 1u && (P(4) & 4ul) != 0ul) {
       vkds_p_acc(P(2)).v = total; // a streamed chunk's total, combined later
     } else if (groups == 1u) {
-      if ((P(4) & 2ul) != 0ul) total = vkds_combine(vkds_init(), total);
+      // an empty sequence's result is init itself (std::reduce's): op(init, identity)
+      // is not init where the identity is not one on the right for every init (the
+      // logical operators' 1 and 0 turn an init of 5 into 1; min's +inf turns a NaN
+      // init into +inf)
+      if ((P(4) & 2ul) != 0ul) total = P(0) == 0ul ? vkds_init() : vkds_combine(vkds_init(), total);
       vkds_result_store(total);
     } else {
       vkds_partial_store(g, total);
