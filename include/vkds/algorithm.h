@@ -244,14 +244,21 @@ typedef enum vkds_op_kind {
   /* b when b < a, else a; for floats also b when a is a NaN (IEEE 754's minNum: a NaN
    * on either side is skipped, so the order of a scan's or reduction's steps cannot
    * change the result; NaN only from NaNs alone: a scan's outputs until the first
-   * number, and a reduction of nothing but NaNs gives its identity, +inf or -inf) */
+   * number and a reduce_by_key segment of NaNs alone, while a reduction of nothing but
+   * NaNs gives its identity, +inf or -inf: a reduction starts from the identity, a scan
+   * or a segment from its first element) */
   VKDS_OP_MIN = 3,
   VKDS_OP_MAX = 4, /* b when a < b, else a; for floats also b when a is a NaN (maxNum) */
   VKDS_OP_BIT_AND = 5, /* integer types only */
   VKDS_OP_BIT_OR = 6,
   VKDS_OP_BIT_XOR = 7,
-  VKDS_OP_LOGICAL_AND = 8, /* 1 when both are nonzero, else 0 */
-  VKDS_OP_LOGICAL_OR = 9,  /* 1 when either is nonzero, else 0 */
+  /* 1 when both are nonzero, else 0. An element with nothing before it is not
+   * combined, so it stays as it is, as in std::inclusive_scan: a scan's out[0] without
+   * init (an exclusive scan's out[1]) and a one-element segment of reduce_by_key or of
+   * a scan by key keep the element's value ({5, 0} inclusive: {5, 0}); a reduction,
+   * which starts from the identity, gives 0 or 1 ({5}: 1). */
+  VKDS_OP_LOGICAL_AND = 8,
+  VKDS_OP_LOGICAL_OR = 9, /* 1 when either is nonzero, else 0 (as LOGICAL_AND: 0 or 1 only once combined) */
   VKDS_OP_GLSL = 10,       /* `glsl` over a and b, with `identity` */
 } vkds_op_kind;
 
