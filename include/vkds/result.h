@@ -90,7 +90,9 @@ typedef enum vkds_log_source {
  * that reach none log nothing: a NULL context, policy, resource or kernel argument, and
  * the sequence functions (vkds_seq_validate, vkds_seq_read, and a constructor refused
  * before it looks at a buffer's context); vkds_last_error_message() has their message.
- * A message longer than 1,023 bytes is cut, and then ends in "...". */
+ * A failure's message (what vkds_last_error_message() holds) longer than 1,023 bytes is
+ * cut, and then ends in "..."; other messages come whole (VKDS_DUMP_ALGORITHMS's kernel
+ * sources, several KiB, and the validation layer's). */
 typedef void (*vkds_log_fn)(void *user, vkds_log_level level, vkds_log_source source,
                             const char *message);
 
