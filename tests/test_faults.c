@@ -79,8 +79,10 @@ static uint32_t index_of(vkds_submission *s) { return vkds_selection_index(vkds_
 static int errors_logged;
 static char last_logged[512];
 static int left_allocated_logged; /* errors that said something is left allocated */
+static int timeouts_logged;       /* messages of waits not done in time */
 static void counting_log(void *user, vkds_log_level level, vkds_log_source source, const char *message) {
   harness_log(user, level, source, message);
+  if (strstr(message, "not done after")) ++timeouts_logged;
   if (level == VKDS_LOG_ERROR) ++errors_logged, snprintf(last_logged, sizeof last_logged, "%s", message);
   if (level == VKDS_LOG_ERROR && strstr(message, "left allocated")) ++left_allocated_logged;
 }
@@ -91,6 +93,7 @@ static void counting_log(void *user, vkds_log_level level, vkds_log_source sourc
 START_TEST(a_wait_with_a_timeout_times_out) {
   vkds_context_info info = harness_info();
   info.log = counting_log;
+  info.log_level = VKDS_LOG_INFO; /* (where the timeouts are logged) */
   vkds_context *ctx;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   gate g = gate_open(vkds_context_resource(ctx, 0));
@@ -109,7 +112,12 @@ START_TEST(a_wait_with_a_timeout_times_out) {
   /* the message names the call (it said "queue 0: ..." alone: a contract probe) */
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "vkds_submission_wait: queue 0: not done after"));
   ck_assert_int_eq(vkds_submission_poll(s), VKDS_ERROR_WOULD_BLOCK);
+  /* logged once, with the caller's timeout (the queue's wait logged it first, with what
+   * was left of it: a docs probe) */
+  timeouts_logged = 0;
   ck_assert_int_eq(vkds_backend_wait_all(b, 10000000ull), VKDS_ERROR_TIMEOUT);
+  ck_assert_int_eq(timeouts_logged, 1);
+  ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "not done after 10000000 ns"));
   ck_assert_int_eq(errors_logged, 0);
   gate_release(&g);
   ck_assert_vkds(vkds_submission_wait_timeout(s, 10000000000ull));

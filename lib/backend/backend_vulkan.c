@@ -239,10 +239,14 @@ static vkds_result vulkan_wait_all(vkds_backend *b, uint64_t timeout_ns) {
     uint64_t target = atomic_load(&r->submitted);
     uint64_t spent = vkds__now_ns() - start;
     uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : (spent < timeout_ns ? timeout_ns - spent : 0);
+    /* the queue's timeout gives what was left of the caller's for it: said once, below,
+     * with the caller's (it was logged twice, the first with the remainder; a docs probe) */
+    bool held = vkds__hold_failure_logs(true);
     vkds_result res = target ? vkds__queue_wait(r, target, left, b->spin_ns) : VKDS_SUCCESS;
-    if (res == VKDS_SUCCESS) res = vkds__queue_reclaim(r); /* (reads the timeline: what finished since) */
-    /* (the queue's message gave what was left of the caller's timeout for it) */
+    vkds__hold_failure_logs(held);
     if (res == VKDS_ERROR_TIMEOUT) return vkds__queue_timed_out(r, VK_TIMEOUT, timeout_ns);
+    if (!held) vkds__log_unlogged(r->dev->ctx, res); /* any other failure, logged as it was */
+    if (res == VKDS_SUCCESS) res = vkds__queue_reclaim(r); /* (reads the timeline: what finished since) */
     vkds__queue_settle(r); /* (also after an error: a destroy goes on then) */
     if (first == VKDS_SUCCESS) first = res;
   }
