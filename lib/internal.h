@@ -814,8 +814,15 @@ struct vkds_buffer {
 void vkds__buffer_track(vkds__device *dev, vkds_buffer *buf);
 void vkds__buffer_untrack(vkds__device *dev, vkds_buffer *buf);
 
-/* The device's allocator: blocks per memory type, accounting, imported ranges. */
+/* The device's allocator: blocks per memory type, accounting, imported ranges; also
+ * notes the queue families of the device's resources (made before it). */
 vkds_result vkds__allocator_init(vkds__device *dev);
+/* Sets bci's sharing mode for a buffer of vkds on dev: VK_SHARING_MODE_CONCURRENT over
+ * the queue families of dev's resources where they are more than one (NVIDIA's GPUs have
+ * two compute families, and policies run one call's kernels on either: an exclusive
+ * buffer read by a family other than the last writer's, without a queue family
+ * ownership transfer, has undefined contents by the specification), else exclusive. */
+void vkds__buffer_sharing(const vkds__device *dev, VkBufferCreateInfo *bci);
 /* Frees every block (buffers must be gone). */
 void vkds__allocator_destroy(vkds__device *dev);
 /* Allocates memory for `buf` (dev, kind and size set) by the fallback order of

@@ -84,7 +84,11 @@ VKDS_API vkds_memory_kind vkds_buffer_memory(const vkds_buffer *buf);
 /* The VkMemoryPropertyFlags of the memory it got (0 for host buffers and NULL). */
 VKDS_API VkMemoryPropertyFlags vkds_buffer_memory_flags(const vkds_buffer *buf);
 /* The VkBuffer holding it and its byte offset there (VK_NULL_HANDLE / 0 for host
- * buffers). Sub-allocated buffers share a VkBuffer: use both. */
+ * buffers). Sub-allocated buffers share a VkBuffer: use both. Its sharing mode is
+ * VK_SHARING_MODE_CONCURRENT over the queue families of the context's resources on its
+ * device where those are more than one (a policy may run one call's work on queues of
+ * different families), exclusive where there is one: an application that uses it on a
+ * queue of another family does the queue family ownership transfer itself. */
 VKDS_API VkBuffer vkds_buffer_vk(const vkds_buffer *buf);
 VKDS_API uint64_t vkds_buffer_offset(const vkds_buffer *buf);
 /* The buffer's device address (0 for host buffers and on devices without buffer device

@@ -27,8 +27,8 @@ vkds_result vkds__buffer_create(vkds__device *dev, VkDeviceSize size, VkBufferUs
       .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
       .size = size,
       .usage = usage,
-      .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
   };
+  vkds__buffer_sharing(dev, &bci);
   VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, vkds__vk_allocator(ctx), &out->buffer);
   if (vr != VK_SUCCESS) {
     out->buffer = VK_NULL_HANDLE; /* a failed call's outputs are undefined */

@@ -48,6 +48,9 @@ typedef struct vkds__allocator {
   /* every buffer of the device not yet destroyed, of every kind (vkds__buffer_track):
    * vkds_context_destroy frees those the application left */
   vkds_buffer *live;
+  /* the queue families of the device's resources, when more than one: its buffers are
+   * shared by them (vkds__buffer_sharing) */
+  uint32_t *families, family_count;
 } vkds__allocator;
 
 /* What each kind must have, would like, and would rather not have. A device buffer
@@ -78,6 +81,38 @@ static bool type_is_device_local(const vkds__device *dev, uint32_t t) {
   return dev->facts.memory.memoryHeaps[heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
 }
 
+/* The distinct queue families of dev's resources into a->families (left NULL for one). */
+static vkds_result note_families(vkds__device *dev, vkds__allocator *a) {
+  const vkds_context *ctx = dev->ctx;
+  uint32_t *seen = vkds__alloc_array(ctx, dev->facts.family_count ? dev->facts.family_count : 1, sizeof *seen);
+  if (!seen) return vkds__fail(ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "allocator");
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < ctx->resource_count; ++i) {
+    const vkds_resource *r = &ctx->resources[i];
+    if (r->dev != dev) continue;
+    uint32_t k = 0;
+    while (k < n && seen[k] != r->family) ++k;
+    if (k == n && n < (dev->facts.family_count ? dev->facts.family_count : 1)) seen[n++] = r->family;
+  }
+  if (n < 2) {
+    vkds__free(ctx, seen);
+    return VKDS_SUCCESS;
+  }
+  a->families = seen, a->family_count = n;
+  vkds__log(ctx, VKDS_LOG_DEBUG, "device %u: buffers shared by its resources' %u queue families (concurrent)",
+            dev->index, n);
+  return VKDS_SUCCESS;
+}
+
+void vkds__buffer_sharing(const vkds__device *dev, VkBufferCreateInfo *bci) {
+  const vkds__allocator *a = dev->allocator;
+  bci->sharingMode = VK_SHARING_MODE_EXCLUSIVE, bci->queueFamilyIndexCount = 0, bci->pQueueFamilyIndices = NULL;
+  if (!a || a->family_count < 2) return;
+  bci->sharingMode = VK_SHARING_MODE_CONCURRENT;
+  bci->queueFamilyIndexCount = a->family_count;
+  bci->pQueueFamilyIndices = a->families;
+}
+
 vkds_result vkds__allocator_init(vkds__device *dev) {
   vkds__allocator *a = vkds__alloc(dev->ctx, sizeof *a);
   if (!a) return vkds__fail(dev->ctx, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "allocator");
@@ -93,9 +128,11 @@ vkds_result vkds__allocator_init(vkds__device *dev) {
   a->limit = dev->ctx->device_memory_limit;
   if (a->limit && a->block_bytes > a->limit / 4) a->block_bytes = align_up(a->limit / 4 + 1, a->align);
   dev->allocator = a;
+  VKDS_CHECK(note_families(dev, a));
   /* The memory types a buffer with this usage may use, asked once of a tiny buffer (the
    * answer depends only on usage and flags, not on size). */
   VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 256, .usage = a->usage};
+  vkds__buffer_sharing(dev, &bci);
   VkBuffer probe;
   VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, vkds__vk_allocator(dev->ctx), &probe);
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "vkCreateBuffer");
@@ -148,6 +185,7 @@ void vkds__allocator_destroy(vkds__device *dev) {
     }
   pthread_mutex_destroy(&a->lock);
   pthread_mutex_destroy(&dev->staging_lock);
+  vkds__free(dev->ctx, a->families);
   vkds__free(dev->ctx, a);
   dev->allocator = NULL;
 }
@@ -165,8 +203,8 @@ static VkResult make_memory(vkds__device *dev, uint64_t size, uint32_t t, void *
   VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                             .pNext = import ? &ext : NULL,
                             .size = size,
-                            .usage = a->usage,
-                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+                            .usage = a->usage};
+  vkds__buffer_sharing(dev, &bci);
   *buffer = VK_NULL_HANDLE, *memory = VK_NULL_HANDLE, *mapped = NULL, *address = 0;
   VkResult vr = dev->vk.vkCreateBuffer(dev->device, &bci, vkds__vk_allocator(dev->ctx), buffer);
   if (vr != VK_SUCCESS) { /* a failed call's outputs are undefined */
