@@ -1099,6 +1099,26 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* The single pass is one dispatch of a work group a tile, launched in the 32-bit
+ * work-item range: past 2^32 - 1 threads (2^36 4-byte elements in the general tiles,
+ * 2^37 in the chained ones) a scan is UNSUPPORTED as one scan's limit, before anything
+ * is made; it was VKDS_ERROR_ND_RANGE naming the kernel's range type (views of no
+ * memory, so nothing runs here). */
+START_TEST(single_pass_thread_range) {
+  open_path(VKDS_SCAN_PATH_SINGLE);
+  const uint64_t general = (1ull << 36) + 4096, chained = (1ull << 37) + 16384;
+  vkds_seq c1 = vkds_seq_counting(0, general, VKDS_U64), d1 = vkds_seq_discard(general, VKDS_F32);
+  vkds_seq f = vkds_seq_transform(&c1, &(vkds_transform_op){.glsl = "float(x & 1ul)", .type = VKDS_F32});
+  ck_assert_int_eq(vkds_inclusive_scan(pol, &f, &d1, NULL, NULL), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(vkds_last_error_message(), "more than one scan takes"), "%s", vkds_last_error_message());
+  vkds_seq c2 = vkds_seq_counting(0, chained, VKDS_U64), d2 = vkds_seq_discard(chained, VKDS_U32);
+  vkds_seq u = vkds_seq_transform(&c2, &(vkds_transform_op){.glsl = "uint(x)", .type = VKDS_U32});
+  ck_assert_int_eq(vkds_exclusive_scan(pol, &u, &d2, NULL, NULL), VKDS_ERROR_UNSUPPORTED); /* chained tiles */
+  ck_assert_msg(strstr(vkds_last_error_message(), "more than one scan takes"), "%s", vkds_last_error_message());
+  close_ctx();
+}
+END_TEST
+
 /* ---- threads ---- */
 
 typedef struct worker {
@@ -1204,6 +1224,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);
+  tcase_add_test(t, single_pass_thread_range);
   suite_add_tcase(s, t);
   return harness_run(s);
 }

@@ -570,7 +570,9 @@ VKDS_API vkds_result vkds_cmd_equal(const vkds_cmd *c, const vkds_seq *in1, cons
  *
  * Errors as for every algorithm, and VKDS_ERROR_UNSUPPORTED on a device without
  * subgroup shuffles in compute shaders, or past what one scan takes (the portable path:
- * 1024 groups of at most 1024 tiles, about 4.3e9 4-byte or 2.1e9 8-byte elements). The
+ * 1024 groups of at most 1024 tiles, about 4.3e9 4-byte or 2.1e9 8-byte elements; the
+ * single pass: a group of threads a tile in one dispatch of at most 2^32 - 1 threads,
+ * about 6.9e10 4-byte or 3.4e10 8-byte elements, 1.4e11 in the chained tiles). The
  * vkds_cmd_ forms need a 16-byte aligned scratch of vkds_algorithm_scratch_bytes(
  * resource, count) bytes. */
 

@@ -262,6 +262,19 @@ static bool rule_takes_chained(const vkds__alg *a, const vkds__device *dev) {
   return vkds__rule_refined(dev) && a->count >= CHAINED_RULE_MIN && !in_place(a) && !compaction_stays_portable(a);
 }
 
+/* Whether the single pass's one dispatch, a work group a tile, stays within the 32-bit
+ * work-item range its kernels are launched with: 2^32 - 1 threads, so about 2^36 4-byte
+ * elements (2^35 8-byte) in the general tiles, 2^37 in the chained 512 x 8. Past that
+ * the launch refused it as VKDS_ERROR_ND_RANGE, naming the kernel's range type, which
+ * the caller never chose (a float scan of 2^36 + 4096 elements with VKDS_SCAN_PATH=
+ * single; a large-sizes probe). */
+static bool single_fits(const vkds__alg *a, uint32_t variant) {
+  bool chain = is_chained(variant);
+  uint64_t tile = chain ? chained_tile(variant) : tile_elems(a->elem_type);
+  uint64_t threads = chain ? shape_of(variant)->threads : 256;
+  return a->count / tile + (a->count % tile != 0) <= UINT32_MAX / threads;
+}
+
 vkds_result vkds__scan_choose(vkds__call *c) {
   const vkds__device *dev = c->res->dev;
   if (!vkds__subgroup_ops(dev, VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT))
@@ -284,6 +297,7 @@ vkds_result vkds__scan_choose(vkds__call *c) {
    * elements and more) */
   if ((path == VKDS_SCAN_PATH_SINGLE && tiles > UINT32_MAX - 1) ||
       (is_chained(v) && (c->a.count + chained_tile(v) - 1) / chained_tile(v) > INT32_MAX) ||
+      (path == VKDS_SCAN_PATH_SINGLE && !single_fits(&c->a, v)) ||
       (c->a.result == VKDS__RESULT_COUNT && c->a.count > UINT32_MAX)) /* compaction counts in 32 bits */
     return vkds__fail(dev->ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: %llu elements are more than one scan takes",
                       c->a.name, (unsigned long long)c->a.count);
