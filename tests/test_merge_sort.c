@@ -428,6 +428,29 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* The tiles' dispatch (256 threads a tile of 1024) runs in the 32-bit work-item range:
+ * past 2^34 - 1024 elements the call is UNSUPPORTED at once, naming the limit, before
+ * anything is selected (it was VKDS_ERROR_ND_RANGE, after the scratch of the data's size
+ * was made). A permutation of 16 elements through a counting map: no memory of its size. */
+START_TEST(too_many_elements) {
+  open_ctx();
+  uint32_t a[16] = {0};
+  const uint64_t limit = (1ull << 34) - 1024;
+  vkds_seq as = vkds_seq_host(a, 16, VKDS_U32), map = vkds_seq_counting(0, limit + 1, VKDS_U64);
+  vkds_seq many = vkds_seq_permutation(&as, &map);
+  vkds_policy_resource_stats before, after;
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &before));
+  ck_assert_int_eq(vkds_merge_sort(pol, &many, "a < b"), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(vkds_last_error_message(), "more than a merge sort takes"), "%s", vkds_last_error_message());
+  vkds_submission *sub = NULL;
+  ck_assert_int_eq(vkds_merge_sort_async(pol, &many, "a < b", &sub), VKDS_ERROR_UNSUPPORTED);
+  ck_assert_ptr_null(sub);
+  ck_assert_vkds(vkds_policy_get_resource_stats(pol, 0, &after));
+  ck_assert_uint_eq(after.selections, before.selections); /* refused before selecting */
+  close_ctx();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("merge_sort");
   TCase *t = harness_tcase("comparators");
@@ -446,6 +469,7 @@ int main(void) {
   suite_add_tcase(s, t);
   t = harness_tcase("errors");
   tcase_add_test(t, bad_input);
+  tcase_add_test(t, too_many_elements);
   suite_add_tcase(s, t);
   return harness_run(s);
 }

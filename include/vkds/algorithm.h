@@ -76,7 +76,7 @@
  *                                        results go to a device view; see vkds_cmd below.
  *
  * Sizes: at most 2^40 elements a call (VKDS_ERROR_UNSUPPORTED past it, before anything is
- * selected), less where a family says so (sorts 2^32 - 1).
+ * selected), less where a family says so (sorts 2^32 - 1, the merge sort 2^34 - 1024).
  *
  * Element types: VKDS_I32, U32, F32, I64, U64, F64. 64-bit integers need shaderInt64 and
  * F64 needs shaderFloat64 on the selected device; without them the call fails with
@@ -1061,7 +1061,9 @@ VKDS_API vkds_result vkds_cmd_merge_by(const vkds_cmd *c, const vkds_seq *a, con
  * merges then lose some elements and repeat others (the data is no longer a permutation
  * of what it was); a non-bool expression is converted by bool(). Floats with NaNs make
  * "a < b" such a comparator (a NaN is neither before nor after anything): use
- * "isnan(b) ? !isnan(a) : a < b" (NaNs last) where they may occur. */
+ * "isnan(b) ? !isnan(a) : a < b" (NaNs last) where they may occur. At most 2^34 - 1024
+ * elements (its tiles' dispatch, 256 threads a tile of 1024, stays within 2^32 threads;
+ * else VKDS_ERROR_UNSUPPORTED, before anything is selected). */
 VKDS_API vkds_result vkds_merge_sort(vkds_policy *p, const vkds_seq *data, const char *less);
 VKDS_API vkds_result vkds_merge_sort_async(vkds_policy *p, const vkds_seq *data, const char *less,
                                            vkds_submission **sub);

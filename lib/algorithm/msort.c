@@ -24,6 +24,12 @@ enum { TILE = 1024, MERGE_OUT = 2048 /* outputs a work group of a merge pass (ms
 #define STAGE_SEARCH_IN_GROUP 0x800u
 
 static uint64_t tiles_of(uint64_t n) { return (n + TILE - 1) / TILE; }
+/* The tiles' dispatch, 256 threads a tile, runs in the 32-bit work-item range (the
+ * kernel's index math is 32-bit there: msort.glsl's vkds_global_id()): 2^32 - 1 threads
+ * at most, so 2^34 - 1024 elements. Past that the launch refused the call as
+ * VKDS_ERROR_ND_RANGE, naming a range type the caller never chose, and only after the
+ * scratch (the data's size again) was made (a large-sizes probe). */
+#define MAX_COUNT ((uint64_t)(UINT32_MAX / 256) * TILE)
 static uint64_t merge_groups(uint64_t n) { return (n + MERGE_OUT - 1) / MERGE_OUT; }
 
 /* Whether a pass's groups find their ends themselves (the search's latency idles the
@@ -174,6 +180,10 @@ static vkds_result describe(const char *name, const vkds_seq *data, const char *
                    .elem_type = data ? data->type : VKDS_TYPE_BYTES};
   if (!data) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the sequence is NULL", name);
   if (!less) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the comparator is NULL", name);
+  if (data->ops && data->count > MAX_COUNT)
+    return vkds__fail(NULL, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS,
+                      "%s: %llu elements are more than a merge sort takes (2^34 - 1024)", name,
+                      (unsigned long long)data->count);
   const char *what = "the data";
   return vkds__check_compared(name, &data, &what, 1);
 }
