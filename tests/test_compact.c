@@ -508,6 +508,7 @@ START_TEST(bad_input) {
   vkds_seq zp[2] = {as, cs};
   vkds_seq z = vkds_seq_zip(zp, 2);
   ck_assert_int_eq(vkds_copy_if(pol, &z, &bs, "x.p0 > 1u", &n), E);                       /* a zip's tuples */
+  ck_assert_msg(strstr(vkds_last_error_message(), "compact their indices"), "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_unique(pol, &z, &bs, &n), E);
   ck_assert_int_eq(vkds_copy_if(NULL, &as, &bs, "x > 1u", &n), E);
   ck_assert_int_eq(vkds_copy_if(pol, NULL, &bs, "x > 1u", &n), E);

@@ -966,6 +966,7 @@ START_TEST(bad_input) {
   vkds_seq z = vkds_seq_zip(zp, 2);
   ck_assert_int_eq(vkds_sort(pol, &z, VKDS_SORT_ASCENDING), E);
   ck_assert_int_eq(vkds_sort_by_key(pol, &as, &z, VKDS_SORT_ASCENDING), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "permutation view"), "%s", vkds_last_error_message());
   vkds_seq rv = vkds_seq_reverse(&ro);
   ck_assert_int_eq(vkds_sort(pol, &rv, VKDS_SORT_ASCENDING), E);
   vkds_seq front = vkds_seq_host(a, 10, VKDS_U32), back = vkds_seq_host(a + 6, 10, VKDS_U32);

@@ -630,8 +630,13 @@ VKDS_API vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const 
  * 2026-11-26), PORTABLE elsewhere. Outputs must
  * not overlap `in` or each other (no in place: these are oneDPL's copy_if,
  * remove_copy_if, partition_copy and unique_copy). `in` must hold numbers (a zip's
- * tuples cannot be written out). Host data is staged whole, not streamed: where an
- * element lands depends on everything before it. */
+ * tuples cannot be written out). To keep whole records (a zip of parts) by a predicate
+ * over the tuple, compact their indices, then gather each part:
+ *   zip(parts..., counting I32) -> transform view "(pred of x.p0, x.p1, ...) ? x.pK : -1"
+ *   (type I32, pK the counting part) -> vkds_copy_if with "x >= 0" into `idx`, then
+ *   for each part vkds_copy(permutation(part, idx[0, kept)), out_part).
+ * Host data is staged whole, not streamed: where an element lands depends on everything
+ * before it. */
 
 /* The elements for which `pred` (a GLSL bool expression of `x`) holds. */
 VKDS_API vkds_result vkds_copy_if(vkds_policy *p, const vkds_seq *in, const vkds_seq *out, const char *pred,
@@ -801,7 +806,10 @@ VKDS_API vkds_result vkds_cmd_histogram_range(const vkds_cmd *c, const vkds_seq 
  * vkds_sort sorts a sequence in place; vkds_sort_by_key sorts the keys in place and
  * moves each value with its key. Both are stable: equal keys keep their order (in both
  * directions: descending is not ascending reversed). Keys: I32, U32, F32, I64, U64, F64;
- * values: any of those (4 or 8 bytes). Floats sort by their bits in IEEE 754
+ * values: any of those (4 or 8 bytes), not a zip: to move records of several parts with
+ * their keys, sort the indices (a counting view copied into a U32 sequence, or
+ * vkds_argsort of the keys) and gather each part through a permutation view by them
+ * (vkds_copy), or vkds_merge_sort a zip of 4, 8 or 16 bytes by "a.p0 < b.p0". Floats sort by their bits in IEEE 754
  * totalOrder: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN (a NaN with its sign bit
  * set comes first, one without last; -0 before +0; NaNs of one sign by their payload).
  * Descending reverses that order.

@@ -19,7 +19,10 @@ static vkds__alg compaction(const char *name, const vkds_seq *in, const vkds_seq
 static vkds_result describe(const vkds__alg *a, const vkds_seq *out_false, bool partition) {
   if (a->inputs[0] && a->inputs[0]->ops && a->inputs[0]->type == VKDS_TYPE_COMPOSITE)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: a zip's tuples cannot be copied to an output (compact a part of it instead)", a->name);
+                      "%s: a zip's tuples cannot be copied to an output (to keep whole records, compact their "
+                      "indices and gather each part through a permutation view: vkds/algorithm.h, stream "
+                      "compaction)",
+                      a->name);
   if (partition && !out_false)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: output 1 is NULL", a->name);
   return VKDS_SUCCESS;

@@ -486,8 +486,9 @@ static vkds_result describe(const char *name, const vkds_seq *keys, const vkds_s
     if (seqs[k]->ops && (t < VKDS_I32 || t > VKDS_F64))
       return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
                         "%s: the %s have elements of type %s (%u byte%s); sorts take I32, U32, F32, I64, U64 and F64 "
-                        "keys and values", name, what, vkds__type_name(t), seqs[k]->elem_size,
-                        seqs[k]->elem_size == 1 ? "" : "s");
+                        "keys and values (records: sort their indices by key and gather each part through a "
+                        "permutation view, or vkds_merge_sort a zip of 4, 8 or 16 bytes)",
+                        name, what, vkds__type_name(t), seqs[k]->elem_size, seqs[k]->elem_size == 1 ? "" : "s");
   }
   if ((unsigned)order > VKDS_SORT_DESCENDING)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: unknown order %d", name, (int)order);
