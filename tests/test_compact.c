@@ -243,6 +243,81 @@ START_TEST(outputs_and_views) {
 }
 END_TEST
 
+/* Records kept whole: a zip of three parts (host u32, a device f32 buffer, const host
+ * i64) by a predicate over the tuple, into zips of as many parts (f32 widened to f64,
+ * a reversed part, a discarded one), by copy_if, remove_if (async), partition and unique,
+ * against the host. */
+START_TEST(records) {
+  enum { N = 20011 };
+  for (int k = 0; k < path_count; ++k) {
+    open_path(PATHS[k]);
+    uint32_t *a = malloc(N * 4), *oa = malloc(N * 4), *fa = malloc(N * 4);
+    float *b = malloc(N * 4);
+    int64_t *c = malloc(N * 8), *oc = malloc(N * 8);
+    double *ob = malloc(N * 8);
+    for (int i = 0; i < N; ++i)
+      a[i] = (uint32_t)(rnd() % 50), b[i] = (float)((int)(rnd() % 201) - 100) / 4, c[i] = (int64_t)(rnd() >> 1) - (1ll << 61);
+    vkds_buffer *bb, *rb;
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &bb));
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &rb));
+    ck_assert_vkds(vkds_upload(r0, vkds_view_of(bb), b, N * 4));
+    vkds_seq in_parts[3] = {vkds_seq_host(a, N, VKDS_U32), vkds_seq_buffer(vkds_view_of(bb), VKDS_F32),
+                            vkds_seq_host_const(c, N, VKDS_I64)};
+    vkds_seq in = vkds_seq_zip(in_parts, 3);
+    vkds_seq out_parts[3] = {vkds_seq_host(oa, N, VKDS_U32), vkds_seq_host(ob, N, VKDS_F64),
+                             vkds_seq_host(oc, N, VKDS_I64)};
+    vkds_seq out = vkds_seq_zip(out_parts, 3);
+    const char *pred = "x.p0 % 3u == 0u && x.p1 > 0.0 && x.p2 < 0l";
+    uint64_t count, want = 0;
+    ck_assert_vkds(vkds_copy_if(pol, &in, &out, pred, &count));
+    for (int i = 0; i < N; ++i)
+      if (a[i] % 3 == 0 && b[i] > 0 && c[i] < 0) {
+        ck_assert_msg(oa[want] == a[i] && ob[want] == b[i] && oc[want] == c[i], "%s: kept %llu", path_name(PATHS[k]),
+                      (unsigned long long)want);
+        ++want;
+      }
+    ck_assert_uint_eq(count, want);
+    /* the others, asynchronously */
+    vkds_submission *sub;
+    ck_assert_vkds(vkds_remove_if_async(pol, &in, &out, pred, &count, &sub));
+    ck_assert_vkds(vkds_submission_wait(sub));
+    vkds_submission_release(sub);
+    ck_assert_uint_eq(count, N - want);
+    for (uint64_t i = 0, j = 0; i < (uint64_t)N; ++i)
+      if (!(a[i] % 3 == 0 && b[i] > 0 && c[i] < 0)) {
+        ck_assert(oa[j] == a[i] && ob[j] == b[i] && oc[j] == c[i]);
+        ++j;
+      }
+    /* a partition: the kept ones' parts to a reversed device buffer and a discard */
+    vkds_seq rs = vkds_seq_buffer(vkds_view_of(rb), VKDS_U32);
+    vkds_seq yes_parts[3] = {vkds_seq_reverse(&rs), vkds_seq_discard(N, VKDS_F32), vkds_seq_discard(N, VKDS_I64)};
+    vkds_seq yes = vkds_seq_zip(yes_parts, 3);
+    ck_assert_vkds(vkds_partition(pol, &in, &yes, &out, "x.p1 < 0.0", &count));
+    ck_assert_vkds(vkds_download(r0, fa, vkds_view_of(rb), N * 4));
+    uint64_t t = 0, f = 0;
+    for (int i = 0; i < N; ++i) {
+      if (b[i] < 0) ck_assert_uint_eq(fa[N - 1 - t++], a[i]);
+      else ck_assert(oa[f] == a[i] && ob[f] == b[i] && oc[f] == c[i]), ++f;
+    }
+    ck_assert_uint_eq(count, t);
+    /* unique pairs: runs of equal (a, b) */
+    for (int i = 0; i < N; ++i) a[i] = (uint32_t)(i / 3 % 5), b[i] = (float)(i / 2 % 3);
+    ck_assert_vkds(vkds_upload(r0, vkds_view_of(bb), b, N * 4));
+    ck_assert_vkds(vkds_unique(pol, &in, &out, &count));
+    want = 0;
+    for (int i = 0; i < N; ++i)
+      if (i == 0 || a[i] != a[i - 1] || b[i] != b[i - 1] || c[i] != c[i - 1]) {
+        ck_assert(oa[want] == a[i] && ob[want] == b[i] && oc[want] == c[i]);
+        ++want;
+      }
+    ck_assert_uint_eq(count, want);
+    vkds_buffer_destroy(bb), vkds_buffer_destroy(rb);
+    free(a), free(oa), free(fa), free(b), free(c), free(oc), free(ob);
+    close_ctx();
+  }
+}
+END_TEST
+
 /* Every kind of input sequence on both paths (the chained compaction reads its input
  * twice): a device buffer, mapped memory, host memory (writable and const) and a buffer
  * of a second VkDevice (staged whole), each against the host's answer on fresh random
@@ -507,9 +582,17 @@ START_TEST(bad_input) {
   ck_assert_int_eq(vkds_remove_if(pol, &as, &ro, "x > 1u", &n), E);                       /* read-only output */
   vkds_seq zp[2] = {as, cs};
   vkds_seq z = vkds_seq_zip(zp, 2);
-  ck_assert_int_eq(vkds_copy_if(pol, &z, &bs, "x.p0 > 1u", &n), E);                       /* a zip's tuples */
-  ck_assert_msg(strstr(vkds_last_error_message(), "compact their indices"), "%s", vkds_last_error_message());
+  ck_assert_int_eq(vkds_copy_if(pol, &z, &bs, "x.p0 > 1u", &n), E);                       /* tuples to numbers */
+  ck_assert_msg(strstr(vkds_last_error_message(), "must be a zip of as many"), "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_unique(pol, &z, &bs, &n), E);
+  vkds_seq z3p[3] = {bs, bs, bs}, z3 = vkds_seq_zip(z3p, 3);
+  ck_assert_int_eq(vkds_copy_if(pol, &z, &z3, "x.p0 > 1u", &n), E); /* tuples of 2 to a zip of 3 */
+  vkds_seq zz[2] = {z, as}, nested = vkds_seq_zip(zz, 2), outs[2] = {bs, cs}, zo = vkds_seq_zip(outs, 2);
+  ck_assert_int_eq(vkds_copy_if(pol, &nested, &zo, "x.p1 > 1u", &n), E); /* a part that is a zip */
+  ck_assert_msg(strstr(vkds_last_error_message(), "not a number"), "%s", vkds_last_error_message());
+  ck_assert_int_eq(vkds_copy_if(pol, &as, &zo, "x > 1u", &n), E); /* numbers to a zip */
+  ck_assert_int_eq(vkds_partition(pol, &z, &zo, &cs, "x.p0 > 1u", &n), E); /* the second output a number */
+  ck_assert_msg(strstr(vkds_last_error_message(), "second output"), "%s", vkds_last_error_message());
   ck_assert_int_eq(vkds_copy_if(NULL, &as, &bs, "x > 1u", &n), E);
   ck_assert_int_eq(vkds_copy_if(pol, NULL, &bs, "x > 1u", &n), E);
   ck_assert_int_eq(vkds_copy_if_async(pol, &as, &bs, "x > 1u", &n, NULL), E);
@@ -572,6 +655,7 @@ int main(void) {
   tcase_add_test(t, outputs_and_views);
   tcase_add_test(t, host_larger_than_staging_ring);
   tcase_add_test(t, every_input_kind);
+  tcase_add_test(t, records);
   suite_add_tcase(s, t);
   t = harness_long_tcase("shared_tiles");
   tcase_add_checked_fixture(t, shared_tiles_on, shared_tiles_off);
@@ -582,6 +666,7 @@ int main(void) {
   tcase_add_checked_fixture(t, chained_large_on, chained_large_off);
   tcase_add_loop_test(t, every_type_mask_and_size, 2, 4); /* F32 (staged stores), I64 (direct) */
   tcase_add_test(t, outputs_and_views);
+  tcase_add_test(t, records);
   suite_add_tcase(s, t);
   t = harness_tcase("abr_single");
   tcase_add_checked_fixture(t, abr_single_on, abr_single_off);

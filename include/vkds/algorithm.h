@@ -629,12 +629,14 @@ VKDS_API vkds_result vkds_cmd_transform_exclusive_scan(const vkds_cmd *c, const 
  * elements (on an H100 u32 copy_if at 2^28 took 864 us against PORTABLE's 990,
  * 2026-11-26), PORTABLE elsewhere. Outputs must
  * not overlap `in` or each other (no in place: these are oneDPL's copy_if,
- * remove_copy_if, partition_copy and unique_copy). `in` must hold numbers (a zip's
- * tuples cannot be written out). To keep whole records (a zip of parts) by a predicate
- * over the tuple, compact their indices, then gather each part:
- *   zip(parts..., counting I32) -> transform view "(pred of x.p0, x.p1, ...) ? x.pK : -1"
- *   (type I32, pK the counting part) -> vkds_copy_if with "x >= 0" into `idx`, then
- *   for each part vkds_copy(permutation(part, idx[0, kept)), out_part).
+ * remove_copy_if, partition_copy and unique_copy). `in` holds numbers, or records: a zip
+ * (vkds_seq_zip) of numeric parts, kept whole; the predicate then sees the tuple (x.p0,
+ * x.p1, ...), unique compares tuples part by part (GLSL == on each), and every output
+ * must be a zip of as many numeric parts (any sequence kinds a zip takes, a discard
+ * among them; part k of a kept tuple goes to part k, converted to its type; parts must
+ * not overlap); else VKDS_ERROR_INVALID_ARGUMENT. E.g. particles as x, y, z arrays:
+ *   vkds_seq in = vkds_seq_zip((vkds_seq[]){xs, ys, zs}, 3), out = vkds_seq_zip(outs, 3);
+ *   vkds_copy_if(pol, &in, &out, "x.p0 * x.p0 + x.p1 * x.p1 + x.p2 * x.p2 < 1.0", &kept);
  * Host data is staged whole, not streamed: where an element lands depends on everything
  * before it. */
 

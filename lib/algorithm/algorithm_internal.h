@@ -49,7 +49,8 @@ typedef enum vkds__alg_elem {
  * (an operator, a predicate, a comparator), and the scans by key. */
 static inline bool vkds__elem_takes_tuples(vkds__alg_elem e) {
   return e == VKDS__ELEM_GLSL || e == VKDS__ELEM_PRED || e == VKDS__ELEM_NOT_PRED || e == VKDS__ELEM_BY_KEY ||
-         e == VKDS__ELEM_ORDERED_BY || e == VKDS__ELEM_FIND_PRED || e == VKDS__ELEM_FIND_NOT_PRED;
+         e == VKDS__ELEM_ORDERED_BY || e == VKDS__ELEM_FIND_PRED || e == VKDS__ELEM_FIND_NOT_PRED ||
+         e == VKDS__ELEM_UNIQUE; /* (unique compares whole tuples, GLSL's == on structs) */
 }
 /* Whether it is the user's GLSL (a->glsl, which must then not be NULL). */
 static inline bool vkds__elem_is_glsl(vkds__alg_elem e) {
@@ -110,6 +111,12 @@ typedef struct vkds__alg {
    * (histogram.c); FIND_VALUE: the value's bits (reduce.c) */
   uint64_t extra[4];
 } vkds__alg;
+
+/* Whether a compaction (not reduce by key) moves whole tuples: a zip in, zips out. */
+static inline bool vkds__alg_moves_records(const vkds__alg *a) {
+  return a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT && a->elem != VKDS__ELEM_BY_KEY &&
+         a->input_count && a->inputs[0] && a->inputs[0]->type == VKDS_TYPE_COMPOSITE;
+}
 
 /* Whether the call writes its output in place: the output is input 0, the same memory
  * through the same views (no permutation), where the algorithm allows it (frame.c). */

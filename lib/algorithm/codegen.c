@@ -834,6 +834,14 @@ static void convert(struct vkds__text *b, const char *fn, const char *to, const 
   put(b, "); }\n");
 }
 
+/* `fn` returning tuple x as a `to`, the tuple of zip `z` (of numbers): member k converted
+ * to part k's type (a struct's constructor takes its members' own types). */
+static void records_as(struct vkds__text *b, const char *fn, const char *to, const vkds_seq *z) {
+  put(b, "%s { return %s(", fn, to);
+  for (uint32_t k = 0; k < z->part_count; ++k) put(b, "%s%s(x.p%u)", k ? ", " : "", vkds__glsl_type(z->parts[k].type), k);
+  put(b, "); }\n");
+}
+
 /* The user's comparator: vkds_less(a, b), a must come before b. */
 static void comparator(vkds__gen *g, const char *glsl) {
   put(g->body, "bool vkds_less(IN0_T a, IN0_T b);\n");
@@ -954,6 +962,13 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
     if (a->output2)
       put(b, "#define VKDS_PARTITION 1\n#define OUT2_T %s\n#define out2_st s%u_st\n#define VKDS_OUT2_COUNT P(%u)\n",
           out2->glsl, out2->id, counts + 1);
+    /* a kept element as the output's: a number converted, a tuple part by part */
+    if (vkds__alg_moves_records(a)) {
+      records_as(b, "OUT_T vkds_out_of(IN0_T x)", "OUT_T", a->output);
+      if (a->output2) records_as(b, "OUT2_T vkds_out2_of(IN0_T x)", "OUT2_T", a->output2);
+    } else if (a->elem != VKDS__ELEM_BY_KEY) {
+      put(b, "#define vkds_out_of(x) OUT_T(x)\n%s", a->output2 ? "#define vkds_out2_of(x) OUT2_T(x)\n" : "");
+    }
   }
   /* REDUCE, SCAN */
   const char *T = vkds__glsl_type(a->elem_type);
@@ -1096,7 +1111,8 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                                   a->template_kind != VKDS__TEMPLATE_SORT,
                    .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT,
                    .zips_writable = a->template_kind == VKDS__TEMPLATE_MSORT ||
-                                    (a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL),
+                                    (a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL) ||
+                                    vkds__alg_moves_records(a),
                    .striped_tiles = vkds__scan_striped_tiles(a, res),
                    .merge_ballot = merge_ballot(a, res), .merge_pad = merge_pad(a, res)};
   if (emit) {
@@ -1155,8 +1171,9 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
     g->streamable = false;
     counts = param(g, a->output->count);
     if (a->output2) param(g, a->output2->count);
-    if (!g->error && in[0].type == VKDS_TYPE_COMPOSITE && a->elem != VKDS__ELEM_BY_KEY)
-      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a zip's tuples cannot be copied to an output");
+    if (!g->error && (in[0].type == VKDS_TYPE_COMPOSITE) != (out.type == VKDS_TYPE_COMPOSITE) &&
+        a->elem != VKDS__ELEM_BY_KEY) /* (compact.c refuses it first) */
+      gen_fail(g, VKDS_ERROR_INVALID_ARGUMENT, "a zip's tuples go to a zip, numbers to numbers");
   }
   if (a->elem == VKDS__ELEM_FIND_VALUE) counts = param(g, a->extra[0]); /* find's value (P(1): its init) */
   if (a->elem == VKDS__ELEM_BY_KEY) g->streamable = false; /* a segment starts where a key differs from the one before */

@@ -14,18 +14,35 @@ static vkds__alg compaction(const char *name, const vkds_seq *in, const vkds_seq
                      .host_result = count};
 }
 
-/* What the frame cannot say before it selects a device: a zip's tuples have nowhere to
- * go, and a partition needs both its outputs. */
-static vkds_result describe(const vkds__alg *a, const vkds_seq *out_false, bool partition) {
-  if (a->inputs[0] && a->inputs[0]->ops && a->inputs[0]->type == VKDS_TYPE_COMPOSITE)
+/* Records (a zip of numbers) kept whole go to a zip of as many numbers, part k of each
+ * kept tuple to part k (converted to its type); `which` names the output. */
+static vkds_result records_out(const char *name, const vkds_seq *in, const vkds_seq *out, const char *which) {
+  if (!out || !out->ops) return VKDS_SUCCESS; /* (the frame names it) */
+  if (out->ops != &vkds_seq_zip_ops || out->part_count != in->part_count)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                      "%s: a zip's tuples cannot be copied to an output (to keep whole records, compact their "
-                      "indices and gather each part through a permutation view: vkds/algorithm.h, stream "
-                      "compaction)",
-                      a->name);
+                      "%s: the input is a zip of %u parts, so the %s must be a zip of as many (part k of each kept "
+                      "tuple goes to its part k)",
+                      name, in->part_count, which);
+  for (uint32_t k = 0; k < in->part_count; ++k)
+    if (!vkds__type_is_number(in->parts[k].type) || !vkds__type_is_number(out->parts[k].type))
+      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                        "%s: part %u of the input or of the %s is not a number (records are zips of numbers)", name,
+                        k, which);
+  return VKDS_SUCCESS;
+}
+
+/* What the frame cannot say before it selects a device: a zip's tuples go to zips of as
+ * many parts, and a partition needs both its outputs. */
+static vkds_result describe(const vkds__alg *a, const vkds_seq *out_false, bool partition) {
   if (partition && !out_false)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: output 1 is NULL", a->name);
-  return VKDS_SUCCESS;
+  const vkds_seq *in = a->inputs[0];
+  if (!in || !in->ops || in->type != VKDS_TYPE_COMPOSITE) return VKDS_SUCCESS;
+  if (in->ops != &vkds_seq_zip_ops)
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the input's elements are not numbers",
+                      a->name);
+  VKDS_CHECK(records_out(a->name, in, a->output, partition ? "first output" : "output"));
+  return partition ? records_out(a->name, in, out_false, "second output") : VKDS_SUCCESS;
 }
 
 static vkds__alg copy_if_alg(const char *name, const vkds_seq *in, const vkds_seq *out, const char *pred,

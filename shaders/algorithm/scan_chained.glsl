@@ -198,15 +198,15 @@ void vkds_ch_compact_run(uint64_t i, inout ACC_T run) {
   for (uint k = 0u; k < 4u && i + uint64_t(k) < n; ++k) {
     if (f[k] != 0u) {
 #ifdef VKDS_CH_STAGED
-      vkds_ch_stage[stage + uint(kept - uint64_t(run))] = OUT_T(a[k]);
+      vkds_ch_stage[stage + uint(kept - uint64_t(run))] = vkds_out_of(a[k]);
 #else
-      if (kept < VKDS_OUT_COUNT) out_st(kept, OUT_T(a[k]));
+      if (kept < VKDS_OUT_COUNT) out_st(kept, vkds_out_of(a[k]));
 #endif
       ++kept;
     } else {
 #ifdef VKDS_PARTITION
       uint64_t at = i + uint64_t(k) - kept;
-      if (at < VKDS_OUT2_COUNT) out2_st(at, OUT2_T(a[k]));
+      if (at < VKDS_OUT2_COUNT) out2_st(at, vkds_out2_of(a[k]));
 #endif
     }
   }

@@ -10,6 +10,8 @@
 //   VKDS_COMPACT, VKDS_OUT_COUNT  compaction (copy_if, partition, unique; compact.c): the
 //                                element function is a 1-or-0 flag, summed as uint
 //   VKDS_PARTITION, OUT2_T, out2_st(i, v), VKDS_OUT2_COUNT   a partition's second output
+//   vkds_out_of(x), vkds_out2_of(x)  a kept element as OUT_T (OUT2_T): a number converted,
+//                                a zip's tuple part by part (compaction of records)
 //   VKDS_SEGMENTED               a scan by key (scan.c): IN0_T is a zip of keys (p0) and
 //                                values (p1), vkds_map(i, x) the value; with VKDS_COMPACT
 //                                and VKDS_REDUCE_BY_KEY too, reduce by key: the unique keys
@@ -487,7 +489,7 @@ void vkds_store_staged(uint64_t before, SCAN_T v[VKDS_ITEMS]) {
   uint64_t first = vkds_stage_first;
   uint kept = uint(vkds_stage_end - first);
   for (uint j = 0u; j < uint(VKDS_ITEMS); ++j)
-    if (v[j] != (j > 0u ? v[j - 1u] : ACC_T(0))) vkds_stage[uint(before - first) + uint(v[j]) - 1u] = OUT_T(vkds_xs[j]);
+    if (v[j] != (j > 0u ? v[j - 1u] : ACC_T(0))) vkds_stage[uint(before - first) + uint(v[j]) - 1u] = vkds_out_of(vkds_xs[j]);
   barrier();
   for (uint i = t; i < kept; i += 256u)
     if (first + uint64_t(i) < VKDS_OUT_COUNT) out_st(first + uint64_t(i), vkds_stage[i]);
@@ -509,11 +511,11 @@ void vkds_store_run(uint64_t e0, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCA
   for (uint j = 0u; j < uint(VKDS_ITEMS) && e0 + uint64_t(j) < n; ++j) {
     uint64_t kept = before + uint64_t(v[j]); // up to and with element j
     if (v[j] != (j > 0u ? v[j - 1u] : ACC_T(0))) {
-      if (kept - 1ul < VKDS_OUT_COUNT) out_st(kept - 1ul, OUT_T(vkds_xs[j]));
+      if (kept - 1ul < VKDS_OUT_COUNT) out_st(kept - 1ul, vkds_out_of(vkds_xs[j]));
     } else {
 #ifdef VKDS_PARTITION
       uint64_t at = e0 + uint64_t(j) - kept;
-      if (at < VKDS_OUT2_COUNT) out2_st(at, OUT2_T(vkds_xs[j]));
+      if (at < VKDS_OUT2_COUNT) out2_st(at, vkds_out2_of(vkds_xs[j]));
 #endif
     }
   }
