@@ -438,6 +438,52 @@ static bool starts_view(const void *keys, uint64_t i) {
 }
 static bool starts_counting_div3(const void *keys, uint64_t i) { (void)keys; return i == 0 || i % 3 == 0; }
 
+/* reduce_by_key with a zip of two keys (u32 host, f32 device buffer), written to a zip of
+ * (u64, f64) and to a discard, on both paths, against the host. */
+START_TEST(zip_keys_written_out) {
+  for (int k = 0; k < 2; ++k) {
+    open_path(PATHS[k]);
+    enum { N = 9003 };
+    uint32_t *ka = malloc(N * 4), *vals = malloc(N * 4), *vo = malloc(N * 4), *vo2 = malloc(N * 4);
+    float *kb = malloc(N * 4);
+    uint64_t *oa = malloc(N * 8);
+    double *ob = malloc(N * 8);
+    for (uint32_t i = 0; i < N; ++i)
+      ka[i] = i / 7 % 4, kb[i] = (float)(i / 5 % 3) - 1.0f, vals[i] = (uint32_t)(rnd() % 1000);
+    vkds_buffer *kbb;
+    ck_assert_vkds(vkds_buffer_create(r0, &(vkds_buffer_info){.size = N * 4}, &kbb));
+    ck_assert_vkds(vkds_upload(r0, vkds_view_of(kbb), kb, N * 4));
+    vkds_seq kp[2] = {vkds_seq_host_const(ka, N, VKDS_U32), vkds_seq_buffer(vkds_view_of(kbb), VKDS_F32)};
+    vkds_seq keys = vkds_seq_zip(kp, 2), vs = vkds_seq_host_const(vals, N, VKDS_U32);
+    vkds_seq op[2] = {vkds_seq_host(oa, N, VKDS_U64), vkds_seq_host(ob, N, VKDS_F64)};
+    vkds_seq kout = vkds_seq_zip(op, 2), vout = vkds_seq_host(vo, N, VKDS_U32), vout2 = vkds_seq_host(vo2, N, VKDS_U32);
+    uint64_t count, count2;
+    ck_assert_vkds(vkds_reduce_by_key(pol, &keys, &vs, &kout, &vout, NULL, &count));
+    vkds_seq sink = vkds_seq_discard(N, VKDS_U32);
+    ck_assert_vkds(vkds_reduce_by_key(pol, &keys, &vs, &sink, &vout2, NULL, &count2));
+    uint64_t seg = 0;
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < N; ++i) {
+      bool start = i == 0 || ka[i] != ka[i - 1] || kb[i] != kb[i - 1];
+      if (start && i) {
+        ck_assert_uint_eq(vo[seg], sum);
+        ck_assert_uint_eq(vo2[seg], sum);
+        ++seg, sum = 0;
+      }
+      if (start) ck_assert_msg(oa[seg] == ka[i] && ob[seg] == kb[i], "%s: segment %llu", path_name(PATHS[k]),
+                               (unsigned long long)seg);
+      sum += vals[i];
+    }
+    ck_assert_uint_eq(vo[seg], sum);
+    ck_assert_uint_eq(count, seg + 1);
+    ck_assert_uint_eq(count2, seg + 1);
+    vkds_buffer_destroy(kbb);
+    free(ka), free(kb), free(vals), free(vo), free(vo2), free(oa), free(ob);
+    close_ctx();
+  }
+}
+END_TEST
+
 START_TEST(keys_and_sequence_kinds) {
   for (int k = 0; k < 2; ++k) {
     vkds_context_info info = harness_info();
@@ -747,7 +793,12 @@ START_TEST(bad_input) {
   vkds_seq zp[2] = {ks, vs};
   vkds_seq z = vkds_seq_zip(zp, 2);
   ck_assert_int_eq(vkds_inclusive_scan_by_key(pol, &ks, &z, &bs, NULL, NULL), E); /* zip values */
-  ck_assert_int_eq(vkds_reduce_by_key(pol, &z, &vs, &bs, &cs, NULL, &n), E);      /* zip keys cannot be written */
+  ck_assert_int_eq(vkds_reduce_by_key(pol, &z, &vs, &bs, &cs, NULL, &n), E);      /* zip keys into numbers */
+  ck_assert_msg(strstr(vkds_last_error_message(), "keys_out must be a zip of as many"), "%s", vkds_last_error_message());
+  vkds_seq z3p[3] = {bs, bs, bs}, z3 = vkds_seq_zip(z3p, 3);
+  ck_assert_int_eq(vkds_reduce_by_key(pol, &z, &vs, &z3, &cs, NULL, &n), E); /* a zip of 2 into a zip of 3 */
+  vkds_seq zz[2] = {z, ks}, nested = vkds_seq_zip(zz, 2);
+  ck_assert_int_eq(vkds_reduce_by_key(pol, &nested, &vs, &z3, &cs, NULL, &n), E); /* a part that is a zip */
   ck_assert_int_eq(vkds_inclusive_scan_by_key(pol, &ks, &vs, &vs, NULL, NULL), E); /* no in place */
   ck_assert_int_eq(vkds_exclusive_scan_by_key(pol, &ks, &vs, &ks, NULL, NULL), E);
   ck_assert_int_eq(vkds_reduce_by_key(pol, &ks, &vs, &bs, &bs, NULL, &n), E);      /* outputs overlap */
@@ -793,6 +844,7 @@ int main(void) {
   tcase_add_test(t, operators);
   tcase_add_test(t, float_bits_repeat);
   tcase_add_test(t, keys_and_sequence_kinds);
+  tcase_add_test(t, zip_keys_written_out);
   suite_add_tcase(s, t);
   t = harness_tcase("forms");
   tcase_add_test(t, forms);

@@ -677,8 +677,9 @@ VKDS_API vkds_result vkds_cmd_unique(const vkds_cmd *c, const vkds_seq *in, cons
  * `keys` and `values` must be as long as each other (else VKDS_ERROR_INVALID_ARGUMENT).
  * A segment is a maximal run of adjacent equal keys, compared with GLSL ==: floats as
  * numbers (-0 equals 0, and a NaN key is a segment of its own, as in unique), a zip of
- * keys part by part. Values are numbers; keys are numbers, or for the scans also a zip of
- * them. v[i] is values[i] converted to out's type (the scans) or values_out's (reduce by
+ * keys part by part. Values are numbers; keys are numbers or a zip of numbers (reduce by
+ * key then writes keys_out as a zip of as many numeric parts, part k of each segment's
+ * first key to part k, or into a discard view; else VKDS_ERROR_INVALID_ARGUMENT). v[i] is values[i] converted to out's type (the scans) or values_out's (reduce by
  * key), which accumulates as in the scans; `op` (NULL: plus) works on that type.
  *
  *   inclusive_scan_by_key:  out[i] = init op v[s] op v[s+1] op ... op v[i]

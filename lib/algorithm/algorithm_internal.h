@@ -112,6 +112,11 @@ typedef struct vkds__alg {
   uint64_t extra[4];
 } vkds__alg;
 
+/* Whether reduce by key's keys are a zip (its keys output then a zip too, or a discard). */
+static inline bool vkds__alg_zip_keys(const vkds__alg *a) {
+  return a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT && a->elem == VKDS__ELEM_BY_KEY &&
+         a->inputs[0] && a->inputs[0]->ops == &vkds_seq_zip_ops && a->inputs[0]->parts[0].type == VKDS_TYPE_COMPOSITE;
+}
 /* Whether a compaction (not reduce by key) moves whole tuples: a zip in, zips out. */
 static inline bool vkds__alg_moves_records(const vkds__alg *a) {
   return a->template_kind == VKDS__TEMPLATE_SCAN && a->result == VKDS__RESULT_COUNT && a->elem != VKDS__ELEM_BY_KEY &&

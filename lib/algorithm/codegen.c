@@ -968,6 +968,15 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
       if (a->output2) records_as(b, "OUT2_T vkds_out2_of(IN0_T x)", "OUT2_T", a->output2);
     } else if (a->elem != VKDS__ELEM_BY_KEY) {
       put(b, "#define vkds_out_of(x) OUT_T(x)\n%s", a->output2 ? "#define vkds_out2_of(x) OUT2_T(x)\n" : "");
+    } else if (!vkds__alg_zip_keys(a)) { /* reduce by key: a segment's first key (x.p0) as the keys output's */
+      put(b, "#define vkds_key_of(x) OUT_T((x).p0)\n");
+    } else if (a->output->ops == &vkds_seq_zip_ops) { /* a zip's, part by part */
+      put(b, "OUT_T vkds_key_of(IN0_T x) { return OUT_T(");
+      for (uint32_t k = 0; k < a->output->part_count; ++k)
+        put(b, "%s%s(x.p0.p%u)", k ? ", " : "", vkds__glsl_type(a->output->parts[k].type), k);
+      put(b, "); }\n");
+    } else { /* a zip's into a discard: nothing */
+      put(b, "#define vkds_key_of(x) OUT_T(0)\n");
     }
   }
   /* REDUCE, SCAN */
@@ -1112,7 +1121,7 @@ vkds_result vkds__gen_build(vkds__gen *g, const vkds__alg *a, const vkds_resourc
                    .sort_bits = a->template_kind == VKDS__TEMPLATE_SORT,
                    .zips_writable = a->template_kind == VKDS__TEMPLATE_MSORT ||
                                     (a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL) ||
-                                    vkds__alg_moves_records(a),
+                                    vkds__alg_moves_records(a) || vkds__alg_zip_keys(a),
                    .striped_tiles = vkds__scan_striped_tiles(a, res),
                    .merge_ballot = merge_ballot(a, res), .merge_pad = merge_pad(a, res)};
   if (emit) {

@@ -354,7 +354,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
                         name, (unsigned long long)o->count, (unsigned long long)a->count);
     /* (a merge by a comparator, and a compaction of a zip, write records: zips, part by
      * part) */
-    bool records = (a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL) || vkds__alg_moves_records(a);
+    bool records = (a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL) ||
+                   vkds__alg_moves_records(a) || (k == 0 && vkds__alg_zip_keys(a));
     const char *why = unwritable(o, 0, records);
     if (why) return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is %s, which cannot be written", name, why);
     if (!vkds__type_is_number(o->type) && !(records && o->type == VKDS_TYPE_COMPOSITE))

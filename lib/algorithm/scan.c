@@ -521,8 +521,9 @@ typedef struct by_key {
 } by_key;
 
 /* What the frame cannot say about keys and values: their roles and their lengths. */
-static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vkds_seq *values, bool numeric_keys,
-                                by_key *z) {
+/* keys_out: reduce by key's (NULL: a scan by key, whose keys are not written). */
+static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vkds_seq *values,
+                                const vkds_seq *keys_out, by_key *z) {
   const vkds_result E = VKDS_ERROR_INVALID_ARGUMENT;
   if (!keys || !values) return vkds__fail(NULL, E, VK_SUCCESS, "%s: the %s are NULL", name, keys ? "values" : "keys");
   for (int r = 0; r < 2; ++r) {
@@ -536,9 +537,23 @@ static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vk
   if (!vkds__type_is_number(values->type))
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: the values must be numbers (I32, U32, F32, I64, U64, F64), not %s",
                       name, vkds__type_name(values->type));
-  if (!vkds__type_is_number(keys->type) && (numeric_keys || keys->type != VKDS_TYPE_COMPOSITE))
-    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the keys must be numbers%s, not %s", name,
-                      numeric_keys ? " (they are written out)" : " or a zip of them", vkds__type_name(keys->type));
+  if (!vkds__type_is_number(keys->type) && keys->type != VKDS_TYPE_COMPOSITE)
+    return vkds__fail(NULL, E, VK_SUCCESS, "%s: the keys must be numbers or a zip of them, not %s", name,
+                      vkds__type_name(keys->type));
+  if (keys_out && keys_out->ops && keys->type == VKDS_TYPE_COMPOSITE) { /* reduce by key: a zip's keys written out */
+    bool zip_of_numbers = keys->ops == &vkds_seq_zip_ops, out_ok = keys_out->ops == &vkds_seq_discard_ops;
+    for (uint32_t k = 0; zip_of_numbers && k < keys->part_count; ++k)
+      zip_of_numbers = vkds__type_is_number(keys->parts[k].type);
+    if (!out_ok && zip_of_numbers && keys_out->ops == &vkds_seq_zip_ops && keys_out->part_count == keys->part_count) {
+      out_ok = true;
+      for (uint32_t k = 0; k < keys->part_count; ++k) out_ok = out_ok && vkds__type_is_number(keys_out->parts[k].type);
+    }
+    if (!zip_of_numbers || !out_ok)
+      return vkds__fail(NULL, E, VK_SUCCESS,
+                        "%s: the keys are a zip, so keys_out must be a zip of as many numeric parts (part k of each "
+                        "segment's first key to its part k) or a discard view%s",
+                        name, zip_of_numbers ? "" : ", and the keys' parts numbers");
+  }
   z->parts[0] = *keys;
   z->parts[1] = *values;
   z->zip = vkds_seq_zip(z->parts, 2);
@@ -547,7 +562,7 @@ static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vk
 
 static vkds_result scan_by_key(const char *name, const vkds_seq *keys, const vkds_seq *values, const vkds_seq *out,
                                const vkds_op *op, const void *init, bool exclusive, by_key *z, vkds__alg *a) {
-  VKDS_CHECK(check_by_key(name, keys, values, false, z));
+  VKDS_CHECK(check_by_key(name, keys, values, NULL, z));
   if (!out) return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output is NULL", name);
   *a = describe(name, &z->zip, out, NULL, op, init, exclusive, false);
   a->elem = VKDS__ELEM_BY_KEY;
@@ -558,10 +573,10 @@ static vkds_result scan_by_key(const char *name, const vkds_seq *keys, const vkd
 static vkds_result reduce_by_key(const char *name, const vkds_seq *keys, const vkds_seq *values,
                                  const vkds_seq *keys_out, const vkds_seq *values_out, const vkds_op *op,
                                  uint64_t *count, by_key *z, vkds__alg *a) {
-  VKDS_CHECK(check_by_key(name, keys, values, true, z));
   if (!keys_out || !values_out)
     return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the %s output is NULL", name,
                       keys_out ? "values'" : "keys'");
+  VKDS_CHECK(check_by_key(name, keys, values, keys_out, z));
   *a = (vkds__alg){.name = name, .template_kind = VKDS__TEMPLATE_SCAN, .input_count = 1, .inputs = {&z->zip},
                    .output = keys_out, .output2 = values_out, .count = keys->count, .elem = VKDS__ELEM_BY_KEY,
                    .elem_type = values_out->type, .combine = VKDS__COMBINE_OP, .op = {.kind = VKDS_OP_PLUS},

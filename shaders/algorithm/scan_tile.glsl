@@ -12,6 +12,8 @@
 //   VKDS_PARTITION, OUT2_T, out2_st(i, v), VKDS_OUT2_COUNT   a partition's second output
 //   vkds_out_of(x), vkds_out2_of(x)  a kept element as OUT_T (OUT2_T): a number converted,
 //                                a zip's tuple part by part (compaction of records)
+//   vkds_key_of(x)               reduce by key: element x's key (x.p0) as OUT_T (a zip's
+//                                part by part)
 //   VKDS_SEGMENTED               a scan by key (scan.c): IN0_T is a zip of keys (p0) and
 //                                values (p1), vkds_map(i, x) the value; with VKDS_COMPACT
 //                                and VKDS_REDUCE_BY_KEY too, reduce by key: the unique keys
@@ -464,7 +466,7 @@ void vkds_store_run(uint64_t e0, uint64_t n, SCAN_T v[VKDS_ITEMS], bool has, SCA
   for (uint j = 0u; j < m; ++j) {
     SCAN_T w = has ? vkds_scan_combine(prefix, v[j]) : v[j];
     uint64_t seg = uint64_t(vkds_starts_of(w)) - 1ul;
-    if (((vkds_starts >> j) & 1u) != 0u && seg < VKDS_OUT_COUNT) out_st(seg, OUT_T(vkds_xs[j].p0));
+    if (((vkds_starts >> j) & 1u) != 0u && seg < VKDS_OUT_COUNT) out_st(seg, vkds_key_of(vkds_xs[j]));
     bool ends = j + 1u < m ? ((vkds_starts >> (j + 1u)) & 1u) != 0u : j + 1u < uint(VKDS_ITEMS) || next_starts;
     if (ends && seg < VKDS_OUT2_COUNT) out2_st(seg, OUT2_T(vkds_val(w)));
     if (e0 + uint64_t(j) + 1ul == n) vkds_u64(P(3)).v = seg + 1ul;
