@@ -316,6 +316,56 @@ START_TEST(idle_buffers_give_way_when_memory_runs_out) {
 }
 END_TEST
 
+/* vkds_context_trim gives back what the context keeps idle, as running out of memory
+ * does: the kept buffers, and the blocks they leave empty. The allocator keeps one empty
+ * block of a type for the next buffer, and trim left it: an idle service held a 64 MiB
+ * block after every trim, while trim said the buffers in it were given back (a soak
+ * probe). */
+START_TEST(trim_gives_back_empty_blocks) {
+  vkds_context_info info = harness_info();
+  info.max_queues_per_family = 1;
+  vkds_context *ctx;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
+      &pol));
+  vkds_memory_stats st;
+  /* a buffer of the application's, gone: its block stays for the next one */
+  vkds_buffer_destroy(make(res, 4096, VKDS_MEMORY_DEVICE, 0));
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.blocks, 1);
+  ck_assert_uint_eq(st.buffers, 0);
+  ck_assert_uint_eq(vkds_context_trim(ctx), 0);
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.blocks, 0);
+  ck_assert_uint_eq(st.allocated_bytes, 0);
+  /* an algorithm call's kept buffers (in a block of their own): trimmed with the block */
+  enum { N = 1 << 16 };
+  uint32_t *in = malloc(N * sizeof *in), *out = malloc(N * sizeof *out);
+  ck_assert(in && out);
+  for (uint32_t i = 0; i < N; ++i) in[i] = i;
+  vkds_seq ins = vkds_seq_host(in, N, VKDS_U32), outs = vkds_seq_host(out, N, VKDS_U32);
+  uint64_t kept;
+  ck_assert_vkds(vkds_copy_if(pol, &ins, &outs, "(x & 1u) == 0u", &kept));
+  ck_assert_uint_eq(kept, N / 2);
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_gt(st.blocks, 0);
+  ck_assert_uint_gt(vkds_context_trim(ctx), 0);
+  ck_assert_vkds(vkds_memory_get_stats(res, &st));
+  ck_assert_uint_eq(st.blocks, 0);
+  /* and the next call makes what it needs again */
+  ck_assert_vkds(vkds_copy_if(pol, &ins, &outs, "(x & 1u) == 1u", &kept));
+  ck_assert_uint_eq(kept, N / 2);
+  ck_assert_uint_eq(out[0], 1);
+  free(in);
+  free(out);
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* ---- import ---- */
 
 START_TEST(imported_host_memory_is_used_in_place) {
@@ -671,6 +721,7 @@ int main(void) {
   tcase_add_test(tc, large_buffers_use_a_blocks_room_at_the_limit);
   tcase_add_test(tc, a_staging_ring_over_the_limit_is_named);
   tcase_add_test(tc, idle_buffers_give_way_when_memory_runs_out);
+  tcase_add_test(tc, trim_gives_back_empty_blocks);
   tcase_add_test(tc, imported_host_memory_is_used_in_place);
   suite_add_tcase(s, tc);
   tc = harness_tcase("staging");

@@ -257,10 +257,11 @@ VKDS_API vkds_result vkds_context_create(const vkds_context_info *info, vkds_con
 VKDS_API void vkds_context_destroy(vkds_context *ctx);
 
 /* Gives back, now, every device buffer the context keeps for the next algorithm calls
- * (keep_bytes' pools), as a device that runs out of memory would; later calls make
- * what they need again. For an application about to allocate much device memory of its
- * own. Thread-safe; calls running meanwhile keep the buffers they hold. Returns the
- * bytes given back; 0 for NULL. */
+ * (keep_bytes' pools), and the memory blocks (vkds/buffer.h) left with no buffer in
+ * them, as a device that runs out of memory would; later calls make what they need
+ * again. For an application about to allocate much device memory of its own.
+ * Thread-safe; calls running meanwhile keep the buffers they hold. Returns the bytes of
+ * the kept buffers given back; 0 for NULL. */
 VKDS_API uint64_t vkds_context_trim(vkds_context *ctx);
 
 /* Number of resources (compute queues) in the context; 0 for NULL. */
