@@ -41,6 +41,7 @@
  * on CPU devices: lavapipe runs each VkDevice on threads of its own, which do overlap
  * where there are cores for them. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../lib/backend/policy_internal.h"
 
@@ -62,9 +63,23 @@ typedef struct ef_cost {
 #define EF_TIMED_FIRST 8
 #define EF_TIMED_EVERY 8
 
+/* The keys a policy keeps: at EF_MAX_KEYS, the quarter used longest ago of those with no
+ * task in flight is forgotten (a key is measured afresh if it comes back). Keys were
+ * kept for ever and looked up one by one, and every selection walked all of them: a
+ * soak probe's 20,000 keys made a selection 2.5x slower by the end (0.31 -> 0.78 s a
+ * 2,000), growing ~200 bytes a key with one resource (and resource_count times that
+ * with more); a service that makes kernels from generated GLSL makes a key of each
+ * (vkds_launch's default key). Now a key is found through a hash index, a selection
+ * walks only the keys with tasks in flight, and the mean over every measurement that
+ * guesses an unmeasured key's cost is kept as it changes. */
+#define EF_MAX_KEYS 4096u
+
 typedef struct ef_key {
   uint64_t key;
-  ef_cost *per; /* per resource */
+  ef_cost *per;       /* per resource */
+  uint64_t in_flight; /* its tasks in flight, over every resource */
+  uint64_t last_use;  /* ef->uses at its last selection */
+  uint32_t active_at; /* its place in ef->active while it has tasks in flight */
 } ef_key;
 
 typedef struct earliest_finish {
@@ -72,6 +87,12 @@ typedef struct earliest_finish {
   pthread_mutex_t lock;
   ef_key *keys;
   uint32_t key_count, key_room;
+  uint32_t *slots;  /* open addressing over keys: index + 1, 0 empty; twice key_room */
+  uint32_t *active; /* indices of the keys with tasks in flight */
+  uint32_t active_count;
+  uint64_t uses;
+  double measured_sum; /* cost_of over every measured key and resource, and how many */
+  uint64_t measured_count;
   double ns_per_byte;
   uint32_t *hw; /* per resource: the first resource on the same physical device */
   double *queued_hw; /* per hardware (first resource): scratch of estimate_queued */
@@ -80,51 +101,135 @@ typedef struct earliest_finish {
   double *best_hw;   /* per hardware (first resource): scratch of ef_select, cost(K, r) */
 } earliest_finish;
 
-static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
-  for (uint32_t i = 0; i < ef->key_count; ++i)
-    if (ef->keys[i].key == key) return &ef->keys[i];
-  if (!create) return NULL;
-  if (ef->key_count == ef->key_room) {
-    uint32_t room = ef->key_room ? ef->key_room * 2 : 8;
-    ef_key *grown = vkds__realloc(vkds__policy_alloc_ctx(&ef->base), ef->keys, room * sizeof *grown);
-    if (!grown) return NULL;
-    ef->keys = grown, ef->key_room = room;
+static bool measured(const ef_cost *c) { return c->warmup_ns || c->count; }
+static double cost_of(const ef_cost *c) { return c->count ? c->cost_ns : (double)c->warmup_ns; }
+
+static uint32_t slot_of(const earliest_finish *ef, uint64_t key) {
+  uint64_t h = key * 0x9e3779b97f4a7c15ull;
+  uint32_t mask = 2 * ef->key_room - 1, at = (uint32_t)(h >> 32) & mask;
+  while (ef->slots[at] && ef->keys[ef->slots[at] - 1].key != key) at = (at + 1) & mask;
+  return at;
+}
+
+/* Makes the index again (after growing, or after a key moved). */
+static void reindex(earliest_finish *ef) {
+  memset(ef->slots, 0, 2 * (size_t)ef->key_room * sizeof *ef->slots);
+  for (uint32_t i = 0; i < ef->key_count; ++i) ef->slots[slot_of(ef, ef->keys[i].key)] = i + 1;
+}
+
+static bool grow(earliest_finish *ef) {
+  const vkds_context *ctx = vkds__policy_alloc_ctx(&ef->base);
+  uint32_t room = ef->key_room ? ef->key_room * 2 : 8;
+  ef_key *keys = vkds__realloc(ctx, ef->keys, room * sizeof *keys);
+  if (!keys) return false;
+  ef->keys = keys;
+  uint32_t *slots = vkds__alloc_array(ctx, 2 * (size_t)room, sizeof *slots);
+  uint32_t *active = vkds__realloc(ctx, ef->active, room * sizeof *active);
+  if (active) ef->active = active;
+  if (!slots || !active) {
+    vkds__free(ctx, slots);
+    return false;
   }
+  vkds__free(ctx, ef->slots);
+  ef->slots = slots, ef->key_room = room;
+  reindex(ef);
+  return true;
+}
+
+static int by_value(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Drops the quarter of the keys with no task in flight that were used longest ago (at
+ * once, so that the index is made again once per EF_MAX_KEYS / 4 new keys: one key at a
+ * time, the search and the index cost ~15 us a new key): their measurements leave the
+ * mean, the others move up. */
+static void forget_oldest(earliest_finish *ef) {
+  const vkds_context *ctx = vkds__policy_alloc_ctx(&ef->base);
+  uint64_t *uses = vkds__alloc_array(ctx, ef->key_count, sizeof *uses);
+  if (!uses) return; /* (the store grows instead) */
+  uint32_t idle = 0;
+  for (uint32_t i = 0; i < ef->key_count; ++i)
+    if (!ef->keys[i].in_flight) uses[idle++] = ef->keys[i].last_use;
+  if (idle) {
+    qsort(uses, idle, sizeof *uses, by_value);
+    uint64_t threshold = uses[idle / 4];
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < ef->key_count; ++i) {
+      ef_key *k = &ef->keys[i];
+      if (!k->in_flight && k->last_use <= threshold) {
+        for (uint32_t r = 0; r < ef->base.resource_count; ++r)
+          if (measured(&k->per[r])) ef->measured_sum -= cost_of(&k->per[r]), --ef->measured_count;
+        vkds__free(ctx, k->per);
+        continue;
+      }
+      ef->keys[kept] = *k;
+      if (k->in_flight) ef->active[k->active_at] = kept;
+      ++kept;
+    }
+    ef->key_count = kept;
+    reindex(ef);
+  }
+  vkds__free(ctx, uses);
+}
+
+/* The key's state, made when `create` (the least recently used idle key gives way past
+ * EF_MAX_KEYS); NULL when it has none (or no memory). */
+static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
+  if (ef->key_room) {
+    uint32_t at = slot_of(ef, key);
+    if (ef->slots[at]) return &ef->keys[ef->slots[at] - 1];
+  }
+  if (!create) return NULL;
+  if (ef->key_count >= EF_MAX_KEYS) forget_oldest(ef); /* (every key busy: the store grows) */
+  if (ef->key_count == ef->key_room && !grow(ef)) return NULL;
   ef_cost *per = vkds__alloc_array(vkds__policy_alloc_ctx(&ef->base), ef->base.resource_count, sizeof *per);
   if (!per) return NULL;
   ef->keys[ef->key_count] = (ef_key){.key = key, .per = per};
+  ef->slots[slot_of(ef, key)] = ef->key_count + 1;
   return &ef->keys[ef->key_count++];
 }
 
-static bool measured(const ef_cost *c) { return c->warmup_ns || c->count; }
+/* A task of key k went in flight on resource r, or left it (delta -1). */
+static void in_flight(earliest_finish *ef, ef_key *k, uint32_t r, int delta) {
+  uint32_t i = (uint32_t)(k - ef->keys);
+  if (delta > 0) {
+    if (k->in_flight++ == 0) k->active_at = ef->active_count, ef->active[ef->active_count++] = i;
+    ++k->per[r].in_flight;
+    return;
+  }
+  --k->per[r].in_flight;
+  if (--k->in_flight == 0) { /* off the active list: the last one takes its place */
+    uint32_t last = ef->active[--ef->active_count];
+    ef->active[k->active_at] = last;
+    ef->keys[last].active_at = k->active_at;
+  }
+}
 /* Whether the key's cost here is known past the warm-up: then it competes; else it is
  * explored. */
 static bool judged(const ef_cost *c) { return c->count > 0; }
-static double cost_of(const ef_cost *c) { return c->count ? c->cost_ns : (double)c->warmup_ns; }
 
 /* A key's cost on a resource that has not run it yet: its mean over the resources that
  * have; else the mean over every measured key and resource (unknown work is assumed
  * typical, not free, or everything would pile onto the unmeasured); else 1 ns. */
 static double guess(const earliest_finish *ef, const ef_key *k) {
-  double sum = 0.0, all = 0.0;
-  uint32_t n = 0, n_all = 0;
+  double sum = 0.0;
+  uint32_t n = 0;
   for (uint32_t r = 0; r < ef->base.resource_count; ++r)
     if (measured(&k->per[r])) sum += cost_of(&k->per[r]), ++n;
   if (n) return sum / n;
-  for (uint32_t i = 0; i < ef->key_count; ++i)
-    for (uint32_t r = 0; r < ef->base.resource_count; ++r)
-      if (measured(&ef->keys[i].per[r])) all += cost_of(&ef->keys[i].per[r]), ++n_all;
-  return n_all ? all / n_all : 1.0;
+  return ef->measured_count && ef->measured_sum > 0 ? ef->measured_sum / (double)ef->measured_count : 1.0;
 }
 
 /* Fills ef->queued_hw[h] with the estimated time of everything in flight on hardware
- * h (indexed by its first resource): one pass over keys and resources per selection,
- * so a selection costs O(keys x resources), not that times the resources again. */
+ * h (indexed by its first resource): one pass over the keys with tasks in flight and
+ * the resources per selection. */
 static void estimate_queued(earliest_finish *ef) {
   uint32_t n = ef->base.resource_count;
   for (uint32_t r = 0; r < n; ++r) ef->queued_hw[r] = 0.0;
-  for (uint32_t i = 0; i < ef->key_count; ++i) {
-    const ef_key *k = &ef->keys[i];
+  for (uint32_t a = 0; a < ef->active_count; ++a) {
+    const ef_key *k = &ef->keys[ef->active[a]];
     double guessed = -1.0; /* computed once per key, when some in-flight task needs it */
     for (uint32_t r = 0; r < n; ++r) {
       const ef_cost *c = &k->per[r];
@@ -182,7 +287,8 @@ static vkds_result ef_select(vkds_policy *p, const vkds_task_info *hints, uint32
   /* every resource is still exploring this key: the one with the least work queued */
   if (best == UINT32_MAX) best = idlest;
   ef_cost *chosen = &k->per[best];
-  ++chosen->in_flight;
+  in_flight(ef, k, best, +1);
+  k->last_use = ++ef->uses;
   if (chosen->picks >= EF_TIMED_FIRST && (chosen->picks - EF_TIMED_FIRST) % EF_TIMED_EVERY != EF_TIMED_EVERY - 1)
     vkds__pick_untimed();
   ++chosen->picks;
@@ -198,8 +304,10 @@ static void ef_report(vkds_policy *p, const vkds_report *r) {
   if (k) {
     ef_cost *c = &k->per[r->resource_index];
     if ((r->what == VKDS_REPORT_COMPLETION || r->what == VKDS_REPORT_UNUSED) && c->in_flight) {
-      --c->in_flight;
+      in_flight(ef, k, r->resource_index, -1);
     } else if (r->what == VKDS_REPORT_TIME) {
+      if (measured(c)) ef->measured_sum -= cost_of(c);
+      else ++ef->measured_count;
       if (!c->warmup_ns && !c->count) {
         c->warmup_ns = r->value_ns ? r->value_ns : 1;
       } else {
@@ -208,6 +316,7 @@ static void ef_report(vkds_policy *p, const vkds_report *r) {
         if (c->count == 1 || (double)r->value_ns < c->best_ns) c->best_ns = (double)r->value_ns;
         c->cost_ns = ef->shared[r->resource_index] ? c->best_ns : c->mean_ns;
       }
+      ef->measured_sum += cost_of(c);
     }
   }
   pthread_mutex_unlock(&ef->lock);
@@ -246,6 +355,8 @@ static void ef_destroy(vkds_policy *p) {
   const vkds_context *ctx = vkds__policy_alloc_ctx(p);
   for (uint32_t i = 0; i < ef->key_count; ++i) vkds__free(ctx, ef->keys[i].per);
   vkds__free(ctx, ef->keys);
+  vkds__free(ctx, ef->slots);
+  vkds__free(ctx, ef->active);
   vkds__free(ctx, ef->hw);
   vkds__free(ctx, ef->queued_hw);
   vkds__free(ctx, ef->sticky);

@@ -303,6 +303,35 @@ START_TEST(earliest_finish_weighs_queue_cost_and_data) {
 }
 END_TEST
 
+/* Past 4,096 keys, earliest finish forgets the key used longest ago with nothing in
+ * flight (a soak probe: 20,000 keys kept for ever, each selection slower than the last):
+ * key 0, trained and then left alone, is explored again on other resources; key 8, used
+ * all along, keeps its resource; key 12, in flight the whole time, is kept. */
+START_TEST(earliest_finish_forgets_keys_unused_longest) {
+  fake_setup();
+  for (int i = 0; i < N; ++i) res[i].cost_ns[0] = 1000000;
+  res[0].cost_ns[0] = 1000;
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_EARLIEST_FINISH});
+  for (int i = 0; i < 3 * N; ++i) run_one(p, 0, 0), run_one(p, 8, 0); /* trained: both on resource 0 */
+  ck_assert_int_eq(run_one(p, 0, 0), 4);
+  ck_assert_int_eq(run_one(p, 8, 0), 4);
+  vkds_selection *held = NULL;
+  ck_assert_vkds(vkds_select(p, &(vkds_task_info){.key = 12}, &held)); /* in flight throughout */
+  for (uint64_t key = 100; key < 100 + 6000; ++key) {
+    vkds_selection *sel = NULL;
+    ck_assert_vkds(vkds_select(p, &(vkds_task_info){.key = key}, &sel));
+    vkds_selection_release(sel);
+    if (key % 500 == 0) ck_assert_int_eq(run_one(p, 8, 0), 4);
+  }
+  ck_assert_int_eq(run_one(p, 8, 0), 4);
+  int seen = 0;
+  for (int i = 0; i < 2 * N; ++i) seen |= 1 << (run_one(p, 0, 0) - 4); /* explored afresh: not only resource 0 */
+  ck_assert_int_ne(seen & ~1, 0);
+  vkds_selection_release(held);
+  vkds_policy_release(p);
+}
+END_TEST
+
 /* A resource whose first task was slow (its warm-up: a pipeline made, caches cold) is
  * judged on what it does next: judged on the warm-up alone, it was never picked again,
  * and the warm-up never replaced (a probe: 29 of 30 reductions on the slower device). */
@@ -1184,6 +1213,7 @@ int main(void) {
   tcase_add_test(tc, auto_tune_retunes_after_the_interval);
   tcase_add_test(tc, earliest_finish_weighs_queue_cost_and_data);
   tcase_add_test(tc, earliest_finish_looks_past_a_slow_warm_up);
+  tcase_add_test(tc, earliest_finish_forgets_keys_unused_longest);
   tcase_add_test(tc, earliest_finish_rates_one_devices_resources_alike);
   tcase_add_test(tc, a_policy_derived_from_a_built_in_keeps_its_size);
   tcase_add_test(tc, a_select_that_counts_its_picks_keeps_capacity_and_counts_out);
