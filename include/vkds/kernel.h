@@ -120,7 +120,9 @@ typedef struct vkds_glsl_info {
  * context by a hash of the source and options, so a second identical call compiles
  * nothing (also one made by another thread at the same time: it waits for the first's
  * compile), and with pipeline_cache_dir also on disk, so a new process compiles
- * nothing. VKDS_ERROR_COMPILE carries glslang's log, with line numbers (also a
+ * nothing. The context keeps each source's SPIR-V until it is destroyed, also after
+ * vkds_kernel_destroy (a few KiB a source: an application that makes kernels from ever
+ * new generated sources grows by that much each). VKDS_ERROR_COMPILE carries glslang's log, with line numbers (also a
  * local_size past what glslang itself allows a dimension, gl_MaxComputeWorkGroupSize:
  * 1024 in x and y, 64 in z; within it, one past the device's limits is
  * VKDS_ERROR_LIMIT_EXCEEDED at launches, as for vkds_kernel_create). A compile that
