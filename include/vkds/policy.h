@@ -11,7 +11,7 @@
  * finish keeps what it measured of 4,096 keys; past that it forgets the quarter used
  * longest ago of those with no task in flight (measured afresh when they come back).
  * Every policy keeps the statistics the query functions return (vkds_policy_keys: every
- * key ever timed, some 48 bytes a key and resource that ran it, for the policy's life).
+ * key ever timed, 48-96 bytes a key and resource that ran it, for the policy's life).
  */
 #ifndef VKDS_POLICY_H
 #define VKDS_POLICY_H
