@@ -24,18 +24,51 @@ typedef struct tune_key {
   uint64_t chosen_at;
   uint64_t chosen_picks; /* selections since the choice (which are timed: AT_TIMED_EVERY) */
   uint32_t best;
+  uint64_t last_use; /* at->uses at its last selection */
   /* per resource, this round: */
   bool *warm;      /* its warm-up sample has arrived */
   uint64_t *count; /* measured samples */
   double *sum;
 } tune_key;
 
+/* Keys are found through an index (lib/backend/key_index.c: they were searched one by
+ * one) and at VKDS__MAX_KEYS the quarter used longest ago are forgotten (a soak probe:
+ * 20,000 keys kept ~300 bytes each for ever); a forgotten key is tuned afresh when it
+ * comes back, and reports for it meanwhile are dropped. */
 typedef struct auto_tune {
   vkds_policy base;
   pthread_mutex_t lock;
   tune_key **keys;
   uint32_t key_count, key_room;
+  vkds__key_index index; /* key -> its place in keys */
+  uint64_t uses;
 } auto_tune;
+
+static void free_key(const vkds_context *ctx, tune_key *k) {
+  if (k) vkds__free(ctx, k->warm), vkds__free(ctx, k->count), vkds__free(ctx, k->sum);
+  vkds__free(ctx, k);
+}
+
+static void forget_oldest(auto_tune *at) {
+  const vkds_context *ctx = vkds__policy_alloc_ctx(&at->base);
+  uint64_t *uses = vkds__alloc_array(ctx, at->key_count, sizeof *uses);
+  if (!uses) return; /* (the store grows instead) */
+  for (uint32_t i = 0; i < at->key_count; ++i) uses[i] = at->keys[i]->last_use;
+  uint64_t mark = vkds__quarter_mark(uses, at->key_count);
+  vkds__free(ctx, uses);
+  uint32_t kept = 0;
+  vkds__key_index_clear(&at->index);
+  for (uint32_t i = 0; i < at->key_count; ++i) {
+    if (at->keys[i]->last_use <= mark) {
+      free_key(ctx, at->keys[i]);
+      continue;
+    }
+    at->keys[kept] = at->keys[i];
+    vkds__key_index_put(ctx, &at->index, at->keys[kept]->key, kept); /* (fits: fewer than before) */
+    ++kept;
+  }
+  at->key_count = kept;
+}
 
 static uint32_t samples_per_round(const vkds_policy *p) { return p->info->trial_samples ? p->info->trial_samples : 1; }
 
@@ -51,9 +84,10 @@ static void start_round(vkds_policy *p, tune_key *k) {
 /* Finds or adds the key's state; call with the lock held. */
 static tune_key *find_key(vkds_policy *p, uint64_t key, bool create) {
   auto_tune *at = (auto_tune *)p;
-  for (uint32_t i = 0; i < at->key_count; ++i)
-    if (at->keys[i]->key == key) return at->keys[i];
+  uint32_t place = vkds__key_index_get(&at->index, key);
+  if (place != UINT32_MAX) return at->keys[place];
   if (!create) return NULL;
+  if (at->key_count >= VKDS__MAX_KEYS) forget_oldest(at);
   if (at->key_count == at->key_room) {
     uint32_t room = at->key_room ? at->key_room * 2 : 8;
     tune_key **grown = vkds__realloc(vkds__policy_alloc_ctx(p), at->keys, room * sizeof *grown);
@@ -66,9 +100,8 @@ static tune_key *find_key(vkds_policy *p, uint64_t key, bool create) {
   if (k)
     k->warm = vkds__alloc_array(ctx, n, sizeof *k->warm), k->count = vkds__alloc_array(ctx, n, sizeof *k->count),
     k->sum = vkds__alloc_array(ctx, n, sizeof *k->sum);
-  if (!k || !k->warm || !k->count || !k->sum) {
-    if (k) vkds__free(ctx, k->warm), vkds__free(ctx, k->count), vkds__free(ctx, k->sum);
-    vkds__free(ctx, k);
+  if (!k || !k->warm || !k->count || !k->sum || !vkds__key_index_put(ctx, &at->index, key, at->key_count)) {
+    free_key(ctx, k);
     return NULL;
   }
   k->key = key;
@@ -119,6 +152,7 @@ static vkds_result at_select(vkds_policy *p, const vkds_task_info *hints, uint32
     pthread_mutex_unlock(&at->lock);
     return vkds__fail(p->backend->context, VKDS_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, "auto tune key");
   }
+  k->last_use = ++at->uses;
   if (k->phase == VKDS_AUTO_TUNE_CHOSEN && p->info->retune_interval_ns &&
       vkds__now_ns() - k->chosen_at >= p->info->retune_interval_ns)
     start_round(p, k);
@@ -180,11 +214,9 @@ static vkds_result at_init(vkds_policy *p) {
 static void at_destroy(vkds_policy *p) {
   auto_tune *at = (auto_tune *)p;
   const vkds_context *ctx = vkds__policy_alloc_ctx(p);
-  for (uint32_t i = 0; i < at->key_count; ++i) {
-    vkds__free(ctx, at->keys[i]->warm), vkds__free(ctx, at->keys[i]->count), vkds__free(ctx, at->keys[i]->sum);
-    vkds__free(ctx, at->keys[i]);
-  }
+  for (uint32_t i = 0; i < at->key_count; ++i) free_key(ctx, at->keys[i]);
   vkds__free(ctx, at->keys);
+  vkds__key_index_free(ctx, &at->index);
   pthread_mutex_destroy(&at->lock);
 }
 

@@ -41,7 +41,6 @@
  * on CPU devices: lavapipe runs each VkDevice on threads of its own, which do overlap
  * where there are cores for them. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "../lib/backend/policy_internal.h"
 
@@ -63,16 +62,15 @@ typedef struct ef_cost {
 #define EF_TIMED_FIRST 8
 #define EF_TIMED_EVERY 8
 
-/* The keys a policy keeps: at EF_MAX_KEYS, the quarter used longest ago of those with no
+/* The keys a policy keeps: at VKDS__MAX_KEYS, the quarter used longest ago of those with no
  * task in flight is forgotten (a key is measured afresh if it comes back). Keys were
  * kept for ever and looked up one by one, and every selection walked all of them: a
  * soak probe's 20,000 keys made a selection 2.5x slower by the end (0.31 -> 0.78 s a
  * 2,000), growing ~200 bytes a key with one resource (and resource_count times that
  * with more); a service that makes kernels from generated GLSL makes a key of each
- * (vkds_launch's default key). Now a key is found through a hash index, a selection
+ * (vkds_launch's default key). Now a key is found through an index (key_index.c), a selection
  * walks only the keys with tasks in flight, and the mean over every measurement that
  * guesses an unmeasured key's cost is kept as it changes. */
-#define EF_MAX_KEYS 4096u
 
 typedef struct ef_key {
   uint64_t key;
@@ -87,8 +85,8 @@ typedef struct earliest_finish {
   pthread_mutex_t lock;
   ef_key *keys;
   uint32_t key_count, key_room;
-  uint32_t *slots;  /* open addressing over keys: index + 1, 0 empty; twice key_room */
-  uint32_t *active; /* indices of the keys with tasks in flight */
+  vkds__key_index index; /* key -> its place in keys */
+  uint32_t *active;       /* places of the keys with tasks in flight */
   uint32_t active_count;
   uint64_t uses;
   double measured_sum; /* cost_of over every measured key and resource, and how many */
@@ -104,45 +102,20 @@ typedef struct earliest_finish {
 static bool measured(const ef_cost *c) { return c->warmup_ns || c->count; }
 static double cost_of(const ef_cost *c) { return c->count ? c->cost_ns : (double)c->warmup_ns; }
 
-static uint32_t slot_of(const earliest_finish *ef, uint64_t key) {
-  uint64_t h = key * 0x9e3779b97f4a7c15ull;
-  uint32_t mask = 2 * ef->key_room - 1, at = (uint32_t)(h >> 32) & mask;
-  while (ef->slots[at] && ef->keys[ef->slots[at] - 1].key != key) at = (at + 1) & mask;
-  return at;
-}
-
-/* Makes the index again (after growing, or after a key moved). */
-static void reindex(earliest_finish *ef) {
-  memset(ef->slots, 0, 2 * (size_t)ef->key_room * sizeof *ef->slots);
-  for (uint32_t i = 0; i < ef->key_count; ++i) ef->slots[slot_of(ef, ef->keys[i].key)] = i + 1;
-}
-
 static bool grow(earliest_finish *ef) {
   const vkds_context *ctx = vkds__policy_alloc_ctx(&ef->base);
   uint32_t room = ef->key_room ? ef->key_room * 2 : 8;
   ef_key *keys = vkds__realloc(ctx, ef->keys, room * sizeof *keys);
   if (!keys) return false;
   ef->keys = keys;
-  uint32_t *slots = vkds__alloc_array(ctx, 2 * (size_t)room, sizeof *slots);
   uint32_t *active = vkds__realloc(ctx, ef->active, room * sizeof *active);
-  if (active) ef->active = active;
-  if (!slots || !active) {
-    vkds__free(ctx, slots);
-    return false;
-  }
-  vkds__free(ctx, ef->slots);
-  ef->slots = slots, ef->key_room = room;
-  reindex(ef);
+  if (!active) return false;
+  ef->active = active, ef->key_room = room;
   return true;
 }
 
-static int by_value(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Drops the quarter of the keys with no task in flight that were used longest ago (at
- * once, so that the index is made again once per EF_MAX_KEYS / 4 new keys: one key at a
+ * once, so that the index is made again once per VKDS__MAX_KEYS / 4 new keys: one key at a
  * time, the search and the index cost ~15 us a new key): their measurements leave the
  * mean, the others move up. */
 static void forget_oldest(earliest_finish *ef) {
@@ -153,8 +126,7 @@ static void forget_oldest(earliest_finish *ef) {
   for (uint32_t i = 0; i < ef->key_count; ++i)
     if (!ef->keys[i].in_flight) uses[idle++] = ef->keys[i].last_use;
   if (idle) {
-    qsort(uses, idle, sizeof *uses, by_value);
-    uint64_t threshold = uses[idle / 4];
+    uint64_t threshold = vkds__quarter_mark(uses, idle);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < ef->key_count; ++i) {
       ef_key *k = &ef->keys[i];
@@ -169,25 +141,27 @@ static void forget_oldest(earliest_finish *ef) {
       ++kept;
     }
     ef->key_count = kept;
-    reindex(ef);
+    vkds__key_index_clear(&ef->index); /* (the kept keys fit the memory it had) */
+    for (uint32_t i = 0; i < kept; ++i) vkds__key_index_put(ctx, &ef->index, ef->keys[i].key, i);
   }
   vkds__free(ctx, uses);
 }
 
-/* The key's state, made when `create` (the least recently used idle key gives way past
- * EF_MAX_KEYS); NULL when it has none (or no memory). */
+/* The key's state, made when `create` (the keys used longest ago give way at
+ * VKDS__MAX_KEYS); NULL when it has none (or no memory). */
 static ef_key *find_key(earliest_finish *ef, uint64_t key, bool create) {
-  if (ef->key_room) {
-    uint32_t at = slot_of(ef, key);
-    if (ef->slots[at]) return &ef->keys[ef->slots[at] - 1];
-  }
+  uint32_t at = vkds__key_index_get(&ef->index, key);
+  if (at != UINT32_MAX) return &ef->keys[at];
   if (!create) return NULL;
-  if (ef->key_count >= EF_MAX_KEYS) forget_oldest(ef); /* (every key busy: the store grows) */
+  if (ef->key_count >= VKDS__MAX_KEYS) forget_oldest(ef); /* (every key busy: the store grows) */
   if (ef->key_count == ef->key_room && !grow(ef)) return NULL;
-  ef_cost *per = vkds__alloc_array(vkds__policy_alloc_ctx(&ef->base), ef->base.resource_count, sizeof *per);
-  if (!per) return NULL;
+  const vkds_context *ctx = vkds__policy_alloc_ctx(&ef->base);
+  ef_cost *per = vkds__alloc_array(ctx, ef->base.resource_count, sizeof *per);
+  if (!per || !vkds__key_index_put(ctx, &ef->index, key, ef->key_count)) {
+    vkds__free(ctx, per);
+    return NULL;
+  }
   ef->keys[ef->key_count] = (ef_key){.key = key, .per = per};
-  ef->slots[slot_of(ef, key)] = ef->key_count + 1;
   return &ef->keys[ef->key_count++];
 }
 
@@ -355,7 +329,7 @@ static void ef_destroy(vkds_policy *p) {
   const vkds_context *ctx = vkds__policy_alloc_ctx(p);
   for (uint32_t i = 0; i < ef->key_count; ++i) vkds__free(ctx, ef->keys[i].per);
   vkds__free(ctx, ef->keys);
-  vkds__free(ctx, ef->slots);
+  vkds__key_index_free(ctx, &ef->index);
   vkds__free(ctx, ef->active);
   vkds__free(ctx, ef->hw);
   vkds__free(ctx, ef->queued_hw);

@@ -193,6 +193,33 @@ START_TEST(auto_tune_finds_the_fast_one) {
 }
 END_TEST
 
+/* Past 4,096 keys auto tune forgets the quarter used longest ago (a soak probe: every
+ * key kept for ever): key 0, tuned and then left alone, is unseen again; key 8, used
+ * all along, keeps its choice. */
+START_TEST(auto_tune_forgets_keys_unused_longest) {
+  fake_setup();
+  for (int i = 0; i < N; ++i) res[i].cost_ns[0] = i == 2 ? 1000 : 100000;
+  vkds_policy *p = fake_policy((vkds_policy_info){.kind = VKDS_POLICY_AUTO_TUNE});
+  for (int i = 0; i < 2 * N + 1; ++i) run_one(p, 0, 0), run_one(p, 8, 0);
+  vkds_auto_tune_phase phase;
+  uint32_t best;
+  ck_assert_vkds(vkds_policy_auto_tune_state(p, 0, &phase, &best));
+  ck_assert_int_eq(phase, VKDS_AUTO_TUNE_CHOSEN);
+  for (uint64_t key = 100; key < 100 + 6000; ++key) {
+    vkds_selection *sel = NULL;
+    ck_assert_vkds(vkds_select(p, &(vkds_task_info){.key = key}, &sel));
+    vkds_selection_release(sel);
+    if (key % 500 == 0) ck_assert_int_eq(run_one(p, 8, 0), 6);
+  }
+  ck_assert_vkds(vkds_policy_auto_tune_state(p, 0, &phase, &best));
+  ck_assert_int_eq(phase, VKDS_AUTO_TUNE_UNSEEN);
+  ck_assert_vkds(vkds_policy_auto_tune_state(p, 8, &phase, &best));
+  ck_assert_int_eq(phase, VKDS_AUTO_TUNE_CHOSEN);
+  ck_assert_uint_eq(best, 2);
+  vkds_policy_release(p);
+}
+END_TEST
+
 START_TEST(auto_tune_warmup_is_excluded) {
   fake_setup();
   /* resource 1 is slow only on its first run (its warm-up): it must still win */
@@ -1211,6 +1238,7 @@ int main(void) {
   tcase_add_test(tc, auto_tune_warmup_is_excluded);
   tcase_add_test(tc, auto_tune_keys_are_independent);
   tcase_add_test(tc, auto_tune_retunes_after_the_interval);
+  tcase_add_test(tc, auto_tune_forgets_keys_unused_longest);
   tcase_add_test(tc, earliest_finish_weighs_queue_cost_and_data);
   tcase_add_test(tc, earliest_finish_looks_past_a_slow_warm_up);
   tcase_add_test(tc, earliest_finish_forgets_keys_unused_longest);

@@ -7,9 +7,10 @@
  * earliest finish (queued work + measured cost + data movement). A timed task costs the
  * GPU more (two timestamps, and its work does not overlap the next task's), so once they
  * have their measurements these two time one task in 8: auto tune of those sent to its
- * choice, earliest finish of a key's tasks on a resource after its first 8. Earliest
- * finish keeps what it measured of 4,096 keys; past that it forgets the quarter used
- * longest ago of those with no task in flight (measured afresh when they come back).
+ * choice, earliest finish of a key's tasks on a resource after its first 8. Both keep
+ * what they measured of 4,096 keys; at that they forget the quarter used longest ago
+ * (earliest finish: of those with no task in flight), which are measured (tuned) afresh
+ * when they come back.
  * Every policy keeps the statistics the query functions return (vkds_policy_keys: every
  * key ever timed, 48-96 bytes a key and resource that ran it, for the policy's life).
  */
@@ -270,7 +271,7 @@ VKDS_API vkds_result vkds_policy_get_key_stats(const vkds_policy *p, uint32_t in
 VKDS_API uint32_t vkds_policy_keys(const vkds_policy *p, uint64_t *keys, uint32_t cap);
 
 typedef enum vkds_auto_tune_phase {
-  VKDS_AUTO_TUNE_UNSEEN = 0,  /* the key has not been selected for yet */
+  VKDS_AUTO_TUNE_UNSEEN = 0,  /* the key has not been selected for yet (or was forgotten: policy.h's top) */
   VKDS_AUTO_TUNE_TRIAL = 1,   /* trying every resource */
   VKDS_AUTO_TUNE_CHOSEN = 2,  /* sending everything to the best */
 } vkds_auto_tune_phase;

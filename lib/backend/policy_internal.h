@@ -117,6 +117,31 @@ static inline bool vkds__count_pick(vkds_policy *p, uint32_t index, uint64_t see
                                                memory_order_relaxed, memory_order_relaxed);
 }
 
+/* ---- selectors' per-key state (lib/backend/key_index.c) ---- */
+
+/* A map from task keys to places (indices) in a selector's own array of key states. */
+typedef struct vkds__key_slot {
+  uint64_t key;
+  uint32_t place; /* + 1; 0: an empty slot */
+} vkds__key_slot;
+typedef struct vkds__key_index {
+  vkds__key_slot *slots;
+  uint32_t capacity, count; /* a power of two (or 0), at most half of it used */
+} vkds__key_index;
+/* The key's place; UINT32_MAX when it has none. */
+uint32_t vkds__key_index_get(const vkds__key_index *ix, uint64_t key);
+/* Gives the key that place (a new key, or a moved one); false when out of memory (the
+ * index is left as it was). ctx: the policy's alloc_ctx. */
+bool vkds__key_index_put(const vkds_context *ctx, vkds__key_index *ix, uint64_t key, uint32_t place);
+/* Empties it (keeps its memory): a selector that forgets keys puts back those it keeps. */
+/* How selectors forget keys: past VKDS__MAX_KEYS, the quarter used longest ago (of those
+ * they may forget) goes; a key that comes back is measured afresh. The mark: sorts the
+ * n (> 0) last uses and returns the one a quarter in (keys used at or before it go). */
+#define VKDS__MAX_KEYS 4096u
+uint64_t vkds__quarter_mark(uint64_t *uses, uint32_t n);
+void vkds__key_index_clear(vkds__key_index *ix);
+void vkds__key_index_free(const vkds_context *ctx, vkds__key_index *ix);
+
 /* Looks up (and with create, adds) the key's entry; call with s->lock held. NULL when
  * absent (or out of memory). ctx: the policy's alloc_ctx. */
 vkds__key_stats *vkds__key_stats_find(const vkds_context *ctx, vkds__resource_stats *s, uint64_t key, bool create);
