@@ -62,15 +62,16 @@ typedef struct ef_cost {
 #define EF_TIMED_FIRST 8
 #define EF_TIMED_EVERY 8
 
-/* The keys a policy keeps: at VKDS__MAX_KEYS, the quarter used longest ago of those with no
- * task in flight is forgotten (a key is measured afresh if it comes back). Keys were
- * kept for ever and looked up one by one, and every selection walked all of them: a
- * soak probe's 20,000 keys made a selection 2.5x slower by the end (0.31 -> 0.78 s a
+/* The keys a policy keeps: at VKDS__MAX_KEYS, the quarter used longest ago of those
+ * with no task in flight is forgotten (a key is measured afresh if it comes back). Keys
+ * were kept for ever and looked up one by one, and every selection walked all of them:
+ * a soak probe's 20,000 keys made a selection 2.5x slower by the end (0.31 -> 0.78 s a
  * 2,000), growing ~200 bytes a key with one resource (and resource_count times that
  * with more); a service that makes kernels from generated GLSL makes a key of each
- * (vkds_launch's default key). Now a key is found through an index (key_index.c), a selection
- * walks only the keys with tasks in flight, and the mean over every measurement that
- * guesses an unmeasured key's cost is kept as it changes. */
+ * (vkds_launch's default key). Now a key is found through an index (key_index.c), a
+ * selection walks only the keys with tasks in flight, and the mean over every
+ * measurement that guesses an unmeasured key's cost is kept as it changes (20,000
+ * keys on lavapipe: 6 -> 54 us a selection before, 0.4-3 us now). */
 
 typedef struct ef_key {
   uint64_t key;
@@ -115,9 +116,9 @@ static bool grow(earliest_finish *ef) {
 }
 
 /* Drops the quarter of the keys with no task in flight that were used longest ago (at
- * once, so that the index is made again once per VKDS__MAX_KEYS / 4 new keys: one key at a
- * time, the search and the index cost ~15 us a new key): their measurements leave the
- * mean, the others move up. */
+ * once, so that the index is made again once per VKDS__MAX_KEYS / 4 new keys: one key
+ * at a time, the search and the index cost ~15 us a new key): their measurements leave
+ * the mean, the others move up. */
 static void forget_oldest(earliest_finish *ef) {
   const vkds_context *ctx = vkds__policy_alloc_ctx(&ef->base);
   uint64_t *uses = vkds__alloc_array(ctx, ef->key_count, sizeof *uses);

@@ -352,8 +352,8 @@ static vkds_result check(const vkds_context *ctx, const vkds__alg *a, uint32_t *
     if (o->count != a->count && !compacts && a->template_kind != VKDS__TEMPLATE_HISTOGRAM)
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the output has %llu elements, the input %llu",
                         name, (unsigned long long)o->count, (unsigned long long)a->count);
-    /* (a merge by a comparator, and a compaction of a zip, write records: zips, part by
-     * part) */
+    /* (a merge by a comparator, a compaction of a zip and reduce by key's zip keys write
+     * records: zips, part by part) */
     bool records = (a->template_kind == VKDS__TEMPLATE_MERGE && a->elem == VKDS__ELEM_GLSL) ||
                    vkds__alg_moves_records(a) || (k == 0 && vkds__alg_zip_keys(a));
     const char *why = unwritable(o, 0, records);
