@@ -578,6 +578,12 @@ START_TEST(bad_input) {
   vkds_seq half = vkds_seq_host(b + 8, 8, VKDS_U32);
   ck_assert_int_eq(vkds_partition(pol, &as, &bs, &half, "x > 1u", &n), E);
   ck_assert_int_eq(vkds_copy_if(pol, &as, &as, "x > 1u", &n), E);                         /* no in place */
+  /* the second output over the input, or over part of it (ran with success: only the
+   * first output was checked against the input; a memory-kinds probe) */
+  ck_assert_int_eq(vkds_partition(pol, &as, &bs, &as, "x > 1u", &n), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "second output overlaps an input"), "%s", vkds_last_error_message());
+  vkds_seq a_tail = vkds_seq_host(a + 8, 8, VKDS_U32);
+  ck_assert_int_eq(vkds_partition(pol, &as, &bs, &a_tail, "x > 1u", &n), E);
   vkds_seq ro = vkds_seq_host_const(b, 16, VKDS_U32);
   ck_assert_int_eq(vkds_remove_if(pol, &as, &ro, "x > 1u", &n), E);                       /* read-only output */
   vkds_seq zp[2] = {as, cs};

@@ -803,6 +803,11 @@ START_TEST(bad_input) {
   ck_assert_int_eq(vkds_exclusive_scan_by_key(pol, &ks, &vs, &ks, NULL, NULL), E);
   ck_assert_int_eq(vkds_reduce_by_key(pol, &ks, &vs, &bs, &bs, NULL, &n), E);      /* outputs overlap */
   ck_assert_int_eq(vkds_reduce_by_key(pol, &ks, &vs, &vs, &cs, NULL, &n), E);      /* output over an input */
+  /* values_out over the values or the keys (ran with success: only keys_out was checked
+   * against the inputs; a memory-kinds probe) */
+  ck_assert_int_eq(vkds_reduce_by_key(pol, &ks, &vs, &bs, &vs, NULL, &n), E);
+  ck_assert_msg(strstr(vkds_last_error_message(), "second output overlaps an input"), "%s", vkds_last_error_message());
+  ck_assert_int_eq(vkds_reduce_by_key(pol, &ks, &vs, &bs, &ks, NULL, &n), E);
   vkds_seq ro = vkds_seq_host_const(b, 16, VKDS_U32);
   ck_assert_int_eq(vkds_inclusive_scan_by_key(pol, &ks, &vs, &ro, NULL, NULL), E); /* read-only output */
   ck_assert_int_eq(vkds_reduce_by_key(pol, &ks, &vs, &bs, &ro, NULL, &n), E);

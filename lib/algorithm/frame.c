@@ -191,8 +191,8 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
   if (!a->output) return VKDS_SUCCESS;
   spans outs = {0};
   written_spans(a->output, &outs, 0);
+  spans second = {0};
   if (a->output2) { /* two outputs (partition): not overlapping each other either */
-    spans second = {0};
     written_spans(a->output2, &second, 0);
     if (meet(outs.w, outs.nw, second.w, second.nw))
       return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS, "%s: the two outputs overlap", a->name);
@@ -227,6 +227,11 @@ static vkds_result check_overlap(const vkds_context *ctx, const vkds__alg *a) {
                       a->in_place_allowed ? "only an output that is exactly the input, the same memory through the "
                                             "same views, may be written in place"
                                           : "this algorithm does not write in place");
+  /* (the second output was checked against the first only: a partition's out_false,
+   * or reduce_by_key's values_out, over its own input ran with success; a probe) */
+  if (meet(second.w, second.nw, ins, ni))
+    return vkds__fail(ctx, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: the second output overlaps an input (this algorithm does not write in place)", a->name);
   return VKDS_SUCCESS;
 }
 
