@@ -48,9 +48,15 @@
  *                                        logged and its results dropped, what it holds
  *                                        left allocated; a streamed call's host output
  *                                        then holds the chunks done before it, the rest
- *                                        untouched). Staged inputs were uploaded
- *                                        before the call returned, so host inputs may be
- *                                        reused then; result pointers must stay valid
+ *                                        untouched). Staged and streamed inputs were
+ *                                        uploaded before the call returned, so host
+ *                                        inputs may be reused then, except host memory
+ *                                        imported into the selected device
+ *                                        (vkds_buffer_import_host), which the device
+ *                                        reads in place, as it reads buffers: keep it
+ *                                        unchanged until the submission is done (a
+ *                                        probe's reduce_async saw the writes made after
+ *                                        it returned). Result pointers must stay valid
  *                                        until the submission is done. On any error
  *                                        *sub is NULL (nothing to release).
  *                                        Host outputs are written then, not in the queue's
@@ -342,7 +348,8 @@ VKDS_API vkds_result vkds_transform_async(vkds_policy *p, const vkds_seq *in, co
                                           vkds_submission **sub);
 VKDS_API vkds_result vkds_cmd_transform(const vkds_cmd *c, const vkds_seq *in, const vkds_seq *out, const char *op);
 
-/* out[i] = op(in1[i], in2[i]): `op` is a GLSL expression of `a` and `b`. */
+/* out[i] = op(in1[i], in2[i]): `op` is a GLSL expression of `a` and `b`. out may be in1
+ * or in2 itself (in place, as for transform), and must not overlap them otherwise. */
 VKDS_API vkds_result vkds_transform2(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2, const vkds_seq *out,
                                      const char *op);
 VKDS_API vkds_result vkds_transform2_async(vkds_policy *p, const vkds_seq *in1, const vkds_seq *in2,
