@@ -817,6 +817,9 @@ void vkds__buffer_untrack(vkds__device *dev, vkds_buffer *buf);
 /* The device's allocator: blocks per memory type, accounting, imported ranges; also
  * notes the queue families of the device's resources (made before it). */
 vkds_result vkds__allocator_init(vkds__device *dev);
+/* Whether memory of these flags needs no flush or invalidation (lib/memory/memory_test.h
+ * can say no for tests). */
+bool vkds__memory_coherent(VkMemoryPropertyFlags flags);
 /* Sets bci's sharing mode for a buffer of vkds on dev: VK_SHARING_MODE_CONCURRENT over
  * the queue families of dev's resources where they are more than one (NVIDIA's GPUs have
  * two compute families, and policies run one call's kernels on either: an exclusive

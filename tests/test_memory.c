@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "memory/memory_test.h"
 
 #define MiB (1ull << 20)
 
@@ -484,6 +485,43 @@ START_TEST(small_ring_wraps_around) {
 }
 END_TEST
 
+/* Memory treated as not host-coherent (lib/memory/memory_test.h: every host-visible
+ * type here is coherent, so these paths run on no device at hand): the staging ring's
+ * and the directly passed sequences' flushes and invalidations are made, over ranges the
+ * validation layer checks (inside shared blocks, at offsets that are not multiples of
+ * nonCoherentAtomSize), and every value arrives. */
+START_TEST(noncoherent_memory_is_flushed_and_invalidated) {
+  vkds__test_treat_memory_noncoherent(true);
+  vkds_context_info info = harness_info();
+  info.staging_chunks = 2;
+  info.staging_chunk_bytes = 64 << 10;
+  vkds_context *ctx = NULL;
+  ck_assert_vkds(vkds_context_create(&info, &ctx));
+  vkds_resource *res = vkds_context_resource(ctx, 0);
+  round_trip(res, VKDS_MEMORY_DEVICE, MiB + 3, 5, 1);
+  round_trip(res, VKDS_MEMORY_MAPPED, 4095, 3, 2);
+  round_trip(res, VKDS_MEMORY_READBACK, 200001, 9, 3);
+  enum { N = 5003 };
+  vkds_buffer *pad = make(res, 100, VKDS_MEMORY_MAPPED, 0), *in = make(res, N * 4, VKDS_MEMORY_MAPPED, 0);
+  vkds_buffer *out = make(res, N * 4 + 12, VKDS_MEMORY_READBACK, 0);
+  uint32_t *x = vkds_buffer_map(in), sum = 0;
+  for (uint32_t i = 0; i < N; ++i) x[i] = i * 7u + 1u, sum += 3u * x[i];
+  vkds_policy *pol = NULL;
+  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  vkds_seq xs = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), ys = vkds_seq_buffer((vkds_view){out, 12, N * 4}, VKDS_U32);
+  ck_assert_vkds(vkds_transform(pol, &xs, &ys, "x * 3u"));
+  const uint32_t *y = (const uint32_t *)((const char *)vkds_buffer_map(out) + 12);
+  for (uint32_t i = 0; i < N; ++i) ck_assert_uint_eq(y[i], 3u * x[i]);
+  uint32_t got = 0;
+  ck_assert_vkds(vkds_reduce(pol, &ys, NULL, NULL, &got));
+  ck_assert_uint_eq(got, sum);
+  vkds_policy_release(pol);
+  vkds_buffer_destroy(pad), vkds_buffer_destroy(in), vkds_buffer_destroy(out);
+  vkds_context_destroy(ctx);
+  vkds__test_treat_memory_noncoherent(false);
+}
+END_TEST
+
 typedef struct worker {
   vkds_resource *res;
   uint32_t seed;
@@ -729,6 +767,7 @@ int main(void) {
   tcase_add_test(tc, small_ring_wraps_around);
   tcase_add_test(tc, transfers_from_four_threads);
   tcase_add_test(tc, transfer_errors);
+  tcase_add_test(tc, noncoherent_memory_is_flushed_and_invalidated);
   tcase_add_test(tc, binding_follows_the_trait);
   suite_add_tcase(s, tc);
   /* (long: not in the sanitizer stages, where it took 30 s under TSan; the ring's

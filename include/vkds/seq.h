@@ -242,7 +242,9 @@ typedef struct vkds_seq_binding {
 
 /* Resolves `seq` for a kernel on the device of `res`:
  *   - a sequence passed directly with memory of its own (a buffer or mapped range on
- *     that device, host memory imported into it): its own range, nothing copied;
+ *     that device, host memory imported into it): its own range, nothing copied (where
+ *     that memory is host-visible but not host-coherent, the host's writes are flushed
+ *     when it is bound for reading, and vkds_seq_unbind invalidates it after writing);
  *   - anything else: a temporary device buffer of count * elem_size bytes (the view's
  *     bytes; the buffer may be larger: it comes from, and goes back to, the context's
  *     kept temporaries, vkds/algorithm.h). For reading,
@@ -261,7 +263,8 @@ VKDS_API vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds
                                    vkds_seq_binding *out);
 
 /* Ends a binding: copies a staged sequence's elements back when it was bound for
- * writing, and frees the temporary buffer. The device must be done with the view.
+ * writing (invalidates non-coherent memory passed directly, for the host's reads), and
+ * frees the temporary buffer. The device must be done with the view.
  * NULL, or a binding that failed, is a no-op returning VKDS_SUCCESS. */
 VKDS_API vkds_result vkds_seq_unbind(vkds_seq_binding *binding);
 

@@ -58,7 +58,7 @@ vkds_result vkds__buffer_create(vkds__device *dev, VkDeviceSize size, VkBufferUs
   VkMemoryPropertyFlags mflags = dev->facts.memory.memoryTypes[out->type_index].propertyFlags;
   if (vr == VK_SUCCESS && (mflags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
     vr = dev->vk.vkMapMemory(dev->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped);
-  out->coherent = mflags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  out->coherent = vkds__memory_coherent(mflags);
   if (vr != VK_SUCCESS) {
     vkds__buffer_destroy(dev, out);
     return vkds__vk_fail(ctx, vr, "allocating buffer memory");

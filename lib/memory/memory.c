@@ -12,9 +12,10 @@
  * device_memory_limit is enforced here as if the heap were that small, which is also
  * how the fallback is tested on lavapipe (one heap, one type). */
 #include "internal.h"
+#include "memory/memory_test.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
-
 #include <stdlib.h>
 
 #define DEFAULT_BLOCK_BYTES (64ull << 20)
@@ -439,7 +440,7 @@ vkds_result vkds__allocator_alloc(vkds__device *dev, vkds_buffer *buf, uint32_t 
   }
   if (vr != VK_SUCCESS) return vkds__vk_fail(dev->ctx, vr, "allocating buffer memory");
   buf->flags = m->memoryTypes[buf->type_index].propertyFlags;
-  buf->coherent = buf->flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  buf->coherent = vkds__memory_coherent(buf->flags);
   return VKDS_SUCCESS;
 }
 
@@ -510,7 +511,10 @@ vkds_result vkds__allocator_import(vkds__device *dev, vkds_buffer *buf, void *ho
   if (vr == VK_SUCCESS) {
     buf->type_index = t;
     buf->flags = dev->facts.memory.memoryTypes[t].propertyFlags;
-    buf->coherent = buf->flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    /* imported host memory is never mapped through Vulkan, so it cannot be flushed:
+     * what its type says, the host's writes reach the device as they do (the types
+     * drivers give host pointers are coherent) */
+    buf->coherent = true;
     a->stats.used_bytes += buf->size;
     ++a->stats.buffers;
     buf->next_import = a->imports;
@@ -593,6 +597,14 @@ static VkMappedMemoryRange mapped_range(const vkds_buffer *buf, uint64_t offset,
                                .memory = memory,
                                .offset = start,
                                .size = end > limit ? VK_WHOLE_SIZE : end - start};
+}
+
+static atomic_bool treat_noncoherent;
+
+void vkds__test_treat_memory_noncoherent(bool on) { atomic_store(&treat_noncoherent, on); }
+
+bool vkds__memory_coherent(VkMemoryPropertyFlags flags) {
+  return (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) && !atomic_load(&treat_noncoherent);
 }
 
 void vkds__buffer_flush(const vkds_buffer *buf, uint64_t offset, uint64_t bytes) {

@@ -100,10 +100,12 @@ vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access a
   uint64_t at;
   if (has_storage && st.buffer && vkds_seq_is_passed_directly(seq, res)) {
     out->view = (vkds_view){st.buffer, st.offset, bytes};
+    if (reads) vkds__buffer_flush(st.buffer, st.offset, bytes); /* (vkds_seq_unbind says why) */
     return VKDS_SUCCESS;
   }
   if (has_storage && st.host && vkds__seq_host_import(dev, seq, &imported, &at)) {
     out->view = (vkds_view){imported, at, bytes};
+    if (reads) vkds__buffer_flush(imported, at, bytes);
     return VKDS_SUCCESS;
   }
 
@@ -136,8 +138,16 @@ void vkds__seq_binding_drop(vkds_seq_binding *b) {
   *b = (vkds_seq_binding){0};
 }
 
+/* Memory passed directly that is host-visible but not host-coherent (readback memory may
+ * be cached and not coherent, and imported memory may get such a type, on devices other
+ * than the NVIDIA GPUs and lavapipe here, whose host-visible types are all coherent): the
+ * host's writes are flushed when it is bound for reading, and the device's writes
+ * invalidated when it is unbound, once the work is done, so that the host reads them
+ * through vkds_buffer_map (a memory probe: nothing flushed or invalidated these). */
 vkds_result vkds_seq_unbind(vkds_seq_binding *b) {
   if (!b || !b->staged) {
+    if (b && b->view.buffer && b->access != VKDS_ACCESS_READ && b->view.buffer->mapped)
+      vkds__buffer_invalidate_range(b->view.buffer, b->view.offset, b->view.bytes);
     if (b) *b = (vkds_seq_binding){0};
     return VKDS_SUCCESS;
   }
