@@ -317,6 +317,57 @@ START_TEST(idle_buffers_give_way_when_memory_runs_out) {
 }
 END_TEST
 
+/* A streamed call whose launch arguments outgrow the push constants (a zip of ten host
+ * arrays into an eleventh: 18 parameters, past lavapipe's 128 bytes) keeps them in
+ * buffers of its own, and reuses them chunk after chunk. They were taken anew for every
+ * chunk, doubling as they filled: 2^20 elements in chunks of 2,048 needed a 128 KiB
+ * buffer on the 400th chunk, which a 384 KiB device_memory_limit refused, after the
+ * host output of the chunks before had been written (929,792 of its elements; a probe).
+ * Now the call succeeds; under a limit that leaves no room at all it fails writing
+ * nothing. */
+START_TEST(a_streamed_call_reuses_its_argument_buffers) {
+  vkds_context_info info = harness_info();
+  info.device_memory_limit = 384 * 1024;
+  info.staging_chunks = 4, info.staging_chunk_bytes = 4096; /* chunks of 2,048 u32 */
+  enum { N = 1 << 20, PARTS = 10 };
+  uint32_t *in[PARTS], *out = malloc(N * sizeof *out);
+  vkds_seq parts[PARTS];
+  ck_assert_ptr_nonnull(out);
+  for (int k = 0; k < PARTS; ++k) {
+    in[k] = malloc(N * sizeof *in[k]);
+    ck_assert_ptr_nonnull(in[k]);
+    for (uint32_t i = 0; i < N; ++i) in[k][i] = i + (uint32_t)k;
+    parts[k] = vkds_seq_host(in[k], N, VKDS_U32);
+  }
+  vkds_seq z = vkds_seq_zip(parts, PARTS), o = vkds_seq_host(out, N, VKDS_U32);
+  const char *op = "x.p0 + x.p1 + x.p2 + x.p3 + x.p4 + x.p5 + x.p6 + x.p7 + x.p8 + x.p9";
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) info.device_memory_limit = 256 * 1024; /* the stream buffers fit, one argument buffer not */
+    vkds_resource *res;
+    vkds_context *ctx = capped_context(&info, &res);
+    if (!ctx) break;
+    vkds_policy *pol;
+    ck_assert_vkds(vkds_policy_create(
+        &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
+        &pol));
+    for (uint32_t i = 0; i < N; ++i) out[i] = 0xdeadbeefu;
+    vkds_result r = vkds_transform(pol, &z, &o, op);
+    if (round == 0) {
+      ck_assert_msg(r == VKDS_SUCCESS, "%s", vkds_last_error_message());
+      for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(out[i], 10u * i + 45u);
+    } else {
+      ck_assert_int_eq(r, VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
+      ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "vkds_transform"));
+      for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(out[i], 0xdeadbeefu); /* nothing written */
+    }
+    vkds_policy_release(pol);
+    vkds_context_destroy(ctx);
+  }
+  for (int k = 0; k < PARTS; ++k) free(in[k]);
+  free(out);
+}
+END_TEST
+
 /* vkds_context_trim gives back what the context keeps idle, as running out of memory
  * does: the kept buffers, and the blocks they leave empty. The allocator keeps one empty
  * block of a type for the next buffer, and trim left it: an idle service held a 64 MiB
@@ -759,6 +810,7 @@ int main(void) {
   tcase_add_test(tc, large_buffers_use_a_blocks_room_at_the_limit);
   tcase_add_test(tc, a_staging_ring_over_the_limit_is_named);
   tcase_add_test(tc, idle_buffers_give_way_when_memory_runs_out);
+  tcase_add_test(tc, a_streamed_call_reuses_its_argument_buffers);
   tcase_add_test(tc, trim_gives_back_empty_blocks);
   tcase_add_test(tc, imported_host_memory_is_used_in_place);
   suite_add_tcase(s, tc);

@@ -304,11 +304,18 @@ typedef struct vkds__call {
   uint64_t pending_first, pending;
   /* the launch arguments of a kernel that keeps them in a buffer (too many for the push
    * constants: a zip of many parts), one region a dispatch, in host-visible buffers freed
-   * with the call (blocking and asynchronous forms: args_kept; vkds__alg_dispatch) */
+   * with the call (blocking and asynchronous forms: args_kept; vkds__alg_dispatch). A
+   * streamed call fills lane `chunk % VKDS__STREAM_SLOTS` and starts it over once the
+   * chunk that used it last is done (stream.c): taken anew each chunk, they grew with the
+   * chunks, and a device_memory_limit hit on a late chunk failed the call after the host
+   * output of the chunks before had been written (a probe) */
   bool args_kept;
-  vkds_buffer *args[VKDS__CALL_ARG_BUFFERS];
-  uint32_t args_buffers;
-  uint64_t args_used; /* bytes of the last buffer taken */
+  struct vkds__call_args {
+    vkds_buffer *buf[VKDS__CALL_ARG_BUFFERS];
+    uint32_t made, at; /* buffers made; the one being filled */
+    uint64_t used;     /* bytes of buf[at] taken */
+  } args[VKDS__STREAM_SLOTS];
+  uint32_t args_lane;
   /* the recording form's instead: regions of the vkds_cmd's scratch after what the
    * algorithm uses, written by vkCmdUpdateBuffer in the application's command buffer */
   vkds_buffer *args_scratch;

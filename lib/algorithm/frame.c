@@ -713,27 +713,33 @@ vkds_result vkds__alg_dispatch(call *c, VkCommandBuffer cmd, vkds_kernel *k, con
     c->args_scratch_at += bytes;
     return r;
   }
-  uint64_t cap = c->args_buffers ? vkds_buffer_size(c->args[c->args_buffers - 1]) : 0;
-  if (c->args_used + bytes > cap) {
-    if (c->args_buffers == VKDS__CALL_ARG_BUFFERS)
+  struct vkds__call_args *l = &c->args[c->args_lane];
+  /* the next buffer made (a lane started over fills those it made again first) */
+  while (l->used + bytes > (l->made ? vkds_buffer_size(l->buf[l->at]) : 0)) {
+    if (l->made && l->at + 1 < l->made) {
+      ++l->at, l->used = 0;
+      continue;
+    }
+    if (l->made == VKDS__CALL_ARG_BUFFERS)
       return vkds__fail(ctx, VKDS_ERROR_UNSUPPORTED, VK_SUCCESS, "%s: more dispatches with arguments kept in buffers "
                         "than one call holds", c->a.name);
-    uint64_t size = (uint64_t)ARG_BUFFER_BYTES << c->args_buffers;
+    uint64_t size = (uint64_t)ARG_BUFFER_BYTES << l->made;
     if (size < bytes) size = bytes;
     VKDS_CHECK(vkds_buffer_create(c->res, &(vkds_buffer_info){.size = size, .memory = VKDS_MEMORY_MAPPED},
-                                  &c->args[c->args_buffers]));
-    ++c->args_buffers;
-    c->args_used = 0;
+                                  &l->buf[l->made]));
+    l->at = l->made++;
+    l->used = 0;
   }
-  vkds_buffer *b = c->args[c->args_buffers - 1];
-  vkds_result r = vkds__cmd_dispatch_spilled(cmd, c->res, k, li, (char *)vkds_buffer_map(b) + c->args_used,
-                                             vkds_buffer_address(b) + c->args_used);
-  c->args_used += bytes;
+  vkds_buffer *b = l->buf[l->at];
+  vkds_result r = vkds__cmd_dispatch_spilled(cmd, c->res, k, li, (char *)vkds_buffer_map(b) + l->used,
+                                             vkds_buffer_address(b) + l->used);
+  l->used += bytes;
   return r;
 }
 
 static void call_free(call *c) {
-  for (uint32_t i = 0; i < c->args_buffers; ++i) vkds_buffer_destroy(c->args[i]);
+  for (uint32_t s = 0; s < VKDS__STREAM_SLOTS; ++s)
+    for (uint32_t i = 0; i < c->args[s].made; ++i) vkds_buffer_destroy(c->args[s].buf[i]);
   /* a sort's scratch holds copies of its data: not kept for reuse */
   if (sorts_in_place(c->a.template_kind)) vkds_buffer_destroy(c->scratch);
   else vkds__spare_put(c->scratch, VKDS__SPARES_CALL);

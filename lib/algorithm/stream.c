@@ -204,6 +204,10 @@ vkds_result vkds__stream_run(vkds_policy *p, vkds__call *c, vkds_selection *sel,
       if (r != VKDS_SUCCESS) break;
       copy_out(c, chunk - VKDS__STREAM_SLOTS);
     }
+    /* the chunk's launch arguments (where they outgrow the push constants) go to its
+     * slot's lane, which the chunk before in that slot no longer reads (waited above) */
+    c->args_lane = slot;
+    c->args[slot].at = 0, c->args[slot].used = 0;
     copy_in(c, chunk);
     chunk_params(c, base, chunk);
     bool final = chunk + 1 == c->chunks;
