@@ -246,6 +246,19 @@ START_TEST(a_staging_ring_over_the_limit_is_named) {
   vkds_buffer *b = make(res, sizeof data, VKDS_MEMORY_DEVICE, 0);
   ck_assert_int_eq(vkds_upload(res, vkds_view_of(b), data, sizeof data), VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
   ck_assert_ptr_nonnull(strstr(vkds_last_error_message(), "vkds_upload: the staging ring (4 chunks of 8388608 bytes"));
+  /* named whole after a longer caller's name too (it was cut at 95 bytes: "...,
+   * staging_chunk_byt: vkds_sort_by_key: no memory"; a probe) */
+  static uint32_t keys[4096], values[4096];
+  vkds_seq ks = vkds_seq_host(keys, 4096, VKDS_U32), vs = vkds_seq_host(values, 4096, VKDS_U32);
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
+      &pol));
+  ck_assert_int_eq(vkds_sort_by_key(pol, &ks, &vs, VKDS_SORT_ASCENDING), VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_sort_by_key: the staging ring (4 chunks of 8388608 bytes: "
+                                                  "staging_chunks, staging_chunk_bytes): "),
+                "%s", vkds_last_error_message());
+  vkds_policy_release(pol);
   vkds_buffer_destroy(b);
   vkds_context_destroy(ctx);
   info.staging_chunk_bytes = 1 * MiB;

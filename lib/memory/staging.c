@@ -72,7 +72,7 @@ static vkds_result staging_get(vkds__device *dev, vkds__staging **out) {
       vkds__staging_destroy(dev);
       /* named: "a buffer of vkds's own" left a user under a small device_memory_limit
        * guessing which (a configuration probe: a 16 MiB cap, the default 32 MiB ring) */
-      char who[96];
+      char who[256]; /* (96 cut the fields' names after a longer caller's: "vkds_sort_by_key: ... staging_chunk_byt") */
       snprintf(who, sizeof who, "%s: the staging ring (%u chunks of %llu bytes: staging_chunks, staging_chunk_bytes)",
                vkds__caller("vkds_upload"), ctx->staging_chunks, (unsigned long long)ctx->staging_chunk_bytes);
       return vkds__fail_as(ctx, who, r);
