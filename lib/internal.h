@@ -762,6 +762,12 @@ void vkds__host_copy(vkds_context *ctx, void *dst, const void *src, uint64_t byt
 
 /* ---- staging (lib/memory/staging.c) ---- */
 void vkds__staging_destroy(vkds__device *dev);
+/* Makes the staging ring of `res`'s device now, where a transfer of `bytes` between `b`
+ * and host memory at `host` (NULL: not known yet) would go through it (to_host: a
+ * download), so that the transfer cannot fail for want of it later; the ring, once made,
+ * stays until the context goes. */
+vkds_result vkds__staging_ready(vkds_resource *res, const vkds_buffer *b, const void *host, uint64_t bytes,
+                                bool to_host);
 
 /* Per-device pipeline caches (lib/kernel/pipeline_cache.c). */
 vkds_result vkds__pipeline_cache_open(vkds__device *dev);

@@ -381,6 +381,59 @@ START_TEST(a_streamed_call_reuses_its_argument_buffers) {
 }
 END_TEST
 
+/* An output staged on the call's device for another device's buffer is written back
+ * through the host once the work is done, by that device's staging ring. Made only
+ * then, under device_memory_limit it could be refused after the call's other outputs
+ * had been written: a partition of host data into a host array and a buffer of a second
+ * device whose memory was nearly full said "out of device memory" with the host array
+ * written (a probe). The ring is made when the output is bound: the call fails before
+ * anything is submitted or written, and succeeds once there is room. */
+START_TEST(a_write_back_cannot_fail_late_for_its_staging_ring) {
+  vkds_context_info info = harness_info();
+  info.devices_per_physical = 2;
+  info.device_memory_limit = 16 * MiB; /* blocks of 4 MiB */
+  info.staging_chunks = 4, info.staging_chunk_bytes = 1 * MiB;
+  vkds_resource *r0;
+  vkds_context *ctx = capped_context(&info, &r0);
+  if (!ctx) return;
+  vkds_resource *r1 = NULL;
+  for (uint32_t i = 0; i < vkds_context_resource_count(ctx) && !r1; ++i) {
+    vkds_resource_info ri;
+    ck_assert_vkds(vkds_resource_get_info(vkds_context_resource(ctx, i), &ri));
+    if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
+  }
+  ck_assert_ptr_nonnull(r1);
+  vkds_policy *pol;
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){r0}}},
+      &pol));
+  enum { N = 4096 };
+  static uint32_t in[N], evens[N], odds[N];
+  for (uint32_t i = 0; i < N; ++i) in[i] = i, evens[i] = 0xaaaaaaaau;
+  /* the second device: the output's block (4 MiB) and 11 MiB more leave no room for its
+   * ring (4 MiB), which nothing has made yet */
+  vkds_buffer *out = make(r1, N * 4, VKDS_MEMORY_DEVICE, 0), *fill = make(r1, 11 * MiB, VKDS_MEMORY_DEVICE, 0);
+  vkds_seq is = vkds_seq_host(in, N, VKDS_U32), es = vkds_seq_host(evens, N, VKDS_U32);
+  vkds_seq os = vkds_seq_buffer(vkds_view_of(out), VKDS_U32);
+  uint64_t kept = 77;
+  ck_assert_int_eq(vkds_partition(pol, &is, &es, &os, "x % 2u == 0u", &kept), VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
+  ck_assert_msg(strstr(vkds_last_error_message(), "vkds_partition: the staging ring"), "%s", vkds_last_error_message());
+  ck_assert_uint_eq(kept, 77);
+  for (uint32_t i = 0; i < N; ++i) harness_expect_uint_eq(evens[i], 0xaaaaaaaau); /* nothing written */
+  vkds_buffer_destroy(fill);
+  ck_assert_vkds(vkds_partition(pol, &is, &es, &os, "x % 2u == 0u", &kept));
+  ck_assert_uint_eq(kept, N / 2);
+  ck_assert_vkds(vkds_download(r1, odds, vkds_view_of(out), sizeof odds));
+  for (uint32_t i = 0; i < N / 2; ++i) {
+    harness_expect_uint_eq(evens[i], 2 * i);
+    harness_expect_uint_eq(odds[i], 2 * i + 1);
+  }
+  vkds_buffer_destroy(out);
+  vkds_policy_release(pol);
+  vkds_context_destroy(ctx);
+}
+END_TEST
+
 /* vkds_context_trim gives back what the context keeps idle, as running out of memory
  * does: the kept buffers, and the blocks they leave empty. The allocator keeps one empty
  * block of a type for the next buffer, and trim left it: an idle service held a 64 MiB
@@ -824,6 +877,7 @@ int main(void) {
   tcase_add_test(tc, a_staging_ring_over_the_limit_is_named);
   tcase_add_test(tc, idle_buffers_give_way_when_memory_runs_out);
   tcase_add_test(tc, a_streamed_call_reuses_its_argument_buffers);
+  tcase_add_test(tc, a_write_back_cannot_fail_late_for_its_staging_ring);
   tcase_add_test(tc, trim_gives_back_empty_blocks);
   tcase_add_test(tc, imported_host_memory_is_used_in_place);
   suite_add_tcase(s, tc);

@@ -401,6 +401,22 @@ vkds_result vkds_upload(vkds_resource *res, vkds_view dst, const void *src, uint
   return r;
 }
 
+vkds_result vkds__staging_ready(vkds_resource *res, const vkds_buffer *b, const void *host, uint64_t bytes,
+                                bool to_host) {
+  vkds__device *dev = res->dev;
+  vkds_buffer *imported;
+  uint64_t at;
+  if (!bytes || host_copies(b, to_host, bytes) || (host && vkds__import_find(dev, host, bytes, &imported, &at)))
+    return VKDS_SUCCESS; /* (the transfer will not go through the ring) */
+  const char *outer = vkds__call_begin(to_host ? "vkds_download" : "vkds_upload");
+  pthread_mutex_lock(&dev->staging_lock);
+  vkds__staging *st;
+  vkds_result r = staging_get(dev, &st);
+  pthread_mutex_unlock(&dev->staging_lock);
+  vkds__call_end(outer);
+  return r;
+}
+
 vkds_result vkds_download(vkds_resource *res, void *dst, vkds_view src, uint64_t bytes) {
   VKDS_CHECK(check_transfer("vkds_download", res, &src, dst, bytes));
   if (bytes == 0) return VKDS_SUCCESS;

@@ -117,8 +117,22 @@ vkds_result vkds_seq_bind(vkds_resource *res, const vkds_seq *seq, vkds_access a
   VKDS_CHECK(vkds__spare_get(res, VKDS_MEMORY_DEVICE, vkds__spare_size(bytes), &temp));
   out->view = (vkds_view){temp, 0, bytes};
   out->staged = true;
-  if (!reads) return VKDS_SUCCESS;
-  vkds_result r;
+  vkds_result r = VKDS_SUCCESS;
+  /* what the write-back (vkds_seq_unbind) goes through is made now: it runs once the
+   * call's work is done, and a staging ring it was the first to need, refused under
+   * device_memory_limit there, failed a call whose other outputs had been written (a
+   * partition into a host array and another device's buffer wrote the host array and
+   * said "out of device memory"; a probe) */
+  if (writes && has_storage) {
+    bool other = st.buffer && st.buffer->kind != VKDS_MEMORY_HOST;
+    r = vkds__staging_ready(res, temp, other ? NULL : st.host, bytes, true);
+    if (r == VKDS_SUCCESS && other)
+      r = vkds__staging_ready(resource_on(ctx, st.buffer->dev), st.buffer, NULL, bytes, false);
+  }
+  if (r != VKDS_SUCCESS || !reads) {
+    if (r != VKDS_SUCCESS) vkds__seq_binding_drop(out);
+    return r;
+  }
   if (has_storage && (st.host || st.buffer->kind == VKDS_MEMORY_HOST)) {
     r = vkds_upload(res, out->view, st.host ? st.host : (char *)st.buffer->mapped + st.offset, bytes);
   } else {
