@@ -607,14 +607,17 @@ bool vkds__memory_coherent(VkMemoryPropertyFlags flags) {
   return (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) && !atomic_load(&treat_noncoherent);
 }
 
+/* (only memory vkds mapped: a device buffer in memory the host cannot see is not
+ * coherent either, and flushing it is invalid usage, which the validation layer on an
+ * H200 reported for sequences passed directly) */
 void vkds__buffer_flush(const vkds_buffer *buf, uint64_t offset, uint64_t bytes) {
-  if (buf->coherent || !bytes || buf->kind == VKDS_MEMORY_HOST) return;
+  if (buf->coherent || !bytes || buf->kind == VKDS_MEMORY_HOST || !buf->mapped) return;
   VkMappedMemoryRange r = mapped_range(buf, offset, bytes);
   buf->dev->vk.vkFlushMappedMemoryRanges(buf->dev->device, 1, &r);
 }
 
 void vkds__buffer_invalidate_range(const vkds_buffer *buf, uint64_t offset, uint64_t bytes) {
-  if (buf->coherent || !bytes || buf->kind == VKDS_MEMORY_HOST) return;
+  if (buf->coherent || !bytes || buf->kind == VKDS_MEMORY_HOST || !buf->mapped) return;
   VkMappedMemoryRange r = mapped_range(buf, offset, bytes);
   buf->dev->vk.vkInvalidateMappedMemoryRanges(buf->dev->device, 1, &r);
 }
