@@ -7,7 +7,9 @@
  *     magnitude, an order the radix sort does not know. The zip's tuples are (p0, p1) =
  *     (score, id), and both arrays are written in place;
  * then the sorted records are searched by the same comparator (vkds_is_sorted_by,
- * vkds_lower_bound_by, vkds_upper_bound_by: where each magnitude's run begins and ends).
+ * vkds_lower_bound_by, vkds_upper_bound_by: where each magnitude's run begins and ends),
+ * and whole records are kept by a predicate over both fields (vkds_copy_if of the zip into
+ * a zip of two other arrays: the scores widened to double on the way).
  * Host memory is staged: copied to the device and back. Every result is checked on the
  * host. */
 #include <math.h>
@@ -40,7 +42,8 @@ static void logger(void *user, vkds_log_level level, vkds_log_source source, con
 
 enum { N = 100000 };
 static float score[N], original_score[N];
-static uint32_t id[N];
+static uint32_t id[N], kept_id[N];
+static double kept_score[N];
 
 /* Scores in steps of 0.25 between -50 and 50: many ties, so that stability shows. */
 static void make_records(void) {
@@ -115,6 +118,23 @@ int main(void) {
   printf("vkds_lower/upper_bound_by, |10|:  records %llu to %llu          %s\n", (unsigned long long)first,
          (unsigned long long)end, found ? "ok" : "WRONG");
   ok &= found;
+
+  /* 5. whole records kept by a predicate over the tuple: positive scores of even ids */
+  make_records();
+  vkds_seq kept_parts[2] = {vkds_seq_host(kept_score, N, VKDS_F64), vkds_seq_host(kept_id, N, VKDS_U32)};
+  vkds_seq kept = vkds_seq_zip(kept_parts, 2);
+  uint64_t count = 0, want = 0;
+  CHECK(vkds_copy_if(pol, &records, &kept, "x.p0 > 0.0 && x.p1 % 2u == 0u", &count));
+  bool same = true;
+  for (uint32_t i = 0; i < N; ++i)
+    if (score[i] > 0 && id[i] % 2 == 0) {
+      same &= kept_score[want] == score[i] && kept_id[want] == id[i];
+      ++want;
+    }
+  same &= count == want;
+  printf("vkds_copy_if of records:          %llu kept, first (%6.2f, id %5u)  %s\n", (unsigned long long)count,
+         kept_score[0], kept_id[0], same ? "ok" : "WRONG");
+  ok &= same;
 
   if (ok) status = 0;
 
