@@ -290,7 +290,11 @@ typedef struct vkds_op {
  * submitted to a queue of `resource`'s device; vkds keeps nothing of the call, so the
  * sequences' memory and `scratch` must live until the work is done. It leaves its
  * compute pipeline, push constants and (where leaves are bound as storage buffers)
- * push descriptors of set 0 bound: rebind yours after it. */
+ * push descriptors of set 0 bound: rebind yours after it. A call that fails on its
+ * arguments records nothing; one whose kernel the driver refuses (a pipeline is made at
+ * its first dispatch, over a device limit) fails with the barrier and the dispatches
+ * before it recorded: the command buffer stays valid, but do not submit that call's
+ * part of it. */
 typedef struct vkds_cmd {
   VkCommandBuffer cmd;     /* REQUIRED */
   vkds_resource *resource; /* REQUIRED: the device the command buffer runs on */

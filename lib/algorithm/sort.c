@@ -406,7 +406,9 @@ vkds_result vkds__sort_record(vkds__call *c, VkCommandBuffer cmd) {
   if (n == 0) return VKDS_SUCCESS;
   vkds_type key = c->a.inputs[0]->type;
   bool onesweep = c->path == VKDS_SCAN_PATH_SINGLE;
-  /* every kernel first: on error nothing is recorded */
+  /* every kernel first, so that a source that does not build records nothing (their
+   * pipelines are made at their first dispatch: a driver's refusal there leaves the
+   * dispatches before it recorded, algorithm.h's vkds_cmd says so) */
   vkds_kernel *up = c->kernel, *count = NULL, *scatter = NULL;
   if (onesweep) {
     VKDS_CHECK(stage_kernel(c, KERNEL_ONESWEEP, &scatter));
