@@ -22,6 +22,15 @@ static bool has_fallback_memory(const vkds_resource *res) {
   return false;
 }
 
+/* A fixed policy over `res` alone (its context may have more resources). */
+static vkds_policy *fixed_policy(vkds_resource *res) {
+  vkds_policy *pol = NULL;
+  ck_assert_vkds(vkds_policy_create(
+      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
+      &pol));
+  return pol;
+}
+
 static vkds_buffer *make(vkds_resource *res, uint64_t size, vkds_memory_kind kind, uint32_t flags) {
   vkds_buffer *b = NULL;
   ck_assert_vkds(vkds_buffer_create(res, &(vkds_buffer_info){.size = size, .memory = kind, .flags = flags}, &b));
@@ -250,10 +259,7 @@ START_TEST(a_staging_ring_over_the_limit_is_named) {
    * staging_chunk_byt: vkds_sort_by_key: no memory"; a probe) */
   static uint32_t keys[4096], values[4096];
   vkds_seq ks = vkds_seq_host(keys, 4096, VKDS_U32), vs = vkds_seq_host(values, 4096, VKDS_U32);
-  vkds_policy *pol;
-  ck_assert_vkds(vkds_policy_create(
-      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
-      &pol));
+  vkds_policy *pol = fixed_policy(res);
   ck_assert_int_eq(vkds_sort_by_key(pol, &ks, &vs, VKDS_SORT_ASCENDING), VKDS_ERROR_OUT_OF_DEVICE_MEMORY);
   ck_assert_msg(strstr(vkds_last_error_message(), "vkds_sort_by_key: the staging ring (4 chunks of 8388608 bytes: "
                                                   "staging_chunks, staging_chunk_bytes): "),
@@ -283,10 +289,7 @@ START_TEST(idle_buffers_give_way_when_memory_runs_out) {
   vkds_context *ctx;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   vkds_resource *res = vkds_context_resource(ctx, 0);
-  vkds_policy *pol;
-  ck_assert_vkds(vkds_policy_create(
-      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
-      &pol));
+  vkds_policy *pol = fixed_policy(res);
   vkds_buffer_destroy(make(res, 4096, VKDS_MEMORY_DEVICE, 0)); /* its block stays */
   enum { N = 4 << 20 };                                          /* 16 MiB of floats each way */
   float *in = malloc(N * sizeof *in), *out = malloc(N * sizeof *out);
@@ -359,10 +362,7 @@ START_TEST(a_streamed_call_reuses_its_argument_buffers) {
     vkds_resource *res;
     vkds_context *ctx = capped_context(&info, &res);
     if (!ctx) break;
-    vkds_policy *pol;
-    ck_assert_vkds(vkds_policy_create(
-        &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
-        &pol));
+    vkds_policy *pol = fixed_policy(res);
     for (uint32_t i = 0; i < N; ++i) out[i] = 0xdeadbeefu;
     vkds_result r = vkds_transform(pol, &z, &o, op);
     if (round == 0) {
@@ -403,10 +403,7 @@ START_TEST(a_write_back_cannot_fail_late_for_its_staging_ring) {
     if (ri.device_index == 1) r1 = vkds_context_resource(ctx, i);
   }
   ck_assert_ptr_nonnull(r1);
-  vkds_policy *pol;
-  ck_assert_vkds(vkds_policy_create(
-      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){r0}}},
-      &pol));
+  vkds_policy *pol = fixed_policy(r0);
   enum { N = 4096 };
   static uint32_t in[N], evens[N], odds[N];
   for (uint32_t i = 0; i < N; ++i) in[i] = i, evens[i] = 0xaaaaaaaau;
@@ -445,10 +442,7 @@ START_TEST(trim_gives_back_empty_blocks) {
   vkds_context *ctx;
   ck_assert_vkds(vkds_context_create(&info, &ctx));
   vkds_resource *res = vkds_context_resource(ctx, 0);
-  vkds_policy *pol;
-  ck_assert_vkds(vkds_policy_create(
-      &(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.resource_count = 1, .resources = (void *[]){res}}},
-      &pol));
+  vkds_policy *pol = fixed_policy(res);
   vkds_memory_stats st;
   /* a buffer of the application's, gone: its block stays for the next one */
   vkds_buffer_destroy(make(res, 4096, VKDS_MEMORY_DEVICE, 0));
@@ -623,8 +617,7 @@ START_TEST(noncoherent_memory_is_flushed_and_invalidated) {
   vkds_buffer *out = make(res, N * 4 + 12, VKDS_MEMORY_READBACK, 0);
   uint32_t *x = vkds_buffer_map(in), sum = 0;
   for (uint32_t i = 0; i < N; ++i) x[i] = i * 7u + 1u, sum += 3u * x[i];
-  vkds_policy *pol = NULL;
-  ck_assert_vkds(vkds_policy_create(&(vkds_policy_info){.kind = VKDS_POLICY_FIXED, .resources = {.context = ctx}}, &pol));
+  vkds_policy *pol = fixed_policy(res);
   vkds_seq xs = vkds_seq_buffer(vkds_view_of(in), VKDS_U32), ys = vkds_seq_buffer((vkds_view){out, 12, N * 4}, VKDS_U32);
   ck_assert_vkds(vkds_transform(pol, &xs, &ys, "x * 3u"));
   const uint32_t *y = (const uint32_t *)((const char *)vkds_buffer_map(out) + 12);
