@@ -254,6 +254,14 @@ const char *vkds__glsl_type(vkds_type t);
 bool vkds__type_is_float(vkds_type t);
 /* One of the numeric element types (I32 ... F64), which the algorithms compute with. */
 static inline bool vkds__type_is_number(vkds_type t) { return t >= VKDS_I32 && t <= VKDS_F64; }
+/* Whether `s` is a record: a zip whose parts are all numbers, `parts` of them where not
+ * 0 (compaction's and reduce by key's zips in and out: compact.c, scan.c). */
+static inline bool vkds__zip_of_numbers(const vkds_seq *s, uint32_t parts) {
+  if (s->ops != &vkds_seq_zip_ops || (parts && s->part_count != parts)) return false;
+  for (uint32_t k = 0; k < s->part_count; ++k)
+    if (!vkds__type_is_number(s->parts[k].type)) return false;
+  return true;
+}
 
 /* ---- one call in flight (frame.c, stream.c) ---- */
 

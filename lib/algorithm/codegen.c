@@ -834,11 +834,13 @@ static void convert(struct vkds__text *b, const char *fn, const char *to, const 
   put(b, "); }\n");
 }
 
-/* `fn` returning tuple x as a `to`, the tuple of zip `z` (of numbers): member k converted
- * to part k's type (a struct's constructor takes its members' own types). */
-static void records_as(struct vkds__text *b, const char *fn, const char *to, const vkds_seq *z) {
+/* `fn` returning the tuple `x` (e.g. "x", or "x.p0" for reduce by key's keys) as a `to`,
+ * the tuple of zip `z` (of numbers): member k converted to part k's type (a struct's
+ * constructor takes its members' own types). */
+static void records_as(struct vkds__text *b, const char *fn, const char *to, const vkds_seq *z, const char *x) {
   put(b, "%s { return %s(", fn, to);
-  for (uint32_t k = 0; k < z->part_count; ++k) put(b, "%s%s(x.p%u)", k ? ", " : "", vkds__glsl_type(z->parts[k].type), k);
+  for (uint32_t k = 0; k < z->part_count; ++k)
+    put(b, "%s%s(%s.p%u)", k ? ", " : "", vkds__glsl_type(z->parts[k].type), x, k);
   put(b, "); }\n");
 }
 
@@ -964,17 +966,14 @@ static void algorithm_functions(vkds__gen *g, const vkds__alg *a, const node *in
           out2->glsl, out2->id, counts + 1);
     /* a kept element as the output's: a number converted, a tuple part by part */
     if (vkds__alg_moves_records(a)) {
-      records_as(b, "OUT_T vkds_out_of(IN0_T x)", "OUT_T", a->output);
-      if (a->output2) records_as(b, "OUT2_T vkds_out2_of(IN0_T x)", "OUT2_T", a->output2);
+      records_as(b, "OUT_T vkds_out_of(IN0_T x)", "OUT_T", a->output, "x");
+      if (a->output2) records_as(b, "OUT2_T vkds_out2_of(IN0_T x)", "OUT2_T", a->output2, "x");
     } else if (a->elem != VKDS__ELEM_BY_KEY) {
       put(b, "#define vkds_out_of(x) OUT_T(x)\n%s", a->output2 ? "#define vkds_out2_of(x) OUT2_T(x)\n" : "");
     } else if (!vkds__alg_zip_keys(a)) { /* reduce by key: a segment's first key (x.p0) as the keys output's */
       put(b, "#define vkds_key_of(x) OUT_T((x).p0)\n");
     } else if (a->output->ops == &vkds_seq_zip_ops) { /* a zip's, part by part */
-      put(b, "OUT_T vkds_key_of(IN0_T x) { return OUT_T(");
-      for (uint32_t k = 0; k < a->output->part_count; ++k)
-        put(b, "%s%s(x.p0.p%u)", k ? ", " : "", vkds__glsl_type(a->output->parts[k].type), k);
-      put(b, "); }\n");
+      records_as(b, "OUT_T vkds_key_of(IN0_T x)", "OUT_T", a->output, "x.p0");
     } else { /* a zip's into a discard: nothing */
       put(b, "#define vkds_key_of(x) OUT_T(0)\n");
     }

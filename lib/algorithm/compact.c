@@ -23,11 +23,10 @@ static vkds_result records_out(const char *name, const vkds_seq *in, const vkds_
                       "%s: the input is a zip of %u parts, so the %s must be a zip of as many (part k of each kept "
                       "tuple goes to its part k)",
                       name, in->part_count, which);
-  for (uint32_t k = 0; k < in->part_count; ++k)
-    if (!vkds__type_is_number(in->parts[k].type) || !vkds__type_is_number(out->parts[k].type))
-      return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
-                        "%s: part %u of the input or of the %s is not a number (records are zips of numbers)", name,
-                        k, which);
+  if (!vkds__zip_of_numbers(in, 0) || !vkds__zip_of_numbers(out, 0))
+    return vkds__fail(NULL, VKDS_ERROR_INVALID_ARGUMENT, VK_SUCCESS,
+                      "%s: a part of the input or of the %s is not a number (records are zips of numbers)", name,
+                      which);
   return VKDS_SUCCESS;
 }
 

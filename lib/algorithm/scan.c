@@ -541,13 +541,8 @@ static vkds_result check_by_key(const char *name, const vkds_seq *keys, const vk
     return vkds__fail(NULL, E, VK_SUCCESS, "%s: the keys must be numbers or a zip of them, not %s", name,
                       vkds__type_name(keys->type));
   if (keys_out && keys_out->ops && keys->type == VKDS_TYPE_COMPOSITE) { /* reduce by key: a zip's keys written out */
-    bool zip_of_numbers = keys->ops == &vkds_seq_zip_ops, out_ok = keys_out->ops == &vkds_seq_discard_ops;
-    for (uint32_t k = 0; zip_of_numbers && k < keys->part_count; ++k)
-      zip_of_numbers = vkds__type_is_number(keys->parts[k].type);
-    if (!out_ok && zip_of_numbers && keys_out->ops == &vkds_seq_zip_ops && keys_out->part_count == keys->part_count) {
-      out_ok = true;
-      for (uint32_t k = 0; k < keys->part_count; ++k) out_ok = out_ok && vkds__type_is_number(keys_out->parts[k].type);
-    }
+    bool zip_of_numbers = vkds__zip_of_numbers(keys, 0);
+    bool out_ok = keys_out->ops == &vkds_seq_discard_ops || vkds__zip_of_numbers(keys_out, keys->part_count);
     if (!zip_of_numbers || !out_ok)
       return vkds__fail(NULL, E, VK_SUCCESS,
                         "%s: the keys are a zip, so keys_out must be a zip of as many numeric parts (part k of each "
